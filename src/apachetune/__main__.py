@@ -1,0 +1,3 @@
+from apachetune.cli import main
+
+main()

@@ -1,0 +1,56 @@
+"""The `apachetune` command: a click group; each subcommand lives in its own module.
+
+Commands are thin: parse arguments, call the library, hand the result to a
+reporter, return an exit code. Library modules never import click.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from apachetune import __version__
+from apachetune.console import error
+from apachetune.errors import ApachetuneError
+
+# name -> module under apachetune.cli that defines a click command called `command`.
+# Imported lazily so `apachetune --version` stays fast.
+COMMANDS = {
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        mod = COMMANDS.get(name)
+        if mod is None:
+            return None
+        return importlib.import_module(f"apachetune.cli.{mod}").command
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="apachetune")
+def cli() -> None:
+    """Apache httpd configuration linter and MPM tuning advisor."""
+
+
+def main() -> None:
+    try:
+        rc = cli.main(standalone_mode=False)
+    except click.exceptions.Abort:
+        error("aborted")
+        sys.exit(130)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(2 if e.exit_code in (1, 2) else e.exit_code)
+    except ApachetuneError as e:
+        error(str(e))
+        sys.exit(e.exit_code)
+    except KeyboardInterrupt:
+        error("interrupted")
+        sys.exit(130)
+    sys.exit(rc if isinstance(rc, int) else 0)

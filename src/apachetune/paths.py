@@ -1,0 +1,42 @@
+"""Where the package's data (grammars, rule metadata, mpmd sources) lives.
+
+In a source checkout or editable install the data sits at the repository root
+(grammars/, rules/, src/mpmd/); in a wheel it is copied under apachetune/_data.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+_PKG = Path(__file__).resolve().parent
+_REPO = _PKG.parent.parent  # src/apachetune -> repo root
+
+
+def _data_dir(name: str, repo_rel: str) -> Path:
+    wheel = _PKG / "_data" / name
+    if wheel.is_dir():
+        return wheel
+    return _REPO / repo_rel
+
+
+def grammars_dir() -> Path:
+    return _data_dir("grammars", "grammars")
+
+
+def rules_dir() -> Path:
+    return _data_dir("rules", "rules")
+
+
+def mpmd_src_dir() -> Path:
+    return _data_dir("mpmd", "src/mpmd")
+
+
+def cache_dir() -> Path:
+    """Per-user cache (built mpmd binary, parse cache)."""
+    base = os.environ.get("APACHETUNE_CACHE") or os.environ.get("XDG_CACHE_HOME")
+    root = Path(base) if base else Path.home() / ".cache"
+    if not os.environ.get("APACHETUNE_CACHE"):
+        root = root / "apachetune"
+    root.mkdir(parents=True, exist_ok=True)
+    return root
