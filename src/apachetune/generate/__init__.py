@@ -1,0 +1,1 @@
+"""Writing tuned configuration: new files and minimal in-place edits, always safely."""
