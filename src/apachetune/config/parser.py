@@ -1,0 +1,249 @@
+"""Text -> lossless tree, reading lines the way httpd does.
+
+The grammar (grammars/httpd.lark) is LALR with Lark's contextual lexer; its one
+real terminal is a whole logical line. `_LineTyper`, the post-lexer, decides
+what each line is with httpd's own rules (server/config.c ap_build_config_sub)
+and checks start/end tag names, so every syntax error is reported at the line
+httpd would blame, with a message in httpd's words.
+
+Sections left open at the end of a file are an error ("<X> was not closed."),
+except conditional sections (<IfModule>, <IfDefine>, ...): httpd reads the body
+of a true one to the end of the file without complaint, and only the resolver
+knows whether it is true, so those are kept with `closed=False`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from functools import lru_cache
+
+from lark import Lark, Token, Transformer
+from lark.exceptions import LarkError, UnexpectedInput
+from lark.lark import PostLex
+
+from apachetune.config.tree import Blank, Comment, ConfigFile, Directive, Node, Section
+from apachetune.config.words import WHITESPACE, next_word, split_words
+from apachetune.errors import ConfigSyntaxError, Position
+from apachetune.paths import grammars_dir
+
+# Sections httpd evaluates while reading (EXEC_ON_READ) and may leave open at EOF.
+CONDITIONAL_SECTIONS = frozenset(
+    {"ifmodule", "ifdefine", "ifversion", "iffile", "ifdirective", "ifsection"}
+)
+
+_CONTINUATION = re.compile(r"\\\r?\n")
+
+
+class _LineToken(Token):
+    __slots__ = ("node",)
+
+
+def _logical(raw: str) -> str:
+    """A logical line's content: continuations joined verbatim, then trimmed (cfg_trim_line)."""
+    if "\\" in raw:
+        raw = _CONTINUATION.sub("", raw)
+    return raw.strip(WHITESPACE)
+
+
+class _LineTyper(PostLex):
+    always_accept = ("LINE",)
+
+    def __init__(self) -> None:
+        self.filename = "<string>"
+
+    def _error(self, message: str, node: Node) -> ConfigSyntaxError:
+        return ConfigSyntaxError(message, Position(self.filename, node.line, node.column))
+
+    @staticmethod
+    def _leaves(nodes: list[Node]) -> _LineToken:
+        first, last = nodes[0], nodes[-1]
+        out = _LineToken("LEAVES", "", start_pos=first.start, line=first.line, column=first.column,
+                         end_line=last.end_line, end_column=1, end_pos=last.end)
+        out.node = nodes
+        return out
+
+    def process(self, stream):
+        filename = self.filename
+        stack: list[Section] = []
+        leaves: list[Node] = []
+        last = None
+        for tok in stream:
+            raw = tok.value
+            start = tok.start_pos
+            end = tok.end_pos
+            lead = len(raw) - len(raw.lstrip(WHITESPACE))
+            content_start = start + lead
+            content_end = start + len(raw.rstrip(WHITESPACE))
+            # Lark counts lines inside the token; httpd numbers a line by its last physical line.
+            last_line = tok.end_line - 1 if raw.endswith("\n") else tok.end_line
+            content = _logical(raw)
+            if content:
+                line = tok.line + raw.count("\n", 0, lead)
+                column = lead - (raw.rfind("\n", 0, lead) + 1) + 1
+            else:
+                line, column = tok.line, 1
+            if not content:
+                kind = "BLANK"
+                node: Node = Blank(filename, line, column, last_line, start, end)
+            elif content[0] == "#":
+                kind = "COMMENT"
+                node = Comment(filename, line, column, last_line, start, end, text=content)
+            else:
+                word, rest = next_word(content)
+                if word.startswith("</"):
+                    kind = "SECTION_CLOSE"
+                    node = Blank(filename, line, column, last_line, start, end)
+                    if not word.endswith(">"):
+                        raise self._error(f"{word}> directive missing closing '>'", node)
+                    name = word[2:-1]
+                    if not stack:
+                        raise self._error(f"{word} without matching <{name}> section", node)
+                    top = stack[-1]
+                    if name.lower() != top.lname:
+                        raise self._error(f"Expected </{top.name}> but saw {word}", node)
+                    stack.pop()
+                    top.close_start, top.close_line, top.close_column = start, line, column
+                    top.end, top.end_line = end, last_line
+                elif word.startswith("<"):
+                    kind = "SECTION_OPEN"
+                    cmd = word[:-1] if word.endswith(">") and len(word) > 1 else word
+                    args_text = content[rest:]
+                    if not args_text and cmd is not word:
+                        raw_args = ""
+                    else:
+                        gt = args_text.rfind(">")
+                        bad = Node(filename, line, column, last_line, start, end)
+                        if gt < 0:
+                            raise self._error(f"{cmd}> directive missing closing '>'", bad)
+                        raw_args = args_text[:gt].strip(WHITESPACE)
+                    node = Section(
+                        filename, line, column, last_line, start, end,
+                        name=cmd[1:], args=split_words(raw_args), raw_args=raw_args,
+                        open_end_line=last_line, open_end=end, content_start=content_start,
+                    )
+                    stack.append(node)
+                else:
+                    kind = "DIRECTIVE"
+                    node = Directive(
+                        filename, line, column, last_line, start, end,
+                        name=word, args=split_words(content[rest:]), raw_args=content[rest:],
+                        content_start=content_start, content_end=content_end,
+                    )
+            last = tok
+            if kind == "SECTION_OPEN" or kind == "SECTION_CLOSE":
+                if leaves:
+                    yield self._leaves(leaves)
+                    leaves = []
+                out = _LineToken.new_borrow_pos(kind, raw, tok)
+                out.node = node
+                yield out
+            else:
+                leaves.append(node)
+        if leaves:
+            yield self._leaves(leaves)
+        # End of file: conditional sections may stay open; others may not.
+        for section in reversed(stack):
+            if section.lname not in CONDITIONAL_SECTIONS:
+                raise self._error(
+                    f"<{section.name}> was not closed (expected </{section.name}> before the end of the file)",
+                    section,
+                )
+        for section in reversed(stack):
+            section.closed = False
+            eof = last.end_pos if last is not None else 0
+            section.close_start = section.end = eof
+            section.close_line, section.close_column = section.end_line, 1
+            out = _LineToken("SECTION_CLOSE", "", start_pos=eof, line=section.end_line, column=1,
+                             end_line=section.end_line, end_column=1, end_pos=eof)
+            out.node = Blank(filename, section.end_line, 1, section.end_line, eof, eof)
+            yield out
+
+
+class _Run:
+    """Stand-in for Lark's Tree on its internal repetition rules, which it inlines at once."""
+
+    __slots__ = ("children",)
+
+    def __init__(self, children):
+        self.children = children
+
+
+class _Build(Transformer):
+    """Lark callbacks: turn the parse into nodes as it is reduced (no second tree)."""
+
+    def __default__(self, data, children, meta):
+        return _Run(children)
+
+    @staticmethod
+    def _nodes(items) -> list[Node]:
+        nodes: list[Node] = []
+        for item in items:
+            if isinstance(item, Token):
+                nodes.extend(item.node)  # a LEAVES run
+            else:
+                nodes.append(item)  # a Section
+        return nodes
+
+    def start(self, items):
+        return self._nodes(items)
+
+    def section(self, items):
+        section: Section = items[0].node
+        children = self._nodes(items[1:-1])
+        section.children = children
+        for child in children:
+            child.parent = section
+        if section.closed:
+            last_node = items[-1].node
+            section.end, section.end_line = last_node.end, last_node.end_line
+        elif children:
+            section.end_line = max(section.end_line, children[-1].end_line)
+        return section
+
+
+_typer = _LineTyper()
+
+
+@lru_cache(maxsize=1)
+def _lark() -> Lark:
+    grammar = (grammars_dir() / "httpd.lark").read_text()
+    return Lark(grammar, parser="lalr", lexer="contextual", postlex=_typer,
+                transformer=_Build(), maybe_placeholders=False)
+
+
+def _decode(data: str | bytes) -> str:
+    if isinstance(data, bytes):
+        return data.decode("utf-8", "surrogateescape")
+    return data
+
+
+def parse_text(data: str | bytes, filename: str = "<string>") -> ConfigFile:
+    """Parse a whole file's content. Raises ConfigSyntaxError with the position at fault."""
+    text = _decode(data)
+    newline = "\r\n" if "\r\n" in text[: text.find("\n") + 1] else "\n"
+    if not text:
+        return ConfigFile(filename, text, [], newline)
+    _typer.filename = filename
+    try:
+        children = _lark().parse(text)
+    except ConfigSyntaxError:
+        raise
+    except UnexpectedInput as e:  # should not happen: the typer balances sections
+        raise ConfigSyntaxError("unexpected text", Position(filename, e.line, e.column)) from None
+    except LarkError as e:  # pragma: no cover - defensive
+        raise ConfigSyntaxError(f"cannot parse: {e}", Position(filename, 1, 1)) from None
+    cf = ConfigFile(filename, text, children, newline)
+    for node in children:
+        node.parent = cf
+    return cf
+
+
+def parse_file(path: str | os.PathLike[str]) -> ConfigFile:
+    path = os.fspath(path)
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as e:
+        raise ConfigSyntaxError(f"cannot read file: {e.strerror}", Position(path, 1, 1)) from None
+    return parse_text(data, path)
