@@ -18,6 +18,7 @@ from apachetune.errors import ApachetuneError
 # name -> module under apachetune.cli that defines a click command called `command`.
 # Imported lazily so `apachetune --version` stays fast.
 COMMANDS = {
+    "parse": "parse",
 }
 
 

@@ -119,7 +119,7 @@ class _LineTyper(PostLex):
                         raw_args = args_text[:gt].strip(WHITESPACE)
                     node = Section(
                         filename, line, column, last_line, start, end,
-                        name=cmd[1:], args=split_words(raw_args), raw_args=raw_args,
+                        name=cmd[1:], args=split_words(raw_args), raw_args=raw_args, tag_args=args_text,
                         open_end_line=last_line, open_end=end, content_start=content_start,
                     )
                     stack.append(node)

@@ -53,6 +53,7 @@ class Section(Node):
     name: str = ""  # without "<"
     args: list[str] = field(default_factory=list)
     raw_args: str = ""  # text between the name and the last ">" of the start tag
+    tag_args: str = ""  # everything after the name on the start tag's line (what httpd stores)
     children: list[Node] = field(default_factory=list)
     open_end_line: int = 0  # last physical line of the start tag (httpd's line number)
     open_end: int = 0  # offset after the start tag's line(s)

@@ -1,0 +1,48 @@
+"""Options shared by the commands that read a configuration (parse, lint, size, generate)."""
+
+from __future__ import annotations
+
+import click
+
+from apachetune.config.resolver import ResolveOptions
+
+MPM_CHOICE = click.Choice(["prefork", "worker", "event"])
+
+
+def resolve_options(func):
+    """-d, -D, --module, --httpd-version, --mpm, --env-file: the context httpd would run with."""
+    decorators = [
+        click.option("-d", "--server-root", "server_root", metavar="DIR",
+                     help="ServerRoot, like httpd -d (default: the main file's directory)."),
+        click.option("-D", "--define", "defines", multiple=True, metavar="NAME",
+                     help="Define NAME, like httpd -D (repeatable)."),
+        click.option("--module", "modules", multiple=True, metavar="NAME",
+                     help="Treat module NAME (ssl_module, ssl or mod_ssl.c) as loaded (repeatable)."),
+        click.option("--httpd-version", default="2.4.71", show_default=True,
+                     help="The httpd version <IfVersion> compares with."),
+        click.option("--mpm", type=MPM_CHOICE, default=None,
+                     help="The MPM to assume when no MPM is loaded (a lone snippet such as httpd-mpm.conf)."),
+        click.option("--env-file", type=click.Path(dir_okay=False), default=None,
+                     help="A shell file of exports such as Debian's envvars (default: envvars beside FILE)."),
+    ]
+    for deco in reversed(decorators):
+        func = deco(func)
+    return func
+
+
+def make_resolve_options(server_root, defines, modules, httpd_version, mpm, env_file) -> ResolveOptions:
+    from apachetune.config.conditions import Version
+    from apachetune.errors import UsageError
+
+    try:
+        Version.parse(httpd_version)
+    except ValueError as e:
+        raise UsageError(f"--httpd-version: {e}") from None
+    module_ids = []
+    for m in modules:
+        if m.endswith(".c") or m.endswith("_module"):
+            module_ids.append(m)
+        else:
+            module_ids.append(m.removeprefix("mod_") + "_module")
+    return ResolveOptions(server_root=server_root, defines=list(defines), modules=module_ids,
+                          httpd_version=httpd_version, mpm=mpm, env_file=env_file)

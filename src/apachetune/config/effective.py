@@ -1,0 +1,213 @@
+"""The configuration httpd would run: what the resolver produces.
+
+Read-time directives (ServerRoot, Define, Include, LoadModule, the If*
+sections...) have done their work and are gone from the tree, exactly as in
+httpd's own config tree; everything else keeps its origin (the tree node,
+hence file, line and column) and the Include lines that led to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from apachetune.config.tree import ConfigFile, Directive, Section
+from apachetune.errors import Position
+
+
+@dataclass(eq=False, slots=True)
+class ResolvedDirective:
+    name: str
+    args: list[str]  # after ${VAR} substitution, split like httpd
+    args_text: str  # the argument text httpd keeps (after substitution), as DUMP_CONFIG prints it
+    node: Directive
+    include_chain: tuple[Position, ...] = ()
+    conditions: tuple[str, ...] = ()  # enclosing conditional sections, e.g. "<IfModule mpm_event_module>"
+
+    @property
+    def lname(self) -> str:
+        return self.name.lower()
+
+    @property
+    def position(self) -> Position:
+        return self.node.position
+
+    @property
+    def file(self) -> str:
+        return self.node.file
+
+    @property
+    def line(self) -> int:
+        return self.node.line
+
+
+@dataclass(eq=False, slots=True)
+class ResolvedSection:
+    name: str
+    args: list[str]
+    args_text: str  # everything after the name on the start tag (httpd keeps the '>')
+    node: Section
+    children: list[ResolvedDirective | ResolvedSection] = field(default_factory=list)
+    include_chain: tuple[Position, ...] = ()
+    conditions: tuple[str, ...] = ()
+
+    @property
+    def lname(self) -> str:
+        return self.name.lower()
+
+    @property
+    def position(self) -> Position:
+        return self.node.position
+
+
+@dataclass(frozen=True, slots=True)
+class InactiveSection:
+    """A conditional section whose condition was false: present in the files, not in force."""
+
+    node: Section
+    reason: str
+    include_chain: tuple[Position, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Inclusion:
+    """One file read because of an Include (or the main file itself, with no `by`)."""
+
+    path: str
+    by: Position | None
+    depth: int
+
+
+@dataclass(eq=False)
+class EffectiveConfig:
+    main_file: str
+    server_root: str
+    files: dict[str, ConfigFile]
+    tree: list[ResolvedDirective | ResolvedSection]
+    modules: dict[str, str]  # module identifier -> shared object ("(built-in)" for compiled-in)
+    defines: dict[str, str | None]
+    mpm: str | None
+    mpms_loaded: list[str]
+    inactive: list[InactiveSection]
+    inclusions: list[Inclusion]
+    warnings: list[str]
+    httpd_version: str
+
+    @property
+    def directives(self) -> list[ResolvedDirective]:
+        """Server-context directives, in order (not those inside <VirtualHost>, <Directory>...)."""
+        return [d for d in self.tree if isinstance(d, ResolvedDirective)]
+
+    @property
+    def sections(self) -> list[ResolvedSection]:
+        return [s for s in self.tree if isinstance(s, ResolvedSection)]
+
+    def walk(self) -> Iterator[tuple[ResolvedDirective | ResolvedSection, tuple[ResolvedSection, ...]]]:
+        """Every resolved item with its enclosing scoped sections, in document order."""
+        def rec(items, parents):
+            for item in items:
+                yield item, parents
+                if isinstance(item, ResolvedSection):
+                    yield from rec(item.children, (*parents, item))
+
+        yield from rec(self.tree, ())
+
+    def all(self, name: str) -> list[ResolvedDirective]:
+        """Every server-context directive called `name` (case-insensitive), in order."""
+        lname = name.lower()
+        return [d for d in self.directives if d.lname == lname]
+
+    def get(self, name: str) -> ResolvedDirective | None:
+        """The one that wins: the last server-context `name`."""
+        found = self.all(name)
+        return found[-1] if found else None
+
+    # -- output ----------------------------------------------------------------
+
+    def dump_config(self) -> str:
+        """What `httpd -t -D DUMP_CONFIG` prints for this configuration (mod_info's format)."""
+        out: list[str] = []
+        state = {"file": None}
+
+        def indent(nest: int, filename: str, linenum: int) -> None:
+            if state["file"] != filename:
+                out.append(f"# In file: {filename}\n")
+                state["file"] = filename
+            pad = "  " * nest
+            if linenum > 0:
+                out.append(f"{pad}#{linenum:4d}:\n")
+            out.append(pad)
+
+        def show_open(item: ResolvedSection, nest: int) -> None:
+            indent(nest, item.node.file, item.node.open_end_line)
+            out.append(f"<{item.name} {item.args_text}\n")
+
+        def show_parents(chain: list[ResolvedSection], shown: int, level: int) -> None:
+            # mod_info_show_parents: open every enclosing section not yet shown.
+            for depth in range(shown, level):
+                show_open(chain[depth], depth)
+
+        def rec(items, level: int, shown: int, chain: list[ResolvedSection]) -> int:
+            for item in items:
+                if isinstance(item, ResolvedSection) and item.children:
+                    if level < rec(item.children, level + 1, shown, [*chain, item]):
+                        shown = level
+                        indent(level, item.node.file, 0)
+                        out.append(f"</{item.name}>\n")
+                else:
+                    if shown < level:
+                        show_parents(chain, shown, level)
+                        shown = level
+                    if isinstance(item, ResolvedSection):  # an empty section prints like a directive
+                        indent(level, item.node.file, item.node.open_end_line)
+                        out.append(f"<{item.name} {item.args_text}\n")
+                    else:
+                        indent(level, item.node.file, item.node.end_line)
+                        out.append(f"{item.name} {item.args_text}\n")
+            return shown
+
+        rec(self.tree, 0, 0, [])
+        return "".join(out)
+
+    def to_json(self) -> dict[str, Any]:
+        """A crossplane-like payload: every file with its parsed nodes, plus the effective tree."""
+        file_index = {path: i for i, path in enumerate(self.files)}
+
+        def node_json(node) -> dict[str, Any]:
+            if isinstance(node, Section):
+                return {"section": node.name, "args": node.args, "line": node.line,
+                        "column": node.column, "closed": node.closed,
+                        "block": [node_json(c) for c in node.children if isinstance(c, (Directive, Section))]}
+            return {"directive": node.name, "args": node.args, "line": node.line, "column": node.column}
+
+        def item_json(item) -> dict[str, Any]:
+            base = {"file": file_index.get(item.node.file, item.node.file), "line": item.node.line,
+                    "column": item.node.column, "args": item.args}
+            if item.include_chain:
+                base["included_from"] = [str(p) for p in item.include_chain]
+            if item.conditions:
+                base["conditions"] = list(item.conditions)
+            if isinstance(item, ResolvedSection):
+                return {"section": item.name, **base, "block": [item_json(c) for c in item.children]}
+            return {"directive": item.name, **base}
+
+        return {
+            "main_file": self.main_file,
+            "server_root": self.server_root,
+            "httpd_version": self.httpd_version,
+            "mpm": self.mpm,
+            "modules": self.modules,
+            "defines": self.defines,
+            "files": [
+                {"file": path, "parsed": [node_json(n) for n in cf.children
+                                          if isinstance(n, (Directive, Section))]}
+                for path, cf in self.files.items()
+            ],
+            "includes": [{"file": inc.path, "by": str(inc.by) if inc.by else None, "depth": inc.depth}
+                         for inc in self.inclusions],
+            "effective": [item_json(item) for item in self.tree],
+            "inactive": [{"section": s.node.name, "args": s.node.args, "file": s.node.file,
+                          "line": s.node.line, "reason": s.reason} for s in self.inactive],
+            "warnings": self.warnings,
+        }

@@ -1,0 +1,346 @@
+"""Main file -> the configuration httpd would run (EffectiveConfig).
+
+This mirrors how httpd reads its configuration (server/config.c
+ap_build_config, server/core.c): files are read in order and the read-time
+directives act as they are met: ServerRoot, Define/UnDefine, ${VAR}
+substitution (Define table first, then the environment), Include /
+IncludeOptional (wildcards in any path segment, matches sorted by strcmp,
+directories read recursively), LoadModule, and the conditional sections
+<IfModule>, <IfDefine>, <IfVersion>, <IfFile>, <IfDirective>, <IfSection>.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from apachetune.config.conditions import (
+    ConditionError,
+    Version,
+    ifversion,
+    module_loaded,
+    split_negation,
+)
+from apachetune.config.directives import canonical_name, directive_modules
+from apachetune.config.effective import (
+    EffectiveConfig,
+    InactiveSection,
+    Inclusion,
+    ResolvedDirective,
+    ResolvedSection,
+)
+from apachetune.config.envvars import read_envvars
+from apachetune.config.parser import CONDITIONAL_SECTIONS, parse_file
+from apachetune.config.tree import ConfigFile, Directive, Node, Section
+from apachetune.config.words import split_words
+from apachetune.errors import ResolveError
+
+# Compiled into Debian's apache2 (`apache2 -l`): present with no LoadModule.
+DEBIAN_BUILTIN_MODULES = (
+    "core_module", "so_module", "watchdog_module", "http_module",
+    "log_config_module", "logio_module", "version_module", "unixd_module",
+)
+MPM_MODULES = {"mpm_prefork_module": "prefork", "mpm_worker_module": "worker",
+               "mpm_event_module": "event"}
+# httpd stops at this include depth (AP_MAX_INCLUDE_DEPTH) and directory depth.
+MAX_INCLUDE_DEPTH = 128
+
+_VAR = re.compile(r"\$\{([^}]*)\}")
+_WILDCARD = re.compile(r"[*?\[]")
+
+
+@dataclass
+class ResolveOptions:
+    server_root: str | None = None  # like httpd -d
+    defines: list[str] = field(default_factory=list)  # like httpd -D NAME
+    env: dict[str, str] | None = None  # default: os.environ
+    env_file: str | None = None  # a Debian-style envvars; default: `envvars` beside the main file
+    use_env_file: bool = True
+    httpd_version: str = "2.4.71"
+    modules: list[str] = field(default_factory=list)  # extra modules taken as loaded (--module)
+    mpm: str | None = None  # the MPM to assume when none is loaded (a lone snippet)
+    builtin_modules: tuple[str, ...] = DEBIAN_BUILTIN_MODULES
+
+
+class _State:
+    def __init__(self, opts: ResolveOptions, main: str):
+        self.opts = opts
+        self.version = Version.parse(opts.httpd_version)
+        self.files: dict[str, ConfigFile] = {}
+        self.defines: dict[str, str | None] = {name: None for name in opts.defines}
+        self.modules: dict[str, str] = {m: "(built-in)" for m in opts.builtin_modules}
+        for m in opts.modules:
+            self.modules.setdefault(_module_id(m), "(assumed)")
+        self.env = dict(os.environ if opts.env is None else opts.env)
+        env_file = opts.env_file
+        if env_file is None and opts.use_env_file:
+            candidate = Path(main).resolve().parent / "envvars"
+            env_file = str(candidate) if candidate.is_file() else None
+        if env_file:
+            self.env.update(read_envvars(env_file, base={}))
+        self.server_root = os.path.abspath(opts.server_root) if opts.server_root else str(
+            Path(main).resolve().parent)
+        self.inactive: list[InactiveSection] = []
+        self.inclusions: list[Inclusion] = []
+        self.warnings: list[str] = []
+        self.mpms: list[str] = []
+        self.stack: list[str] = []  # files being read (cycle detection)
+
+    # ${VAR}: the Define table, then the environment; unknown names stay as written.
+    def substitute(self, text: str, node: Node) -> str:
+        if "${" not in text:
+            return text
+
+        def sub(m: re.Match[str]) -> str:
+            name = m.group(1)
+            value = self.defines.get(name)
+            if value is None:
+                value = self.env.get(name)
+            if value is None:
+                if ":" not in name:
+                    self.warnings.append(
+                        f"{node.position}: Config variable ${{{name}}} is not defined (AH00111)")
+                return m.group(0)
+            return value
+
+        return _VAR.sub(sub, text)
+
+    def root_relative(self, path: str) -> str:
+        return path if os.path.isabs(path) else os.path.join(self.server_root, path)
+
+
+def _module_id(name: str) -> str:
+    return name if name.endswith("_module") or name.endswith(".c") else f"{name}_module"
+
+
+def _strcmp_key(path: str) -> bytes:
+    return os.fsencode(path)
+
+
+def _match_segment(pattern: str, name: str) -> bool:
+    # apr_fnmatch with APR_FNM_PERIOD: a leading dot must be matched explicitly.
+    if name.startswith(".") and not pattern.startswith("."):
+        return False
+    return fnmatch.fnmatchcase(name, pattern)
+
+
+def _expand_include(pattern: str, optional: bool) -> list[str]:
+    """Files an Include of `pattern` reads, in httpd's order (ap_dir_fnmatch / ap_dir_nofnmatch)."""
+    files: list[str] = []
+
+    def nofnmatch(path: str, depth: int) -> None:
+        if os.path.isdir(path):
+            if depth > MAX_INCLUDE_DEPTH:
+                raise ResolveError(
+                    f"Include/IncludeOptional: Directory '{path}' exceeds the maximum include "
+                    f"directory nesting level of {MAX_INCLUDE_DEPTH}. You have probably a "
+                    "recursion somewhere.")
+            try:
+                names = os.listdir(path)
+            except OSError as e:
+                raise ResolveError(f"Include/IncludeOptional: Could not open directory {path}: "
+                                   f"{e.strerror}") from None
+            for name in sorted(names, key=os.fsencode):
+                nofnmatch(os.path.join(path, name), depth + 1)
+            return
+        if not os.path.exists(path):
+            if optional:
+                return
+            raise ResolveError(f"Could not open configuration file {path}: No such file or directory")
+        files.append(path)
+
+    def walk(base: str, segments: list[str]) -> None:
+        seg, rest = segments[0], segments[1:]
+        if not _WILDCARD.search(seg):
+            path = os.path.join(base, seg)
+            if rest:
+                walk(path, rest)
+            else:
+                nofnmatch(path, 0)
+            return
+        try:
+            entries = os.listdir(base)
+        except FileNotFoundError:
+            if optional:
+                return
+            raise ResolveError(f"Include/IncludeOptional: Could not open directory {base}: "
+                               "No such file or directory") from None
+        except OSError as e:
+            raise ResolveError(f"Include/IncludeOptional: Could not open directory {base}: "
+                               f"{e.strerror}") from None
+        matches = sorted((os.path.join(base, n) for n in entries if _match_segment(seg, n)),
+                         key=_strcmp_key)
+        if rest:
+            matches = [m for m in matches if os.path.isdir(m)]
+        if not matches:
+            if not optional:
+                raise ResolveError(f"Include/IncludeOptional: No matches for the wildcard "
+                                   f"'{seg}' in '{base}', failing")
+            return
+        for m in matches:
+            if rest:
+                walk(m, rest)
+            else:
+                nofnmatch(m, 0)
+
+    if not _WILDCARD.search(pattern):
+        nofnmatch(pattern, 0)
+        return files
+    segments = pattern.strip("/").split("/")
+    walk("/", segments)
+    return files
+
+
+class Resolver:
+    def __init__(self, main_file: str, opts: ResolveOptions):
+        self.main = os.path.abspath(main_file)
+        self.st = _State(opts, self.main)
+
+    def run(self) -> EffectiveConfig:
+        st = self.st
+        tree = self.read_file(self.main, (), None)
+        mpm = None
+        if st.mpms:
+            mpm = MPM_MODULES[st.mpms[-1]]
+        elif st.opts.mpm:
+            mpm = st.opts.mpm
+        return EffectiveConfig(
+            main_file=self.main, server_root=st.server_root, files=st.files, tree=tree,
+            modules=dict(st.modules), defines=dict(st.defines), mpm=mpm,
+            mpms_loaded=[MPM_MODULES[m] for m in st.mpms], inactive=st.inactive,
+            inclusions=st.inclusions, warnings=st.warnings, httpd_version=st.opts.httpd_version,
+        )
+
+    def read_file(self, path: str, chain: tuple, by) -> list:
+        st = self.st
+        real = os.path.realpath(path)
+        if real in st.stack:
+            cycle = " -> ".join([*st.stack[st.stack.index(real):], real])
+            raise ResolveError(f"Include cycle: {cycle}", by)
+        if len(st.stack) >= MAX_INCLUDE_DEPTH:
+            raise ResolveError(f"Exceeded the maximum include directory nesting level of "
+                               f"{MAX_INCLUDE_DEPTH}. You have probably a recursion somewhere.", by)
+        if path not in st.files:
+            st.files[path] = parse_file(path)
+        st.inclusions.append(Inclusion(path, by, len(st.stack)))
+        st.stack.append(real)
+        try:
+            return self.items(st.files[path].children, chain, (), True)
+        finally:
+            st.stack.pop()
+
+    def items(self, nodes: list[Node], chain: tuple, conds: tuple, top: bool) -> list:
+        out: list = []
+        for node in nodes:
+            if isinstance(node, Directive):
+                self.directive(node, chain, conds, top, out)
+            elif isinstance(node, Section):
+                self.section(node, chain, conds, top, out)
+        return out
+
+    def directive(self, node: Directive, chain, conds, top, out) -> None:
+        st = self.st
+        name = st.substitute(node.name, node)
+        args_text = st.substitute(node.raw_args, node)
+        args = split_words(args_text) if args_text is not node.raw_args else node.args
+        lname = name.lower()
+        if lname in ("include", "includeoptional") and args:
+            optional = lname == "includeoptional"
+            pattern = st.root_relative(args[0])
+            try:
+                files = _expand_include(pattern, optional)
+            except ResolveError as e:
+                raise ResolveError(e.message, node.position) from None
+            for f in files:
+                out.extend(self.read_file(f, (*chain, node.position), node.position))
+            return
+        if lname == "serverroot" and args:
+            if st.opts.server_root is None:
+                st.server_root = os.path.abspath(args[0])
+            return
+        if lname == "define" and args:
+            st.defines[args[0]] = args[1] if len(args) > 1 else None
+            return
+        if lname == "undefine" and args:
+            st.defines.pop(args[0], None)
+            return
+        if lname == "loadmodule" and len(args) >= 2:
+            module_id = args[0]
+            if module_id not in st.modules:
+                st.modules[module_id] = st.root_relative(args[1])
+                if module_id in MPM_MODULES:
+                    st.mpms.append(module_id)
+            else:
+                st.warnings.append(f"{node.position}: module {module_id} is already loaded, skipping")
+            return
+        if lname in ("loadfile", "defaultruntimedir"):
+            return
+        # httpd keeps the name as its module spells it when the module is loaded.
+        name = canonical_name(name, st.modules.keys())
+        out.append(ResolvedDirective(name, args, args_text, node, chain, conds))
+
+    def section(self, node: Section, chain, conds, top, out) -> None:
+        st = self.st
+        lname = node.lname
+        raw = st.substitute(node.raw_args, node)
+        known_conditional = lname in CONDITIONAL_SECTIONS and (
+            lname != "ifversion" or module_loaded("version_module", frozenset(st.modules)))
+        if known_conditional:
+            try:
+                result, reason = self.condition(lname, raw)
+            except ConditionError as e:
+                raise ResolveError(str(e), node.position) from None
+            label = f"<{node.name} {raw}>"
+            if result:
+                out.extend(self.items(node.children, chain, (*conds, label), top))
+            else:
+                if not node.closed:
+                    raise ResolveError(
+                        f"Expected </{node.name}> before end of configuration", node.position)
+                st.inactive.append(InactiveSection(node, reason, chain))
+            return
+        if not node.closed:
+            raise ResolveError(f"<{node.name}> was not closed.", node.position)
+        tag_args = st.substitute(node.tag_args, node)
+        args = split_words(raw)
+        children = self.items(node.children, chain, conds, False)
+        name = canonical_name("<" + node.name, st.modules.keys())[1:]
+        out.append(ResolvedSection(name, args, tag_args, node, children, chain, conds))
+
+    def condition(self, lname: str, raw: str) -> tuple[bool, str]:
+        st = self.st
+        if lname == "ifversion":
+            ok = ifversion(raw, st.version)
+            return ok, f"httpd version {st.version} does not satisfy <IfVersion {raw}>"
+        negate, word = split_negation(raw)
+        if not word:
+            raise ConditionError(f"<{lname}> directive requires additional arguments")
+        if lname == "ifmodule":
+            found = module_loaded(word, frozenset(st.modules))
+            what = f"module {word} is {'loaded' if found else 'not loaded'}"
+        elif lname == "ifdefine":
+            found = word in st.defines
+            what = f"{word} is {'defined' if found else 'not defined'}"
+        elif lname == "iffile":
+            found = os.path.exists(st.root_relative(word))
+            what = f"file {word} {'exists' if found else 'does not exist'}"
+        elif lname == "ifdirective":
+            found = _directive_known(word, st)
+            what = f"directive {word} is {'known' if found else 'not known'}"
+        else:  # ifsection
+            found = _directive_known("<" + word, st)
+            what = f"section <{word}> is {'known' if found else 'not known'}"
+        return found != negate, what
+
+
+def _directive_known(name: str, st: _State) -> bool:
+    """Whether httpd would know directive `name` with the modules loaded so far."""
+    return any(module_loaded(m, frozenset(st.modules)) for m in directive_modules(name))
+
+
+def resolve(main_file: str | os.PathLike[str], options: ResolveOptions | None = None) -> EffectiveConfig:
+    """Read `main_file` and everything it includes, as httpd would; see ResolveOptions."""
+    return Resolver(os.fspath(main_file), options or ResolveOptions()).run()

@@ -1,0 +1,83 @@
+"""Running the real httpd (Debian's apache2) as the oracle in tests."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+APACHE2 = shutil.which("apache2") or (os.path.exists("/usr/sbin/apache2") and "/usr/sbin/apache2") or None
+MODULES_DIR = Path("/usr/lib/apache2/modules")
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT.parent / "shared" / "corpus"
+
+needs_httpd = pytest.mark.skipif(APACHE2 is None, reason="Apache httpd (apache2) is not installed")
+
+
+def run_httpd(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+    """Run apache2 with `args` (e.g. -t -f FILE); its own session, so it never signals pytest."""
+    full_env = {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/bin"), "LANG": "C"}
+    full_env.update(env or {})
+    return subprocess.run([APACHE2, *args], capture_output=True, text=True, env=full_env,
+                          timeout=timeout, start_new_session=True)
+
+
+def dump_config(main: Path, server_root: Path, env: dict[str, str] | None = None) -> str:
+    """httpd -t -D DUMP_CONFIG, with mod_info loaded from the command line (the tree is untouched)."""
+    proc = run_httpd("-t", "-D", "DUMP_CONFIG", "-d", str(server_root), "-f", str(main),
+                     "-C", f"LoadModule info_module {MODULES_DIR}/mod_info.so", env=env)
+    assert "Syntax OK" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    return proc.stdout.replace("Syntax OK\n", "")
+
+
+_AH = re.compile(r"^(?:\[[^\]]*\] )*(?:\S+: )?(AH\d{5}): (.*)$")
+
+
+def startup_messages(stderr: str) -> list[tuple[str, str]]:
+    """(code, text) of every `AHnnnnn: text` line httpd printed."""
+    out = []
+    for line in stderr.splitlines():
+        m = _AH.match(line.strip())
+        if m:
+            out.append((m.group(1), m.group(2)))
+    return out
+
+
+UPSTREAM_MODULES = (
+    # What the official httpd:2.4 image enables (Debian compiles log_config, version
+    # and unixd in, so those are not loaded again).
+    "mpm_event", "authn_file", "authn_core", "authz_host", "authz_groupfile", "authz_user",
+    "authz_core", "access_compat", "auth_basic", "reqtimeout", "filter", "mime", "env",
+    "headers", "setenvif", "status", "autoindex", "dir", "alias",
+)
+
+
+def render_upstream(dest: Path, *, with_mpm_conf: bool) -> Path:
+    """Upstream's default httpd.conf (+ extra/httpd-mpm.conf) rendered from the shared corpus
+    into `dest`, as `make install` (or the official image) lays it out. Returns the main file."""
+    template = (CORPUS / "apache__httpd__docs_conf_httpd.conf.in.conf").read_text()
+    mpm_template = (CORPUS / "apache__httpd__docs_conf_extra_httpd-mpm.conf.in.conf").read_text()
+    (dest / "conf" / "extra").mkdir(parents=True)
+    for d in ("htdocs", "cgi-bin", "logs"):
+        (dest / d).mkdir()
+    (dest / "modules").symlink_to(MODULES_DIR)
+    loads = "\n".join(f"LoadModule {m}_module modules/mod_{m}.so" for m in UPSTREAM_MODULES)
+    subst = {
+        "@@ServerRoot@@": str(dest), "@@Port@@": "80", "@@LoadModule@@": loads,
+        "@exp_htdocsdir@": str(dest / "htdocs"), "@exp_cgidir@": str(dest / "cgi-bin"),
+        "@rel_logfiledir@": "logs", "@rel_runtimedir@": "logs", "@rel_sysconfdir@": "conf",
+    }
+    for key, value in subst.items():
+        template = template.replace(key, value)
+        mpm_template = mpm_template.replace(key, value)
+    if with_mpm_conf:
+        template = template.replace("#Include conf/extra/httpd-mpm.conf", "Include conf/extra/httpd-mpm.conf")
+    (dest / "conf" / "mime.types").write_text("text/html html htm\n")
+    (dest / "conf" / "extra" / "httpd-mpm.conf").write_text(mpm_template)
+    main = dest / "conf" / "httpd.conf"
+    main.write_text(template)
+    return main
