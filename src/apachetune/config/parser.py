@@ -33,6 +33,8 @@ CONDITIONAL_SECTIONS = frozenset(
 )
 
 _CONTINUATION = re.compile(r"\\\r?\n")
+_LOGICAL_LINE = re.compile(r"(?:[^\n]*\\\r?\n)*(?:[^\n]*\n|[^\n]+)").finditer
+_FIRST_WORD = re.compile(r"([^ \t\n\v\f\r]*)[ \t\n\v\f\r]*").match
 
 
 class _LineToken(Token):
@@ -47,7 +49,7 @@ def _logical(raw: str) -> str:
 
 
 class _LineTyper(PostLex):
-    always_accept = ("LINE",)
+    always_accept = ("LINE", "LINES")
 
     def __init__(self) -> None:
         self.filename = "<string>"
@@ -63,26 +65,38 @@ class _LineTyper(PostLex):
         out.node = nodes
         return out
 
+    @staticmethod
+    def _logical_lines(stream):
+        """(text, offset, first line, last line) of each logical line in the token stream."""
+        for tok in stream:
+            if tok.type == "LINES":  # a run of lines: split it here, cheaper than one token each
+                line, base = tok.line, tok.start_pos
+                for m in _LOGICAL_LINE(tok.value):
+                    raw = m.group()
+                    n = raw.count("\n")
+                    yield raw, base + m.start(), line, line + n - (raw[-1] == "\n")
+                    line += n
+            else:
+                raw = tok.value
+                n = raw.count("\n")
+                yield raw, tok.start_pos, tok.line, tok.line + n - (raw[-1] == "\n")
+
     def process(self, stream):
         filename = self.filename
         stack: list[Section] = []
         leaves: list[Node] = []
-        last = None
-        for tok in stream:
-            raw = tok.value
-            start = tok.start_pos
-            end = tok.end_pos
+        eof = 0
+        for raw, start, first_line, last_line in self._logical_lines(stream):
+            end = eof = start + len(raw)
             lead = len(raw) - len(raw.lstrip(WHITESPACE))
             content_start = start + lead
             content_end = start + len(raw.rstrip(WHITESPACE))
-            # Lark counts lines inside the token; httpd numbers a line by its last physical line.
-            last_line = tok.end_line - 1 if raw.endswith("\n") else tok.end_line
             content = _logical(raw)
             if content:
-                line = tok.line + raw.count("\n", 0, lead)
+                line = first_line + raw.count("\n", 0, lead)
                 column = lead - (raw.rfind("\n", 0, lead) + 1) + 1
             else:
-                line, column = tok.line, 1
+                line, column = first_line, 1
             if not content:
                 kind = "BLANK"
                 node: Node = Blank(filename, line, column, last_line, start, end)
@@ -90,7 +104,10 @@ class _LineTyper(PostLex):
                 kind = "COMMENT"
                 node = Comment(filename, line, column, last_line, start, end, text=content)
             else:
-                word, rest = next_word(content)
+                first = _FIRST_WORD(content)
+                word, rest = first.group(1), first.end()
+                if "\\" in word or word[:1] in "\"'":  # quoting or escapes: httpd's full rules
+                    word, rest = next_word(content)
                 if word.startswith("</"):
                     kind = "SECTION_CLOSE"
                     node = Blank(filename, line, column, last_line, start, end)
@@ -130,12 +147,12 @@ class _LineTyper(PostLex):
                         name=word, args=split_words(content[rest:]), raw_args=content[rest:],
                         content_start=content_start, content_end=content_end,
                     )
-            last = tok
             if kind == "SECTION_OPEN" or kind == "SECTION_CLOSE":
                 if leaves:
                     yield self._leaves(leaves)
                     leaves = []
-                out = _LineToken.new_borrow_pos(kind, raw, tok)
+                out = _LineToken(kind, raw, start_pos=start, line=first_line, column=1,
+                                 end_line=last_line, end_column=1, end_pos=end)
                 out.node = node
                 yield out
             else:
@@ -151,7 +168,6 @@ class _LineTyper(PostLex):
                 )
         for section in reversed(stack):
             section.closed = False
-            eof = last.end_pos if last is not None else 0
             section.close_start = section.end = eof
             section.close_line, section.close_column = section.end_line, 1
             out = _LineToken("SECTION_CLOSE", "", start_pos=eof, line=section.end_line, column=1,
