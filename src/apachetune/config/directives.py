@@ -33,6 +33,11 @@ class DirectiveSpec:
     contexts: tuple[str, ...]
     allowed: str
     help: str
+    help_by_module: tuple[tuple[str, str], ...] = ()
+
+    def help_for(self, module: str | None) -> str:
+        """httpd's help text as the given module words it (MPMs word some differently)."""
+        return dict(self.help_by_module).get(module, self.help) if module else self.help
 
     @property
     def is_section(self) -> bool:
@@ -75,7 +80,7 @@ def registry() -> dict[str, DirectiveSpec]:
     return {
         e["name"].lower(): DirectiveSpec(e["name"], tuple(e["modules"]), e.get("kind"),
                                          tuple(e.get("contexts") or ()), e.get("allowed", ""),
-                                         e.get("help", ""))
+                                         e.get("help", ""), tuple((e.get("help_by_module") or {}).items()))
         for e in entries
     }
 

@@ -1,0 +1,289 @@
+"""What httpd 2.4 does with the MPM directives when it starts.
+
+`simulate_startup` replays, in httpd's own order, every check of the MPM's
+`*_check_config` hook (each one that prints an AH message gives the same
+message with the same numbers) and then the silent adjustments the MPM's run
+function makes before it forks (spare bounds and StartServers against the
+listener buckets and the process limit). Facts: server/mpm/prefork/prefork.c
+(prefork_check_config, prefork_run), server/mpm/worker/worker.c
+(worker_check_config, worker_run), server/mpm/event/event.c
+(event_check_config, event_run), server/mpm_common.c, server/listen.c (2.4.x).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from apachetune.mpm.directives import (
+    DEFAULTS,
+    LEGACY_NAMES,
+    LIMITS,
+    MPM_DIRECTIVES,
+    MPMS,
+    canonical,
+)
+from apachetune.mpm.numbers import atoi, strtod_strict
+
+_WORKER_FACTOR_SCALE = 16  # event.c: AsyncRequestWorkerFactor is kept in 1/16ths
+
+
+@dataclass(frozen=True, slots=True)
+class StartupMessage:
+    code: str
+    level: str  # "warning" (printed at start-up) or "error" (httpd refuses to start)
+    text: str  # exactly what httpd prints after "AHnnnnn: "
+    directive: str | None = None  # the directive it is about
+
+    def to_json(self) -> dict[str, str]:
+        return {"code": self.code, "text": self.text}
+
+
+@dataclass(frozen=True, slots=True)
+class Adjustment:
+    directive: str
+    configured: int | float | None  # None: not set, the default was adjusted
+    effective: int | float
+    code: str | None  # the AH message, or None for a silent change
+    silent: bool
+
+
+@dataclass
+class StartupResult:
+    mpm: str
+    configured: dict[str, str]
+    effective: dict[str, int | float]
+    messages: list[StartupMessage] = field(default_factory=list)
+    adjustments: list[Adjustment] = field(default_factory=list)
+    fatal: list[StartupMessage] = field(default_factory=list)
+    legacy_names: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.mpm,
+            "configured": dict(self.configured),
+            "effective": dict(self.effective),
+            "startup_messages": [m.to_json() for m in self.messages],
+        }
+
+
+def _values(mpm: str, directives: Iterable[tuple[str, list[str]]] | Mapping[str, str]
+            ) -> tuple[dict[str, str], list[str], list[StartupMessage]]:
+    """Canonical name -> the argument httpd reads (the last one set wins), legacy names seen,
+    and the argument-count errors httpd stops at (TAKE1: exactly one non-empty word)."""
+    items = directives.items() if isinstance(directives, Mapping) else directives
+    configured: dict[str, str] = {}
+    legacy: list[str] = []
+    errors: list[StartupMessage] = []
+    for name, args in items:
+        canon = canonical(name)
+        if canon is None:
+            continue
+        if name.lower() in LEGACY_NAMES:
+            legacy.append(name)
+        words = [args] if isinstance(args, str) else list(args)
+        if len(words) != 1 or words[0] == "":
+            errors.append(StartupMessage("AH00526", "error", _takes_one(name, mpm), canon))
+            continue
+        configured[canon] = words[0]
+    return configured, legacy, errors
+
+
+def _takes_one(name: str, mpm: str) -> str:
+    """httpd's wording for a TAKE1 directive given no argument or several (config.c invoke_cmd)."""
+    from apachetune.config.directives import lookup
+
+    spec = lookup(name)
+    spelled = spec.name if spec else name
+    text = spec.help_for(f"mpm_{mpm}_module") if spec else ""
+    return f"{spelled} takes one argument" + (f", {text}" if text else "")
+
+
+class _Run:
+    def __init__(self, mpm: str, configured: dict[str, str]):
+        self.mpm = mpm
+        self.configured = configured
+        self.v: dict[str, int | float] = dict(DEFAULTS[mpm])
+        for name in MPM_DIRECTIVES[mpm]:
+            if name in configured and name != "AsyncRequestWorkerFactor":
+                self.v[name] = atoi(configured[name])
+        self.read = dict(self.v)  # what httpd read, before any check
+        self.messages: list[StartupMessage] = []
+        self.fatal: list[StartupMessage] = []
+        self.adjustments: list[Adjustment] = []
+
+    def set(self, name: str, value: int | float, code: str | None = None, text: str | None = None) -> None:
+        before = self.v[name]
+        if code is not None and text is not None:
+            self.messages.append(StartupMessage(code, "warning", text, name))
+        if before != value:
+            self.adjustments.append(Adjustment(
+                name, before if name in self.configured else None, value, code, code is None))
+        self.v[name] = value
+
+
+def _common_fatal(run: _Run) -> None:
+    # server/listen.c ap_set_listenbacklog: a syntax error, httpd does not start.
+    if "ListenBacklog" in run.configured and atoi(run.configured["ListenBacklog"]) < 1:
+        run.fatal.append(StartupMessage("AH00526", "error", "ListenBacklog must be > 0", "ListenBacklog"))
+
+
+def _prefork(run: _Run, buckets: int) -> None:
+    v = run.v
+    limit = LIMITS["prefork"]["ServerLimit"]
+    if v["ServerLimit"] > limit:
+        run.set("ServerLimit", limit, "AH00175",
+                f"WARNING: ServerLimit of {v['ServerLimit']} exceeds compile-time limit of {limit} "
+                f"servers, decreasing to {limit}.")
+    elif v["ServerLimit"] < 1:
+        run.set("ServerLimit", 1, "AH00177",
+                f"WARNING: ServerLimit of {v['ServerLimit']} not allowed, increasing to 1.")
+    if v["MaxRequestWorkers"] > v["ServerLimit"]:
+        run.set("MaxRequestWorkers", v["ServerLimit"], "AH00180",
+                f"WARNING: MaxRequestWorkers of {v['MaxRequestWorkers']} exceeds ServerLimit value of "
+                f"{v['ServerLimit']} servers, decreasing MaxRequestWorkers to {v['ServerLimit']}. "
+                "To increase, please see the ServerLimit directive.")
+    elif v["MaxRequestWorkers"] < 1:
+        run.set("MaxRequestWorkers", 1, "AH00182",
+                f"WARNING: MaxRequestWorkers of {v['MaxRequestWorkers']} not allowed, increasing to 1.")
+    if v["StartServers"] < 1:
+        run.set("StartServers", 1, "AH00184",
+                f"WARNING: StartServers of {v['StartServers']} not allowed, increasing to 1.")
+    if v["MinSpareServers"] < 1:
+        run.set("MinSpareServers", 1, "AH00186",
+                f"WARNING: MinSpareServers of {v['MinSpareServers']} not allowed, increasing to 1 to "
+                "avoid almost certain server failure. Please read the documentation.")
+    # prefork_run(): silent adjustments before the first fork.
+    if v["MaxRequestWorkers"] < buckets:
+        run.set("MaxRequestWorkers", buckets)
+    if v["StartServers"] < buckets:
+        run.set("StartServers", buckets)
+    if v["MinSpareServers"] < buckets:
+        run.set("MinSpareServers", buckets)
+    if v["MaxSpareServers"] < v["MinSpareServers"] + buckets:
+        run.set("MaxSpareServers", v["MinSpareServers"] + buckets)
+    if v["StartServers"] > v["MaxRequestWorkers"]:  # only that many children are started
+        run.set("StartServers", v["MaxRequestWorkers"])
+
+
+# AH codes of the threaded MPMs' start-up messages, in check order.
+_THREADED_CODES = {
+    "worker": ("AH00300", "AH00302", "AH00305", "AH00307", "AH00310", "AH00312", "AH00314",
+               "AH00316", "AH00318", "AH00320", "AH00322"),
+    "event": ("AH00497", "AH00499", "AH00502", "AH00504", "AH00507", "AH00509", "AH00511",
+              "AH00513", "AH00515", "AH00517", "AH00519"),
+}
+
+
+def _threaded(run: _Run, buckets: int) -> None:
+    v = run.v
+    (c_sl_max, c_sl_min, c_tl_max, c_tl_min, c_tpc_max, c_tpc_min, c_mrw_tpc, c_mrw_mult,
+     c_mrw_sl, c_ss, c_minspare) = _THREADED_CODES[run.mpm]
+    max_sl = LIMITS[run.mpm]["ServerLimit"]
+    max_tl = LIMITS[run.mpm]["ThreadLimit"]
+    if v["ServerLimit"] > max_sl:
+        run.set("ServerLimit", max_sl, c_sl_max,
+                f"WARNING: ServerLimit of {v['ServerLimit']} exceeds compile-time limit of {max_sl} "
+                f"servers, decreasing to {max_sl}.")
+    elif v["ServerLimit"] < 1:
+        run.set("ServerLimit", 1, c_sl_min,
+                f"WARNING: ServerLimit of {v['ServerLimit']} not allowed, increasing to 1.")
+    if v["ThreadLimit"] > max_tl:
+        run.set("ThreadLimit", max_tl, c_tl_max,
+                f"WARNING: ThreadLimit of {v['ThreadLimit']} exceeds compile-time limit of {max_tl} "
+                f"threads, decreasing to {max_tl}.")
+    elif v["ThreadLimit"] < 1:
+        run.set("ThreadLimit", 1, c_tl_min,
+                f"WARNING: ThreadLimit of {v['ThreadLimit']} not allowed, increasing to 1.")
+    if v["ThreadsPerChild"] > v["ThreadLimit"]:
+        run.set("ThreadsPerChild", v["ThreadLimit"], c_tpc_max,
+                f"WARNING: ThreadsPerChild of {v['ThreadsPerChild']} exceeds ThreadLimit of "
+                f"{v['ThreadLimit']} threads, decreasing to {v['ThreadLimit']}. "
+                "To increase, please see the ThreadLimit directive.")
+    elif v["ThreadsPerChild"] < 1:
+        run.set("ThreadsPerChild", 1, c_tpc_min,
+                f"WARNING: ThreadsPerChild of {v['ThreadsPerChild']} not allowed, increasing to 1.")
+    tpc = v["ThreadsPerChild"]
+    if v["MaxRequestWorkers"] < tpc:
+        run.set("MaxRequestWorkers", tpc, c_mrw_tpc,
+                f"WARNING: MaxRequestWorkers of {v['MaxRequestWorkers']} is less than ThreadsPerChild "
+                f"of {tpc}, increasing to {tpc}. MaxRequestWorkers must be at least as large as the "
+                "number of threads in a single server.")
+    daemons = v["MaxRequestWorkers"] // tpc
+    if v["MaxRequestWorkers"] % tpc:
+        run.set("MaxRequestWorkers", daemons * tpc, c_mrw_mult,
+                f"WARNING: MaxRequestWorkers of {v['MaxRequestWorkers']} is not an integer multiple of "
+                f"ThreadsPerChild of {tpc}, decreasing to nearest multiple {daemons * tpc}, for a "
+                f"maximum of {daemons} servers.")
+    if daemons > v["ServerLimit"]:
+        # httpd leaves max_workers as it is but caps the process count: the scoreboard
+        # fills at ServerLimit x ThreadsPerChild, so that is the real MaxRequestWorkers.
+        sl = v["ServerLimit"]
+        run.set("MaxRequestWorkers", sl * tpc, c_mrw_sl,
+                f"WARNING: MaxRequestWorkers of {v['MaxRequestWorkers']} would require {daemons} servers "
+                f"and would exceed ServerLimit of {sl}, decreasing to {sl * tpc}. "
+                "To increase, please see the ServerLimit directive.")
+        daemons = sl
+    if v["StartServers"] < 1:
+        run.set("StartServers", 1, c_ss,
+                f"WARNING: StartServers of {v['StartServers']} not allowed, increasing to 1.")
+    if v["MinSpareThreads"] < 1:
+        run.set("MinSpareThreads", 1, c_minspare,
+                f"WARNING: MinSpareThreads of {v['MinSpareThreads']} not allowed, increasing to 1 to "
+                "avoid almost certain server failure. Please read the documentation.")
+    # worker_run() / event_run(): silent adjustments before the first fork.
+    if daemons < buckets:
+        daemons = buckets
+        run.set("MaxRequestWorkers", daemons * tpc)
+    if v["StartServers"] < buckets:
+        run.set("StartServers", buckets)
+    if v["MinSpareThreads"] < tpc * (buckets - 1) + buckets:
+        run.set("MinSpareThreads", tpc * (buckets - 1) + buckets)
+    if v["MaxSpareThreads"] < v["MinSpareThreads"] + (tpc + 1) * buckets:
+        run.set("MaxSpareThreads", v["MinSpareThreads"] + (tpc + 1) * buckets)
+    if v["StartServers"] > daemons:  # only that many children are started
+        run.set("StartServers", daemons)
+
+
+def _event_factor(run: _Run) -> None:
+    raw = run.configured.get("AsyncRequestWorkerFactor")
+    if raw is None:
+        return
+    value = strtod_strict(raw)
+    if value is None:
+        run.fatal.append(StartupMessage("AH00526", "error", "error parsing value", "AsyncRequestWorkerFactor"))
+        return
+    if not value > 0:
+        run.fatal.append(StartupMessage(
+            "AH00526", "error", "AsyncRequestWorkerFactor argument must be a positive number",
+            "AsyncRequestWorkerFactor"))
+        return
+    scaled = int(value * _WORKER_FACTOR_SCALE)
+    run.v["AsyncRequestWorkerFactor"] = max(scaled, _WORKER_FACTOR_SCALE) / _WORKER_FACTOR_SCALE
+
+
+def simulate_startup(mpm: str, directives: Iterable[tuple[str, list[str]]] | Mapping[str, str], *,
+                     listen_buckets: int = 1) -> StartupResult:
+    """Replay httpd's start-up handling of the MPM directives; see the module docstring."""
+    if mpm not in MPMS:
+        raise ValueError(f"unknown MPM {mpm!r}; expected one of {', '.join(MPMS)}")
+    configured, legacy, arg_errors = _values(mpm, directives)
+    run = _Run(mpm, configured)
+    run.fatal.extend(arg_errors)
+    _common_fatal(run)
+    if mpm == "event":
+        _event_factor(run)
+    if mpm == "prefork":
+        _prefork(run, listen_buckets)
+    else:
+        _threaded(run, listen_buckets)
+    effective = {name: run.v[name] for name in MPM_DIRECTIVES[mpm]}
+    return StartupResult(mpm, configured, effective, run.messages, run.adjustments, run.fatal, legacy)
+
+
+def is_fixed_point(mpm: str, values: Mapping[str, int | float]) -> bool:
+    """True when httpd would run `values` exactly as given: no message, no silent change."""
+    result = simulate_startup(mpm, {k: str(v) for k, v in values.items()})
+    return not result.messages and not result.fatal and all(
+        result.effective[k] == v for k, v in values.items() if k in result.effective)

@@ -1,0 +1,126 @@
+"""The MPM start-up model on its own: numbers, defaults, messages, silent adjustments."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from apachetune.mpm import DEFAULTS, MPM_DIRECTIVES, is_fixed_point, simulate_startup
+from apachetune.mpm.numbers import atoi, strtod_strict
+
+
+@pytest.mark.parametrize("text, value", [
+    ("12", 12), ("  12", 12), ("+7", 7), ("-3", -3), ("12abc", 12), ("four", 0), ("", 0),
+    ("0x10", 0), ("99999999999", 1215752191), ("-99999999999999999999", 0),
+    ("99999999999999999999", -1),
+])
+def test_atoi_reads_numbers_like_glibc(text, value):
+    assert atoi(text) == value
+
+
+def test_strtod_strict():
+    assert strtod_strict("1.5") == 1.5 and strtod_strict("2") == 2.0
+    assert strtod_strict("2x") is None and strtod_strict("") is None
+
+
+def test_defaults_when_nothing_is_set():
+    for mpm in ("prefork", "worker", "event"):
+        r = simulate_startup(mpm, {})
+        assert r.messages == [] and r.effective == {k: DEFAULTS[mpm][k] for k in MPM_DIRECTIVES[mpm]}
+
+
+def test_threads_per_child_alone_keeps_the_built_in_400():
+    r = simulate_startup("event", {"ThreadsPerChild": "30"})
+    assert [m.code for m in r.messages] == ["AH00513"]
+    assert r.messages[0].text == ("WARNING: MaxRequestWorkers of 400 is not an integer multiple of "
+                                  "ThreadsPerChild of 30, decreasing to nearest multiple 390, for a "
+                                  "maximum of 13 servers.")
+    assert r.effective["MaxRequestWorkers"] == 390
+
+
+def test_server_limit_caps_workers_after_rounding():
+    r = simulate_startup("worker", [("ThreadsPerChild", ["30"]), ("MaxRequestWorkers", ["400"]),
+                                    ("ServerLimit", ["10"])])
+    assert [m.code for m in r.messages] == ["AH00316", "AH00318"]
+    assert r.messages[1].text == ("WARNING: MaxRequestWorkers of 390 would require 13 servers and would "
+                                  "exceed ServerLimit of 10, decreasing to 300. To increase, please see "
+                                  "the ServerLimit directive.")
+    assert r.effective["MaxRequestWorkers"] == 300
+
+
+def test_legacy_names_and_last_one_wins():
+    r = simulate_startup("prefork", [("MaxClients", ["50"]), ("MaxRequestWorkers", ["60"]),
+                                     ("MaxRequestsPerChild", ["1000"])])
+    assert r.configured == {"MaxRequestWorkers": "60", "MaxConnectionsPerChild": "1000"}
+    assert r.effective["MaxRequestWorkers"] == 60 and r.effective["MaxConnectionsPerChild"] == 1000
+    assert r.legacy_names == ["MaxClients", "MaxRequestsPerChild"]
+
+
+def test_non_numbers_are_zero():
+    r = simulate_startup("event", {"ServerLimit": "four"})
+    assert r.messages[0].code == "AH00499"
+    assert r.messages[0].text == "WARNING: ServerLimit of 0 not allowed, increasing to 1."
+
+
+def test_silent_spare_thread_adjustment():
+    # worker_run/event_run: MaxSpareThreads >= MinSpareThreads + (ThreadsPerChild + 1) * buckets.
+    r = simulate_startup("event", {"MinSpareThreads": "75", "MaxSpareThreads": "80"})
+    assert r.messages == []
+    assert r.effective["MaxSpareThreads"] == 75 + 26
+    (adj,) = [a for a in r.adjustments if a.directive == "MaxSpareThreads"]
+    assert adj.silent and adj.code is None and adj.configured == 80
+
+
+def test_silent_prefork_spare_and_start_adjustments():
+    # prefork_run: MaxSpareServers >= MinSpareServers + 1; StartServers capped at MaxRequestWorkers.
+    r = simulate_startup("prefork", {"MinSpareServers": "10", "MaxSpareServers": "5",
+                                     "StartServers": "50", "MaxRequestWorkers": "20"})
+    assert r.messages == []
+    assert r.effective["MaxSpareServers"] == 11 and r.effective["StartServers"] == 20
+
+
+def test_start_servers_capped_at_process_limit():
+    r = simulate_startup("worker", {"StartServers": "40", "ServerLimit": "4", "MaxRequestWorkers": "100"})
+    assert r.effective["StartServers"] == 4
+
+
+def test_listen_buckets_raise_spare_threads():
+    r = simulate_startup("event", {"ThreadsPerChild": "25"}, listen_buckets=2)
+    assert r.effective["MinSpareThreads"] == 75 and r.effective["MaxSpareThreads"] == 250
+    r = simulate_startup("event", {"MinSpareThreads": "10", "MaxSpareThreads": "20"}, listen_buckets=2)
+    assert r.effective["MinSpareThreads"] == 27 and r.effective["MaxSpareThreads"] == 27 + 52
+
+
+def test_fatal_values():
+    r = simulate_startup("event", {"AsyncRequestWorkerFactor": "0"})
+    assert [m.text for m in r.fatal] == ["AsyncRequestWorkerFactor argument must be a positive number"]
+    r = simulate_startup("event", {"AsyncRequestWorkerFactor": "1.5x"})
+    assert [m.text for m in r.fatal] == ["error parsing value"]
+    r = simulate_startup("prefork", {"ListenBacklog": "0"})
+    assert [m.text for m in r.fatal] == ["ListenBacklog must be > 0"]
+    assert simulate_startup("event", {"AsyncRequestWorkerFactor": "0.5"}).effective["AsyncRequestWorkerFactor"] == 1.0
+
+
+def test_json_contract():
+    payload = simulate_startup("event", {"ThreadsPerChild": "30", "MaxRequestWorkers": "400"}).to_json()
+    assert set(payload) == {"name", "configured", "effective", "startup_messages"}
+    assert payload["startup_messages"][0]["code"] == "AH00513"
+    assert set(payload["effective"]) == set(MPM_DIRECTIVES["event"])
+
+
+def test_fixed_point():
+    assert is_fixed_point("event", {"ServerLimit": 8, "ThreadsPerChild": 25, "MaxRequestWorkers": 200,
+                                    "MinSpareThreads": 25, "MaxSpareThreads": 75, "StartServers": 2})
+    assert not is_fixed_point("event", {"ThreadsPerChild": 30})
+    assert not is_fixed_point("event", {"MinSpareThreads": 75, "MaxSpareThreads": 80})
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(["prefork", "worker", "event"]),
+       st.dictionaries(st.sampled_from(["ServerLimit", "ThreadLimit", "ThreadsPerChild", "MaxRequestWorkers",
+                                        "StartServers", "MinSpareThreads", "MaxSpareThreads",
+                                        "MinSpareServers", "MaxSpareServers"]),
+                       st.integers(-5, 300000).map(str)))
+def test_effective_values_are_a_fixed_point(mpm, values):
+    """Whatever is configured, what httpd runs with is accepted unchanged on a second start."""
+    effective = simulate_startup(mpm, values).effective
+    assert is_fixed_point(mpm, {k: v for k, v in effective.items()})
