@@ -21,7 +21,8 @@ def real_files():
     if etc.is_dir():
         files += sorted(p for p in etc.rglob("*") if p.is_file() and not p.is_symlink())
     files += sorted((ROOT / "fixtures").rglob("*.conf"))
-    return [f for f in files if f.parent != BROKEN]
+    # broken fixtures (and the syntax-error rule's) are expected not to parse
+    return [f for f in files if f.parent != BROKEN and "AT508" not in f.parts]
 
 
 def assert_covers(cf):

@@ -18,7 +18,10 @@ from apachetune.errors import ApachetuneError
 # name -> module under apachetune.cli that defines a click command called `command`.
 # Imported lazily so `apachetune --version` stays fast.
 COMMANDS = {
+    "explain": "explain",
+    "lint": "lint",
     "parse": "parse",
+    "rules": "rules",
 }
 
 

@@ -93,6 +93,7 @@ class EffectiveConfig:
     inclusions: list[Inclusion]
     warnings: list[str]
     httpd_version: str
+    module_positions: dict[str, Position] = field(default_factory=dict)  # LoadModule lines
 
     @property
     def directives(self) -> list[ResolvedDirective]:

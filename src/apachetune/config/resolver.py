@@ -87,6 +87,7 @@ class _State:
         self.inclusions: list[Inclusion] = []
         self.warnings: list[str] = []
         self.mpms: list[str] = []
+        self.module_positions: dict = {}
         self.stack: list[str] = []  # files being read (cycle detection)
 
     # ${VAR}: the Define table, then the environment; unknown names stay as written.
@@ -212,6 +213,7 @@ class Resolver:
             modules=dict(st.modules), defines=dict(st.defines), mpm=mpm,
             mpms_loaded=[MPM_MODULES[m] for m in st.mpms], inactive=st.inactive,
             inclusions=st.inclusions, warnings=st.warnings, httpd_version=st.opts.httpd_version,
+            module_positions=st.module_positions,
         )
 
     def read_file(self, path: str, chain: tuple, by) -> list:
@@ -271,6 +273,7 @@ class Resolver:
             module_id = args[0]
             if module_id not in st.modules:
                 st.modules[module_id] = st.root_relative(args[1])
+                st.module_positions[module_id] = node.position
                 if module_id in MPM_MODULES:
                     st.mpms.append(module_id)
             else:

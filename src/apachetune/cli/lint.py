@@ -1,0 +1,52 @@
+"""`apachetune lint FILE`: lint a configuration for CI (exit 0 clean, 1 findings, 2 unreadable)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from apachetune.cli.options import make_resolve_options, resolve_options
+from apachetune.errors import UsageError
+from apachetune.lint.engine import LintOptions, exit_code, lint
+from apachetune.lint.metadata import resolve_selector
+from apachetune.lint.settings import find_config, load_settings
+from apachetune.report import FORMATS
+
+
+@click.command("lint")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="text", show_default=True)
+@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default=None,
+              help="Exit 1 when a finding is at or above this severity (default: error).")
+@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Settings file (default: .apachetune.yaml in the current directory or above).")
+@click.option("--rule", "rules", multiple=True, metavar="ID",
+              help="Run only these rules (ids, names or groups; repeatable).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Write the report to a file instead of standard output.")
+@click.option("--cpus", type=click.IntRange(1), default=None,
+              help="CPU cores of the server, for ListenCoresBucketsRatio (default: this machine's).")
+@resolve_options
+def command(file, fmt, fail_on, config_path, rules, output, cpus, **resolve_kw):
+    """Lint FILE (a main configuration, or a lone MPM snippet with --mpm)."""
+    settings = load_settings(Path(config_path) if config_path else find_config(Path.cwd()))
+    only = None
+    if rules:
+        only = set()
+        for selector in rules:
+            try:
+                only |= resolve_selector(selector)
+            except KeyError:
+                raise UsageError(f"--rule: unknown rule, name or group {selector!r}") from None
+    resolve = make_resolve_options(**resolve_kw)
+    snippet = resolve.mpm is not None
+    if snippet:
+        resolve.modules.append(f"mpm_{resolve.mpm}_module")
+    result = lint(file, LintOptions(resolve, settings, snippet=snippet, only=only, cpus=cpus))
+    report = FORMATS[fmt](result)
+    if output:
+        Path(output).write_text(report)
+    else:
+        click.echo(report, nl=False)
+    return exit_code(result, fail_on or settings.fail_on or "error")

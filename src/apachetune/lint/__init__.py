@@ -1,0 +1,1 @@
+"""The linter: rule metadata (rules/*.yaml) + one small check module per family."""

@@ -1,0 +1,14 @@
+"""The checks, registered explicitly by rule id (one small module per family)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from apachetune.lint.checks import capacity, dead, httpd_rejects, keepalive, startup
+
+Check = Callable[..., Iterator]
+
+CHECKS: dict[str, Check] = {}
+for _module in (startup, capacity, keepalive, dead, httpd_rejects):
+    CHECKS.update(_module.RULES)
+CHECKS = dict(sorted(CHECKS.items()))

@@ -1,0 +1,107 @@
+"""AT2xx and AT405: capacity settings that waste memory, cannot be reached, or churn."""
+
+from __future__ import annotations
+
+from apachetune.lint.context import LintContext
+from apachetune.lint.finding import Fix
+
+# One scoreboard worker record (worker_score) on x86-64, measured on httpd 2.4.71.
+WORKER_SCORE_BYTES = 336
+PROCESS_SCORE_BYTES = 48
+
+
+def _kib(n: int) -> str:
+    return f"{n / 1024:.0f} KiB" if n < 1024 * 1024 else f"{n / 1048576:.1f} MiB"
+
+
+def server_limit_oversized(ctx: LintContext):
+    if ctx.startup is None or ctx.winner("ServerLimit") is None:
+        return
+    e = ctx.startup.effective
+    if ctx.mpm == "prefork":
+        needed, per_slot = e["MaxRequestWorkers"], WORKER_SCORE_BYTES + PROCESS_SCORE_BYTES
+    else:
+        needed = -(-e["MaxRequestWorkers"] // e["ThreadsPerChild"])
+        per_slot = PROCESS_SCORE_BYTES + e["ThreadLimit"] * WORKER_SCORE_BYTES
+    if e["ServerLimit"] > 2 * needed and e["ServerLimit"] - needed >= 4:
+        waste = (e["ServerLimit"] - needed) * per_slot
+        yield ctx.finding(
+            "AT201",
+            f"ServerLimit {e['ServerLimit']} reserves scoreboard slots for {e['ServerLimit']} processes; "
+            f"MaxRequestWorkers {e['MaxRequestWorkers']} needs {needed}. About {_kib(waste)} of shared "
+            "memory is reserved and never used.",
+            ctx.winner("ServerLimit"), [ctx.winner("MaxRequestWorkers")],
+            Fix({"ServerLimit": str(needed)}, "size ServerLimit to MaxRequestWorkers"))
+
+
+def thread_limit_unused(ctx: LintContext):
+    if ctx.startup is None or ctx.mpm == "prefork" or ctx.winner("ThreadLimit") is None:
+        return
+    e = ctx.startup.effective
+    if e["ThreadLimit"] > e["ThreadsPerChild"]:
+        waste = e["ServerLimit"] * (e["ThreadLimit"] - e["ThreadsPerChild"]) * WORKER_SCORE_BYTES
+        yield ctx.finding(
+            "AT202",
+            f"ThreadLimit {e['ThreadLimit']} is above ThreadsPerChild {e['ThreadsPerChild']}: "
+            f"{e['ServerLimit']} x {e['ThreadLimit'] - e['ThreadsPerChild']} scoreboard records "
+            f"(about {_kib(waste)}) are reserved and never used.",
+            ctx.winner("ThreadLimit"), [ctx.winner("ThreadsPerChild")],
+            Fix({"ThreadLimit": str(e["ThreadsPerChild"])}, "match ThreadLimit to ThreadsPerChild"))
+
+
+def spare_minimum_unreachable(ctx: LintContext):
+    if ctx.startup is None:
+        return
+    e = ctx.startup.effective
+    name = "MinSpareServers" if ctx.mpm == "prefork" else "MinSpareThreads"
+    if ctx.winner(name) is not None and e[name] > e["MaxRequestWorkers"]:
+        yield ctx.finding(
+            "AT203",
+            f"{name} {e[name]} is more than MaxRequestWorkers {e['MaxRequestWorkers']}: httpd can never "
+            "keep that many idle and keeps spawning up to the limit.",
+            ctx.winner(name), [ctx.winner("MaxRequestWorkers")],
+            Fix({name: str(max(1, e["MaxRequestWorkers"] // 4))}, "a quarter of MaxRequestWorkers"))
+
+
+def start_servers_over_max_spare(ctx: LintContext):
+    if ctx.startup is None or ctx.winner("StartServers") is None:
+        return
+    e = ctx.startup.effective
+    if ctx.mpm == "prefork":
+        if e["StartServers"] > e["MaxSpareServers"]:
+            yield ctx.finding(
+                "AT204",
+                f"StartServers {e['StartServers']} is above MaxSpareServers {e['MaxSpareServers']}: "
+                f"{e['StartServers'] - e['MaxSpareServers']} of the children started are killed again "
+                "as idle, one a second.",
+                ctx.winner("StartServers"), [ctx.winner("MaxSpareServers")],
+                Fix({"StartServers": str(e["MaxSpareServers"])}))
+    else:
+        started = e["StartServers"] * e["ThreadsPerChild"]
+        if started > e["MaxSpareThreads"] + e["ThreadsPerChild"]:
+            keep = max(1, e["MaxSpareThreads"] // e["ThreadsPerChild"])
+            yield ctx.finding(
+                "AT204",
+                f"StartServers {e['StartServers']} x ThreadsPerChild {e['ThreadsPerChild']} = {started} "
+                f"idle threads at start, above MaxSpareThreads {e['MaxSpareThreads']}: the extra "
+                "children are killed again, one a second.",
+                ctx.winner("StartServers"), [ctx.winner("MaxSpareThreads")],
+                Fix({"StartServers": str(keep)}))
+
+
+def process_churn(ctx: LintContext):
+    if ctx.startup is None:
+        return
+    d = ctx.winner("MaxConnectionsPerChild")
+    value = ctx.startup.effective.get("MaxConnectionsPerChild", 0)
+    if d is not None and 0 < value < 1000:
+        yield ctx.finding(
+            "AT405",
+            f"MaxConnectionsPerChild {value}: every process exits after {value} connections and a new "
+            "one is forked, so busy servers fork constantly and lose warm caches.",
+            d, (), Fix({"MaxConnectionsPerChild": "0"}, "never recycle (or use thousands)"))
+
+
+RULES = {"AT201": server_limit_oversized, "AT202": thread_limit_unused,
+         "AT203": spare_minimum_unreachable, "AT204": start_servers_over_max_spare,
+         "AT405": process_churn}

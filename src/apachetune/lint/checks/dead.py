@@ -1,0 +1,101 @@
+"""AT401-AT404: configuration that is never read, silently overridden, or misleading."""
+
+from __future__ import annotations
+
+from apachetune.config.conditions import split_negation
+from apachetune.config.directives import lookup
+from apachetune.config.effective import ResolvedDirective, ResolvedSection
+from apachetune.config.tree import Directive
+from apachetune.lint.context import LintContext, location_of
+from apachetune.lint.finding import Fix
+from apachetune.mpm.directives import LEGACY_NAMES, MPM_DIRECTIVES, canonical
+
+_MPM_MODULE_NAMES = {
+    "mpm_prefork_module": "prefork", "prefork.c": "prefork", "mpm_worker_module": "worker",
+    "worker.c": "worker", "mpm_event_module": "event", "event.c": "event",
+}
+# TAKE1/FLAG directives that accumulate rather than override when repeated.
+_REPEATABLE = frozenset({"include", "includeoptional", "loadmodule", "loadfile", "define", "undefine"})
+
+
+def mpm_section_not_loaded(ctx: LintContext):
+    for inactive in ctx.eff.inactive:
+        node = inactive.node
+        if node.lname != "ifmodule":
+            continue
+        negate, word = split_negation(node.raw_args)
+        if negate or word not in _MPM_MODULE_NAMES:
+            continue
+        tuned = [d for d in _directives_in(node) if canonical(d.name) is not None]
+        if not tuned:
+            continue
+        listed = ", ".join(f"{d.name} {' '.join(d.args)}" for d in tuned[:4])
+        more = f" and {len(tuned) - 4} more" if len(tuned) > 4 else ""
+        running = ctx.mpm or "no MPM"
+        yield ctx.finding(
+            "AT401",
+            f"<IfModule {node.raw_args}> is never read (the server runs {running}): {listed}{more} "
+            "have no effect.",
+            node, [location_of(d) for d in tuned[:4]])
+
+
+def _directives_in(node):
+    for child in node.children:
+        if isinstance(child, Directive):
+            yield child
+        elif hasattr(child, "children"):
+            yield from _directives_in(child)
+
+
+def duplicate_directive(ctx: LintContext):
+    def scope(items):
+        seen: dict[str, ResolvedDirective] = {}
+        for item in items:
+            if isinstance(item, ResolvedSection):
+                yield from scope(item.children)
+                continue
+            key = canonical(item.name) or item.name
+            spec = lookup(item.name)
+            if item.lname in _REPEATABLE or spec is None or spec.kind not in ("TAKE1", "FLAG"):
+                continue
+            lkey = key.lower()
+            if lkey in seen:
+                first = seen[lkey]
+                yield ctx.finding(
+                    "AT402",
+                    f"{first.name} {first.args_text} is overridden by {item.name} {item.args_text} at "
+                    f"{item.node.file}:{item.node.line}; the later setting wins.",
+                    first, [item], Fix({}, "delete the earlier line"))
+            seen[lkey] = item
+
+    yield from scope(ctx.eff.tree)
+
+
+def mpm_directive_of_other_mpm(ctx: LintContext):
+    if ctx.mpm is None:
+        return
+    own = {n.lower() for n in MPM_DIRECTIVES[ctx.mpm]}
+    for item, _parents in ctx.eff.walk():
+        if isinstance(item, ResolvedSection):
+            continue
+        canon = canonical(item.name)
+        if canon is None or canon.lower() in own:
+            continue
+        owners = [m for m, names in MPM_DIRECTIVES.items() if canon in names]
+        yield ctx.finding(
+            "AT403",
+            f"Invalid command '{item.name}', perhaps misspelled or defined by a module not included in "
+            f"the server configuration: {canon} belongs to {' and '.join(owners)}, this server runs "
+            f"{ctx.mpm}.", item)
+
+
+def deprecated_name(ctx: LintContext):
+    for item, _parents in ctx.eff.walk():
+        if isinstance(item, ResolvedDirective) and item.lname in LEGACY_NAMES:
+            new = LEGACY_NAMES[item.lname]
+            yield ctx.finding("AT404", f"{item.name} is a deprecated name; use {new}.", item, (),
+                              Fix({new: item.args_text}, f"rename {item.name} to {new}"))
+
+
+RULES = {"AT401": mpm_section_not_loaded, "AT402": duplicate_directive,
+         "AT403": mpm_directive_of_other_mpm, "AT404": deprecated_name}

@@ -1,0 +1,180 @@
+"""AT501-AT507: what `httpd -t` would reject (or silently misread), found without httpd.
+
+Each message is httpd's own wording (server/config.c invoke_cmd, server/core.c
+ap_check_cmd_context), so the finding reads like the error httpd would print.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from apachetune.config.conditions import module_loaded
+from apachetune.config.directives import lookup, registry, suggest
+from apachetune.config.effective import ResolvedSection
+from apachetune.config.words import split_words
+from apachetune.lint.context import LintContext
+from apachetune.lint.finding import Fix, Location
+from apachetune.mpm.directives import MPM_DIRECTIVES, canonical
+from apachetune.mpm.numbers import atoi, is_plain_number
+
+_DIR_SECTIONS = {"directory", "directorymatch", "location", "locationmatch", "files", "filesmatch",
+                 "if", "elseif", "else", "proxy", "proxymatch", "limit", "limitexcept"}
+# Directives whose handlers refuse anything but the main server (GLOBAL_ONLY).
+_GLOBAL_ONLY = frozenset(n.lower() for names in MPM_DIRECTIVES.values() for n in names) | {
+    "maxclients", "maxrequestsperchild", "listen", "mutex", "pidfile", "scoreboardfile",
+    "coredumpdirectory", "gracefulshutdowntimeout", "maxmemfree", "threadstacksize", "user", "group",
+    "servertokens", "traceenable", "defaultruntimedir"}
+_ARG_WORDS = {
+    "TAKE1": "takes one argument", "TAKE2": "takes two arguments", "TAKE12": "takes 1-2 arguments",
+    "TAKE3": "takes three arguments", "TAKE23": "takes two or three arguments",
+    "TAKE123": "takes one, two or three arguments", "TAKE13": "takes one or three arguments",
+    "ITERATE": "requires at least one argument", "ITERATE2": "requires at least two arguments",
+}
+
+
+@lru_cache(maxsize=1)
+def _known_modules() -> frozenset[str]:
+    return frozenset(m for spec in registry().values() for m in spec.modules)
+
+
+def _third_party_loaded(ctx: LintContext) -> list[str]:
+    return sorted(m for m in ctx.eff.modules if m not in _known_modules() and not m.endswith(".c"))
+
+
+def _items(ctx: LintContext):
+    yield from ctx.eff.walk()
+
+
+def _name_of(item) -> str:
+    return "<" + item.name if isinstance(item, ResolvedSection) else item.name
+
+
+def unknown_or_not_loaded(ctx: LintContext):
+    third_party = _third_party_loaded(ctx)
+    loaded = frozenset(ctx.eff.modules)
+    for item, _parents in _items(ctx):
+        name = _name_of(item)
+        if name.startswith("\ufeff") or canonical(item.name) is not None:
+            continue  # the BOM (AT506) and MPM directives (AT403) have their own rules
+        spec = lookup(name)
+        base = (f"Invalid command '{name}', perhaps misspelled or defined by a module not included "
+                "in the server configuration")
+        if spec is None:
+            if third_party:
+                continue  # a loaded module we have no table for may define it
+            hint = suggest(name.lstrip("<"))
+            extra = f"; did you mean {' or '.join(hint)}?" if hint else ""
+            yield ctx.finding("AT501", base + extra, item)
+        elif not any(module_loaded(m, loaded) for m in spec.modules):
+            mods = " or ".join(spec.modules)
+            yield ctx.finding("AT502", f"{base} ({spec.name} is defined by {mods}, which is not loaded)",
+                              item)
+
+
+def argument_count(ctx: LintContext):
+    loaded = frozenset(ctx.eff.modules)
+    for item, _parents in _items(ctx):
+        if isinstance(item, ResolvedSection):
+            continue
+        spec = lookup(item.name)
+        if spec is None or not any(module_loaded(m, loaded) for m in spec.modules):
+            continue
+        if canonical(item.name) is not None and ctx.startup is not None:
+            continue  # MPM directives: the start-up model reports these (AT116)
+        words = split_words(item.args_text)
+        n = len(words)
+        empty_first = n == 0 or words[0] == ""
+        kind = spec.kind
+        bad = {
+            "NO_ARGS": n != 0,
+            "TAKE1": empty_first or n != 1,
+            "TAKE2": n != 2 or "" in words,
+            "TAKE12": empty_first or n > 2,
+            "TAKE3": n != 3 or "" in words,
+            "TAKE23": n < 2 or n > 3 or "" in words[:2],
+            "TAKE123": empty_first or n > 3,
+            "TAKE13": empty_first or n == 2 or n > 3,
+            "ITERATE": empty_first,
+            "ITERATE2": n < 2 or empty_first,
+            "FLAG": empty_first or words[0].lower() not in ("on", "off"),
+        }.get(kind, False)
+        if not bad:
+            continue
+        if kind == "FLAG":
+            text = f"{spec.name} must be On or Off"
+        elif kind == "NO_ARGS":
+            text = f"{spec.name} takes no arguments"
+        else:
+            text = f"{spec.name} {_ARG_WORDS[kind]}" + (f", {spec.help}" if spec.help else "")
+        yield ctx.finding("AT503", text, item)
+
+
+def context(ctx: LintContext):
+    for item, parents in _items(ctx):
+        name = _name_of(item)
+        spec = lookup(name)
+        if spec is None or not parents:
+            if spec is not None and not parents and spec.contexts and "server config" not in spec.contexts:
+                yield ctx.finding("AT504", f"{spec.name} not allowed here", item)
+            continue
+        parent = parents[-1]
+        in_dir = [p for p in parents if p.lname in _DIR_SECTIONS]
+        if item.lname in _GLOBAL_ONLY or (canonical(item.name) is not None):
+            if any(p.lname == "virtualhost" for p in parents) and not in_dir:
+                yield ctx.finding("AT504", f"{spec.name} cannot occur within <VirtualHost> section", item)
+                continue
+        if in_dir and spec.contexts and "directory" not in spec.contexts:
+            yield ctx.finding("AT504", f"{spec.name} not allowed in <{in_dir[-1].name}> context", item)
+        elif not in_dir and parent.lname == "virtualhost" and spec.contexts and \
+                "virtual host" not in spec.contexts:
+            yield ctx.finding("AT504", f"{spec.name} not allowed here", item)
+
+
+def mpm_count(ctx: LintContext):
+    if ctx.snippet:
+        return
+    loaded = ctx.eff.mpms_loaded
+    if not loaded:
+        yield ctx.finding("AT505", "No MPM loaded. Load exactly one of mod_mpm_event, mod_mpm_worker, "
+                          "mod_mpm_prefork.", Location(ctx.eff.main_file, 1, 1))
+    elif len(loaded) > 1:
+        positions = [ctx.eff.module_positions.get(f"mpm_{m}_module") for m in loaded]
+        at = positions[1] or Location(ctx.eff.main_file, 1, 1)
+        yield ctx.finding("AT505", f"More than one MPM loaded. ({', '.join(loaded)})",
+                          Location(at.file, at.line, at.column),
+                          [Location(p.file, p.line, p.column) for p in positions if p])
+
+
+def byte_order_mark(ctx: LintContext):
+    for path, cf in ctx.eff.files.items():
+        if cf.text.startswith("\ufeff"):
+            first = cf.text[1:].split("\n", 1)[0].strip().split(" ", 1)[0]
+            yield ctx.finding(
+                "AT506",
+                f"The file starts with a UTF-8 byte-order mark, which httpd does not strip: it reads "
+                f"the first line as Invalid command '\\xef\\xbb\\xbf{first}'.",
+                Location(path, 1, 1), (), Fix({}, "remove the byte-order mark"))
+
+
+_ATOI_DIRECTIVES = {"maxkeepaliverequests"}
+
+
+def not_a_number(ctx: LintContext):
+    for item, _parents in _items(ctx):
+        if isinstance(item, ResolvedSection):
+            continue
+        canon = canonical(item.name)
+        if canon is None and item.lname not in _ATOI_DIRECTIVES:
+            continue
+        if canon == "AsyncRequestWorkerFactor" or not item.args:
+            continue
+        arg = item.args[0]
+        if not is_plain_number(arg):
+            yield ctx.finding(
+                "AT507",
+                f"{item.name} {arg!r} is not a number: httpd reads it as {atoi(arg)}.",
+                item, (), Fix({item.name: str(atoi(arg))}) if atoi(arg) > 0 else None)
+
+
+RULES = {"AT501": unknown_or_not_loaded, "AT502": unknown_or_not_loaded, "AT503": argument_count,
+         "AT504": context, "AT505": mpm_count, "AT506": byte_order_mark, "AT507": not_a_number}

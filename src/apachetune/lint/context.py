@@ -1,0 +1,70 @@
+"""What a check sees: the effective configuration, the MPM start-up result, and helpers.
+
+Checks are pure: they read the context and yield findings; they never print,
+read files or choose their own severity (the engine stamps it from rules/*.yaml).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from apachetune.config.effective import EffectiveConfig, ResolvedDirective
+from apachetune.config.tree import Node
+from apachetune.lint.finding import Finding, Fix, Location
+from apachetune.mpm import StartupResult
+from apachetune.mpm.directives import canonical
+
+
+def location_of(item) -> Location:
+    node = item.node if hasattr(item, "node") else item
+    return Location(node.file, node.line, node.column)
+
+
+@dataclass
+class LintContext:
+    eff: EffectiveConfig
+    mpm: str | None
+    startup: StartupResult | None
+    snippet: bool = False  # linting a lone MPM snippet with --mpm
+    listen_buckets: int = 1
+    _mpm_items: list[ResolvedDirective] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._mpm_items = [d for d in self.eff.directives if canonical(d.name) is not None]
+
+    @property
+    def mpm_items(self) -> list[ResolvedDirective]:
+        """Server-context MPM directives (any MPM's), in order."""
+        return self._mpm_items
+
+    def winner(self, name: str) -> ResolvedDirective | None:
+        """The server-context directive whose value httpd uses for `name` (legacy names too)."""
+        found = None
+        for d in self._mpm_items:
+            if canonical(d.name) == name:
+                found = d
+        if found is None:
+            found = self.eff.get(name)
+        return found
+
+    def value(self, name: str) -> int | float | None:
+        if self.startup and name in self.startup.effective:
+            return self.startup.effective[name]
+        return None
+
+    def anchor(self, *names: str) -> Location:
+        """Where to report something about `names`: the first one configured, else any MPM
+        directive, else the loaded MPM's LoadModule, else the main file."""
+        for name in names:
+            d = self.winner(name)
+            if d is not None:
+                return location_of(d)
+        if self._mpm_items:
+            return location_of(self._mpm_items[-1])
+        return Location(self.eff.main_file, 1, 1)
+
+    def finding(self, rule: str, message: str, at: Location | Node | ResolvedDirective,
+                related=(), fix: Fix | None = None) -> Finding:
+        loc = at if isinstance(at, Location) else location_of(at)
+        rel = [r if isinstance(r, Location) else location_of(r) for r in related if r is not None]
+        return Finding(rule, "", message, loc, [r for r in rel if r != loc], fix)

@@ -1,0 +1,97 @@
+"""Run the checks: resolve the configuration, replay httpd's start-up, dispatch every
+enabled rule, apply suppressions and severities, sort. One place decides the exit code."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from apachetune.config.resolver import ResolveOptions, resolve
+from apachetune.errors import ConfigSyntaxError, ResolveError
+from apachetune.lint.checks import CHECKS
+from apachetune.lint.context import LintContext
+from apachetune.lint.finding import SEVERITY_RANK, Finding, LintResult, Location
+from apachetune.lint.metadata import all_rules
+from apachetune.lint.settings import Settings
+from apachetune.lint.suppress import Suppressions
+from apachetune.mpm import simulate_startup
+
+
+@dataclass
+class LintOptions:
+    resolve: ResolveOptions
+    settings: Settings
+    snippet: bool = False  # --mpm given: FILE is a lone MPM snippet
+    only: set[str] | None = None  # --rule selectors
+    cpus: int | None = None  # the server's CPU cores (ListenCoresBucketsRatio); default: this machine's
+
+
+def listen_buckets(eff, cpus: int | None) -> int:
+    """server/listen.c: ListenCoresBucketsRatio R on C online cores gives C // R buckets when > 1."""
+    from apachetune.mpm.numbers import atoi
+
+    ratio = eff.get("ListenCoresBucketsRatio")
+    if ratio is None or not ratio.args or atoi(ratio.args[0]) <= 0:
+        return 1
+    value = (cpus or os.cpu_count() or 1) // atoi(ratio.args[0])
+    return value if value > 1 else 1
+
+
+# Rules the engine itself reports: the configuration cannot be read, so no check runs.
+ENGINE_RULES = {"AT508": "syntax error", "AT509": "include or condition error"}
+
+
+def _fatal(main: str, rule: str, err) -> LintResult:
+    pos = err.position
+    loc = Location(pos.file, pos.line, pos.column) if pos else Location(main, 1, 1)
+    meta = all_rules()[rule]
+    return LintResult(main, [Finding(rule, meta.severity, err.message, loc, title=meta.title)],
+                      mpm=None, fatal=True)
+
+
+def lint(main_file: str, options: LintOptions) -> LintResult:
+    main = os.path.abspath(main_file)
+    try:
+        eff = resolve(main, options.resolve)
+    except ConfigSyntaxError as e:
+        return _fatal(main, "AT508", e)
+    except ResolveError as e:
+        return _fatal(main, "AT509", e)
+    mpm = eff.mpm
+    startup = None
+    buckets = listen_buckets(eff, options.cpus)
+    if mpm:
+        ctx_items = [(d.name, d.args) for d in eff.directives]
+        startup = simulate_startup(mpm, ctx_items, listen_buckets=buckets)
+    ctx = LintContext(eff, mpm, startup, snippet=options.snippet, listen_buckets=buckets)
+    rules = all_rules()
+    suppress = Suppressions()
+    for cf in eff.files.values():
+        suppress.add_file(cf)
+    enabled = {r for r in CHECKS if r not in options.settings.disabled
+               and (options.only is None or r in options.only)}
+    findings: list[Finding] = []
+    seen_checks = set()
+    for rule_id, check in CHECKS.items():
+        # One function may serve several ids (it names each finding's rule itself): call it once.
+        if rule_id not in enabled or check in seen_checks:
+            continue
+        seen_checks.add(check)
+        for f in check(ctx):
+            if f.rule not in enabled:
+                continue
+            meta = rules[f.rule]
+            f.severity = options.settings.severity.get(f.rule, meta.severity)
+            f.title = meta.title
+            if not suppress.suppressed(f.rule, f.location.file, f.location.line):
+                findings.append(f)
+    findings.sort(key=lambda f: (f.location.file, f.location.line, f.location.column, f.rule))
+    return LintResult(main, findings, startup.to_json() if startup else None, files=eff.files)
+
+
+def exit_code(result: LintResult, fail_on: str) -> int:
+    """0 clean, 1 a finding at or above `fail_on`, 2 the configuration could not be read."""
+    if result.fatal:
+        return 2
+    threshold = SEVERITY_RANK[fail_on]
+    return 1 if any(SEVERITY_RANK[f.severity] >= threshold for f in result.findings) else 0

@@ -1,0 +1,75 @@
+"""The result model every reporter reads: findings with positions and fixes as data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+SEVERITIES = ("error", "warning", "info")
+SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    file: str
+    line: int
+    column: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "column": self.column}
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    """New values for directives, applied by `apachetune generate` (never by the linter)."""
+
+    set: dict[str, str]  # directive -> new value
+    description: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"set": dict(self.set), "description": self.description}
+
+
+@dataclass(slots=True)
+class Finding:
+    rule: str
+    severity: str
+    message: str
+    location: Location
+    related: list[Location] = field(default_factory=list)
+    fix: Fix | None = None
+    title: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "rule": self.rule, "severity": self.severity, "message": self.message,
+            "file": self.location.file, "line": self.location.line, "column": self.location.column,
+        }
+        if self.related:
+            out["related"] = [r.to_json() for r in self.related]
+        if self.fix:
+            out["fix"] = self.fix.to_json()
+        return out
+
+
+@dataclass
+class LintResult:
+    main_file: str
+    findings: list[Finding]
+    mpm: dict[str, Any] | None  # the contract's "mpm" object (StartupResult.to_json())
+    fatal: bool = False  # the configuration could not be read (syntax / include error): exit 2
+    files: dict[str, Any] = field(default_factory=dict)  # path -> ConfigFile, for showing lines
+
+    def summary(self) -> dict[str, int]:
+        counts = {s: 0 for s in SEVERITIES}
+        for f in self.findings:
+            counts[f.severity] += 1
+        return counts
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "main_file": self.main_file,
+            "mpm": self.mpm,
+            "findings": [f.to_json() for f in self.findings],
+            "summary": self.summary(),
+        }
