@@ -49,4 +49,4 @@ def command(file, fmt, fail_on, config_path, rules, output, cpus, **resolve_kw):
         Path(output).write_text(report)
     else:
         click.echo(report, nl=False)
-    return exit_code(result, fail_on or settings.fail_on or "error")
+    click.get_current_context().exit(exit_code(result, fail_on or settings.fail_on or "error"))
