@@ -16,9 +16,10 @@ $(BIN)/apachetune: pyproject.toml
 
 setup: $(BIN)/apachetune
 
-# The main job on the bundled sample config.
+# The main job on the bundled sample config: what httpd will read, then the lint report.
 demo: setup
-	$(BIN)/apachetune parse $(SAMPLE)
+	$(BIN)/apachetune parse $(SAMPLE) | head -25
+	$(BIN)/apachetune lint $(SAMPLE)
 
 mpmd:
 	$(MAKE) -C src/mpmd

@@ -71,7 +71,8 @@ class StartupResult:
 def _values(mpm: str, directives: Iterable[tuple[str, list[str]]] | Mapping[str, str]
             ) -> tuple[dict[str, str], list[str], list[StartupMessage]]:
     """Canonical name -> the argument httpd reads (the last one set wins), legacy names seen,
-    and the argument-count errors httpd stops at (TAKE1: exactly one non-empty word)."""
+    and the first error httpd stops at while reading them (each occurrence is checked as it is
+    read, so an invalid value is fatal even when a later line sets a valid one)."""
     items = directives.items() if isinstance(directives, Mapping) else directives
     configured: dict[str, str] = {}
     legacy: list[str] = []
@@ -84,10 +85,27 @@ def _values(mpm: str, directives: Iterable[tuple[str, list[str]]] | Mapping[str,
             legacy.append(name)
         words = [args] if isinstance(args, str) else list(args)
         if len(words) != 1 or words[0] == "":
-            errors.append(StartupMessage("AH00526", "error", _takes_one(name, mpm), canon))
-            continue
-        configured[canon] = words[0]
+            error = _takes_one(name, mpm)
+        else:
+            error = _read_error(mpm, canon, words[0])
+        if error and not errors:
+            errors.append(StartupMessage("AH00526", "error", error, canon))
+        if not error:
+            configured[canon] = words[0]
     return configured, legacy, errors
+
+
+def _read_error(mpm: str, canon: str, value: str) -> str | None:
+    """The handlers that refuse a value outright (event.c set_worker_factor, listen.c)."""
+    if canon == "AsyncRequestWorkerFactor" and mpm == "event":
+        number = strtod_strict(value)
+        if number is None:
+            return "error parsing value"
+        if not number > 0:
+            return "AsyncRequestWorkerFactor argument must be a positive number"
+    if canon == "ListenBacklog" and atoi(value) < 1:
+        return "ListenBacklog must be > 0"
+    return None
 
 
 def _takes_one(name: str, mpm: str) -> str:
@@ -121,12 +139,6 @@ class _Run:
             self.adjustments.append(Adjustment(
                 name, before if name in self.configured else None, value, code, code is None))
         self.v[name] = value
-
-
-def _common_fatal(run: _Run) -> None:
-    # server/listen.c ap_set_listenbacklog: a syntax error, httpd does not start.
-    if "ListenBacklog" in run.configured and atoi(run.configured["ListenBacklog"]) < 1:
-        run.fatal.append(StartupMessage("AH00526", "error", "ListenBacklog must be > 0", "ListenBacklog"))
 
 
 def _prefork(run: _Run, buckets: int) -> None:
@@ -250,16 +262,7 @@ def _event_factor(run: _Run) -> None:
     raw = run.configured.get("AsyncRequestWorkerFactor")
     if raw is None:
         return
-    value = strtod_strict(raw)
-    if value is None:
-        run.fatal.append(StartupMessage("AH00526", "error", "error parsing value", "AsyncRequestWorkerFactor"))
-        return
-    if not value > 0:
-        run.fatal.append(StartupMessage(
-            "AH00526", "error", "AsyncRequestWorkerFactor argument must be a positive number",
-            "AsyncRequestWorkerFactor"))
-        return
-    scaled = int(value * _WORKER_FACTOR_SCALE)
+    scaled = int(strtod_strict(raw) * _WORKER_FACTOR_SCALE)
     run.v["AsyncRequestWorkerFactor"] = max(scaled, _WORKER_FACTOR_SCALE) / _WORKER_FACTOR_SCALE
 
 
@@ -271,7 +274,6 @@ def simulate_startup(mpm: str, directives: Iterable[tuple[str, list[str]]] | Map
     configured, legacy, arg_errors = _values(mpm, directives)
     run = _Run(mpm, configured)
     run.fatal.extend(arg_errors)
-    _common_fatal(run)
     if mpm == "event":
         _event_factor(run)
     if mpm == "prefork":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from apachetune.lint.finding import LintResult
+from apachetune.report.paths import display_path
 
 _LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
 
@@ -19,6 +20,6 @@ def render(result: LintResult) -> str:
     for f in result.findings:
         loc = f.location
         lines.append(
-            f"::{_LEVEL[f.severity]} file={_escape(loc.file, True)},line={loc.line},col={loc.column},"
+            f"::{_LEVEL[f.severity]} file={_escape(display_path(loc.file), True)},line={loc.line},col={loc.column},"
             f"title={_escape(f.rule + ' ' + f.title, True)}::{_escape(f.message)}")
     return "\n".join(lines) + ("\n" if lines else "")

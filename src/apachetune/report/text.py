@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from apachetune.lint.finding import LintResult
+from apachetune.report.paths import display_path
 
 
 def render(result: LintResult) -> str:
@@ -11,7 +12,7 @@ def render(result: LintResult) -> str:
     for f in result.findings:
         by_file.setdefault(f.location.file, []).append(f)
     for path, findings in by_file.items():
-        out.append(path)
+        out.append(display_path(path))
         cf = result.files.get(path)
         for f in findings:
             out.append(f"  {f.location.line}:{f.location.column}  {f.severity:<7}  {f.rule}  {f.message}")
@@ -20,7 +21,7 @@ def render(result: LintResult) -> str:
                 if line.strip():
                     out.append(f"      | {line}")
             for r in f.related:
-                out.append(f"      see {r.file}:{r.line}:{r.column}")
+                out.append(f"      see {display_path(r.file)}:{r.line}:{r.column}")
         out.append("")
     if result.mpm and result.mpm.get("startup_messages"):
         out.append(f"httpd ({result.mpm['name']} MPM) will print at start-up:")
