@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from apachetune.config import cache
 from apachetune.config.conditions import (
     ConditionError,
     Version,
@@ -33,7 +34,7 @@ from apachetune.config.effective import (
     ResolvedSection,
 )
 from apachetune.config.envvars import read_envvars
-from apachetune.config.parser import CONDITIONAL_SECTIONS, parse_file
+from apachetune.config.parser import CONDITIONAL_SECTIONS, parse_file, parse_text
 from apachetune.config.tree import ConfigFile, Directive, Node, Section
 from apachetune.config.words import split_words
 from apachetune.errors import ResolveError
@@ -226,7 +227,7 @@ class Resolver:
             raise ResolveError(f"Exceeded the maximum include directory nesting level of "
                                f"{MAX_INCLUDE_DEPTH}. You have probably a recursion somewhere.", by)
         if path not in st.files:
-            st.files[path] = parse_file(path)
+            st.files[path] = _parse_cached(path)
         st.inclusions.append(Inclusion(path, by, len(st.stack)))
         st.stack.append(real)
         try:
@@ -337,6 +338,19 @@ class Resolver:
             found = _directive_known("<" + word, st)
             what = f"section <{word}> is {'known' if found else 'not known'}"
         return found != negate, what
+
+
+def _parse_cached(path: str) -> ConfigFile:
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return parse_file(path)  # reports the error with the path
+    cf = cache.load(path, data)
+    if cf is None:
+        cf = parse_text(data, path)
+        cache.store(path, data, cf)
+    return cf
 
 
 def _directive_known(name: str, st: _State) -> bool:
