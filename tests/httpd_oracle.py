@@ -81,3 +81,77 @@ def render_upstream(dest: Path, *, with_mpm_conf: bool) -> Path:
     main = dest / "conf" / "httpd.conf"
     main.write_text(template)
     return main
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class RunningHttpd:
+    """A real httpd on 127.0.0.1 from a temporary config; always stopped (SIGTERM, then KILL)."""
+
+    def __init__(self, tmp: Path, mpm: str, mpm_section: str = ""):
+        import tempfile
+
+        self.tmp = tmp
+        self.port = free_port()
+        # httpd's children run as nobody: the document root must be readable by others
+        # (pytest's own temporary directories are private to root).
+        self.docroot = Path(tempfile.mkdtemp(prefix="apachetune-docroot-"))
+        self.docroot.chmod(0o755)
+        (self.docroot / "index.html").write_text("hello\n" * 100)
+        (self.docroot / "index.html").chmod(0o644)
+        self.conf = tmp / "httpd.conf"
+        self.conf.write_text(
+            f"ServerRoot {tmp}\nServerName localhost\nUser nobody\nGroup nogroup\n"
+            f"Listen 127.0.0.1:{self.port}\nPidFile {tmp}/httpd.pid\nErrorLog {tmp}/error.log\n"
+            f"DocumentRoot {self.docroot}\n"
+            f"LoadModule mpm_{mpm}_module {MODULES_DIR}/mod_mpm_{mpm}.so\n"
+            f"LoadModule authz_core_module {MODULES_DIR}/mod_authz_core.so\n"
+            f"<Directory {self.docroot}>\n  Require all granted\n</Directory>\n{mpm_section}\n")
+        self.proc = None
+
+    def __enter__(self):
+        import time
+        import urllib.error
+
+        self.proc = subprocess.Popen([APACHE2, "-f", str(self.conf), "-D", "FOREGROUND"],
+                                     start_new_session=True, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"httpd exited: {self.proc.stderr.read().decode()}")
+            try:
+                self.get("/index.html")
+                return self
+            except urllib.error.HTTPError:
+                return self  # it answers
+            except OSError:
+                time.sleep(0.05)
+        self.__exit__(None, None, None)
+        raise RuntimeError("httpd did not answer within 10 s")
+
+    def get(self, path: str) -> bytes:
+        import urllib.request
+
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=5) as r:
+            return r.read()
+
+    def __exit__(self, *exc):
+        import shutil
+        import signal
+
+        shutil.rmtree(self.docroot, ignore_errors=True)
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(5)
+        return False

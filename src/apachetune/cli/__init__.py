@@ -22,6 +22,7 @@ COMMANDS = {
     "lint": "lint",
     "parse": "parse",
     "rules": "rules",
+    "size": "size",
 }
 
 

@@ -1,0 +1,196 @@
+"""What the machine says: memory available, other services, and a running httpd's workers.
+
+The only module that imports psutil. Memory per worker is measured with PSS and USS
+(/proc/PID/smaps_rollup via psutil's memory_full_info), never by summing RSS: RSS counts
+every shared page once per process, the classic reason sizing tools under-recommend.
+- prefork: a worker is a child; its cost is the child's PSS (private pages plus its share
+  of the pages shared with the parent and the other children).
+- worker/event: a child's cost is split into a fixed base (its share of what it inherited
+  from the parent, i.e. PSS - USS) and the threads' own memory (USS / threads: their stacks
+  and allocations); per worker = USS / threads, per process = PSS - USS.
+Everything is collected into a frozen HostFacts that saves to and loads from JSON, so a
+measurement can be replayed (--facts host.json) and tests never read the real machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import psutil
+
+from apachetune.errors import UsageError
+
+MIB = 1024 * 1024
+HTTPD_NAMES = ("apache2", "httpd")
+# Other services whose memory must be left alone, by process name.
+SERVICES = {
+    "mysqld": "MySQL", "mariadbd": "MariaDB", "postgres": "PostgreSQL", "php-fpm": "PHP-FPM",
+    "redis-server": "Redis", "memcached": "memcached", "java": "Java", "node": "Node.js",
+    "varnishd": "Varnish", "nginx": "nginx", "mongod": "MongoDB", "elasticsearch": "Elasticsearch",
+}
+
+
+@dataclass(frozen=True)
+class WorkerSample:
+    pid: int
+    threads: int
+    rss_mib: float
+    pss_mib: float
+    uss_mib: float
+
+
+@dataclass(frozen=True)
+class HttpdFacts:
+    parent_pid: int
+    mpm: str | None
+    children: tuple[WorkerSample, ...]
+    parent_pss_mib: float
+    per_worker_mib: float  # see the module docstring
+    per_process_mib: float
+    threads_per_child: int
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    total_mib: float
+    available_mib: float
+    cpus: int
+    services: dict[str, float] = field(default_factory=dict)  # service -> MiB (PSS)
+    httpd: HttpdFacts | None = None
+
+    @property
+    def reserved_mib(self) -> float:
+        return sum(self.services.values())
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        Path(path).write_text(json.dumps(self.to_json(), indent=2))
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> HostFacts:
+        try:
+            data = json.loads(Path(path).read_text())
+            httpd = data.get("httpd")
+            if httpd:
+                httpd = HttpdFacts(**{**httpd, "children": tuple(WorkerSample(**c) for c in httpd["children"])})
+            return cls(data["total_mib"], data["available_mib"], data["cpus"], data.get("services", {}), httpd)
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise UsageError(f"{path}: not a facts file written by apachetune ({e})") from None
+
+
+def _mem(proc: psutil.Process) -> tuple[float, float, float]:
+    info = proc.memory_full_info()
+    return info.rss / MIB, getattr(info, "pss", info.uss) / MIB, info.uss / MIB
+
+
+def find_httpd(pid: int | None = None, pidfile: str | None = None) -> psutil.Process | None:
+    """The httpd parent: the given pid, the pid in `pidfile`, or an apache2/httpd process whose
+    parent is not one."""
+    if pidfile:
+        try:
+            pid = int(Path(pidfile).read_text().split()[0])
+        except (OSError, ValueError, IndexError) as e:
+            raise UsageError(f"--pidfile {pidfile}: {e}") from None
+    if pid:
+        try:
+            return psutil.Process(pid)
+        except psutil.Error as e:
+            raise UsageError(f"no such process {pid}: {e}") from None
+    for proc in psutil.process_iter(["name", "ppid"]):
+        if proc.info["name"] in HTTPD_NAMES:
+            try:
+                parent = psutil.Process(proc.info["ppid"])
+                if parent.name() not in HTTPD_NAMES:
+                    return proc
+            except psutil.Error:
+                continue
+    return None
+
+
+def _mpm_of(proc: psutil.Process, children: list[psutil.Process]) -> str | None:
+    try:
+        for m in proc.memory_maps(grouped=True):
+            for name in ("prefork", "worker", "event"):
+                if f"mod_mpm_{name}.so" in m.path:
+                    return name
+    except psutil.Error:
+        pass
+    if children:
+        return "prefork" if all(c.num_threads() == 1 for c in children) else None
+    return None
+
+
+def measure_httpd(parent: psutil.Process, samples: int = 1, interval: float = 1.0,
+                  percentile: float = 0.9) -> HttpdFacts:
+    """Measure a running httpd's children; with several samples keep the high percentile."""
+    per_worker: list[float] = []
+    per_process: list[float] = []
+    last: list[WorkerSample] = []
+    threads = 1
+    children: list[psutil.Process] = []
+    for i in range(max(1, samples)):
+        children = [c for c in parent.children() if c.is_running()]
+        last = []
+        for child in children:
+            try:
+                rss, pss, uss = _mem(child)
+                last.append(WorkerSample(child.pid, child.num_threads(), rss, pss, uss))
+            except psutil.Error:
+                continue
+        for s in last:
+            if s.threads <= 1:
+                per_worker.append(s.pss_mib)
+                per_process.append(0.0)
+            else:
+                # The listener and helper threads are not workers: count ThreadsPerChild-ish.
+                workers = max(1, s.threads - 2)
+                per_worker.append(s.uss_mib / workers)
+                per_process.append(max(0.0, s.pss_mib - s.uss_mib))
+            threads = max(threads, s.threads)
+        if i + 1 < samples:
+            time.sleep(interval)
+    if not last:
+        raise UsageError(f"httpd (pid {parent.pid}) has no child processes to measure")
+    mpm = _mpm_of(parent, children)
+    _, parent_pss, _ = _mem(parent)
+    tpc = 1 if mpm == "prefork" or threads <= 1 else max(1, threads - 2)
+    return HttpdFacts(parent.pid, mpm, tuple(last), parent_pss, _high(per_worker, percentile),
+                      _high(per_process, percentile), tpc)
+
+
+def _high(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[int(q * 100) - 1]
+
+
+def other_services() -> dict[str, float]:
+    """PSS (MiB) of known services on this host, summed per service."""
+    found: dict[str, float] = {}
+    for proc in psutil.process_iter(["name"]):
+        label = SERVICES.get((proc.info["name"] or "").split(":")[0])
+        if not label:
+            continue
+        try:
+            found[label] = found.get(label, 0.0) + _mem(proc)[1]
+        except psutil.Error:
+            continue
+    return {k: round(v, 1) for k, v in found.items()}
+
+
+def gather(pid: int | None = None, pidfile: str | None = None, samples: int = 1,
+           interval: float = 1.0) -> HostFacts:
+    vm = psutil.virtual_memory()
+    parent = find_httpd(pid, pidfile)
+    httpd = measure_httpd(parent, samples, interval) if parent is not None else None
+    return HostFacts(round(vm.total / MIB, 1), round(vm.available / MIB, 1), os.cpu_count() or 1,
+                     other_services(), httpd)

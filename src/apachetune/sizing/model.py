@@ -1,0 +1,99 @@
+"""Pure capacity formulas. Each states what it computes and where it comes from.
+
+Units: memory in MiB, time in seconds, rates per second.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def usable_memory(available_mib: float, reserved_mib: float, headroom: float) -> float:
+    """Memory httpd may use: MemAvailable - memory reserved for other services - a headroom
+    fraction of MemAvailable (page cache, spikes). Never negative."""
+    return max(0.0, available_mib - reserved_mib - headroom * available_mib)
+
+
+def memory_bound_workers(usable_mib: float, per_worker_mib: float, per_process_mib: float = 0.0,
+                         threads_per_child: int = 1) -> int:
+    """The folklore made exact: MaxRequestWorkers = floor(usable / cost of one worker).
+
+    For threaded MPMs a worker costs its own memory plus 1/ThreadsPerChild of its process's
+    fixed base: usable >= n * per_worker + (n / TPC) * per_process.
+    """
+    cost = per_worker_mib + per_process_mib / max(1, threads_per_child)
+    if cost <= 0:
+        raise ValueError("per-worker memory must be positive")
+    return max(0, math.floor(usable_mib / cost))
+
+
+def littles_law_busy(rate: float, service_time: float) -> float:
+    """Little's law L = lambda * W: the mean number of busy workers (the offered load, Erlangs)."""
+    return rate * service_time
+
+
+def erlang_b(servers: int, offered: float) -> float:
+    """Erlang B blocking probability, by the stable recursion B(0)=1, B(k)=aB(k-1)/(k+aB(k-1))."""
+    b = 1.0
+    for k in range(1, servers + 1):
+        b = offered * b / (k + offered * b)
+    return b
+
+
+def erlang_c(servers: int, offered: float) -> float:
+    """Probability that a request waits for a worker in an M/M/c queue (Erlang C).
+
+    C = B / (1 - rho (1 - B)) with B = Erlang B and rho = a / c; 1.0 when rho >= 1 (saturated).
+    """
+    if servers <= 0:
+        return 1.0
+    rho = offered / servers
+    if rho >= 1:
+        return 1.0
+    b = erlang_b(servers, offered)
+    return b / (1 - rho * (1 - b))
+
+
+def mean_queue_wait(servers: int, offered: float, service_time: float) -> float:
+    """Mean time a request waits for a worker, M/M/c: Wq = C(c, a) * S / (c - a); inf if saturated."""
+    if offered >= servers:
+        return math.inf
+    return erlang_c(servers, offered) * service_time / (servers - offered)
+
+
+def workers_for(offered: float, service_time: float, max_utilisation: float = 0.8,
+                max_mean_wait: float | None = None) -> int:
+    """Fewest workers keeping utilisation <= max_utilisation (and the mean wait under a bound)."""
+    c = max(1, math.ceil(offered / max_utilisation)) if offered > 0 else 1
+    if max_mean_wait is not None and offered > 0:
+        while mean_queue_wait(c, offered, service_time) > max_mean_wait:
+            c += 1
+    return c
+
+
+def connection_occupancy(mpm: str, requests_per_connection: float, service_time: float,
+                         gap: float, keepalive_timeout: float, keepalive: bool = True) -> float:
+    """Seconds one client connection holds a worker.
+
+    prefork and worker keep the worker for the whole connection: each request's service time,
+    each gap between requests (up to KeepAliveTimeout), and the final idle KeepAliveTimeout
+    before the server closes. event parks idle connections in its listener, so only service
+    time counts. Without keep-alive every request is its own connection.
+    """
+    if not keepalive or requests_per_connection <= 1:
+        return service_time
+    k = requests_per_connection
+    if mpm == "event":
+        return k * service_time
+    idle = (k - 1) * min(gap, keepalive_timeout) + keepalive_timeout
+    return k * service_time + idle
+
+
+def offered_load(mpm: str, rate: float, service_time: float, requests_per_connection: float,
+                 gap: float, keepalive_timeout: float, keepalive: bool = True) -> float:
+    """Busy workers needed on average (Erlangs): connection rate x occupancy per connection."""
+    if not keepalive or requests_per_connection <= 1:
+        return rate * service_time
+    connections = rate / requests_per_connection
+    return connections * connection_occupancy(mpm, requests_per_connection, service_time, gap,
+                                              keepalive_timeout, keepalive)

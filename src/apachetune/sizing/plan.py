@@ -1,0 +1,93 @@
+"""Gather the inputs of a sizing: given > measured > profile > default, each with its source."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from apachetune.config.conditions import module_loaded
+from apachetune.config.effective import EffectiveConfig
+from apachetune.mpm.numbers import atoi
+from apachetune.sizing.facts import HostFacts
+from apachetune.sizing.profiles import PROFILES
+from apachetune.sizing.recommend import Figure, SizingInputs, choose_mpm
+
+
+@dataclass
+class Given:
+    memory_mib: float | None = None
+    reserve_mib: float | None = None
+    headroom: float | None = None
+    per_worker_mib: float | None = None
+    per_process_mib: float | None = None
+    profile: str | None = None
+    rate: float | None = None
+    service_time_ms: float | None = None
+    requests_per_connection: float | None = None
+    mpm: str | None = None
+    threads_per_child: int | None = None
+
+
+def _pick(given, measured, profile_value, default, profile_name: str | None) -> Figure:
+    if given is not None:
+        return Figure(given, "given")
+    if measured is not None:
+        return Figure(measured, "measured")
+    if profile_value is not None and profile_name:
+        return Figure(profile_value, f"profile {profile_name}")
+    return Figure(default, "default")
+
+
+def build_inputs(given: Given, host: HostFacts | None, eff: EffectiveConfig | None) -> tuple[SizingInputs, list[str]]:
+    """The inputs and the reasons behind the MPM choice."""
+    profile = PROFILES.get(given.profile) if given.profile else None
+    httpd = host.httpd if host else None
+    loaded = frozenset(eff.modules) if eff else frozenset()
+    current = (eff.mpm if eff else None) or (httpd.mpm if httpd else None)
+    if given.mpm:
+        mpm, reasons = given.mpm, ["chosen on the command line"]
+        mpm_fig = Figure(mpm, "given")
+    elif profile and not eff:
+        mpm, reasons = profile.mpm, [f"the {profile.name} profile runs {profile.mpm}"]
+        mpm_fig = Figure(mpm, f"profile {profile.name}")
+    else:
+        mpm, reasons = choose_mpm(loaded, current)
+        mpm_fig = Figure(mpm, "recommended")
+    # Measured per-worker figures only describe the MPM that was measured.
+    measured_same = httpd is not None and httpd.mpm == mpm
+    per_worker = httpd.per_worker_mib if measured_same and httpd.per_worker_mib > 0 else None
+    per_process = httpd.per_process_mib if measured_same else None
+    default_profile = PROFILES["php" if mpm == "prefork" else "static"]
+    kat = None
+    tpc = None
+    if eff is not None:
+        d = eff.get("KeepAliveTimeout")
+        kat = atoi(d.args[0]) if d and d.args else None
+        t = eff.get("ThreadsPerChild")
+        tpc = atoi(t.args[0]) if t and t.args and mpm != "prefork" else None
+    inputs = SizingInputs(
+        mpm=mpm_fig,
+        available_mib=_pick(given.memory_mib, host.available_mib if host else None, None, 2048, None),
+        reserved_mib=_pick(given.reserve_mib, host.reserved_mib if host else None, None, 0, None),
+        headroom=_pick(given.headroom, None, None, 0.10, None),
+        per_worker_mib=_pick(given.per_worker_mib, per_worker,
+                             (profile or default_profile).per_worker_mib, default_profile.per_worker_mib,
+                             (profile or default_profile).name),
+        per_process_mib=_pick(given.per_process_mib, per_process, (profile or default_profile).per_process_mib,
+                              default_profile.per_process_mib, (profile or default_profile).name),
+        rate=_pick(given.rate, None, None, None, None),
+        service_time=_pick(given.service_time_ms / 1000 if given.service_time_ms else None, None,
+                           (profile or default_profile).service_time, default_profile.service_time,
+                           (profile or default_profile).name),
+        requests_per_connection=_pick(given.requests_per_connection, None,
+                                      (profile or default_profile).requests_per_connection,
+                                      default_profile.requests_per_connection,
+                                      (profile or default_profile).name),
+        gap=_pick(None, None, (profile or default_profile).gap, default_profile.gap,
+                  (profile or default_profile).name),
+        keepalive_timeout=Figure(kat, "config") if kat is not None else Figure(5, "default"),
+        threads_per_child=Figure(given.threads_per_child, "given") if given.threads_per_child
+        else (Figure(tpc, "config") if tpc else Figure(25, "default")),
+        reqtimeout_loaded=Figure(module_loaded("reqtimeout_module", loaded) if eff else True,
+                                 "config" if eff else "default"),
+    )
+    return inputs, reasons

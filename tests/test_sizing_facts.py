@@ -1,0 +1,57 @@
+"""Measuring a real httpd: plausible per-worker memory for prefork and event (PSS/USS, not RSS)."""
+
+import json
+
+import psutil
+import pytest
+from click.testing import CliRunner
+
+from apachetune.cli import cli
+from apachetune.sizing.facts import HostFacts, find_httpd, gather, measure_httpd
+from httpd_oracle import RunningHttpd, needs_httpd
+
+
+@needs_httpd
+@pytest.mark.httpd
+@pytest.mark.parametrize("mpm, section", [
+    ("prefork", "StartServers 3\nMinSpareServers 2\nMaxSpareServers 4\nMaxRequestWorkers 8\n"),
+    ("event", "StartServers 2\nThreadsPerChild 8\nThreadLimit 8\nServerLimit 4\nMaxRequestWorkers 32\n"
+              "MinSpareThreads 8\nMaxSpareThreads 24\n"),
+])
+def test_measure_running_httpd(tmp_path, mpm, section):
+    with RunningHttpd(tmp_path, mpm, section) as httpd:
+        for _ in range(20):
+            assert httpd.get("/index.html").startswith(b"hello")
+        parent = find_httpd(pid=httpd.proc.pid)
+        facts = measure_httpd(parent, samples=2, interval=0.2)
+        assert facts.mpm == mpm and facts.children
+        for child in facts.children:
+            assert 0 < child.uss_mib <= child.pss_mib <= child.rss_mib
+        if mpm == "prefork":
+            assert facts.threads_per_child == 1
+            assert 0.1 < facts.per_worker_mib < 50  # a child's PSS
+        else:
+            assert facts.threads_per_child == 8
+            child = facts.children[0]
+            assert facts.per_worker_mib < child.pss_mib  # a thread costs less than its process
+            assert 0 < facts.per_worker_mib < 5
+        # The same measurement through `apachetune size`, replayed from a facts file.
+        host = gather(pid=httpd.proc.pid)
+        path = tmp_path / "host.json"
+        host.save(path)
+    again = HostFacts.load(path)
+    assert again.httpd.per_worker_mib == host.httpd.per_worker_mib
+    result = CliRunner().invoke(cli, ["size", "--facts", str(path), "--format", "json", "--target-mpm", mpm])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["inputs"]["per_worker_mib"]["source"] == "measured"
+    assert data["recommendation"]["mpm"] == mpm
+
+
+def test_facts_of_this_machine_are_sane():
+    host = gather(pid=None) if find_httpd() is None else None
+    if host is None:
+        pytest.skip("an httpd is running on this machine")
+    assert 0 < host.available_mib <= host.total_mib
+    assert host.cpus >= 1 and host.httpd is None
+    assert psutil.virtual_memory().total // (1024 * 1024) == pytest.approx(host.total_mib, abs=1)

@@ -1,0 +1,107 @@
+"""Sizing formulas and the recommended section (pure: no machine is read)."""
+
+import math
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from apachetune.mpm import is_fixed_point, simulate_startup
+from apachetune.sizing import model
+from apachetune.sizing.recommend import Figure, SizingInputs, choose_mpm, recommend
+
+
+def test_erlang_textbook_values():
+    # Erlang B(2, 1) = 0.2; Erlang C(2, 1) = 1/3 (classic M/M/2 example).
+    assert model.erlang_b(2, 1.0) == pytest.approx(0.2)
+    assert model.erlang_c(2, 1.0) == pytest.approx(1 / 3)
+    # M/M/1: P(wait) = rho, Wq = rho S / (1 - rho).
+    assert model.erlang_c(1, 0.5) == pytest.approx(0.5)
+    assert model.mean_queue_wait(1, 0.5, 0.1) == pytest.approx(0.1)
+    assert model.mean_queue_wait(10, 10, 0.1) == math.inf
+    # Stable for thousands of servers.
+    assert 0 <= model.erlang_c(5000, 4800) <= 1
+
+
+def test_littles_law_and_workers_for():
+    assert model.littles_law_busy(400, 0.05) == pytest.approx(20)
+    assert model.workers_for(20, 0.05, 0.8) == 25
+    c = model.workers_for(20, 0.05, 0.99, max_mean_wait=0.001)
+    assert model.mean_queue_wait(c, 20, 0.05) <= 0.001 < model.mean_queue_wait(c - 1, 20, 0.05)
+
+
+def test_memory_bound_threaded_amortises_process_base():
+    assert model.memory_bound_workers(1000, 10) == 100
+    assert model.memory_bound_workers(1000, 0.5, 12.5, 25) == 1000
+    assert model.usable_memory(4000, 1000, 0.1) == pytest.approx(2600)
+
+
+def test_keepalive_occupancy_pins_prefork_not_event():
+    pre = model.connection_occupancy("prefork", 5, 0.01, 0.5, 5)
+    ev = model.connection_occupancy("event", 5, 0.01, 0.5, 5)
+    assert ev == pytest.approx(0.05) and pre == pytest.approx(0.05 + 4 * 0.5 + 5)
+    assert model.offered_load("worker", 100, 0.01, 5, 0.5, 5) > 10 * model.offered_load("event", 100, 0.01, 5, 0.5, 5)
+
+
+def inputs(**kw):
+    base = dict(mpm=Figure("event", "default"), available_mib=Figure(4096, "given"),
+                reserved_mib=Figure(512, "given"), headroom=Figure(0.1, "default"),
+                per_worker_mib=Figure(0.5, "given"), per_process_mib=Figure(6.0, "given"),
+                rate=Figure(None, "default"), service_time=Figure(0.05, "given"),
+                requests_per_connection=Figure(6, "default"), gap=Figure(0.5, "default"),
+                keepalive_timeout=Figure(5, "default"), threads_per_child=Figure(25, "default"),
+                reqtimeout_loaded=Figure(True, "config"))
+    base.update({k: Figure(v, "given") for k, v in kw.items()})
+    return SizingInputs(**base)
+
+
+def test_choose_mpm():
+    assert choose_mpm({"php7_module", "mpm_prefork_module"}, "prefork")[0] == "prefork"
+    assert choose_mpm({"mpm_worker_module"}, "worker")[0] == "event"
+
+
+def test_memory_short_verdict():
+    rec = recommend(inputs(mpm="prefork", per_worker_mib=40.0, available_mib=2048, rate=300,
+                           service_time=0.2), "prefork")
+    assert rec.load_workers > rec.memory_bound
+    assert rec.max_request_workers == rec.memory_bound
+    assert "cannot carry" in rec.verdict and rec.memory_short_mib > 0
+
+
+def lint_clean(mpm, values, tmp_path):
+    from apachetune.config.resolver import ResolveOptions
+    from apachetune.lint.engine import LintOptions, lint
+    from apachetune.lint.settings import Settings
+
+    conf = tmp_path / "mpm.conf"
+    conf.write_text("".join(f"{k} {v}\n" for k, v in values.items()))
+    result = lint(str(conf), LintOptions(ResolveOptions(env={}, mpm=mpm, modules=[f"mpm_{mpm}_module",
+                                                                                  "reqtimeout_module"]),
+                                         Settings(), snippet=True))
+    return [f for f in result.findings]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(mpm=st.sampled_from(["prefork", "worker", "event"]),
+       available=st.floats(512, 262144), per_worker=st.floats(0.05, 200),
+       per_process=st.floats(0, 64), rate=st.one_of(st.none(), st.floats(0.1, 50000)),
+       service=st.floats(0.001, 2.0), tpc=st.integers(1, 100))
+def test_recommendation_is_fixed_point_consistent_and_lint_clean(tmp_path, mpm, available, per_worker,
+                                                                 per_process, rate, service, tpc):
+    rec = recommend(inputs(mpm=mpm, available_mib=available, reserved_mib=min(256, available / 4),
+                           per_worker_mib=per_worker, per_process_mib=per_process, rate=rate,
+                           service_time=service, threads_per_child=tpc), mpm)
+    values = rec.values()
+    mpm_values = {k: v for k, v in values.items() if k in simulate_startup(mpm, {}).effective}
+    assert is_fixed_point(mpm, mpm_values)
+    eff = simulate_startup(mpm, {k: str(v) for k, v in mpm_values.items()}).effective
+    if mpm != "prefork":
+        assert eff["ServerLimit"] * eff["ThreadsPerChild"] >= eff["MaxRequestWorkers"]
+        assert eff["ThreadLimit"] >= eff["ThreadsPerChild"]
+        assert eff["MinSpareThreads"] < eff["MaxSpareThreads"]
+    else:
+        assert eff["MinSpareServers"] < eff["MaxSpareServers"]
+    assert 1 <= eff["StartServers"]
+    # Within the memory bound (at least one worker is always recommended).
+    assert rec.max_request_workers <= max(rec.memory_bound, 1 if mpm == "prefork" else eff["ThreadsPerChild"])
+    assert lint_clean(mpm, values, tmp_path) == []
