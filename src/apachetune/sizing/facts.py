@@ -188,9 +188,9 @@ def other_services() -> dict[str, float]:
 
 
 def gather(pid: int | None = None, pidfile: str | None = None, samples: int = 1,
-           interval: float = 1.0) -> HostFacts:
+           interval: float = 1.0, include_httpd: bool = True) -> HostFacts:
     vm = psutil.virtual_memory()
-    parent = find_httpd(pid, pidfile)
+    parent = find_httpd(pid, pidfile) if include_httpd else None
     httpd = measure_httpd(parent, samples, interval) if parent is not None else None
     return HostFacts(round(vm.total / MIB, 1), round(vm.available / MIB, 1), os.cpu_count() or 1,
                      other_services(), httpd)
