@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import sys
-
 from rich.console import Console
 
+# No file= given: rich looks up sys.stdout / sys.stderr on each write, so output follows
+# redirections made after import (click's test runner, pytest's capture).
 out = Console(markup=False, emoji=False, highlight=False, soft_wrap=True)
-err = Console(file=sys.stderr, markup=False, emoji=False, highlight=False, soft_wrap=True)
+err = Console(stderr=True, markup=False, emoji=False, highlight=False, soft_wrap=True)
 
 
 def error(message: str) -> None:

@@ -19,6 +19,7 @@ from apachetune.errors import ApachetuneError
 # Imported lazily so `apachetune --version` stays fast.
 COMMANDS = {
     "explain": "explain",
+    "generate": "generate",
     "lint": "lint",
     "parse": "parse",
     "rules": "rules",
@@ -35,6 +36,15 @@ class LazyGroup(click.Group):
         if mod is None:
             return None
         return importlib.import_module(f"apachetune.cli.{mod}").command
+
+    def invoke(self, ctx: click.Context):
+        # Library errors carry a position and an exit code: print them as `error: file:line:col:
+        # message` and exit, never a traceback (the same in-process and from the shell).
+        try:
+            return super().invoke(ctx)
+        except ApachetuneError as e:
+            error(str(e))
+            ctx.exit(e.exit_code)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -64,6 +64,7 @@ class ResolveOptions:
     modules: list[str] = field(default_factory=list)  # extra modules taken as loaded (--module)
     mpm: str | None = None  # the MPM to assume when none is loaded (a lone snippet)
     builtin_modules: tuple[str, ...] = DEBIAN_BUILTIN_MODULES
+    overlay: dict[str, bytes] = field(default_factory=dict)  # path -> content to read instead of the file
 
 
 class _State:
@@ -227,7 +228,10 @@ class Resolver:
             raise ResolveError(f"Exceeded the maximum include directory nesting level of "
                                f"{MAX_INCLUDE_DEPTH}. You have probably a recursion somewhere.", by)
         if path not in st.files:
-            st.files[path] = _parse_cached(path)
+            if path in st.opts.overlay:
+                st.files[path] = parse_text(st.opts.overlay[path], path)
+            else:
+                st.files[path] = _parse_cached(path)
         st.inclusions.append(Inclusion(path, by, len(st.stack)))
         st.stack.append(real)
         try:

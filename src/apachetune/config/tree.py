@@ -194,6 +194,11 @@ class ConfigFile:
             prefix = self.newline  # the file's last line had no newline
         self._add(at, at, prefix + line)
 
+    def append_text(self, text: str) -> None:
+        """Add whole lines at the end of the file (a new block), in the file's newline style."""
+        prefix = self.newline if self.text and not self.text.endswith("\n") else ""
+        self._add(len(self.text), len(self.text), prefix + text.replace("\n", self.newline))
+
     def remove(self, node: Node) -> None:
         """Delete a node's whole line(s) (a section with everything inside it)."""
         self._add(node.start, node.end, "")

@@ -33,7 +33,8 @@ def unified_diff(old: bytes, new: bytes, path: str) -> str:
     """A unified diff of two versions of a file (undecodable bytes shown escaped)."""
     a = old.decode("utf-8", "backslashreplace").splitlines(keepends=True)
     b = new.decode("utf-8", "backslashreplace").splitlines(keepends=True)
-    lines = difflib.unified_diff(a, b, fromfile=f"a/{path}", tofile=f"b/{path}")
+    shown = path.lstrip("/")
+    lines = difflib.unified_diff(a, b, fromfile=f"a/{shown}", tofile=f"b/{shown}")
     out = []
     for line in lines:
         out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")

@@ -1,0 +1,142 @@
+"""Before anything is written: the result must parse, pass our lint, and pass `apache2 -t`.
+
+Our lint runs on the resolved configuration with the new contents overlaid (nothing is
+written yet). httpd, when installed, checks a temporary copy of the server root with the new
+contents in place (or, for a new mpm.conf, a minimal config that loads the MPM and includes it).
+Blocking: any error, and any start-up change (AT1xx) or start-up message from httpd.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from apachetune.config.parser import parse_text
+from apachetune.config.resolver import ResolveOptions
+from apachetune.errors import ConfigSyntaxError
+from apachetune.lint.engine import LintOptions, lint
+from apachetune.lint.settings import Settings
+
+_AH = re.compile(r"AH\d{5}: .*")
+
+
+@dataclass
+class CheckReport:
+    ok: bool
+    problems: list[str] = field(default_factory=list)
+    httpd: str = "not run"  # "passed", "failed", or why it was not run
+
+
+def httpd_binary() -> str | None:
+    for name in ("apache2", "httpd"):
+        found = shutil.which(name) or (f"/usr/sbin/{name}" if os.path.exists(f"/usr/sbin/{name}") else None)
+        if found:
+            return found
+    return None
+
+
+def blocking(findings) -> list[str]:
+    return [f"{f.location.file}:{f.location.line}: {f.rule} {f.message}" for f in findings
+            if f.severity == "error" or f.rule.startswith("AT1")]
+
+
+def check_overlay(main: str, resolve: ResolveOptions, overlay: dict[str, bytes], snippet: bool = False,
+                  run_httpd: bool = True) -> CheckReport:
+    problems = []
+    for path, data in overlay.items():
+        try:
+            parse_text(data, path)
+        except ConfigSyntaxError as e:
+            problems.append(str(e))
+    if problems:
+        return CheckReport(False, problems)
+    opts = ResolveOptions(**{**resolve.__dict__, "overlay": {**resolve.overlay, **overlay}})
+    result = lint(main, LintOptions(opts, Settings(), snippet=snippet))
+    problems = blocking(result.findings)
+    if result.fatal:
+        problems = problems or ["the configuration cannot be read"]
+    report = CheckReport(not problems, problems)
+    if report.ok and run_httpd:
+        report = _httpd_tree(main, opts, overlay, report)
+    return report
+
+
+def _httpd_tree(main: str, opts: ResolveOptions, overlay: dict[str, bytes], report: CheckReport) -> CheckReport:
+    binary = httpd_binary()
+    if binary is None:
+        report.httpd = "not run: no apache2/httpd on PATH"
+        return report
+    from apachetune.config.resolver import resolve
+
+    eff = resolve(main, opts)
+    root = Path(eff.server_root)
+    if not all(Path(p).resolve().is_relative_to(root.resolve()) for p in overlay):
+        report.httpd = "not run: a changed file lies outside ServerRoot"
+        return report
+    with tempfile.TemporaryDirectory(prefix="apachetune-check-") as tmp:
+        copy = Path(tmp) / "root"
+        shutil.copytree(root, copy, symlinks=True)
+        for path, data in overlay.items():
+            target = copy / Path(path).resolve().relative_to(root.resolve())
+            target.write_bytes(data)
+        copied_main = copy / Path(main).resolve().relative_to(root.resolve())
+        text = copied_main.read_text(errors="surrogateescape")
+        copied_main.write_text(re.sub(r"(?mi)^\s*ServerRoot\s.*$", f'ServerRoot "{copy}"', text),
+                               errors="surrogateescape")
+        env = {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/bin"), "LANG": "C"}
+        envvars = copy / "envvars"
+        if envvars.exists():
+            from apachetune.config.envvars import read_envvars
+
+            env.update(read_envvars(envvars))
+        proc = subprocess.run([binary, "-t", "-d", str(copy), "-f", str(copied_main)], capture_output=True,
+                              text=True, env=env, timeout=60, start_new_session=True)
+    messages = _AH.findall(proc.stderr)
+    mpm_messages = [m for m in messages if m[:7] in _MPM_CODES]
+    if proc.returncode != 0 or mpm_messages:
+        report.ok = False
+        report.httpd = "failed"
+        report.problems.append(f"{binary} -t: " + (proc.stderr.strip() or "failed"))
+    else:
+        report.httpd = "passed"
+    return report
+
+
+_MPM_CODES = {f"AH{n:05d}" for n in list(range(175, 189)) + list(range(300, 325)) + list(range(497, 522))}
+
+
+def check_new_file(data: bytes, mpm: str, run_httpd: bool = True) -> CheckReport:
+    """A new mpm.conf: our lint as a snippet, then httpd -t on a minimal config including it."""
+    with tempfile.TemporaryDirectory(prefix="apachetune-check-") as tmp:
+        path = Path(tmp) / "mpm.conf"
+        path.write_bytes(data)
+        report = check_overlay(str(path), ResolveOptions(env={}, mpm=mpm, modules=[f"mpm_{mpm}_module",
+                                                                                    "reqtimeout_module"]),
+                               {}, snippet=True, run_httpd=False)
+        binary = httpd_binary()
+        if not report.ok or not run_httpd or binary is None:
+            if binary is None:
+                report.httpd = "not run: no apache2/httpd on PATH"
+            return report
+        modules = "/usr/lib/apache2/modules"
+        wrapper = Path(tmp) / "httpd.conf"
+        wrapper.write_text(
+            "ServerName localhost\nUser nobody\nGroup nogroup\nListen 127.0.0.1:1\n"
+            f"ErrorLog {tmp}/error.log\nPidFile {tmp}/httpd.pid\n"
+            f"LoadModule mpm_{mpm}_module {modules}/mod_mpm_{mpm}.so\n"
+            f"LoadModule reqtimeout_module {modules}/mod_reqtimeout.so\nInclude {path}\n")
+        proc = subprocess.run([binary, "-t", "-f", str(wrapper)], capture_output=True, text=True,
+                              timeout=60, start_new_session=True)
+    messages = _AH.findall(proc.stderr)
+    if proc.returncode != 0 or messages:
+        report.ok = False
+        report.httpd = "failed"
+        report.problems.append(f"{binary} -t: " + proc.stderr.strip())
+    else:
+        report.httpd = "passed"
+    return report

@@ -1,0 +1,123 @@
+"""`apachetune generate`: new files and in-place edits, validated before anything is written."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from apachetune.cli import cli
+from apachetune.config.resolver import ResolveOptions, resolve
+from apachetune.lint.engine import LintOptions, lint
+from apachetune.lint.settings import Settings
+from apachetune.mpm import simulate_startup
+from httpd_oracle import APACHE2, run_httpd
+
+ROOT = Path(__file__).resolve().parents[1]
+SIZING = ["--no-measure", "--memory", "2048", "--rate", "300", "--service-time-ms", "50"]
+
+
+def invoke(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def test_new_file_is_valid_and_never_overwritten(tmp_path):
+    out = tmp_path / "mpm.conf"
+    r = invoke("generate", "-o", out, *SIZING, "--target-mpm", "worker")
+    assert r.exit_code == 0, r.output
+    text = out.read_text()
+    assert "<IfModule mpm_worker_module>" in text and "# memory and load bound" in text
+    # What httpd would run is exactly what was written: no start-up message, no silent change.
+    from apachetune.config.parser import parse_file
+
+    values = [(d.name, d.args) for d in parse_file(out).directives()]
+    start = simulate_startup("worker", values)
+    assert start.messages == [] and all(a.directive not in dict(values) for a in start.adjustments)
+    before = out.read_bytes()
+    r = invoke("generate", "-o", out, *SIZING, "--target-mpm", "event")
+    assert r.exit_code == 2 and "--force" in r.output and out.read_bytes() == before
+    r = invoke("generate", "-o", out, *SIZING, "--target-mpm", "event", "--force")
+    assert r.exit_code == 0 and (tmp_path / "mpm.conf.bak").read_bytes() == before
+    assert "mpm_event_module" in out.read_text()
+
+
+def test_check_and_diff_write_nothing(tmp_path):
+    out = tmp_path / "mpm.conf"
+    assert invoke("generate", "-o", out, *SIZING, "--check").exit_code == 1
+    assert not out.exists()
+    r = invoke("generate", "-o", out, *SIZING, "--diff")
+    assert r.exit_code == 0 and "+MaxRequestWorkers" in r.output.replace(" ", "") and not out.exists()
+    invoke("generate", "-o", out, *SIZING)
+    assert invoke("generate", "-o", out, *SIZING, "--check").exit_code == 0
+
+
+def copy_sample(tmp_path) -> Path:
+    dest = tmp_path / "sample"
+    shutil.copytree(ROOT / "fixtures" / "sample", dest, symlinks=True)
+    return dest
+
+
+def test_in_place_edits_only_those_lines(tmp_path):
+    root = copy_sample(tmp_path)
+    main = root / "apache2.conf"
+    mpm_conf = root / "mods-enabled" / "mpm_event.conf"
+    before = mpm_conf.read_text()
+    r = invoke("generate", main, "--in-place", *SIZING, *(["--no-httpd-check"] if APACHE2 is None else []))
+    assert r.exit_code == 0, r.output
+    after = mpm_conf.read_text()
+    assert (root / "mods-enabled" / "mpm_event.conf.bak").read_text() == before
+    # Comments and untouched lines are kept byte for byte.
+    assert [ln for ln in before.splitlines() if ln.startswith("#")] == \
+        [ln for ln in after.splitlines() if ln.startswith("#")]
+    assert "ThreadsPerChild         30" in after
+    # The result is what httpd runs without any start-up change, and our lint is happy.
+    eff = resolve(main, ResolveOptions(env={}))
+    start = simulate_startup("event", [(d.name, d.args) for d in eff.directives])
+    assert start.messages == []
+    findings = lint(str(main), LintOptions(ResolveOptions(env={}), Settings())).findings
+    assert not [f for f in findings if f.severity != "info" or f.rule.startswith("AT1")], findings
+    # Running it again changes nothing.
+    r = invoke("generate", main, "--in-place", *SIZING, "--check")
+    assert r.exit_code == 0 and "nothing to change" in r.output
+
+
+@pytest.mark.skipif(APACHE2 is None, reason="apache2 not installed")
+@pytest.mark.httpd
+def test_in_place_result_passes_httpd(tmp_path):
+    root = copy_sample(tmp_path)
+    r = invoke("generate", root / "apache2.conf", "--in-place", *SIZING)
+    assert r.exit_code == 0 and "apache2 -t: passed" in r.output, r.output
+    from apachetune.config.envvars import read_envvars
+
+    proc = run_httpd("-t", "-d", str(root), "-f", str(root / "apache2.conf"), env=read_envvars(root / "envvars"))
+    from httpd_oracle import startup_messages
+
+    mpm_codes = [c for c, _ in startup_messages(proc.stderr) if c[2:5] in ("001", "003", "004", "005")]
+    assert proc.returncode == 0 and mpm_codes == [], proc.stderr
+
+
+def test_in_place_refuses_a_tree_it_cannot_parse(tmp_path):
+    root = copy_sample(tmp_path)
+    site = root / "sites-enabled" / "000-default.conf"
+    site.write_text(site.read_text().replace("</VirtualHost>", ""))
+    before = (root / "mods-enabled" / "mpm_event.conf").read_bytes()
+    r = invoke("generate", root / "apache2.conf", "--in-place", *SIZING)
+    assert r.exit_code == 2 and "was not closed" in r.output and "Traceback" not in r.output
+    assert (root / "mods-enabled" / "mpm_event.conf").read_bytes() == before
+
+
+def test_in_place_adds_a_block_when_no_mpm_settings_exist(tmp_path):
+    main = tmp_path / "httpd.conf"
+    main.write_text("LoadModule mpm_prefork_module /usr/lib/apache2/modules/mod_mpm_prefork.so\n"
+                    "ServerName localhost\n")
+    r = invoke("generate", main, "--in-place", *SIZING, "--no-httpd-check")
+    assert r.exit_code == 0, r.output
+    text = main.read_text()
+    assert text.startswith("LoadModule mpm_prefork_module") and "<IfModule mpm_prefork_module>" in text
+    eff = resolve(main, ResolveOptions(env={}))
+    assert eff.get("MaxRequestWorkers") is not None
+
+
+def test_usage_errors():
+    assert invoke("generate", *SIZING).exit_code == 2
+    assert invoke("generate", "--in-place", *SIZING).exit_code == 2
