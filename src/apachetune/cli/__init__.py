@@ -24,6 +24,7 @@ COMMANDS = {
     "parse": "parse",
     "rules": "rules",
     "size": "size",
+    "wizard": "wizard",
 }
 
 

@@ -14,11 +14,11 @@ from apachetune.cli.options import MPM_CHOICE, make_resolve_options, resolve_opt
 from apachetune.cli.sizing_options import sizing_options
 from apachetune.console import err, out
 from apachetune.errors import UsageError
-from apachetune.generate.check import check_new_file, check_overlay
-from apachetune.generate.inplace import plan_in_place
-from apachetune.generate.render import Setting, render_mpm_conf
-from apachetune.generate.safe_write import atomic_write, unified_diff
+from apachetune.generate import apply
+from apachetune.generate.safe_write import unified_diff
 from apachetune.sizing.session import SizingRequest, run_sizing
+
+RESOLVE_KEYS = ("server_root", "defines", "modules", "httpd_version", "mpm", "env_file")
 
 
 @click.command("generate")
@@ -38,61 +38,52 @@ def command(file, output, in_place, show_diff, check, force, no_httpd_check, tar
         raise UsageError("give exactly one of -o FILE or --in-place")
     if in_place and not file:
         raise UsageError("--in-place needs the main configuration FILE")
-    resolve_kw = {k: kw.pop(k) for k in ("server_root", "defines", "modules", "httpd_version", "mpm", "env_file")}
+    resolve_kw = {k: kw.pop(k) for k in RESOLVE_KEYS}
     resolve = make_resolve_options(**resolve_kw) if file else None
     if in_place and not target_mpm:
-        from apachetune.config.resolver import resolve as do_resolve
-
-        target_mpm = do_resolve(file, resolve).mpm  # edit the settings of the MPM that runs
-        if target_mpm is None:
-            raise UsageError(f"{file}: no MPM is loaded; pass --mpm or --target-mpm")
+        target_mpm = running_mpm(file, resolve)
     session = run_sizing(SizingRequest.from_cli(file, resolve, target_mpm=target_mpm, **kw))
-    rec = session.recommendation
     ctx = click.get_current_context()
     if output:
-        settings = [Setting(s.directive, s.value, s.reason) for s in rec.settings]
-        header = [f"{rec.verdict}.", "inputs: " + ", ".join(
-            f"{k}={v.value} ({v.source})" for k, v in session.inputs.__dict__.items() if v.value is not None)]
-        data = render_mpm_conf(rec.mpm, settings, header)
         target = Path(output)
         old = target.read_bytes() if target.exists() else b""
+        data = apply.new_file_bytes(session)
         if show_diff or check:
             if show_diff:
                 click.echo(unified_diff(old, data, str(target)), nl=False)
             ctx.exit(1 if check and old != data else 0)
-        if target.exists() and not force:
-            raise UsageError(f"{target} exists; pass --force to replace it (a .bak is kept)")
-        report = check_new_file(data, rec.mpm, run_httpd=not no_httpd_check)
-        _refuse_if_bad(report)
-        result = atomic_write(target, data, replace=force)
-        out.print(f"wrote {result.path}" + (f" (backup {result.backup})" if result.backup else "")
-                  + f"; apache2 -t: {report.httpd}")
-        ctx.exit(0)
-    plan = plan_in_place(session.eff, rec.mpm, rec.values())
-    if plan.empty:
+        report_and_exit(apply.write_new_file(session, target, force, not no_httpd_check))
+    edit_plan = apply.plan(session)
+    if edit_plan.empty:
         out.print("The configuration already has these values; nothing to change.")
         ctx.exit(0)
-    rendered = plan.rendered()
     if show_diff or check:
         if show_diff:
-            for path, data in rendered.items():
-                click.echo(unified_diff(plan.files[path].to_bytes(), data, path), nl=False)
+            for path, data in edit_plan.rendered().items():
+                click.echo(unified_diff(edit_plan.files[path].to_bytes(), data, path), nl=False)
         ctx.exit(1 if check else 0)
-    report = check_overlay(session.eff.main_file, resolve, rendered, run_httpd=not no_httpd_check)
-    _refuse_if_bad(report)
-    for path, data in rendered.items():
-        result = atomic_write(path, data, replace=True)
-        out.print(f"updated {result.path} (backup {result.backup})")
-    for change in plan.changes:
+    report_and_exit(apply.write_in_place(session, resolve, not no_httpd_check, edit_plan))
+
+
+def running_mpm(file, resolve) -> str:
+    from apachetune.config.resolver import resolve as do_resolve
+
+    mpm = do_resolve(file, resolve).mpm  # edit the settings of the MPM that runs
+    if mpm is None:
+        raise UsageError(f"{file}: no MPM is loaded; pass --mpm or --target-mpm")
+    return mpm
+
+
+def report_and_exit(result: apply.ApplyResult) -> None:
+    ctx = click.get_current_context()
+    if not result.report.ok:
+        for p in result.report.problems:
+            err.print(f"refused: {p}")
+        err.print("nothing was written")
+        ctx.exit(1)
+    for w in result.written:
+        out.print(f"{'wrote' if w.created else 'updated'} {w.path}" + (f" (backup {w.backup})" if w.backup else ""))
+    for change in result.changes:
         out.print(f"  {change}")
-    out.print(f"apache2 -t: {report.httpd}")
+    out.print(f"apache2 -t: {result.report.httpd}")
     ctx.exit(0)
-
-
-def _refuse_if_bad(report) -> None:
-    if report.ok:
-        return
-    for p in report.problems:
-        err.print(f"refused: {p}")
-    err.print("nothing was written")
-    click.get_current_context().exit(1)

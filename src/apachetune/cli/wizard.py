@@ -1,0 +1,109 @@
+"""`apachetune wizard`: interactive sizing with defaults read from the machine.
+
+Plain prompts (works over SSH in any terminal), a before/after table with the reason for
+each value, and an offer to write the result at the end. `--yes` accepts every default
+(and the default for writing is "no" unless -o or --in-place says where).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from apachetune.cli.generate import RESOLVE_KEYS, report_and_exit, running_mpm
+from apachetune.cli.options import make_resolve_options, resolve_options
+from apachetune.cli.sizing_options import sizing_options
+from apachetune.console import out
+from apachetune.generate import apply
+from apachetune.mpm import simulate_startup
+from apachetune.sizing.session import SizingRequest, run_sizing
+
+DEFAULT_CONFIGS = ("/etc/apache2/apache2.conf", "/etc/httpd/conf/httpd.conf",
+                   "/usr/local/apache2/conf/httpd.conf")
+
+
+@click.command("wizard")
+@click.argument("file", required=False, type=click.Path(exists=True, dir_okay=False))
+@click.option("--yes", "-y", is_flag=True, help="Accept every default without asking.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Where to write a new mpm.conf.")
+@click.option("--in-place", is_flag=True, help="Write by editing FILE's tree in place.")
+@click.option("--force", is_flag=True, help="With -o: replace an existing file (a .bak is kept).")
+@click.option("--no-httpd-check", is_flag=True, help="Do not run apache2 -t before writing.")
+@sizing_options
+@resolve_options
+def command(file, yes, output, in_place, force, no_httpd_check, **kw):
+    """Size httpd interactively and write the tuned MPM settings."""
+    ask = (lambda text, default, **o: default) if yes else (lambda text, default, **o: click.prompt(
+        text, default=default, **o))
+    resolve_kw = {k: kw.pop(k) for k in RESOLVE_KEYS}
+    if file is None:
+        found = next((p for p in DEFAULT_CONFIGS if Path(p).is_file()), "")
+        file = ask("Main configuration file (empty for none)", found, show_default=True) or None
+        if file and not Path(file).is_file():
+            raise click.BadParameter(f"{file} does not exist", param_hint="FILE")
+    resolve = make_resolve_options(**resolve_kw) if file else None
+    out.print("Reading the machine..." if not (kw.get("no_measure") or kw.get("facts_path")) else "")
+    first = run_sizing(SizingRequest.from_cli(file, resolve, **kw))
+    inp = first.inputs
+    if first.host and first.host.httpd:
+        h = first.host.httpd
+        out.print(f"Found httpd (pid {h.parent_pid}, {h.mpm or 'unknown'} MPM, {len(h.children)} children): "
+                  f"{h.per_worker_mib:.2f} MiB a worker (PSS/USS).")
+    if first.host and first.host.services:
+        out.print("Other services: " + ", ".join(f"{k} {v} MiB" for k, v in first.host.services.items()))
+    mpm = ask("MPM", str(inp.mpm.value), type=click.Choice(["prefork", "worker", "event"]))
+    memory = ask("Memory available (MiB)", float(inp.available_mib.value), type=click.FloatRange(min=1))
+    reserve = ask("Memory to leave to other services (MiB)", float(inp.reserved_mib.value),
+                  type=click.FloatRange(min=0))
+    per_worker = ask("Memory per worker (MiB)", float(inp.per_worker_mib.value), type=click.FloatRange(min=0.01))
+    rate = ask("Peak requests per second (0 if unknown)", float(inp.rate.value or 0), type=click.FloatRange(min=0))
+    service_ms = ask("Mean response time (ms)", round(float(inp.service_time.value) * 1000, 3),
+                     type=click.FloatRange(min=0.01))
+    given = dict(kw, target_mpm=mpm, memory_mib=memory, reserve_mib=reserve, per_worker_mib=per_worker,
+                 rate=rate or None, service_time_ms=service_ms)
+    session = run_sizing(SizingRequest.from_cli(file, resolve, **{**given, "facts_path": kw.get("facts_path"),
+                                                                  "no_measure": True}))
+    session.host = first.host
+    show_before_after(session)
+    if in_place and file and mpm != (session.eff.mpm if session.eff else None):
+        mpm_now = running_mpm(file, resolve)
+        raise click.UsageError(f"--in-place edits the running MPM ({mpm_now}); choose it, or use -o")
+    target = "in-place" if in_place else output
+    if not target:
+        if yes or not click.confirm("Write the tuned configuration?", default=False):
+            out.print("Nothing written. `apachetune generate` writes the same values.")
+            return
+        target = click.prompt("Where (a new file's path, or 'in-place')", default="mpm-tuned.conf")
+    run_httpd = not no_httpd_check
+    if target == "in-place":
+        report_and_exit(apply.write_in_place(session, resolve, run_httpd))
+    report_and_exit(apply.write_new_file(session, target, force, run_httpd))
+
+
+def show_before_after(session) -> None:
+    rec = session.recommendation
+    now: dict[str, object] = {}
+    if session.eff is not None and session.eff.mpm == rec.mpm:
+        now.update(simulate_startup(rec.mpm, [(d.name, d.args) for d in session.eff.directives]).effective)
+    if session.eff is not None:
+        for name in ("KeepAlive", "KeepAliveTimeout", "MaxKeepAliveRequests", "Timeout"):
+            d = session.eff.get(name)
+            now[name] = d.args_text if d else "(default)"
+    table = Table(title=f"{rec.mpm}: now and recommended")
+    for col in ("directive", "now", "recommended", "why"):
+        table.add_column(col)
+    for s in rec.settings:
+        before = now.get(s.directive, "–")
+        mark = "" if _same(before, s.value) else " *"
+        table.add_row(s.directive, str(before), f"{s.value}{mark}", s.reason)
+    out.print(table)
+    out.print(f"Capacity ≈ {rec.predicted_capacity_rps:.0f} req/s; {rec.verdict}.")
+
+
+def _same(a, b) -> bool:
+    try:
+        return float(a) == float(b)
+    except (TypeError, ValueError):
+        return str(a).lower() == str(b).lower()
