@@ -20,6 +20,7 @@ setup: $(BIN)/apachetune
 demo: setup
 	$(BIN)/apachetune parse $(SAMPLE) | head -25
 	$(BIN)/apachetune lint $(SAMPLE)
+	$(BIN)/apachetune size $(SAMPLE) --no-measure --memory 2048 --rate 300 --service-time-ms 50
 
 mpmd:
 	$(MAKE) -C src/mpmd
