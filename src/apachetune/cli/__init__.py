@@ -7,6 +7,7 @@ reporter, return an exit code. Library modules never import click.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 import click
@@ -69,4 +70,8 @@ def main() -> None:
     except KeyboardInterrupt:
         error("interrupted")
         sys.exit(130)
+    except BrokenPipeError:
+        # `apachetune parse big.conf | head`: the reader left; that is not an error.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)
     sys.exit(rc if isinstance(rc, int) else 0)

@@ -11,6 +11,7 @@ from apachetune.config.effective import ResolvedSection
 from apachetune.config.parser import parse_file
 from apachetune.config.resolver import resolve
 from apachetune.console import out, warning
+from apachetune.report.paths import display_path
 
 
 @click.command("parse")
@@ -47,7 +48,7 @@ def command(file, as_json, raw, dump, **resolve_kw):
 def _format_effective(items, depth: int, lines: list[str]) -> None:
     pad = "  " * depth
     for item in items:
-        where = f"{item.node.file}:{item.node.line}"
+        where = f"{display_path(item.node.file)}:{item.node.line}"
         if isinstance(item, ResolvedSection):
             lines.append(f"{pad}<{item.name} {' '.join(item.args)}>    # {where}")
             _format_effective(item.children, depth + 1, lines)
