@@ -27,6 +27,12 @@ def sizing_options(func):
         click.option("--service-time-ms", type=click.FloatRange(min=0.01), help="Mean time a worker spends on a request, ms."),
         click.option("--requests-per-connection", type=click.FloatRange(min=1), help="Requests a client sends on one keep-alive connection."),
         click.option("--threads-per-child", type=click.IntRange(1, 100000), help="ThreadsPerChild for worker/event."),
+        click.option("--access-log", type=click.Path(exists=True, dir_okay=False),
+                     help="Read the peak rate (busiest minute) and, with %D/%T logged, the response time."),
+        click.option("--log-format", default="combined", show_default=True,
+                     help="The access log's LogFormat string or nickname (common, combined, vhost_combined)."),
+        click.option("--status-url", help="Sample mod_status (?auto, ExtendedStatus On) for --sample seconds: "
+                     "rate and, by Little's law, the time per request."),
     ]
     for deco in reversed(decorators):
         func = deco(func)

@@ -37,7 +37,8 @@ def _pick(given, measured, profile_value, default, profile_name: str | None) -> 
     return Figure(default, "default")
 
 
-def build_inputs(given: Given, host: HostFacts | None, eff: EffectiveConfig | None) -> tuple[SizingInputs, list[str]]:
+def build_inputs(given: Given, host: HostFacts | None, eff: EffectiveConfig | None,
+                 load=None) -> tuple[SizingInputs, list[str]]:
     """The inputs and the reasons behind the MPM choice."""
     profile = PROFILES.get(given.profile) if given.profile else None
     httpd = host.httpd if host else None
@@ -74,8 +75,9 @@ def build_inputs(given: Given, host: HostFacts | None, eff: EffectiveConfig | No
                              (profile or default_profile).name),
         per_process_mib=_pick(given.per_process_mib, per_process, (profile or default_profile).per_process_mib,
                               default_profile.per_process_mib, (profile or default_profile).name),
-        rate=_pick(given.rate, None, None, None, None),
-        service_time=_pick(given.service_time_ms / 1000 if given.service_time_ms else None, None,
+        rate=_pick(given.rate, load.peak_rate if load else None, None, None, None),
+        service_time=_pick(given.service_time_ms / 1000 if given.service_time_ms else None,
+                           load.service_time if load else None,
                            (profile or default_profile).service_time, default_profile.service_time,
                            (profile or default_profile).name),
         requests_per_connection=_pick(given.requests_per_connection, None,
@@ -90,4 +92,9 @@ def build_inputs(given: Given, host: HostFacts | None, eff: EffectiveConfig | No
         reqtimeout_loaded=Figure(module_loaded("reqtimeout_module", loaded) if eff else True,
                                  "config" if eff else "default"),
     )
+    if load is not None:  # say which sample the load figures came from
+        for name in ("rate", "service_time"):
+            fig = getattr(inputs, name)
+            if fig.source == "measured":
+                setattr(inputs, name, Figure(fig.value, f"measured ({load.source})"))
     return inputs, reasons

@@ -1,0 +1,123 @@
+"""The load, read from what the server already records: an access log, or mod_status.
+
+- Access log: the busiest minute gives the peak rate (requests per second averaged over that
+  minute, steadier than one second); with %D (microseconds) or %T (seconds) in the LogFormat,
+  the mean response time.
+- mod_status `?auto`: Total Accesses read twice gives the rate; BusyWorkers averaged over the
+  same period with Little's law (W = L / lambda) gives the mean time a worker spends per request.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import urllib.request
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime
+
+from apachetune.errors import UsageError
+
+NICKNAMES = {
+    "common": '%h %l %u %t "%r" %>s %b',
+    "combined": '%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-Agent}i"',
+    "vhost_combined": '%v:%p %h %l %u %t "%r" %>s %O "%{Referer}i" "%{User-Agent}i"',
+}
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|\[[^\]]*\]|\S+')
+_TIME = re.compile(r"\[(\d{2}/\w{3}/\d{4}:\d{2}:\d{2}:\d{2}) ([+-]\d{4})\]")
+
+
+@dataclass(frozen=True)
+class LoadSample:
+    peak_rate: float | None  # requests per second
+    service_time: float | None  # seconds
+    requests: int
+    source: str
+
+
+def _fields(fmt: str) -> list[str]:
+    return [t.strip('"') for t in _TOKEN.findall(fmt)]
+
+
+def from_access_log(path: str, log_format: str = "combined") -> LoadSample:
+    fmt = NICKNAMES.get(log_format, log_format)
+    fields = _fields(fmt)
+    time_index = next((i for i, f in enumerate(fields) if f in ("%D", "%T", "%{us}T", "%{ms}T")), None)
+    scale = {"%D": 1e-6, "%{us}T": 1e-6, "%{ms}T": 1e-3, "%T": 1.0}.get(fields[time_index]) if time_index is not None else None
+    per_minute: Counter[str] = Counter()
+    durations: list[float] = []
+    n = 0
+    try:
+        fh = open(path, errors="replace")
+    except OSError as e:
+        raise UsageError(f"--access-log {path}: {e.strerror}") from None
+    with fh:
+        for line in fh:
+            m = _TIME.search(line)
+            if not m:
+                continue
+            n += 1
+            per_minute[m.group(1)[:-3]] += 1  # dd/Mon/yyyy:hh:mm
+            if time_index is not None:
+                tokens = _TOKEN.findall(line)
+                if time_index < len(tokens):
+                    try:
+                        durations.append(float(tokens[time_index]) * scale)
+                    except ValueError:
+                        pass
+    if n == 0:
+        raise UsageError(f"--access-log {path}: no line with a [dd/Mon/yyyy:hh:mm:ss zone] timestamp")
+    busiest = max(per_minute.values())
+    # A log shorter than a minute: the rate over the time it covers.
+    if len(per_minute) == 1:
+        stamps = []
+        with open(path, errors="replace") as fh:
+            for line in fh:
+                m = _TIME.search(line)
+                if m:
+                    stamps.append(datetime.strptime(m.group(1), "%d/%b/%Y:%H:%M:%S"))
+        span = max(1.0, (max(stamps) - min(stamps)).total_seconds() + 1)
+        rate = n / span
+    else:
+        rate = busiest / 60.0
+    service = sum(durations) / len(durations) if durations else None
+    return LoadSample(rate, service, n, f"access log {path}")
+
+
+def _status(url: str) -> dict[str, float]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as r:
+            text = r.read().decode(errors="replace")
+    except OSError as e:
+        raise UsageError(f"--status-url {url}: {e}") from None
+    values = {}
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        try:
+            values[key.strip()] = float(value.strip())
+        except ValueError:
+            continue
+    if "Total Accesses" not in values or "BusyWorkers" not in values:
+        raise UsageError(f"--status-url {url}: not mod_status ?auto output with ExtendedStatus "
+                         "(need Total Accesses and BusyWorkers)")
+    return values
+
+
+def from_status(url: str, seconds: float = 10.0, interval: float = 1.0) -> LoadSample:
+    if "?auto" not in url:
+        url += "?auto"
+    first = _status(url)
+    start = time.monotonic()
+    busy = []
+    last = first
+    while time.monotonic() - start < seconds:
+        time.sleep(interval)
+        last = _status(url)
+        busy.append(last["BusyWorkers"])
+    elapsed = time.monotonic() - start
+    # The status request itself is counted and is busy while it runs: take it out.
+    requests = last["Total Accesses"] - first["Total Accesses"] - len(busy)
+    rate = max(0.0, requests / elapsed)
+    mean_busy = max(0.0, sum(busy) / len(busy) - 1) if busy else 0.0
+    service = mean_busy / rate if rate > 0 else None
+    return LoadSample(rate, service, int(requests), f"mod_status {url}")
