@@ -1,0 +1,126 @@
+"""The bundled C server (src/mpmd): built on first use, started on loopback, always stopped.
+
+`binary()` returns a built mpmd, compiling it with the system `cc` into the cache directory
+when the sources are newer than any build there. `MpmdServer(mpm, directives)` writes a
+directive file, starts mpmd on a free 127.0.0.1 port in its own session, waits until it
+answers, and stops it (SIGTERM, then SIGKILL) on exit, Ctrl-C included.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from apachetune.errors import ApachetuneError
+from apachetune.paths import cache_dir, mpmd_src_dir
+
+SOURCES = ("main.c", "conf.c", "http.c", "scoreboard.c", "prefork.c", "threaded.c", "mpmd.h")
+
+
+class MpmdError(ApachetuneError):
+    pass
+
+
+def _digest(src: Path) -> str:
+    h = hashlib.sha1()
+    for name in SOURCES:
+        h.update((src / name).read_bytes())
+    return h.hexdigest()[:12]
+
+
+def binary() -> Path:
+    src = mpmd_src_dir()
+    local = src / "mpmd"
+    if local.exists() and all(local.stat().st_mtime >= (src / n).stat().st_mtime for n in SOURCES):
+        return local  # built by `make`
+    out = cache_dir() / f"mpmd-{_digest(src)}"
+    if out.exists():
+        return out
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if not cc:
+        raise MpmdError("building mpmd needs a C compiler (cc); install gcc or clang")
+    tmp = out.with_suffix(f".{os.getpid()}.tmp")
+    cmd = [cc, "-O2", "-std=c11", "-Wall", "-Wextra", "-pthread", "-o", str(tmp),
+           *[str(src / n) for n in SOURCES if n.endswith(".c")]]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise MpmdError(f"building mpmd failed:\n{proc.stderr}")
+    os.replace(tmp, out)
+    return out
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class MpmdServer:
+    def __init__(self, mpm: str, directives: dict[str, object] | None = None, docroot: str | None = None):
+        self.mpm = mpm
+        self.directives = dict(directives or {})
+        self.port = free_port()
+        self._tmp = tempfile.mkdtemp(prefix="apachetune-mpmd-")
+        self.docroot = Path(docroot) if docroot else Path(self._tmp) / "docs"
+        if not docroot:
+            self.docroot.mkdir()
+            (self.docroot / "index.html").write_text("hello from mpmd\n")
+        self.conf = Path(self._tmp) / "mpmd.conf"
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> MpmdServer:
+        lines = [f"Listen 127.0.0.1:{self.port}", f"DocumentRoot {self.docroot}"]
+        lines += [f"{k} {v}" for k, v in self.directives.items()]
+        self.conf.write_text("\n".join(lines) + "\n")
+        self.proc = subprocess.Popen([str(binary()), "-f", str(self.conf), "-m", self.mpm],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                err = self.proc.stderr.read().decode(errors="replace")
+                self._cleanup()
+                raise MpmdError(f"mpmd exited: {err.strip()}")
+            try:
+                urllib.request.urlopen(self.url + "/server-status?auto", timeout=2).read()
+                return self
+            except (urllib.error.URLError, OSError):
+                time.sleep(0.05)
+        self.stop()
+        raise MpmdError("mpmd did not answer within 10 s")
+
+    def status(self) -> dict[str, str]:
+        text = urllib.request.urlopen(self.url + "/server-status?auto", timeout=5).read().decode()
+        return dict(line.split(": ", 1) for line in text.splitlines() if ": " in line)
+
+    def stop(self) -> int | None:
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(5)
+            except ProcessLookupError:
+                pass
+        self._cleanup()
+        return self.proc.returncode if self.proc else None
+
+    def _cleanup(self) -> None:
+        shutil.rmtree(self._tmp, ignore_errors=True)
+
+    def __exit__(self, *exc) -> bool:
+        self.stop()
+        return False

@@ -1,0 +1,204 @@
+/* conf.c: the directive file (one "Name value" per line, # comments), with
+ * httpd 2.4's names, defaults and start-up adjustments. */
+#define _GNU_SOURCE
+#include "mpmd.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+int conf_defaults(struct conf *c, enum mpm_kind mpm) {
+    memset(c, 0, sizeof(*c));
+    c->mpm = mpm;
+    if (mpm == MPM_PREFORK) {
+        c->start_servers = 5;
+        c->server_limit = 256;
+        c->max_request_workers = 256;
+        c->threads_per_child = 1;
+        c->thread_limit = 1;
+    } else {
+        c->start_servers = 3;
+        c->server_limit = 16;
+        c->thread_limit = 64;
+        c->threads_per_child = 25;
+        c->max_request_workers = 400;
+    }
+    c->min_spare_servers = 5;
+    c->max_spare_servers = 10;
+    c->min_spare_threads = 75;
+    c->max_spare_threads = 250;
+    c->keepalive = 1;
+    c->keepalive_timeout_ms = 5000;
+    c->max_keepalive_requests = 100;
+    c->timeout_ms = 60000;
+    c->listen_backlog = 511;
+    c->async_factor = 2.0;
+    strcpy(c->listen_host, "127.0.0.1");
+    c->listen_port = 8080;
+    return MPMD_OK;
+}
+
+static int parse_int(const char *v, int *out) {
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (errno || end == v || *end || n < -2147483647L || n > 2147483647L) return MPMD_ERR;
+    *out = (int)n;
+    return MPMD_OK;
+}
+
+/* Seconds, or with a unit like httpd's timeouts: 500ms. */
+static int parse_time_ms(const char *v, int *out) {
+    char *end;
+    errno = 0;
+    double n = strtod(v, &end);
+    if (errno || end == v || n < 0) return MPMD_ERR;
+    if (!*end || !strcasecmp(end, "s")) *out = (int)(n * 1000);
+    else if (!strcasecmp(end, "ms")) *out = (int)n;
+    else return MPMD_ERR;
+    return MPMD_OK;
+}
+
+struct int_directive { const char *name; size_t off; int min; };
+#define OFF(f) offsetof(struct conf, f)
+static const struct int_directive ints[] = {
+    {"StartServers", OFF(start_servers), 0}, {"ServerLimit", OFF(server_limit), 0},
+    {"ThreadLimit", OFF(thread_limit), 0}, {"ThreadsPerChild", OFF(threads_per_child), 0},
+    {"MaxRequestWorkers", OFF(max_request_workers), 0}, {"MaxClients", OFF(max_request_workers), 0},
+    {"MinSpareServers", OFF(min_spare_servers), 0}, {"MaxSpareServers", OFF(max_spare_servers), 0},
+    {"MinSpareThreads", OFF(min_spare_threads), 0}, {"MaxSpareThreads", OFF(max_spare_threads), 0},
+    {"MaxConnectionsPerChild", OFF(max_connections_per_child), 0},
+    {"MaxRequestsPerChild", OFF(max_connections_per_child), 0},
+    {"MaxKeepAliveRequests", OFF(max_keepalive_requests), 0}, {"ListenBacklog", OFF(listen_backlog), 1},
+};
+
+static int set(struct conf *c, const char *name, const char *value, char *err) {
+    for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
+        if (strcasecmp(name, ints[i].name)) continue;
+        int n;
+        if (parse_int(value, &n) != MPMD_OK || n < ints[i].min) {
+            snprintf(err, MPMD_ERR_LEN, "%.60s: invalid value '%.80s' (expected a whole number >= %d)", name, value,
+                     ints[i].min);
+            return MPMD_ERR;
+        }
+        *(int *)((char *)c + ints[i].off) = n;
+        return MPMD_OK;
+    }
+    if (!strcasecmp(name, "KeepAlive")) {
+        if (!strcasecmp(value, "on")) c->keepalive = 1;
+        else if (!strcasecmp(value, "off")) c->keepalive = 0;
+        else { snprintf(err, MPMD_ERR_LEN, "KeepAlive must be On or Off, not '%.80s'", value); return MPMD_ERR; }
+        return MPMD_OK;
+    }
+    if (!strcasecmp(name, "KeepAliveTimeout") || !strcasecmp(name, "Timeout")) {
+        int ms;
+        if (parse_time_ms(value, &ms) != MPMD_OK) {
+            snprintf(err, MPMD_ERR_LEN, "%.60s: invalid time '%.80s'", name, value);
+            return MPMD_ERR;
+        }
+        if (!strcasecmp(name, "Timeout")) c->timeout_ms = ms; else c->keepalive_timeout_ms = ms;
+        return MPMD_OK;
+    }
+    if (!strcasecmp(name, "AsyncRequestWorkerFactor")) {
+        char *end;
+        double f = strtod(value, &end);
+        if (end == value || *end || !(f > 0)) {
+            snprintf(err, MPMD_ERR_LEN, "AsyncRequestWorkerFactor argument must be a positive number");
+            return MPMD_ERR;
+        }
+        c->async_factor = f;
+        return MPMD_OK;
+    }
+    if (!strcasecmp(name, "Listen")) {
+        const char *colon = strrchr(value, ':');
+        int port;
+        if (!colon) { colon = value - 1; strcpy(c->listen_host, "127.0.0.1"); }
+        else {
+            size_t n = (size_t)(colon - value);
+            if (n == 0 || n >= sizeof(c->listen_host)) { snprintf(err, MPMD_ERR_LEN, "Listen: bad address '%.80s'", value); return MPMD_ERR; }
+            memcpy(c->listen_host, value, n);
+            c->listen_host[n] = 0;
+        }
+        if (parse_int(colon + 1, &port) != MPMD_OK || port < 0 || port > 65535) {
+            snprintf(err, MPMD_ERR_LEN, "Listen: bad port in '%.80s'", value);
+            return MPMD_ERR;
+        }
+        c->listen_port = port;
+        return MPMD_OK;
+    }
+    if (!strcasecmp(name, "DocumentRoot")) {
+        if (!realpath(value, c->document_root)) {
+            snprintf(err, MPMD_ERR_LEN, "DocumentRoot '%.80s': %s", value, strerror(errno));
+            return MPMD_ERR;
+        }
+        return MPMD_OK;
+    }
+    snprintf(err, MPMD_ERR_LEN, "unknown directive '%.80s'", name);
+    return MPMD_ERR;
+}
+
+int conf_load(struct conf *c, const char *path, char *err) {
+    FILE *f = fopen(path, "r");
+    if (!f) { snprintf(err, MPMD_ERR_LEN, "%.150s: %.80s", path, strerror(errno)); return MPMD_ERR; }
+    char line[8192];
+    int lineno = 0, rc = MPMD_OK;
+    while (fgets(line, sizeof(line), f)) {
+        lineno++;
+        char *p = line;
+        while (isspace((unsigned char)*p)) p++;
+        if (!*p || *p == '#') continue;
+        char *name = p;
+        while (*p && !isspace((unsigned char)*p)) p++;
+        if (*p) *p++ = 0;
+        while (isspace((unsigned char)*p)) p++;
+        char *value = p;
+        size_t n = strlen(value);
+        while (n && isspace((unsigned char)value[n - 1])) value[--n] = 0;
+        if (n >= 2 && value[0] == '"' && value[n - 1] == '"') { value[n - 1] = 0; value++; }
+        char msg[MPMD_ERR_LEN];
+        if (set(c, name, value, msg) != MPMD_OK) {
+            snprintf(err, MPMD_ERR_LEN, "%.100s:%d: %.140s", path, lineno, msg);
+            rc = MPMD_ERR;
+            break;
+        }
+    }
+    fclose(f);
+    return rc;
+}
+
+/* httpd's start-up checks, in its order (see apachetune's docs/mpm-model.md). */
+int conf_finish(struct conf *c, char *err) {
+    if (!c->document_root[0]) { snprintf(err, MPMD_ERR_LEN, "DocumentRoot is required"); return MPMD_ERR; }
+    if (c->server_limit < 1) c->server_limit = 1;
+    if (c->mpm == MPM_PREFORK) {
+        if (c->server_limit > 200000) c->server_limit = 200000;
+        if (c->max_request_workers > c->server_limit) c->max_request_workers = c->server_limit;
+        if (c->max_request_workers < 1) c->max_request_workers = 1;
+        c->threads_per_child = c->thread_limit = 1;
+        if (c->min_spare_servers < 1) c->min_spare_servers = 1;
+        if (c->max_spare_servers < c->min_spare_servers + 1) c->max_spare_servers = c->min_spare_servers + 1;
+        if (c->start_servers < 1) c->start_servers = 1;
+        if (c->start_servers > c->max_request_workers) c->start_servers = c->max_request_workers;
+    } else {
+        if (c->server_limit > 20000) c->server_limit = 20000;
+        int max_tl = c->mpm == MPM_EVENT ? 100000 : 20000;
+        if (c->thread_limit > max_tl) c->thread_limit = max_tl;
+        if (c->thread_limit < 1) c->thread_limit = 1;
+        if (c->threads_per_child > c->thread_limit) c->threads_per_child = c->thread_limit;
+        if (c->threads_per_child < 1) c->threads_per_child = 1;
+        if (c->max_request_workers < c->threads_per_child) c->max_request_workers = c->threads_per_child;
+        int daemons = c->max_request_workers / c->threads_per_child;
+        if (daemons > c->server_limit) daemons = c->server_limit;
+        c->max_request_workers = daemons * c->threads_per_child;
+        c->server_limit = daemons < c->server_limit ? c->server_limit : daemons;
+        if (c->start_servers < 1) c->start_servers = 1;
+        if (c->start_servers > daemons) c->start_servers = daemons;
+        if (c->min_spare_threads < 1) c->min_spare_threads = 1;
+        if (c->max_spare_threads < c->min_spare_threads + c->threads_per_child + 1)
+            c->max_spare_threads = c->min_spare_threads + c->threads_per_child + 1;
+    }
+    return MPMD_OK;
+}

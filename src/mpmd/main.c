@@ -1,0 +1,99 @@
+/* main.c: mpmd -f CONF -m prefork|worker|event [-t]
+ * Reads the directives, applies httpd's start-up adjustments, listens (on
+ * loopback unless Listen says otherwise) and runs the chosen model until
+ * SIGTERM or SIGINT, then stops every child and reaps it. */
+#define _GNU_SOURCE
+#include "mpmd.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+volatile sig_atomic_t mpmd_stop;
+
+static void on_stop(int sig) { (void)sig; mpmd_stop = 1; }
+
+int net_listen(const char *host, int port, int backlog, char *err) {
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE};
+    struct addrinfo *res = NULL;
+    char portstr[16];
+    snprintf(portstr, sizeof(portstr), "%d", port);
+    int rc = getaddrinfo(host, portstr, &hints, &res);
+    if (rc != 0) {
+        snprintf(err, MPMD_ERR_LEN, "Listen %s:%d: %s", host, port, gai_strerror(rc));
+        return MPMD_ERR;
+    }
+    int fd = socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC, 0);
+    if (fd < 0) goto err;
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (bind(fd, res->ai_addr, res->ai_addrlen) != 0) goto err;
+    if (listen(fd, backlog) != 0) goto err;
+    freeaddrinfo(res);
+    return fd;
+err:
+    snprintf(err, MPMD_ERR_LEN, "Listen %s:%d: %s", host, port, strerror(errno));
+    if (fd >= 0) close(fd);
+    freeaddrinfo(res);
+    return MPMD_ERR;
+}
+
+static int usage(void) {
+    fprintf(stderr, "usage: mpmd -f CONFIG -m prefork|worker|event [-t]\n");
+    return 2;
+}
+
+int main(int argc, char **argv) {
+    const char *path = NULL, *model = NULL;
+    int test_only = 0, opt;
+    while ((opt = getopt(argc, argv, "f:m:t")) != -1) {
+        if (opt == 'f') path = optarg;
+        else if (opt == 'm') model = optarg;
+        else if (opt == 't') test_only = 1;
+        else return usage();
+    }
+    if (!path || !model) return usage();
+    enum mpm_kind kind;
+    if (!strcmp(model, "prefork")) kind = MPM_PREFORK;
+    else if (!strcmp(model, "worker")) kind = MPM_WORKER;
+    else if (!strcmp(model, "event")) kind = MPM_EVENT;
+    else return usage();
+    struct conf c;
+    char err[MPMD_ERR_LEN];
+    conf_defaults(&c, kind);
+    if (conf_load(&c, path, err) != MPMD_OK || conf_finish(&c, err) != MPMD_OK) {
+        fprintf(stderr, "mpmd: %s\n", err);
+        return 2;
+    }
+    if (test_only) {
+        printf("Syntax OK: %s MaxRequestWorkers %d ServerLimit %d ThreadsPerChild %d\n", model,
+               c.max_request_workers, c.server_limit, c.threads_per_child);
+        return 0;
+    }
+    struct sigaction sa = {0};
+    sa.sa_handler = on_stop; /* no SA_RESTART: the parent's sleep returns at once */
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
+    int lfd = net_listen(c.listen_host, c.listen_port, c.listen_backlog, err);
+    if (lfd < 0) {
+        fprintf(stderr, "mpmd: %s\n", err);
+        return 1;
+    }
+    struct scoreboard sb;
+    int limit = kind == MPM_PREFORK ? c.max_request_workers : c.max_request_workers / c.threads_per_child;
+    if (sb_create(&sb, limit, c.threads_per_child, err) != MPMD_OK) {
+        fprintf(stderr, "mpmd: %s\n", err);
+        return 1;
+    }
+    fprintf(stderr, "mpmd: %s listening on %s:%d\n", model, c.listen_host, c.listen_port);
+    int rc = kind == MPM_PREFORK ? prefork_run(&c, lfd, &sb) : threaded_run(&c, lfd, &sb);
+    close(lfd);
+    return rc == MPMD_OK ? 0 : 1;
+}

@@ -1,0 +1,111 @@
+/* prefork.c: one connection per child process, as httpd's prefork MPM.
+ *
+ * Children block in accept() on the shared listening socket (Linux wakes one).
+ * Once a second the parent counts idle children: below MinSpareServers it forks
+ * 1, then 2, 4 ... 32 a cycle (httpd's spawn rate, which resets when nothing
+ * was needed); above MaxSpareServers it stops one idle child a cycle.
+ * MaxRequestWorkers caps the children; MaxConnectionsPerChild recycles one. */
+#define _GNU_SOURCE
+#include "mpmd.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_SPAWN_RATE 32
+
+static volatile sig_atomic_t child_stop;
+static void child_term(int sig) { (void)sig; child_stop = 1; mpmd_stop = 1; }
+
+static void child_main(const struct conf *c, int lfd, struct scoreboard *sb, int slot) {
+    struct sigaction sa = {0};
+    sa.sa_handler = child_term; /* no SA_RESTART: accept() returns EINTR */
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGHUP, SIG_IGN);
+    signal(SIGPIPE, SIG_IGN);
+    struct http_ctx ctx = {c, sb};
+    int connections = 0;
+    sb_set(sb, slot, 0, SLOT_IDLE);
+    while (!mpmd_stop) {
+        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED || errno == EAGAIN) continue;
+            break;
+        }
+        http_socket_setup(fd);
+        sb_set(sb, slot, 0, SLOT_BUSY);
+        __atomic_fetch_add(&sb->g->total_connections, 1, __ATOMIC_RELAXED);
+        http_serve(fd, &ctx, slot, 0, NULL);
+        close(fd);
+        sb_set(sb, slot, 0, SLOT_IDLE);
+        if (c->max_connections_per_child && ++connections >= c->max_connections_per_child) break;
+    }
+    sb_set(sb, slot, 0, SLOT_DEAD);
+    _exit(0);
+}
+
+static int spawn(const struct conf *c, int lfd, struct scoreboard *sb) {
+    for (int slot = 0; slot < c->max_request_workers; slot++) {
+        if (sb->procs[slot].pid) continue;
+        sb_set(sb, slot, 0, SLOT_IDLE);
+        pid_t pid = fork();
+        if (pid < 0) return MPMD_ERR;
+        if (pid == 0) child_main(c, lfd, sb, slot);
+        sb->procs[slot].pid = pid;
+        return MPMD_OK;
+    }
+    return MPMD_ERR; /* at MaxRequestWorkers */
+}
+
+static void reap(struct scoreboard *sb) {
+    int status;
+    pid_t pid;
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+        for (int s = 0; s < sb->server_limit; s++)
+            if (sb->procs[s].pid == pid) {
+                sb->procs[s].pid = 0;
+                sb_set(sb, s, 0, SLOT_DEAD);
+            }
+}
+
+int prefork_run(const struct conf *c, int lfd, struct scoreboard *sb) {
+    for (int i = 0; i < c->start_servers; i++) spawn(c, lfd, sb);
+    int spawn_rate = 1;
+    struct timespec tick = {1, 0};
+    while (!mpmd_stop) {
+        nanosleep(&tick, NULL);
+        reap(sb);
+        if (mpmd_stop) break;
+        int busy, idle, procs;
+        sb_count(sb, &busy, &idle, &procs);
+        if (idle > c->max_spare_servers) {
+            for (int s = 0; s < sb->server_limit; s++)
+                if (sb->procs[s].pid && sb->slots[s * sb->thread_limit] == SLOT_IDLE) {
+                    kill(sb->procs[s].pid, SIGTERM);
+                    break;
+                }
+            spawn_rate = 1;
+        } else if (idle < c->min_spare_servers) {
+            int made = 0;
+            for (int i = 0; i < spawn_rate && procs + made < c->max_request_workers; i++)
+                if (spawn(c, lfd, sb) == MPMD_OK) made++;
+            if (made && spawn_rate < MAX_SPAWN_RATE) spawn_rate *= 2;
+        } else {
+            spawn_rate = 1;
+        }
+    }
+    /* Graceful stop: every child is told, and every one is reaped. */
+    for (int s = 0; s < sb->server_limit; s++)
+        if (sb->procs[s].pid) kill(sb->procs[s].pid, SIGTERM);
+    for (;;) {
+        pid_t pid = wait(NULL);
+        if (pid < 0 && errno == ECHILD) break;
+    }
+    return MPMD_OK;
+}

@@ -1,0 +1,46 @@
+/* scoreboard.c: worker and process states in anonymous shared memory, so the
+ * parent and every child (and the status page) see the same picture. */
+#define _GNU_SOURCE
+#include "mpmd.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+int sb_create(struct scoreboard *sb, int server_limit, int thread_limit, char *err) {
+    size_t procs = sizeof(struct process_score) * (size_t)server_limit;
+    size_t slots = (size_t)server_limit * (size_t)thread_limit;
+    size_t head = (sizeof(struct sb_global) + 63) / 64 * 64;
+    void *mem = mmap(NULL, head + procs + slots, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED) {
+        snprintf(err, MPMD_ERR_LEN, "scoreboard: mmap: %s", strerror(errno));
+        return MPMD_ERR;
+    }
+    memset(mem, 0, head + procs + slots);
+    sb->g = mem;
+    sb->server_limit = server_limit;
+    sb->thread_limit = thread_limit;
+    sb->procs = (struct process_score *)((char *)mem + head);
+    sb->slots = (unsigned char *)mem + head + procs;
+    sb->g->start_time = (int64_t)time(NULL);
+    return MPMD_OK;
+}
+
+void sb_set(struct scoreboard *sb, int proc, int thread, enum slot_state s) {
+    sb->slots[proc * sb->thread_limit + thread] = (unsigned char)s;
+}
+
+void sb_count(const struct scoreboard *sb, int *busy, int *idle, int *procs) {
+    *busy = *idle = *procs = 0;
+    for (int p = 0; p < sb->server_limit; p++) {
+        if (!sb->procs[p].pid) continue;
+        (*procs)++;
+        for (int t = 0; t < sb->thread_limit; t++) {
+            unsigned char s = sb->slots[p * sb->thread_limit + t];
+            if (s == SLOT_IDLE) (*idle)++;
+            else if (s == SLOT_BUSY || s == SLOT_KEEPALIVE) (*busy)++;
+        }
+    }
+}

@@ -1,0 +1,312 @@
+/* threaded.c: httpd's worker and event MPMs.
+ *
+ * Each child runs ThreadsPerChild worker threads and one listener (its main
+ * thread). worker: the listener accepts only when a thread is idle and hands
+ * it the connection, which keeps the thread until it closes, keep-alive idle
+ * time included. event: after each response a keep-alive connection goes back
+ * to the listener's epoll set and the thread is free; the listener hands it to
+ * a thread again when the next request arrives, or closes it after
+ * KeepAliveTimeout. An event process stops accepting at
+ * ThreadsPerChild + idle threads x AsyncRequestWorkerFactor connections.
+ * The parent keeps idle threads between MinSpareThreads and MaxSpareThreads. */
+#define _GNU_SOURCE
+#include "mpmd.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_SPAWN_RATE 32
+
+struct job { int fd; int served; };
+
+struct child {
+    const struct conf *c;
+    struct scoreboard *sb;
+    int slot, lfd, epfd, wake[2];
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct job *queue;
+    int qhead, qlen, qcap;
+    struct job *back; /* event: connections returned to the listener */
+    int blen, bcap;
+    int idle, stopping, open_conns;
+};
+
+static volatile sig_atomic_t child_stop;
+static void child_term(int sig) { (void)sig; child_stop = 1; mpmd_stop = 1; }
+
+static int64_t now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void push_job(struct child *ch, struct job j) { /* caller holds mu */
+    if (ch->qlen == ch->qcap) {
+        int ncap = ch->qcap ? ch->qcap * 2 : 64;
+        struct job *nq = malloc(sizeof(*nq) * (size_t)ncap);
+        if (!nq) { close(j.fd); return; }
+        for (int i = 0; i < ch->qlen; i++) nq[i] = ch->queue[(ch->qhead + i) % ch->qcap];
+        free(ch->queue);
+        ch->queue = nq;
+        ch->qcap = ncap;
+        ch->qhead = 0;
+    }
+    ch->queue[(ch->qhead + ch->qlen) % ch->qcap] = j;
+    ch->qlen++;
+    pthread_cond_signal(&ch->cv);
+}
+
+struct worker_arg { struct child *ch; int thread; };
+
+static void *worker_main(void *p) {
+    struct worker_arg *wa = p;
+    struct child *ch = wa->ch;
+    int t = wa->thread;
+    struct http_ctx ctx = {ch->c, ch->sb};
+    pthread_mutex_lock(&ch->mu);
+    for (;;) {
+        ch->idle++;
+        sb_set(ch->sb, ch->slot, t, SLOT_IDLE);
+        pthread_cond_broadcast(&ch->cv); /* the listener may be waiting for an idle thread */
+        while (!ch->qlen && !ch->stopping) pthread_cond_wait(&ch->cv, &ch->mu);
+        ch->idle--;
+        if (!ch->qlen && ch->stopping) break;
+        struct job j = ch->queue[ch->qhead];
+        ch->qhead = (ch->qhead + 1) % ch->qcap;
+        ch->qlen--;
+        pthread_mutex_unlock(&ch->mu);
+        sb_set(ch->sb, ch->slot, t, SLOT_BUSY);
+        if (ch->c->mpm == MPM_WORKER) {
+            http_serve(j.fd, &ctx, ch->slot, t, NULL);
+            close(j.fd);
+            pthread_mutex_lock(&ch->mu);
+            ch->open_conns--;
+            continue;
+        }
+        int keep = 0;
+        int r = http_handle_one(j.fd, &ctx, j.served, &keep);
+        pthread_mutex_lock(&ch->mu);
+        if (r > 0 && keep && !ch->stopping) {
+            if (ch->blen == ch->bcap) {
+                int ncap = ch->bcap ? ch->bcap * 2 : 64;
+                struct job *nb = realloc(ch->back, sizeof(*nb) * (size_t)ncap);
+                if (nb) { ch->back = nb; ch->bcap = ncap; }
+            }
+            if (ch->blen < ch->bcap) {
+                ch->back[ch->blen++] = (struct job){j.fd, j.served + 1};
+                char b = 1;
+                ssize_t ignored = write(ch->wake[1], &b, 1);
+                (void)ignored;
+                continue;
+            }
+        }
+        close(j.fd);
+        ch->open_conns--;
+        /* The listener may have stopped accepting at the connection limit: tell it. */
+        char b = 0;
+        ssize_t ignored = write(ch->wake[1], &b, 1);
+        (void)ignored;
+    }
+    sb_set(ch->sb, ch->slot, t, SLOT_DEAD);
+    pthread_mutex_unlock(&ch->mu);
+    return NULL;
+}
+
+struct parked { int served; int64_t deadline; };
+
+static void child_main(const struct conf *c, int lfd, struct scoreboard *sb, int slot) {
+    struct sigaction sa = {0};
+    sa.sa_handler = child_term;
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGHUP, SIG_IGN);
+    signal(SIGPIPE, SIG_IGN);
+    struct child ch = {.c = c, .sb = sb, .slot = slot, .lfd = lfd, .epfd = -1};
+    pthread_mutex_init(&ch.mu, NULL);
+    pthread_cond_init(&ch.cv, NULL);
+    if (pipe2(ch.wake, O_CLOEXEC | O_NONBLOCK) != 0) _exit(1);
+    int tpc = c->threads_per_child;
+    pthread_t *threads = calloc((size_t)tpc, sizeof(*threads));
+    struct worker_arg *args = calloc((size_t)tpc, sizeof(*args));
+    int nfds = 65536;
+    struct parked *parked = c->mpm == MPM_EVENT ? calloc((size_t)nfds, sizeof(*parked)) : NULL;
+    if (!threads || !args || (c->mpm == MPM_EVENT && !parked)) _exit(1);
+    for (int t = 0; t < tpc; t++) {
+        args[t] = (struct worker_arg){&ch, t};
+        pthread_create(&threads[t], NULL, worker_main, &args[t]);
+    }
+    if (c->mpm == MPM_EVENT) {
+        ch.epfd = epoll_create1(EPOLL_CLOEXEC);
+        struct epoll_event ev = {.events = EPOLLIN, .data.fd = ch.wake[0]};
+        epoll_ctl(ch.epfd, EPOLL_CTL_ADD, ch.wake[0], &ev);
+    }
+    int accepted = 0, listening = 0, maxfd = 0;
+    int64_t next_scan = 0;
+    while (!mpmd_stop) {
+        if (c->max_connections_per_child && accepted >= c->max_connections_per_child) break;
+        pthread_mutex_lock(&ch.mu);
+        int can_accept;
+        if (c->mpm == MPM_WORKER) {
+            /* worker: reserve an idle thread before accepting (wait for one if none). */
+            while (ch.idle - ch.qlen <= 0 && !mpmd_stop) {
+                struct timespec ts;
+                clock_gettime(CLOCK_REALTIME, &ts);
+                ts.tv_nsec += 200000000;
+                if (ts.tv_nsec >= 1000000000) { ts.tv_sec++; ts.tv_nsec -= 1000000000; }
+                pthread_cond_timedwait(&ch.cv, &ch.mu, &ts);
+            }
+            can_accept = 1;
+        } else {
+            int idle = ch.idle - ch.qlen;
+            can_accept = ch.open_conns < tpc + (idle > 0 ? idle : 0) * (int)c->async_factor;
+        }
+        /* event: hand back the connections the workers returned. */
+        for (int i = 0; i < ch.blen; i++) {
+            int fd = ch.back[i].fd;
+            if (fd < nfds) {
+                if (fd > maxfd) maxfd = fd;
+                parked[fd] = (struct parked){ch.back[i].served, now_ms() + c->keepalive_timeout_ms};
+                struct epoll_event ev = {.events = EPOLLIN | EPOLLONESHOT, .data.fd = fd};
+                if (epoll_ctl(ch.epfd, EPOLL_CTL_ADD, fd, &ev) != 0) epoll_ctl(ch.epfd, EPOLL_CTL_MOD, fd, &ev);
+                sb->procs[slot].connections = ch.open_conns;
+            } else {
+                close(fd);
+                ch.open_conns--;
+            }
+        }
+        ch.blen = 0;
+        pthread_mutex_unlock(&ch.mu);
+        if (mpmd_stop) break;
+        if (c->mpm == MPM_WORKER) {
+            struct pollfd pfd = {.fd = lfd, .events = POLLIN};
+            if (poll(&pfd, 1, 200) <= 0) continue;
+        } else {
+            /* Listen on the socket only while under the connection limit. */
+            if (can_accept != listening) {
+                struct epoll_event ev = {.events = EPOLLIN, .data.fd = lfd};
+                epoll_ctl(ch.epfd, can_accept ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, lfd, &ev);
+                listening = can_accept;
+            }
+            struct epoll_event evs[64];
+            int n = epoll_wait(ch.epfd, evs, 64, 100);
+            int64_t now = now_ms();
+            int accept_ready = 0;
+            for (int i = 0; i < n; i++) {
+                int fd = evs[i].data.fd;
+                if (fd == ch.wake[0]) {
+                    char drain[64];
+                    while (read(ch.wake[0], drain, sizeof(drain)) > 0) {}
+                } else if (fd == lfd) {
+                    accept_ready = 1;
+                } else {
+                    epoll_ctl(ch.epfd, EPOLL_CTL_DEL, fd, NULL);
+                    parked[fd].deadline = 0;
+                    pthread_mutex_lock(&ch.mu);
+                    push_job(&ch, (struct job){fd, parked[fd].served});
+                    pthread_mutex_unlock(&ch.mu);
+                }
+            }
+            /* Close keep-alive connections idle for longer than KeepAliveTimeout
+             * (checked every 100 ms, over the fds ever parked). */
+            if (now >= next_scan) {
+                next_scan = now + 100;
+                for (int fd = 0; fd <= maxfd; fd++)
+                    if (parked[fd].deadline && parked[fd].deadline <= now) {
+                    epoll_ctl(ch.epfd, EPOLL_CTL_DEL, fd, NULL);
+                    parked[fd].deadline = 0;
+                    close(fd);
+                    pthread_mutex_lock(&ch.mu);
+                    ch.open_conns--;
+                    pthread_mutex_unlock(&ch.mu);
+                }
+            }
+            if (!accept_ready) continue;
+        }
+        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0) continue;
+        int flags = fcntl(fd, F_GETFL);
+        fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+        http_socket_setup(fd);
+        accepted++;
+        __atomic_fetch_add(&sb->g->total_connections, 1, __ATOMIC_RELAXED);
+        pthread_mutex_lock(&ch.mu);
+        ch.open_conns++;
+        sb->procs[slot].connections = ch.open_conns;
+        push_job(&ch, (struct job){fd, 0});
+        pthread_mutex_unlock(&ch.mu);
+    }
+    /* Graceful exit: stop accepting, let workers finish what they hold. */
+    pthread_mutex_lock(&ch.mu);
+    ch.stopping = 1;
+    pthread_cond_broadcast(&ch.cv);
+    pthread_mutex_unlock(&ch.mu);
+    for (int t = 0; t < tpc; t++) pthread_join(threads[t], NULL);
+    if (parked)
+        for (int fd = 0; fd <= maxfd; fd++)
+            if (parked[fd].deadline) close(fd);
+    _exit(0);
+}
+
+static int spawn(const struct conf *c, int lfd, struct scoreboard *sb, int max_procs) {
+    for (int slot = 0; slot < max_procs; slot++) {
+        if (sb->procs[slot].pid) continue;
+        for (int t = 0; t < c->threads_per_child; t++) sb_set(sb, slot, t, SLOT_IDLE);
+        pid_t pid = fork();
+        if (pid < 0) return MPMD_ERR;
+        if (pid == 0) child_main(c, lfd, sb, slot);
+        sb->procs[slot].pid = pid;
+        return MPMD_OK;
+    }
+    return MPMD_ERR;
+}
+
+int threaded_run(const struct conf *c, int lfd, struct scoreboard *sb) {
+    int max_procs = c->max_request_workers / c->threads_per_child;
+    for (int i = 0; i < c->start_servers; i++) spawn(c, lfd, sb, max_procs);
+    int spawn_rate = 1;
+    struct timespec tick = {1, 0};
+    while (!mpmd_stop) {
+        nanosleep(&tick, NULL);
+        int status;
+        pid_t pid;
+        while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+            for (int s = 0; s < sb->server_limit; s++)
+                if (sb->procs[s].pid == pid) {
+                    sb->procs[s].pid = 0;
+                    for (int t = 0; t < sb->thread_limit; t++) sb_set(sb, s, t, SLOT_DEAD);
+                }
+        if (mpmd_stop) break;
+        int busy, idle, procs;
+        sb_count(sb, &busy, &idle, &procs);
+        if (idle > c->max_spare_threads && procs > 1) {
+            for (int s = max_procs - 1; s >= 0; s--)
+                if (sb->procs[s].pid) { kill(sb->procs[s].pid, SIGTERM); break; }
+            spawn_rate = 1;
+        } else if (idle < c->min_spare_threads && procs < max_procs) {
+            int made = 0;
+            for (int i = 0; i < spawn_rate && procs + made < max_procs; i++)
+                if (spawn(c, lfd, sb, max_procs) == MPMD_OK) made++;
+            if (made && spawn_rate < MAX_SPAWN_RATE) spawn_rate *= 2;
+        } else {
+            spawn_rate = 1;
+        }
+    }
+    for (int s = 0; s < sb->server_limit; s++)
+        if (sb->procs[s].pid) kill(sb->procs[s].pid, SIGTERM);
+    for (;;) {
+        pid_t pid = wait(NULL);
+        if (pid < 0 && errno == ECHILD) break;
+    }
+    return MPMD_OK;
+}

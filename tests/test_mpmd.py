@@ -1,0 +1,207 @@
+"""mpmd on loopback: bytes, errors, traversal, keep-alive pinning, queueing, recycling, spares, stop.
+
+Timing effects are asserted with wide margins (behaviour, not benchmarks).
+"""
+
+import os
+import socket
+import threading
+import time
+import urllib.request
+
+import psutil
+import pytest
+
+from apachetune.mpmd import MpmdServer
+
+MPMS = ["prefork", "worker", "event"]
+
+
+def raw(port, data: bytes, timeout=5.0) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.sendall(data)
+        s.shutdown(socket.SHUT_WR)  # one request: the server closes after answering
+        chunks = []
+        try:
+            while True:
+                c = s.recv(65536)
+                if not c:
+                    break
+                chunks.append(c)
+        except TimeoutError:
+            pass
+    return b"".join(chunks)
+
+
+def status_of(resp: bytes) -> int:
+    return int(resp.split(b" ", 2)[1]) if resp.startswith(b"HTTP/1.1 ") else 0
+
+
+@pytest.mark.parametrize("mpm", MPMS)
+def test_serves_the_right_bytes(mpm):
+    with MpmdServer(mpm, {"StartServers": 1, "MaxRequestWorkers": 4, "ThreadsPerChild": 2}) as srv:
+        body = urllib.request.urlopen(srv.url + "/index.html", timeout=5).read()
+        assert body == b"hello from mpmd\n"
+        resp = raw(srv.port, b"HEAD /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        head, _, rest = resp.partition(b"\r\n\r\n")
+        assert status_of(resp) == 200 and rest == b""
+        assert b"Content-Length: 16" in head and b"Date: " in head and b"Server: mpmd" in head
+        # HTTP/1.0 closes unless asked to keep alive; 1.1 keeps alive.
+        assert b"Connection: close" in raw(srv.port, b"GET / HTTP/1.0\r\n\r\n")
+        assert srv.status()["ServerMPM"] == mpm
+
+
+@pytest.mark.parametrize("mpm", MPMS)
+def test_errors_and_traversal_keep_the_server_serving(mpm, tmp_path):
+    outside = tmp_path / "secret.txt"
+    outside.write_text("secret")
+    with MpmdServer(mpm, {"StartServers": 1, "MaxRequestWorkers": 4, "ThreadsPerChild": 2}) as srv:
+        os.symlink(outside, srv.docroot / "link.txt")
+        cases = {
+            b"GET /nope HTTP/1.1\r\nHost: x\r\n\r\n": 404,
+            b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n": 405,
+            b"GARBAGE\r\n\r\n": 400,
+            b"GET / HTTP/1.1\r\n\r\n": 400,  # HTTP/1.1 without Host
+            b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n": 414,
+            b"GET / HTTP/1.1\r\nHost: x\r\n" + b"".join(b"X-%d: y\r\n" % i for i in range(101)) + b"\r\n": 431,
+            b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"y" * 9000 + b"\r\n\r\n": 431,
+            b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 5000000\r\n\r\n": 413,
+            b"GET /../etc/passwd HTTP/1.1\r\nHost: x\r\n\r\n": 403,
+            b"GET /%2e%2e/%2e%2e/etc/passwd HTTP/1.1\r\nHost: x\r\n\r\n": 403,
+            b"GET /index.html%00.txt HTTP/1.1\r\nHost: x\r\n\r\n": 400,
+            b"GET /link.txt HTTP/1.1\r\nHost: x\r\n\r\n": 403,  # a symlink out of DocumentRoot
+        }
+        for request, expected in cases.items():
+            resp = raw(srv.port, request)
+            assert status_of(resp) == expected, (request[:60], resp[:80])
+            assert b"secret" not in resp
+        assert urllib.request.urlopen(srv.url + "/index.html", timeout=5).status == 200
+
+
+def idle_keepalive_clients(port, n):
+    socks = []
+    for _ in range(n):
+        s = socket.create_connection(("127.0.0.1", port), timeout=5)
+        s.sendall(b"GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n")
+        data = b""
+        while b"hello from mpmd" not in data:
+            data += s.recv(4096)
+        socks.append(s)  # stays open, idle, in keep-alive
+    return socks
+
+
+def time_new_request(port, limit):
+    s = socket.create_connection(("127.0.0.1", port), timeout=limit)
+    start = time.monotonic()
+    try:
+        s.sendall(b"GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        s.recv(4096)
+        return time.monotonic() - start
+    except TimeoutError:
+        return None
+    finally:
+        s.close()
+
+
+@pytest.mark.parametrize("mpm, pinned", [("prefork", True), ("worker", True), ("event", False)])
+def test_idle_keepalive_clients_pin_workers_except_on_event(mpm, pinned):
+    conf = {"StartServers": 1, "MaxRequestWorkers": 2, "ServerLimit": 2 if mpm == "prefork" else 1,
+            "ThreadsPerChild": 2, "MinSpareServers": 1, "MaxSpareServers": 2, "MinSpareThreads": 1,
+            "MaxSpareThreads": 4, "KeepAliveTimeout": 4}
+    with MpmdServer(mpm, conf) as srv:
+        if mpm == "prefork":
+            time.sleep(1.5)  # let the parent fork the second child
+        socks = idle_keepalive_clients(srv.port, 2)
+        try:
+            elapsed = time_new_request(srv.port, 1.5)
+        finally:
+            for s in socks:
+                s.close()
+    if pinned:
+        assert elapsed is None, f"{mpm} served a new request at once although every worker was pinned"
+    else:
+        assert elapsed is not None and elapsed < 1.0
+
+
+@pytest.mark.parametrize("mpm", MPMS)
+def test_concurrency_above_max_request_workers_queues(mpm):
+    conf = {"StartServers": 2, "MaxRequestWorkers": 2, "ServerLimit": 2 if mpm == "prefork" else 1,
+            "ThreadsPerChild": 2, "MinSpareServers": 2, "MaxSpareServers": 3}
+    with MpmdServer(mpm, conf) as srv:
+        time.sleep(0.3)
+        results = []
+
+        def one():
+            t = time.monotonic()
+            with urllib.request.urlopen(srv.url + "/app/sleep?ms=300", timeout=10) as r:
+                results.append((r.status, time.monotonic() - t))
+
+        threads = [threading.Thread(target=one) for _ in range(6)]
+        start = time.monotonic()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        total = time.monotonic() - start
+    assert [s for s, _ in results] == [200] * 6  # nobody refused
+    assert total >= 0.85  # 6 requests of 300 ms through 2 workers: at least 3 rounds
+    assert max(d for _, d in results) > 2 * min(d for _, d in results)  # latency rises in the queue
+
+
+def test_max_connections_per_child_recycles_processes():
+    conf = {"StartServers": 1, "MaxRequestWorkers": 2, "MinSpareServers": 1, "MaxSpareServers": 2,
+            "MaxConnectionsPerChild": 3, "KeepAlive": "Off"}
+    with MpmdServer("prefork", conf) as srv:
+        parent = psutil.Process(srv.proc.pid)
+        seen = set()
+        for _ in range(12):
+            urllib.request.urlopen(srv.url + "/index.html", timeout=5).read()
+            seen |= {c.pid for c in parent.children()}
+            time.sleep(0.15)
+        deadline = time.monotonic() + 4
+        while time.monotonic() < deadline and len(seen) < 3:
+            seen |= {c.pid for c in parent.children()}
+            time.sleep(0.2)
+    assert len(seen) >= 3  # children were replaced
+
+
+def test_spare_maintenance_keeps_idle_workers_within_bounds():
+    conf = {"StartServers": 1, "MaxRequestWorkers": 10, "MinSpareServers": 3, "MaxSpareServers": 5}
+    with MpmdServer("prefork", conf) as srv:
+        deadline = time.monotonic() + 6
+        idle = 0
+        while time.monotonic() < deadline:
+            st = srv.status()
+            idle = int(st["IdleWorkers"])
+            if idle >= 3:
+                break
+            time.sleep(0.3)
+        assert 3 <= idle <= 5
+
+
+@pytest.mark.parametrize("mpm", MPMS)
+def test_sigterm_stops_everything(mpm):
+    srv = MpmdServer(mpm, {"StartServers": 2, "MaxRequestWorkers": 4, "ThreadsPerChild": 2})
+    with srv:
+        parent = psutil.Process(srv.proc.pid)
+        children = parent.children()
+        assert children
+    assert srv.proc.returncode == 0
+    for c in children:
+        assert not c.is_running() or c.status() == psutil.STATUS_ZOMBIE
+
+
+def test_built_on_first_use_into_the_cache(tmp_path, monkeypatch):
+    import shutil
+
+    from apachetune import mpmd as mod
+
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in mod.SOURCES:
+        shutil.copy(mod.mpmd_src_dir() / name, src / name)
+    monkeypatch.setattr(mod, "mpmd_src_dir", lambda: src)
+    monkeypatch.setenv("APACHETUNE_CACHE", str(tmp_path / "cache"))
+    built = mod.binary()
+    assert built.parent == tmp_path / "cache" and os.access(built, os.X_OK)
+    assert mod.binary() == built  # reused, not rebuilt
