@@ -65,8 +65,10 @@ def free_port() -> int:
 
 
 class MpmdServer:
-    def __init__(self, mpm: str, directives: dict[str, object] | None = None, docroot: str | None = None):
+    def __init__(self, mpm: str, directives: dict[str, object] | None = None, docroot: str | None = None,
+                 command: list[str] | None = None):
         self.mpm = mpm
+        self.command = command  # e.g. [valgrind, ..., mpmd-asan]; default: the built binary
         self.directives = dict(directives or {})
         self.port = free_port()
         self._tmp = tempfile.mkdtemp(prefix="apachetune-mpmd-")
@@ -85,7 +87,8 @@ class MpmdServer:
         lines = [f"Listen 127.0.0.1:{self.port}", f"DocumentRoot {self.docroot}"]
         lines += [f"{k} {v}" for k, v in self.directives.items()]
         self.conf.write_text("\n".join(lines) + "\n")
-        self.proc = subprocess.Popen([str(binary()), "-f", str(self.conf), "-m", self.mpm],
+        cmd = self.command or [str(binary())]
+        self.proc = subprocess.Popen([*cmd, "-f", str(self.conf), "-m", self.mpm],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
