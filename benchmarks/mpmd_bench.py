@@ -1,0 +1,162 @@
+"""mpmd against real Apache httpd: same MPM, same directives, same file, same load generator.
+
+For each MPM (prefork, worker, event), both servers run side by side in one run, pinned to
+CPU 0 with wrk on CPU 1, serving the same 45-byte file: wrk with keep-alive at c=10 and c=300,
+and with `Connection: close` at c=10 and c=300; median of REPEAT runs of DURATION seconds each.
+Also the PSS per worker of each server when idle after the load. Writes the `## mpmd vs httpd`
+section of docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from parse_bench import write_section  # noqa: E402
+
+from apachetune.mpmd import MpmdServer, free_port  # noqa: E402
+
+MODULES = "/usr/lib/apache2/modules"
+DURATION = int(os.environ.get("DURATION", "3"))
+REPEAT = int(os.environ.get("REPEAT", "3"))
+MPM_DIRECTIVES = {
+    "prefork": {"StartServers": 64, "MinSpareServers": 32, "MaxSpareServers": 64, "ServerLimit": 320,
+                "MaxRequestWorkers": 320, "MaxConnectionsPerChild": 0},
+    "worker": {"StartServers": 4, "ServerLimit": 16, "ThreadLimit": 25, "ThreadsPerChild": 25,
+               "MaxRequestWorkers": 400, "MinSpareThreads": 75, "MaxSpareThreads": 400},
+    "event": {"StartServers": 4, "ServerLimit": 16, "ThreadLimit": 25, "ThreadsPerChild": 25,
+              "MaxRequestWorkers": 400, "MinSpareThreads": 75, "MaxSpareThreads": 400},
+}
+COMMON = {"KeepAlive": "On", "KeepAliveTimeout": 5, "MaxKeepAliveRequests": 0, "Timeout": 60}
+
+
+class Httpd:
+    def __init__(self, mpm: str, docroot: Path):
+        self.tmp = Path(tempfile.mkdtemp(prefix="bench-httpd-"))
+        self.port = free_port()
+        body = "\n".join(f"{k} {v}" for k, v in {**MPM_DIRECTIVES[mpm], **COMMON}.items())
+        (self.tmp / "httpd.conf").write_text(
+            f"ServerRoot {self.tmp}\nServerName localhost\nUser nobody\nGroup nogroup\n"
+            f"Listen 127.0.0.1:{self.port}\nPidFile {self.tmp}/httpd.pid\nErrorLog {self.tmp}/error.log\n"
+            f"LoadModule mpm_{mpm}_module {MODULES}/mod_mpm_{mpm}.so\n"
+            f"LoadModule authz_core_module {MODULES}/mod_authz_core.so\n"
+            f"DocumentRoot {docroot}\n<Directory {docroot}>\n Require all granted\n</Directory>\n{body}\n")
+        self.proc = None
+
+    def __enter__(self):
+        self.proc = subprocess.Popen(["taskset", "-c", "0", "apache2", "-f", str(self.tmp / "httpd.conf"),
+                                      "-D", "FOREGROUND"], start_new_session=True,
+                                     stderr=subprocess.DEVNULL)
+        wait_ready(f"http://127.0.0.1:{self.port}/index.html")
+        return self
+
+    def __exit__(self, *exc):
+        os.killpg(self.proc.pid, signal.SIGTERM)
+        self.proc.wait(20)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def wait_ready(url: str) -> None:
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(url, timeout=2).read()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"{url} did not answer")
+
+
+def wrk(port: int, conns: int, close: bool) -> float:
+    cmd = ["taskset", "-c", "1", "wrk", "-t1", f"-c{conns}", f"-d{DURATION}s", "--timeout", "5s"]
+    if close:
+        cmd += ["-H", "Connection: close"]
+    out = subprocess.run([*cmd, f"http://127.0.0.1:{port}/index.html"], capture_output=True, text=True).stdout
+    m = re.search(r"Requests/sec:\s+([\d.]+)", out)
+    return float(m.group(1)) if m else 0.0
+
+
+def pss_per_worker(pid: int, threads: int) -> float:
+    import psutil
+
+    parent = psutil.Process(pid)
+    kids = [c for c in parent.children(recursive=True) if c.name() in ("apache2", "mpmd")]
+    total = sum(c.memory_full_info().pss for c in kids)
+    workers = max(1, len(kids) * threads)
+    return total / workers / 1024
+
+
+def main() -> int:
+    if not shutil.which("apache2") or not shutil.which("wrk") or not shutil.which("taskset"):
+        print("needs apache2, wrk and taskset", file=sys.stderr)
+        return 1
+    docroot = Path(tempfile.mkdtemp(prefix="bench-docs-"))
+    docroot.chmod(0o755)
+    (docroot / "index.html").write_text("x" * 44 + "\n")
+    (docroot / "index.html").chmod(0o644)
+    scenarios = [("keep-alive c=10", 10, False), ("keep-alive c=300", 300, False),
+                 ("close c=10", 10, True), ("close c=300", 300, True)]
+    rows, results = [], {}
+    for mpm in ("prefork", "worker", "event"):
+        directives = {**MPM_DIRECTIVES[mpm], **COMMON}
+        threads = 1 if mpm == "prefork" else directives["ThreadsPerChild"]
+        for name, c, close in scenarios:
+            runs = {"httpd": [], "mpmd": []}
+            for _ in range(REPEAT):
+                with Httpd(mpm, docroot) as h:
+                    time.sleep(1)
+                    runs["httpd"].append(wrk(h.port, c, close))
+                    h_pss = pss_per_worker(h.proc.pid, threads)
+                with MpmdServer(mpm, directives, docroot=str(docroot),
+                                command=["taskset", "-c", "0", str(ROOT / "src" / "mpmd" / "mpmd")]) as m:
+                    time.sleep(1)
+                    runs["mpmd"].append(wrk(m.port, c, close))
+                    m_pss = pss_per_worker(m.proc.pid, threads)
+            hm, mm = statistics.median(runs["httpd"]), statistics.median(runs["mpmd"])
+            results[(mpm, name)] = (hm, mm)
+            rows.append(f"| {mpm} | {name} | {hm:,.0f} | {mm:,.0f} | {mm / hm:.2f} | {h_pss:.0f} / {m_pss:.0f} |")
+            print(rows[-1], flush=True)
+    winners = []
+    for name, *_ in scenarios:
+        for a, b in (("prefork", "worker"), ("prefork", "event"), ("worker", "event")):
+            hw = a if results[(a, name)][0] >= results[(b, name)][0] else b
+            mw = a if results[(a, name)][1] >= results[(b, name)][1] else b
+            winners.append(f"| {name} | {a} vs {b} | {hw} | {mw} | {'same' if hw == mw else 'DIFFERENT'} |")
+    section = f"""## mpmd vs httpd
+
+`make bench` → `benchmarks/mpmd_bench.py`. The same MPM directives for both servers (prefork
+MaxRequestWorkers 320; worker/event 16 x 25 = 400 threads; KeepAliveTimeout 5,
+MaxKeepAliveRequests 0), the same 45-byte file, wrk -t1 for {DURATION} s, server pinned to CPU 0
+and wrk to CPU 1, median of {REPEAT} runs, httpd 2.4.71 (Debian, minimal modules). PSS per
+worker measured after the load (KiB). Machine shared and noisy: quote ratios.
+
+| MPM | load | httpd req/s | mpmd req/s | mpmd / httpd | PSS/worker KiB httpd / mpmd |
+|---|---|---|---|---|---|
+{chr(10).join(rows)}
+
+Pairwise winners (does mpmd rank the MPMs the way httpd does?):
+
+| load | pair | httpd's winner | mpmd's winner | |
+|---|---|---|---|---|
+{chr(10).join(winners)}
+"""
+    write_section(ROOT / "docs" / "benchmarks.md", "## mpmd vs httpd", section)
+    shutil.rmtree(docroot, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
