@@ -19,12 +19,14 @@ from apachetune.errors import ApachetuneError
 # name -> module under apachetune.cli that defines a click command called `command`.
 # Imported lazily so `apachetune --version` stays fast.
 COMMANDS = {
+    "compare": "compare",
     "explain": "explain",
     "generate": "generate",
     "lint": "lint",
     "parse": "parse",
     "rules": "rules",
     "size": "size",
+    "validate": "validate",
     "wizard": "wizard",
 }
 

@@ -1,0 +1,32 @@
+"""`apachetune compare`: one plan across prefork, worker and event, side by side."""
+
+from __future__ import annotations
+
+import json
+
+import click
+from rich.table import Table
+
+from apachetune.cli.validate import common_options, run_one
+from apachetune.console import out
+from apachetune.validate.run import compare_table
+
+
+@click.command("compare")
+@common_options
+def command(target, config, max_request_workers, threads_per_child, keepalive_timeout, service_time_ms, plans,
+            duration, fmt):
+    """Run the same plan on prefork, worker and event and print them side by side."""
+    reports = {mpm: run_one(target, mpm, config, max_request_workers, threads_per_child, keepalive_timeout,
+                            service_time_ms, plans, duration, quiet=fmt == "json")
+               for mpm in ("prefork", "worker", "event")}
+    if fmt == "json":
+        click.echo(json.dumps({m: r.to_json() for m, r in reports.items()}, indent=2))
+        return
+    table = Table(title=f"{target}: prefork vs worker vs event (service time {service_time_ms:g} ms)")
+    table.add_column("")
+    for m in reports:
+        table.add_column(m)
+    for row in compare_table(reports):
+        table.add_row(*row)
+    out.print(table)

@@ -1,0 +1,115 @@
+"""`apachetune validate`: run an MPM configuration under load and judge the model's predictions."""
+
+from __future__ import annotations
+
+import json
+
+import click
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from apachetune.cli.options import MPM_CHOICE
+from apachetune.console import out
+from apachetune.errors import UsageError
+from apachetune.mpm import simulate_startup
+from apachetune.validate.report import write_report
+from apachetune.validate.run import ValidationSetup, run_plans
+
+PLANS = ("sweep", "openloop", "keepalive")
+
+
+def load_directives(config, mpm, max_request_workers, threads_per_child, keepalive_timeout) -> dict:
+    given: list[tuple[str, list[str]]] = []
+    extra: dict[str, object] = {}
+    if config:
+        from apachetune.config.resolver import ResolveOptions, resolve
+
+        eff = resolve(config, ResolveOptions(mpm=mpm, modules=[f"mpm_{mpm}_module"], use_env_file=False))
+        given += [(d.name, d.args) for d in eff.directives]
+        for name in ("KeepAlive", "KeepAliveTimeout", "MaxKeepAliveRequests", "Timeout"):
+            d = eff.get(name)
+            if d is not None and d.args:
+                extra[name] = d.args[0]
+    if max_request_workers:
+        given.append(("MaxRequestWorkers", [str(max_request_workers)]))
+    if threads_per_child and mpm != "prefork":
+        given += [("ThreadsPerChild", [str(threads_per_child)]), ("ThreadLimit", [str(threads_per_child)])]
+    if keepalive_timeout is not None:
+        extra["KeepAliveTimeout"] = keepalive_timeout
+    start = simulate_startup(mpm, given)
+    if start.fatal:
+        raise UsageError(f"httpd would not start with this section: {start.fatal[0].text}")
+    eff = dict(start.effective)
+    if mpm != "prefork":
+        eff["ServerLimit"] = max(1, eff["MaxRequestWorkers"] // eff["ThreadsPerChild"])
+    else:
+        eff["ServerLimit"] = eff["MaxRequestWorkers"]
+    eff.pop("ListenBacklog", None)
+    return {**eff, "KeepAlive": "On", "KeepAliveTimeout": 5, **extra}
+
+
+def common_options(func):
+    for deco in reversed([
+        click.option("--target", type=click.Choice(["mpmd", "httpd"]), default="mpmd", show_default=True),
+        click.option("--config", type=click.Path(exists=True, dir_okay=False),
+                     help="An MPM section (mpm.conf) to run; the options below override it."),
+        click.option("--max-request-workers", type=click.IntRange(1, 4096)),
+        click.option("--threads-per-child", type=click.IntRange(1, 256)),
+        click.option("--keepalive-timeout", type=click.IntRange(1, 300)),
+        click.option("--service-time-ms", type=click.FloatRange(1, 10000), default=50, show_default=True,
+                     help="What /app/sleep takes per request (the emulated application)."),
+        click.option("--plan", "plans", multiple=True, type=click.Choice(PLANS),
+                     help="Plans to run (repeatable; default: sweep and keepalive)."),
+        click.option("--duration", type=click.FloatRange(0.5, 120), default=2, show_default=True,
+                     help="Seconds per load step."),
+        click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True),
+    ]):
+        func = deco(func)
+    return func
+
+
+def run_one(target, mpm, config, max_request_workers, threads_per_child, keepalive_timeout, service_time_ms,
+            plans, duration, per_worker_mb=None, quiet=False):
+    directives = load_directives(config, mpm, max_request_workers, threads_per_child, keepalive_timeout)
+    if "keepalive" in (plans or ("sweep", "keepalive")) and int(directives.get("KeepAliveTimeout", 5)) < 3:
+        directives["KeepAliveTimeout"] = 3  # long enough to see a stall
+    setup = ValidationSetup(target, mpm, directives, int(directives["MaxRequestWorkers"]), service_time_ms,
+                            duration, per_worker_mb)
+    columns = [SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn()]
+    with Progress(*columns, console=out, transient=True, disable=quiet) as progress:
+        task = progress.add_task(f"{target} {mpm}: starting", total=None)
+        return run_plans(setup, list(plans or ("sweep", "keepalive")),
+                         lambda s: progress.update(task, description=f"{target} {mpm}: {s}"))
+
+
+@click.command("validate")
+@click.option("--mpm", type=MPM_CHOICE, required=True)
+@common_options
+@click.option("--per-worker-mb", type=click.FloatRange(min=0.001),
+              help="The sizing model's memory per worker: enables the peak-memory verdict.")
+@click.option("--report", "report_dir", type=click.Path(file_okay=False), help="Write report.json, report.md, plots.")
+def command(mpm, target, config, max_request_workers, threads_per_child, keepalive_timeout, service_time_ms,
+            plans, duration, fmt, per_worker_mb, report_dir):
+    """Run an MPM section under load on mpmd (or httpd) and compare with the predictions."""
+    report = run_one(target, mpm, config, max_request_workers, threads_per_child, keepalive_timeout,
+                     service_time_ms, plans, duration, per_worker_mb, quiet=fmt == "json")
+    if report_dir:
+        write_report(report, report_dir)
+    if fmt == "json":
+        click.echo(json.dumps(report.to_json(), indent=2))
+    else:
+        table = Table(title=f"{target} {mpm}: predicted vs measured")
+        for col in ("verdict", "predicted", "measured", "unit", "result"):
+            table.add_column(col)
+        for v in report.verdicts:
+            table.add_row(v.name, str(v.predicted), str(v.measured), v.unit,
+                          "pass" if v.passed else "FAIL" if v.passed is False else "-")
+        out.print(table)
+        points = Table(title="load points")
+        for col in ("plan", "x", "req/s", "p50 ms", "p99 ms", "errors"):
+            points.add_column(col)
+        for p in report.points:
+            points.add_row(p["plan"], str(p["x"]), str(p["throughput_rps"]), str(p["latency_ms"]["p50"]),
+                           str(p["latency_ms"]["p99"]), str(p["errors"] or ""))
+        out.print(points)
+    click.get_current_context().exit(0 if report.passed else 1)

@@ -1,0 +1,1 @@
+"""Proving the advice under load: targets (mpmd, httpd), load generators, measurements, verdicts."""

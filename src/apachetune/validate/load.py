@@ -1,0 +1,231 @@
+"""Load generators: a small asyncio HTTP/1.1 client (no dependency), bounded in time and count.
+
+- closed loop: N connections, each sends its next request when the previous answer arrives;
+- open loop: requests start at Poisson arrival times whatever the server does, and latency is measured
+  from each request's *scheduled* start, so a stalled server cannot hide its queue
+  (no coordinated omission);
+- idle keep-alive clients: connect, send one request, then hold the connection open.
+Loopback only: any other address is refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import time
+from dataclasses import dataclass, field
+
+from apachetune.errors import UsageError
+
+MAX_IN_FLIGHT = 2000
+
+
+def check_loopback(host: str) -> None:
+    try:
+        ok = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        ok = False
+    if not ok:
+        raise UsageError(f"load is only sent to loopback addresses, not {host!r}")
+
+
+@dataclass
+class LoadResult:
+    latencies: list[float] = field(default_factory=list)  # seconds, one per successful request
+    waits: list[float] = field(default_factory=list)  # open loop: latency minus that request's service time
+    errors: dict[str, int] = field(default_factory=dict)  # refused, reset, timeout, 5xx, other
+    elapsed: float = 0.0
+    scheduled: int = 0
+
+    @property
+    def ok(self) -> int:
+        return len(self.latencies)
+
+    @property
+    def throughput(self) -> float:
+        return self.ok / self.elapsed if self.elapsed > 0 else 0.0
+
+    def percentile(self, q: float) -> float | None:
+        if not self.latencies:
+            return None
+        s = sorted(self.latencies)
+        return s[min(len(s) - 1, int(q / 100 * len(s)))]
+
+    def error(self, kind: str) -> None:
+        self.errors[kind] = self.errors.get(kind, 0) + 1
+
+    def to_json(self) -> dict:
+        return {"requests_ok": self.ok, "errors": dict(self.errors), "elapsed_s": round(self.elapsed, 3),
+                "throughput_rps": round(self.throughput, 1),
+                "latency_ms": {f"p{q}": None if self.percentile(q) is None else round(self.percentile(q) * 1000, 2)
+                               for q in (50, 95, 99)}}
+
+
+def _request(path: str, keepalive: bool) -> bytes:
+    conn = "keep-alive" if keepalive else "close"
+    return f"GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: {conn}\r\n\r\n".encode()
+
+
+async def _read_response(reader: asyncio.StreamReader) -> int:
+    head = await reader.readuntil(b"\r\n\r\n")
+    status = int(head.split(b" ", 2)[1])
+    length = 0
+    for line in head.split(b"\r\n"):
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":", 1)[1])
+    if length:
+        await reader.readexactly(length)
+    return status
+
+
+def _classify(exc: BaseException) -> str:
+    if isinstance(exc, ConnectionRefusedError):
+        return "refused"
+    if isinstance(exc, (ConnectionResetError, BrokenPipeError, asyncio.IncompleteReadError)):
+        return "reset"
+    if isinstance(exc, asyncio.TimeoutError | TimeoutError):
+        return "timeout"
+    return "other"
+
+
+async def _closed(host, port, path, concurrency, duration, keepalive, timeout, result):
+    deadline = time.monotonic() + duration
+
+    async def client():
+        reader = writer = None
+        while time.monotonic() < deadline:
+            start = time.monotonic()
+            try:
+                if writer is None:
+                    reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
+                writer.write(_request(path, keepalive))
+                status = await asyncio.wait_for(_read_response(reader), timeout)
+                if status >= 500:
+                    result.error("5xx")
+                else:
+                    result.latencies.append(time.monotonic() - start)
+                if not keepalive:
+                    writer.close()
+                    writer = None
+            except Exception as e:  # noqa: BLE001 - every failure is counted by kind
+                result.error(_classify(e))
+                if writer is not None:
+                    writer.close()
+                writer = None
+        if writer is not None:
+            writer.close()
+
+    start = time.monotonic()
+    await asyncio.gather(*(client() for _ in range(concurrency)))
+    result.elapsed = time.monotonic() - start
+
+
+def closed_loop(host: str, port: int, path: str, concurrency: int, duration: float,
+                keepalive: bool = True, timeout: float = 10.0) -> LoadResult:
+    check_loopback(host)
+    result = LoadResult()
+    asyncio.run(_closed(host, port, path, concurrency, duration, keepalive, timeout, result))
+    return result
+
+
+async def _open(host, port, path, rate, duration, timeout, result, seed, exp_service_ms):
+    import random
+
+    rng = random.Random(seed)
+    start = time.monotonic()
+    # Poisson arrivals (exponential gaps), the M in M/M/c; fixed gaps would queue far less.
+    offsets, t = [], 0.0
+    while True:
+        t += rng.expovariate(rate)
+        if t >= duration:
+            break
+        offsets.append(t)
+    n = len(offsets)
+    result.scheduled = n
+    sem = asyncio.Semaphore(MAX_IN_FLIGHT)
+
+    async def one(scheduled: float):
+        async with sem:
+            writer = None
+            try:
+                reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
+                target, service_ms = path, 0
+                if exp_service_ms:  # exponential service times, the second M of M/M/c
+                    service_ms = max(1, round(rng.expovariate(1 / exp_service_ms)))
+                    target = f"{path}?ms={service_ms}"
+                writer.write(_request(target, False))
+                status = await asyncio.wait_for(_read_response(reader), timeout)
+                if status >= 500:
+                    result.error("5xx")
+                else:
+                    latency = time.monotonic() - scheduled
+                    result.latencies.append(latency)
+                    result.waits.append(latency - service_ms / 1000)
+            except Exception as e:  # noqa: BLE001
+                result.error(_classify(e))
+            finally:
+                if writer is not None:
+                    writer.close()
+
+    tasks = []
+    for i in range(n):
+        scheduled = start + offsets[i]
+        delay = scheduled - time.monotonic()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        tasks.append(asyncio.create_task(one(scheduled)))
+    await asyncio.gather(*tasks)
+    result.elapsed = time.monotonic() - start
+
+
+def open_loop(host: str, port: int, path: str, rate: float, duration: float, timeout: float = 10.0,
+              seed: int = 1, exp_service_ms: float | None = None) -> LoadResult:
+    """Poisson arrivals at `rate` for `duration` s; with exp_service_ms, `path?ms=X` with X drawn
+    from an exponential distribution of that mean (the endpoint sleeps X ms)."""
+    check_loopback(host)
+    result = LoadResult()
+    asyncio.run(_open(host, port, path, rate, duration, timeout, result, seed, exp_service_ms))
+    return result
+
+
+class IdleClients:
+    """n keep-alive connections, each after one answered request, held open until closed."""
+
+    def __init__(self, host: str, port: int, n: int, path: str = "/index.html"):
+        import socket
+
+        check_loopback(host)
+        self.socks = []
+        for _ in range(n):
+            s = socket.create_connection((host, port), timeout=10)
+            s.sendall(_request(path, True))
+            data = b""
+            while b"\r\n\r\n" not in data:
+                data += s.recv(4096)
+            self.socks.append(s)
+
+    def close(self) -> None:
+        for s in self.socks:
+            s.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+def time_one_request(host: str, port: int, path: str, limit: float) -> float | None:
+    """Seconds until a new connection's request is answered, or None if not within `limit`."""
+    import socket
+
+    check_loopback(host)
+    start = time.monotonic()
+    try:
+        with socket.create_connection((host, port), timeout=limit) as s:
+            s.sendall(_request(path, False))
+            s.recv(4096)
+        return time.monotonic() - start
+    except OSError:
+        return None

@@ -1,0 +1,53 @@
+"""Writing a validation report: report.json, report.md, and PNG plots when matplotlib is present."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from apachetune.validate.run import ValidationReport
+
+
+def write_report(report: ValidationReport, directory: str | Path) -> list[Path]:
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    written = [d / "report.json", d / "report.md"]
+    (d / "report.json").write_text(json.dumps(report.to_json(), indent=2))
+    lines = [f"# Validation: {report.setup.target} {report.setup.mpm}", "",
+             f"Service time {report.setup.service_ms:g} ms, MaxRequestWorkers {report.setup.max_request_workers}.",
+             "", "| verdict | predicted | measured | unit | result |", "|---|---|---|---|---|"]
+    for v in report.verdicts:
+        result = "pass" if v.passed else "fail" if v.passed is False else "measured"
+        lines.append(f"| {v.name} | {v.predicted} | {v.measured} | {v.unit} | {result} |")
+    lines += ["", "| plan | x | req/s | p50 ms | p95 ms | p99 ms | errors |", "|---|---|---|---|---|---|---|"]
+    for p in report.points:
+        lat = p["latency_ms"]
+        lines.append(f"| {p['plan']} | {p['x']} | {p['throughput_rps']} | {lat['p50']} | {lat['p95']} | "
+                     f"{lat['p99']} | {p['errors'] or ''} |")
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        sweep = [p for p in report.points if p["plan"] == "sweep"]
+        if sweep:
+            fig, ax = plt.subplots()
+            ax.plot([p["x"] for p in sweep], [p["throughput_rps"] for p in sweep], marker="o")
+            ax.set_xlabel("concurrent connections")
+            ax.set_ylabel("requests/s")
+            fig.savefig(d / "throughput.png")
+            written.append(d / "throughput.png")
+            plt.close(fig)
+        if report.samples:
+            fig, ax = plt.subplots()
+            ax.plot([s["busy"] for s in report.samples], [s["pss_mib"] for s in report.samples], ".")
+            ax.set_xlabel("busy workers")
+            ax.set_ylabel("PSS MiB")
+            fig.savefig(d / "memory.png")
+            written.append(d / "memory.png")
+            plt.close(fig)
+    except ImportError:
+        lines += ["", "(PNG plots need the optional `plots` extra: pip install 'apachetune[plots]')"]
+    (d / "report.md").write_text("\n".join(lines) + "\n")
+    return written

@@ -1,0 +1,197 @@
+"""Plans (what load to apply) and verdicts (predicted vs measured, pass or fail).
+
+- sweep: closed-loop concurrency 0.5x, 1x, 1.5x, 2x MaxRequestWorkers on /app/sleep?ms=S;
+  throughput must saturate at MaxRequestWorkers / S within 15%.
+- keepalive: MaxRequestWorkers idle keep-alive clients, then one new request: prefork and
+  worker must stall (workers pinned), event must answer at once.
+- openloop: Poisson arrivals at 50% and 70% of capacity with exponential service times (mean
+  S), i.e. an M/M/c queue; the mean wait for a worker must match Erlang C within 25% (plus 3 ms
+  for connection set-up noise).
+- memory: peak PSS of the target's processes during the sweep (USS too); with a per-worker
+  figure it must be within 15% of idle + MaxRequestWorkers x per worker.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from apachetune.sizing import model
+from apachetune.validate.load import (
+    IdleClients,
+    LoadResult,
+    closed_loop,
+    open_loop,
+    time_one_request,
+)
+from apachetune.validate.targets import Target, make_target, memory_mib
+
+
+@dataclass
+class Verdict:
+    name: str
+    predicted: float | str | None
+    measured: float | str | None
+    unit: str
+    passed: bool | None  # None: measured, nothing to judge
+    detail: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class ValidationSetup:
+    target: str  # mpmd or httpd
+    mpm: str
+    directives: dict[str, Any]
+    max_request_workers: int
+    service_ms: float
+    duration: float
+    per_worker_mib: float | None = None
+
+
+@dataclass
+class ValidationReport:
+    setup: ValidationSetup
+    points: list[dict[str, Any]] = field(default_factory=list)
+    verdicts: list[Verdict] = field(default_factory=list)
+    samples: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"target": self.setup.target, "mpm": self.setup.mpm, "directives": self.setup.directives,
+                "service_ms": self.setup.service_ms, "points": self.points,
+                "verdicts": [v.to_json() for v in self.verdicts], "samples": self.samples}
+
+    @property
+    def passed(self) -> bool:
+        return all(v.passed is not False for v in self.verdicts)
+
+
+class Sampler:
+    """Polls the status page and the memory of the target's processes in the background."""
+
+    def __init__(self, target: Target, interval: float = 0.25):
+        self.target, self.interval = target, interval
+        self.samples: list[dict[str, Any]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        start = time.monotonic()
+        while not self._stop.is_set():
+            st = self.target.status()
+            pss, uss = memory_mib(self.target.pids())
+            self.samples.append({"t": round(time.monotonic() - start, 2), "busy": int(st.get("BusyWorkers", 0) or 0),
+                                 "idle": int(st.get("IdleWorkers", 0) or 0),
+                                 "processes": int(st.get("Processes", 0) or 0) if "Processes" in st else None,
+                                 "pss_mib": round(pss, 2), "uss_mib": round(uss, 2)})
+            self._stop.wait(self.interval)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join(5)
+        return False
+
+
+def _point(kind: str, x: float, r: LoadResult) -> dict[str, Any]:
+    return {"plan": kind, "x": x, **r.to_json()}
+
+
+def run_plans(setup: ValidationSetup, plans: list[str], progress: Callable[[str], None] = lambda s: None
+              ) -> ValidationReport:
+    report = ValidationReport(setup)
+    mrw, s = setup.max_request_workers, setup.service_ms / 1000
+    path = f"/app/sleep?ms={setup.service_ms:g}"
+    capacity = mrw / s
+    with make_target(setup.target, setup.mpm, setup.directives) as target:
+        time.sleep(1.2)  # one maintenance cycle: let the pool form
+        idle_pss, _ = memory_mib(target.pids())
+        if "sweep" in plans:
+            with Sampler(target) as sampler:
+                best = 0.0
+                for factor in (0.5, 1.0, 1.5, 2.0):
+                    c = max(1, int(mrw * factor))
+                    progress(f"sweep: {c} connections")
+                    r = closed_loop(target.host, target.port, path, c, setup.duration)
+                    report.points.append(_point("sweep", c, r))
+                    if factor >= 1.0:
+                        best = max(best, r.throughput)
+            report.samples += sampler.samples
+            err = abs(best - capacity) / capacity
+            report.verdicts.append(Verdict(
+                "saturation throughput", round(capacity, 1), round(best, 1), "req/s", err <= 0.15,
+                f"MaxRequestWorkers {mrw} / service time {setup.service_ms:g} ms; off by {err:.0%}"))
+            peak = max((x["pss_mib"] for x in sampler.samples), default=0.0)
+            if setup.per_worker_mib:
+                predicted = idle_pss + mrw * setup.per_worker_mib
+                err = abs(peak - predicted) / predicted
+                report.verdicts.append(Verdict("peak memory at full concurrency", round(predicted, 1),
+                                               round(peak, 1), "MiB PSS", err <= 0.15, f"off by {err:.0%}"))
+            else:
+                report.verdicts.append(Verdict("peak memory at full concurrency", None, round(peak, 1),
+                                               "MiB PSS", None, f"idle {idle_pss:.1f} MiB"))
+        if "openloop" in plans:
+            # The fixed cost of one request outside the queue (client, connection set-up, sleep
+            # overshoot), measured unloaded, one at a time, and taken off every wait below.
+            base = open_loop(target.host, target.port, "/app/sleep", 20.0, 1.0, exp_service_ms=None)
+            overhead = sorted(base.latencies)[len(base.latencies) // 2] if base.latencies else 0.0
+            for util in (0.5, 0.7):
+                rate = capacity * util
+                progress(f"open loop: {rate:.0f} req/s")
+                r = open_loop(target.host, target.port, "/app/sleep", rate, max(setup.duration, 3.0),
+                              exp_service_ms=setup.service_ms)
+                report.points.append(_point("openloop", round(rate, 1), r))
+                if not r.latencies:
+                    continue
+                mean_wait = max(0.0, sum(r.waits) / len(r.waits) - overhead)
+                predicted = model.mean_queue_wait(mrw, rate * s, s)
+                ok = abs(mean_wait - predicted) <= 0.25 * predicted + 0.003
+                report.verdicts.append(Verdict(
+                    f"queueing delay at {util:.0%} utilisation", round(predicted * 1000, 2),
+                    round(mean_wait * 1000, 2), "ms", ok,
+                    f"Erlang C (M/M/c) vs mean (latency - own service time) - {overhead * 1000:.1f} ms overhead"))
+        if "keepalive" in plans:
+            progress(f"keep-alive: {mrw} idle clients")
+            with IdleClients(target.host, target.port, mrw):
+                elapsed = time_one_request(target.host, target.port, "/index.html", 1.5)
+            pinned = elapsed is None
+            expect = setup.mpm in ("prefork", "worker")
+            report.verdicts.append(Verdict(
+                "idle keep-alive clients pin workers", "pinned" if expect else "not pinned",
+                "pinned" if pinned else f"served in {elapsed * 1000:.0f} ms", "", pinned == expect,
+                f"{mrw} idle clients, then one new request"))
+    return report
+
+
+def compare_table(reports: dict[str, ValidationReport]) -> list[list[str]]:
+    """Rows of a side-by-side table: one column per MPM."""
+    rows = []
+    names = []
+    for rep in reports.values():
+        for p in rep.points:
+            key = (p["plan"], p["x"])
+            if key not in names:
+                names.append(key)
+    for plan, x in names:
+        row = [f"{plan} {x:g}"]
+        for rep in reports.values():
+            match = [p for p in rep.points if (p["plan"], p["x"]) == (plan, x)]
+            row.append(f"{match[0]['throughput_rps']:.0f} rps, p99 {match[0]['latency_ms']['p99']} ms"
+                       if match else "–")
+        rows.append(row)
+    for name in {v.name for rep in reports.values() for v in rep.verdicts}:
+        row = [name]
+        for rep in reports.values():
+            v = [v for v in rep.verdicts if v.name == name]
+            row.append(f"{v[0].measured} {v[0].unit} ({'pass' if v[0].passed else 'fail' if v[0].passed is False else '-'})"
+                       if v else "–")
+        rows.append(row)
+    return rows

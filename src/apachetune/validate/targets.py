@@ -1,0 +1,161 @@
+"""What is put under load: the bundled mpmd, or a real httpd, started from an MPM section in a
+temporary directory on a free loopback port, and always stopped (Ctrl-C included)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import psutil
+
+from apachetune.errors import ApachetuneError
+from apachetune.generate.check import httpd_binary
+from apachetune.mpmd import MpmdServer, free_port
+
+MODULES = Path("/usr/lib/apache2/modules")
+SLEEP_LUA = """function handle(r)
+  local args = r:parseargs()
+  local ms = tonumber(args["ms"]) or 0
+  if ms > 0 then r.usleep(ms * 1000) end
+  r.content_type = "text/plain"
+  r:puts("ok\\n")
+  return apache2.OK
+end
+"""
+
+
+class TargetError(ApachetuneError):
+    pass
+
+
+class Target:
+    host = "127.0.0.1"
+    port: int
+    name: str
+
+    def status(self) -> dict[str, str]:
+        try:
+            text = urllib.request.urlopen(f"http://{self.host}:{self.port}/server-status?auto", timeout=5).read()
+        except OSError:
+            return {}
+        return dict(line.split(": ", 1) for line in text.decode().splitlines() if ": " in line)
+
+    def pids(self) -> list[int]:
+        try:
+            parent = psutil.Process(self.proc.pid)
+            return [parent.pid] + [c.pid for c in parent.children(recursive=True)]
+        except psutil.Error:
+            return []
+
+
+class MpmdTarget(Target):
+    def __init__(self, mpm: str, directives: dict):
+        self.name = f"mpmd {mpm}"
+        self.server = MpmdServer(mpm, directives)
+        self.port = self.server.port
+
+    @property
+    def proc(self):
+        return self.server.proc
+
+    def __enter__(self):
+        self.server.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.stop()
+        return False
+
+
+class HttpdTarget(Target):
+    def __init__(self, mpm: str, directives: dict):
+        binary = httpd_binary()
+        if binary is None:
+            raise TargetError("--target httpd needs Apache httpd (apache2 or httpd) installed")
+        self.name = f"httpd {mpm}"
+        self.binary = binary
+        self.port = free_port()
+        self.tmp = Path(tempfile.mkdtemp(prefix="apachetune-httpd-"))
+        self.docroot = Path(tempfile.mkdtemp(prefix="apachetune-docs-"))
+        self.docroot.chmod(0o755)
+        (self.docroot / "index.html").write_text("hello from httpd\n")
+        (self.docroot / "index.html").chmod(0o644)
+        (self.tmp / "sleep.lua").write_text(SLEEP_LUA)
+        (self.tmp / "sleep.lua").chmod(0o644)
+        self.tmp.chmod(0o755)
+        body = "\n".join(f"{k} {v}" for k, v in directives.items())
+        (self.tmp / "httpd.conf").write_text(
+            f"ServerRoot {self.tmp}\nServerName localhost\nUser nobody\nGroup nogroup\n"
+            f"Listen 127.0.0.1:{self.port}\nPidFile {self.tmp}/httpd.pid\nErrorLog {self.tmp}/error.log\n"
+            f"LoadModule mpm_{mpm}_module {MODULES}/mod_mpm_{mpm}.so\n"
+            f"LoadModule authz_core_module {MODULES}/mod_authz_core.so\n"
+            f"LoadModule status_module {MODULES}/mod_status.so\n"
+            f"LoadModule lua_module {MODULES}/mod_lua.so\n"
+            f"DocumentRoot {self.docroot}\n<Directory {self.docroot}>\n  Require all granted\n</Directory>\n"
+            "ExtendedStatus On\n<Location /server-status>\n  SetHandler server-status\n</Location>\n"
+            f"LuaMapHandler ^/app/sleep$ {self.tmp}/sleep.lua handle\n{body}\n")
+        self.proc = None
+
+    def __enter__(self):
+        self.proc = subprocess.Popen([self.binary, "-f", str(self.tmp / "httpd.conf"), "-D", "FOREGROUND"],
+                                     start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                err = self.proc.stderr.read().decode(errors="replace")
+                self._cleanup()
+                raise TargetError(f"httpd did not start: {err.strip()}")
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{self.port}/index.html", timeout=2).read()
+                return self
+            except urllib.error.HTTPError:
+                return self
+            except OSError:
+                time.sleep(0.1)
+        self.__exit__()
+        raise TargetError("httpd did not answer within 15 s")
+
+    def __exit__(self, *exc):
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(5)
+            except ProcessLookupError:
+                pass
+        self._cleanup()
+        return False
+
+    def _cleanup(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+        shutil.rmtree(self.docroot, ignore_errors=True)
+
+
+def make_target(kind: str, mpm: str, directives: dict) -> Target:
+    if kind == "mpmd":
+        return MpmdTarget(mpm, directives)
+    if kind == "httpd":
+        return HttpdTarget(mpm, directives)
+    raise TargetError(f"unknown target {kind!r} (mpmd or httpd)")
+
+
+def memory_mib(pids: list[int]) -> tuple[float, float]:
+    """Sum of PSS and USS (MiB) over the target's processes (never RSS)."""
+    pss = uss = 0.0
+    for pid in pids:
+        try:
+            info = psutil.Process(pid).memory_full_info()
+            pss += getattr(info, "pss", info.uss) / 1048576
+            uss += info.uss / 1048576
+        except psutil.Error:
+            continue
+    return pss, uss
