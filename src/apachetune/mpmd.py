@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import tempfile
@@ -22,6 +21,7 @@ from pathlib import Path
 
 from apachetune.errors import ApachetuneError
 from apachetune.paths import cache_dir, mpmd_src_dir
+from apachetune.procs import stop_group
 
 SOURCES = ("main.c", "conf.c", "http.c", "scoreboard.c", "prefork.c", "threaded.c", "mpmd.h")
 
@@ -109,17 +109,9 @@ class MpmdServer:
         return dict(line.split(": ", 1) for line in text.splitlines() if ": " in line)
 
     def stop(self) -> int | None:
-        if self.proc is not None and self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(5)
-            except ProcessLookupError:
-                pass
+        code = stop_group(self.proc)
         self._cleanup()
-        return self.proc.returncode if self.proc else None
+        return code
 
     def _cleanup(self) -> None:
         shutil.rmtree(self._tmp, ignore_errors=True)

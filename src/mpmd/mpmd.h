@@ -63,6 +63,7 @@ struct scoreboard {
 int sb_create(struct scoreboard *sb, int server_limit, int thread_limit, char *err);
 void sb_set(struct scoreboard *sb, int proc, int thread, enum slot_state s);
 void sb_count(const struct scoreboard *sb, int *busy, int *idle, int *procs);
+void sb_stop_children(struct scoreboard *sb); /* SIGTERM every child, reap them all */
 
 /* HTTP */
 struct http_ctx {

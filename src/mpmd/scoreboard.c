@@ -4,6 +4,8 @@
 #include "mpmd.h"
 
 #include <errno.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -42,5 +44,15 @@ void sb_count(const struct scoreboard *sb, int *busy, int *idle, int *procs) {
             if (s == SLOT_IDLE) (*idle)++;
             else if (s == SLOT_BUSY || s == SLOT_KEEPALIVE) (*busy)++;
         }
+    }
+}
+
+void sb_stop_children(struct scoreboard *sb) {
+    for (int p = 0; p < sb->server_limit; p++)
+        if (sb->procs[p].pid) kill(sb->procs[p].pid, SIGTERM);
+    for (;;) {
+        pid_t pid = wait(NULL);
+        if (pid < 0 && errno == ECHILD) break;
+        if (pid < 0 && errno == EINTR) continue;
     }
 }

@@ -302,11 +302,6 @@ int threaded_run(const struct conf *c, int lfd, struct scoreboard *sb) {
             spawn_rate = 1;
         }
     }
-    for (int s = 0; s < sb->server_limit; s++)
-        if (sb->procs[s].pid) kill(sb->procs[s].pid, SIGTERM);
-    for (;;) {
-        pid_t pid = wait(NULL);
-        if (pid < 0 && errno == ECHILD) break;
-    }
+    sb_stop_children(sb); /* graceful stop: every child is told, and every one is reaped */
     return MPMD_OK;
 }

@@ -3,9 +3,7 @@ temporary directory on a free loopback port, and always stopped (Ctrl-C included
 
 from __future__ import annotations
 
-import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -18,6 +16,7 @@ import psutil
 from apachetune.errors import ApachetuneError
 from apachetune.generate.check import httpd_binary
 from apachetune.mpmd import MpmdServer, free_port
+from apachetune.procs import stop_group
 
 MODULES = Path("/usr/lib/apache2/modules")
 SLEEP_LUA = """function handle(r)
@@ -123,15 +122,7 @@ class HttpdTarget(Target):
         raise TargetError("httpd did not answer within 15 s")
 
     def __exit__(self, *exc):
-        if self.proc is not None and self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(5)
-            except ProcessLookupError:
-                pass
+        stop_group(self.proc, grace=20)
         self._cleanup()
         return False
 
