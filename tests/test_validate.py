@@ -78,3 +78,18 @@ def test_load_generators_are_bounded_and_loopback_only():
         assert r.ok == r.scheduled and not r.errors
         c = closed_loop("127.0.0.1", srv.port, "/index.html", 4, 0.5)
         assert c.ok > 50 and c.percentile(99) is not None
+
+
+def test_before_after_judges_the_tuned_config(tmp_path):
+    small = tmp_path / "current.conf"
+    small.write_text("ThreadsPerChild 2\nMaxRequestWorkers 2\nServerLimit 1\n")
+    big = tmp_path / "tuned.conf"
+    big.write_text("ThreadsPerChild 4\nMaxRequestWorkers 8\nServerLimit 2\n")
+    args = ["--service-time-ms", "50", "--duration", "1", "--format", "json"]
+    code, data = run("validate", "--mpm", "event", "--config", str(small), "--after", str(big), *args)
+    v = verdicts(data)
+    assert code == 0 and v["tuned p99 no worse than current"]["passed"]
+    assert v["throughput before/after"]["measured"] > 2 * v["throughput before/after"]["predicted"]
+    # The other way round the "tuned" section is worse: the verdict fails and so does the exit code.
+    code, data = run("validate", "--mpm", "event", "--config", str(big), "--after", str(small), *args)
+    assert code == 1 and verdicts(data)["tuned p99 no worse than current"]["passed"] is False

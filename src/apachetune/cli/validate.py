@@ -88,11 +88,24 @@ def run_one(target, mpm, config, max_request_workers, threads_per_child, keepali
 @click.option("--per-worker-mb", type=click.FloatRange(min=0.001),
               help="The sizing model's memory per worker: enables the peak-memory verdict.")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False), help="Write report.json, report.md, plots.")
+@click.option("--after", "after_config", type=click.Path(exists=True, dir_okay=False),
+              help="A tuned section (e.g. from apachetune generate): run --config (the current one) and this "
+                   "on the same workload and check the tuned one is no worse on p99 and errors.")
 def command(mpm, target, config, max_request_workers, threads_per_child, keepalive_timeout, service_time_ms,
-            plans, duration, fmt, per_worker_mb, report_dir):
+            plans, duration, fmt, per_worker_mb, report_dir, after_config):
     """Run an MPM section under load on mpmd (or httpd) and compare with the predictions."""
-    report = run_one(target, mpm, config, max_request_workers, threads_per_child, keepalive_timeout,
-                     service_time_ms, plans, duration, per_worker_mb, quiet=fmt == "json")
+    if after_config:
+        from apachetune.validate.run import before_after
+
+        def setup_for(cfg):
+            d = load_directives(cfg, mpm, None if cfg else max_request_workers, None if cfg else threads_per_child,
+                                keepalive_timeout)
+            return ValidationSetup(target, mpm, d, int(d["MaxRequestWorkers"]), service_time_ms, duration)
+
+        report = before_after(setup_for(config), setup_for(after_config))
+    else:
+        report = run_one(target, mpm, config, max_request_workers, threads_per_child, keepalive_timeout,
+                         service_time_ms, plans, duration, per_worker_mb, quiet=fmt == "json")
     if report_dir:
         write_report(report, report_dir)
     if fmt == "json":

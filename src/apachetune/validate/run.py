@@ -195,3 +195,29 @@ def compare_table(reports: dict[str, ValidationReport]) -> list[list[str]]:
                        if v else "–")
         rows.append(row)
     return rows
+
+
+def before_after(before: ValidationSetup, after: ValidationSetup, progress: Callable[[str], None] = lambda s: None
+                 ) -> ValidationReport:
+    """The same workload on the current and the tuned section: the tuned one must be no worse on
+    p99 latency (within 10%) and on errors. The load is 1.5x the larger MaxRequestWorkers."""
+    report = ValidationReport(after)
+    conc = max(1, int(1.5 * max(before.max_request_workers, after.max_request_workers)))
+    path = f"/app/sleep?ms={after.service_ms:g}"
+    results = {}
+    for label, setup in (("before", before), ("after", after)):
+        progress(f"{label}: {conc} connections")
+        with make_target(setup.target, setup.mpm, setup.directives) as target:
+            time.sleep(1.2)
+            r = closed_loop(target.host, target.port, path, conc, setup.duration)
+        results[label] = r
+        report.points.append({**_point("before/after", conc, r), "config": label})
+    b, a = results["before"], results["after"]
+    bp99, ap99 = b.percentile(99) or 0.0, a.percentile(99) or 0.0
+    report.verdicts.append(Verdict("tuned p99 no worse than current", round(bp99 * 1000, 1), round(ap99 * 1000, 1),
+                                   "ms", ap99 <= bp99 * 1.10 + 0.002, f"{conc} connections on both"))
+    berr, aerr = sum(b.errors.values()), sum(a.errors.values())
+    report.verdicts.append(Verdict("tuned errors no more than current", berr, aerr, "errors", aerr <= berr))
+    report.verdicts.append(Verdict("throughput before/after", round(b.throughput, 1), round(a.throughput, 1),
+                                   "req/s", None))
+    return report
