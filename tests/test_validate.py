@@ -37,7 +37,8 @@ def test_validate_on_mpmd(mpm, pinned):
     sweep = [p for p in data["points"] if p["plan"] == "sweep"]
     assert [p["x"] for p in sweep] == [2, 4, 6, 8]
     assert sweep[0]["throughput_rps"] < sweep[1]["throughput_rps"]  # below the knee it scales
-    assert data["samples"] and max(s["busy"] for s in data["samples"]) >= 4
+    # The sampler's own status request needs a worker too, so it sees at most MRW - 1 others busy.
+    assert data["samples"] and max(s["busy"] for s in data["samples"]) >= 3
 
 
 @needs_httpd

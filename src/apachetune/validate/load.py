@@ -66,16 +66,21 @@ def _request(path: str, keepalive: bool) -> bytes:
     return f"GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: {conn}\r\n\r\n".encode()
 
 
-async def _read_response(reader: asyncio.StreamReader) -> int:
+async def _read_response(reader: asyncio.StreamReader) -> tuple[int, bool]:
+    """(status, whether the server keeps the connection open)."""
     head = await reader.readuntil(b"\r\n\r\n")
     status = int(head.split(b" ", 2)[1])
     length = 0
+    keep = True
     for line in head.split(b"\r\n"):
-        if line.lower().startswith(b"content-length:"):
+        lower = line.lower()
+        if lower.startswith(b"content-length:"):
             length = int(line.split(b":", 1)[1])
+        elif lower.startswith(b"connection:") and b"close" in lower:
+            keep = False
     if length:
         await reader.readexactly(length)
-    return status
+    return status, keep
 
 
 def _classify(exc: BaseException) -> str:
@@ -88,8 +93,15 @@ def _classify(exc: BaseException) -> str:
     return "other"
 
 
-async def _closed(host, port, path, concurrency, duration, keepalive, timeout, result):
+async def _closed(host, port, path, concurrency, duration, keepalive, timeout, result, paths=None):
     deadline = time.monotonic() + duration
+    counter = [0]
+
+    def next_path() -> str:
+        if not paths:
+            return path
+        counter[0] += 1
+        return paths[counter[0] % len(paths)]
 
     async def client():
         reader = writer = None
@@ -98,13 +110,13 @@ async def _closed(host, port, path, concurrency, duration, keepalive, timeout, r
             try:
                 if writer is None:
                     reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
-                writer.write(_request(path, keepalive))
-                status = await asyncio.wait_for(_read_response(reader), timeout)
+                writer.write(_request(next_path(), keepalive))
+                status, server_keeps = await asyncio.wait_for(_read_response(reader), timeout)
                 if status >= 500:
                     result.error("5xx")
                 else:
                     result.latencies.append(time.monotonic() - start)
-                if not keepalive:
+                if not keepalive or not server_keeps:  # e.g. after MaxKeepAliveRequests
                     writer.close()
                     writer = None
             except Exception as e:  # noqa: BLE001 - every failure is counted by kind
@@ -121,10 +133,11 @@ async def _closed(host, port, path, concurrency, duration, keepalive, timeout, r
 
 
 def closed_loop(host: str, port: int, path: str, concurrency: int, duration: float,
-                keepalive: bool = True, timeout: float = 10.0) -> LoadResult:
+                keepalive: bool = True, timeout: float = 10.0, paths: list[str] | None = None) -> LoadResult:
+    """`concurrency` connections for `duration` s; with `paths`, requests cycle through them."""
     check_loopback(host)
     result = LoadResult()
-    asyncio.run(_closed(host, port, path, concurrency, duration, keepalive, timeout, result))
+    asyncio.run(_closed(host, port, path, concurrency, duration, keepalive, timeout, result, paths))
     return result
 
 
@@ -154,7 +167,7 @@ async def _open(host, port, path, rate, duration, timeout, result, seed, exp_ser
                     service_ms = max(1, round(rng.expovariate(1 / exp_service_ms)))
                     target = f"{path}?ms={service_ms}"
                 writer.write(_request(target, False))
-                status = await asyncio.wait_for(_read_response(reader), timeout)
+                status, _ = await asyncio.wait_for(_read_response(reader), timeout)
                 if status >= 500:
                     result.error("5xx")
                 else:

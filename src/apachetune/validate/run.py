@@ -7,6 +7,8 @@
 - openloop: Poisson arrivals at 50% and 70% of capacity with exponential service times (mean
   S), i.e. an M/M/c queue; the mean wait for a worker must match Erlang C within 25% (plus 3 ms
   for connection set-up noise).
+- static: a SURGE-shaped document set (heavy-tailed sizes, Zipf popularity) under a closed
+  loop of MaxRequestWorkers connections (measured, no verdict).
 - memory: peak PSS of the target's processes during the sweep (USS too); with a per-worker
   figure it must be within 15% of idle + MaxRequestWorkers x per worker.
 """
@@ -138,6 +140,20 @@ def run_plans(setup: ValidationSetup, plans: list[str], progress: Callable[[str]
             else:
                 report.verdicts.append(Verdict("peak memory at full concurrency", None, round(peak, 1),
                                                "MiB PSS", None, f"idle {idle_pss:.1f} MiB"))
+        if "static" in plans:
+            from apachetune.validate.documents import (
+                SurgeParams,
+                request_paths,
+                summary,
+                write_documents,
+            )
+
+            docs = write_documents(target.docroot, SurgeParams())
+            progress(f"static: {len(docs)} SURGE documents, {mrw} connections")
+            r = closed_loop(target.host, target.port, "/", mrw, setup.duration, paths=request_paths(docs, 5000))
+            report.points.append({**_point("static", mrw, r), "documents": summary(docs)})
+            report.verdicts.append(Verdict("static SURGE workload", None, round(r.throughput, 1), "req/s", None,
+                                           f"p99 {r.to_json()['latency_ms']['p99']} ms, errors {r.errors or 0}"))
         if "openloop" in plans:
             # The fixed cost of one request outside the queue (client, connection set-up, sleep
             # overshoot), measured unloaded, one at a time, and taken off every wait below.

@@ -59,6 +59,7 @@ class MpmdTarget(Target):
         self.name = f"mpmd {mpm}"
         self.server = MpmdServer(mpm, directives)
         self.port = self.server.port
+        self.docroot = self.server.docroot
 
     @property
     def proc(self):
