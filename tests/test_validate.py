@@ -94,3 +94,10 @@ def test_before_after_judges_the_tuned_config(tmp_path):
     # The other way round the "tuned" section is worse: the verdict fails and so does the exit code.
     code, data = run("validate", "--mpm", "event", "--config", str(big), "--after", str(small), *args)
     assert code == 1 and verdicts(data)["tuned p99 no worse than current"]["passed"] is False
+
+
+@pytest.mark.skipif(__import__("shutil").which("wrk") is None, reason="wrk not installed")
+def test_sweep_with_wrk():
+    code, data = run("validate", "--mpm", "event", "--plan", "sweep", "--wrk", *FAST)
+    assert {p.get("driver") for p in data["points"]} == {"wrk"}
+    assert verdicts(data)["saturation throughput"]["passed"]

@@ -63,18 +63,19 @@ def common_options(func):
         click.option("--duration", type=click.FloatRange(0.5, 120), default=2, show_default=True,
                      help="Seconds per load step."),
         click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True),
+        click.option("--wrk", "use_wrk", is_flag=True, help="Drive the closed-loop sweep with wrk (when installed)."),
     ]):
         func = deco(func)
     return func
 
 
 def run_one(target, mpm, config, max_request_workers, threads_per_child, keepalive_timeout, service_time_ms,
-            plans, duration, per_worker_mb=None, quiet=False):
+            plans, duration, per_worker_mb=None, quiet=False, use_wrk=False):
     directives = load_directives(config, mpm, max_request_workers, threads_per_child, keepalive_timeout)
     if "keepalive" in (plans or ("sweep", "keepalive")) and int(directives.get("KeepAliveTimeout", 5)) < 3:
         directives["KeepAliveTimeout"] = 3  # long enough to see a stall
     setup = ValidationSetup(target, mpm, directives, int(directives["MaxRequestWorkers"]), service_time_ms,
-                            duration, per_worker_mb)
+                            duration, per_worker_mb, use_wrk)
     columns = [SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn()]
     with Progress(*columns, console=out, transient=True, disable=quiet) as progress:
         task = progress.add_task(f"{target} {mpm}: starting", total=None)
@@ -92,7 +93,7 @@ def run_one(target, mpm, config, max_request_workers, threads_per_child, keepali
               help="A tuned section (e.g. from apachetune generate): run --config (the current one) and this "
                    "on the same workload and check the tuned one is no worse on p99 and errors.")
 def command(mpm, target, config, max_request_workers, threads_per_child, keepalive_timeout, service_time_ms,
-            plans, duration, fmt, per_worker_mb, report_dir, after_config):
+            plans, duration, fmt, use_wrk, per_worker_mb, report_dir, after_config):
     """Run an MPM section under load on mpmd (or httpd) and compare with the predictions."""
     if after_config:
         from apachetune.validate.run import before_after
@@ -105,7 +106,7 @@ def command(mpm, target, config, max_request_workers, threads_per_child, keepali
         report = before_after(setup_for(config), setup_for(after_config))
     else:
         report = run_one(target, mpm, config, max_request_workers, threads_per_child, keepalive_timeout,
-                         service_time_ms, plans, duration, per_worker_mb, quiet=fmt == "json")
+                         service_time_ms, plans, duration, per_worker_mb, quiet=fmt == "json", use_wrk=use_wrk)
     if report_dir:
         write_report(report, report_dir)
     if fmt == "json":

@@ -28,6 +28,8 @@ from apachetune.validate.load import (
     closed_loop,
     open_loop,
     time_one_request,
+    wrk_available,
+    wrk_closed_loop,
 )
 from apachetune.validate.targets import Target, make_target, memory_mib
 
@@ -54,6 +56,7 @@ class ValidationSetup:
     service_ms: float
     duration: float
     per_worker_mib: float | None = None
+    use_wrk: bool = False  # closed-loop sweep with wrk when installed
 
 
 @dataclass
@@ -122,10 +125,14 @@ def run_plans(setup: ValidationSetup, plans: list[str], progress: Callable[[str]
                 for factor in (0.5, 1.0, 1.5, 2.0):
                     c = max(1, int(mrw * factor))
                     progress(f"sweep: {c} connections")
-                    r = closed_loop(target.host, target.port, path, c, setup.duration)
-                    report.points.append(_point("sweep", c, r))
+                    if setup.use_wrk and wrk_available():
+                        point = {"plan": "sweep", "x": c, **wrk_closed_loop(target.host, target.port, path, c,
+                                                                            setup.duration)}
+                    else:
+                        point = _point("sweep", c, closed_loop(target.host, target.port, path, c, setup.duration))
+                    report.points.append(point)
                     if factor >= 1.0:
-                        best = max(best, r.throughput)
+                        best = max(best, point["throughput_rps"])
             report.samples += sampler.samples
             err = abs(best - capacity) / capacity
             report.verdicts.append(Verdict(
