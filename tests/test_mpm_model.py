@@ -124,3 +124,26 @@ def test_effective_values_are_a_fixed_point(mpm, values):
     """Whatever is configured, what httpd runs with is accepted unchanged on a second start."""
     effective = simulate_startup(mpm, values).effective
     assert is_fixed_point(mpm, {k: v for k, v in effective.items()})
+
+
+def test_legacy_names_give_info_notes_in_reading_order():
+    # set_max_workers (each MPM's own code) and ap_mpm_set_max_requests (AH00545) log them
+    # as each line is read; -t prints them only with `-e info`.
+    r = simulate_startup("worker", [("MaxRequestsPerChild", ["10"]), ("maxclients", ["50"]),
+                                    ("MaxClients", ["75"])])
+    assert [(m.code, m.level) for m in r.notices] == [("AH00545", "info"), ("AH00324", "info"),
+                                                      ("AH00324", "info")]
+    assert r.notices[1].text == "MaxClients is deprecated, use MaxRequestWorkers instead."
+    assert r.notices[0].text == "MaxRequestsPerChild is deprecated, use MaxConnectionsPerChild instead."
+    assert [m.code for m in r.messages] == []  # 75 is a multiple of 25; notes are not warnings
+    assert {m.code for m in simulate_startup("prefork", {"MaxClients": "5"}).notices} == {"AH00188"}
+    assert {m.code for m in simulate_startup("event", {"MaxClients": "50"}).notices} == {"AH00521"}
+
+
+def test_reading_stops_at_the_first_error():
+    r = simulate_startup("prefork", [("MaxClients", ["5"]), ("ListenBacklog", ["-1"]),
+                                     ("MaxClients", ["6"]), ("ListenBacklog", ["0"])])
+    assert [m.code for m in r.notices] == ["AH00188"]
+    assert [m.text for m in r.fatal] == ["ListenBacklog must be > 0"]
+    r = simulate_startup("event", [("MaxClients", ["5", "6"])])
+    assert r.notices == [] and r.fatal[0].text.startswith("MaxClients takes one argument")

@@ -19,13 +19,14 @@ pytestmark = [needs_httpd, pytest.mark.httpd]
 
 EDGE = ["0", "1", "-1", "2", "3", "16", "25", "30", "64", "75", "250", "256", "400", "199999",
         "200000", "200001", "19999", "20000", "20001", "99999", "100000", "100001", "four", "  12",
-        "12abc", "+5", "-0", "99999999999", ""]
+        "12abc", "+5", "-0", "99999999999", "", "1.5", "0.5", "2x", "2147483648", "-2147483649"]
 VALUES = st.one_of(st.sampled_from(EDGE), st.integers(-10, 1000).map(str))
 NAMES = {
     "prefork": ["StartServers", "MinSpareServers", "MaxSpareServers", "ServerLimit", "MaxRequestWorkers",
-                "MaxClients", "MaxConnectionsPerChild", "MaxRequestsPerChild"],
+                "MaxClients", "MaxConnectionsPerChild", "MaxRequestsPerChild", "ListenBacklog"],
     "worker": ["StartServers", "MinSpareThreads", "MaxSpareThreads", "ServerLimit", "ThreadLimit",
-               "ThreadsPerChild", "MaxRequestWorkers", "MaxClients", "MaxConnectionsPerChild"],
+               "ThreadsPerChild", "MaxRequestWorkers", "MaxClients", "MaxConnectionsPerChild",
+               "MaxRequestsPerChild", "ListenBacklog", "maxclients", "SERVERLIMIT"],
 }
 NAMES["event"] = NAMES["worker"] + ["AsyncRequestWorkerFactor"]
 
@@ -42,15 +43,21 @@ def check_against_httpd(mpm, directives):
             "ServerName localhost\nUser nobody\nGroup nogroup\n"
             f"ErrorLog {tmp}/error.log\nPidFile {tmp}/httpd.pid\nListen 127.0.0.1:1\n"
             f"LoadModule mpm_{mpm}_module {MODULES_DIR}/mod_mpm_{mpm}.so\n{body}\n")
-        proc = run_httpd("-t", "-f", str(conf))
+        # -e info: the start-up log level, so the INFO deprecation notes are printed too
+        # (LogLevel in the file does not apply to messages logged while it is being read).
+        proc = run_httpd("-t", "-e", "info", "-f", str(conf))
     ours = simulate_startup(mpm, [(n, [v]) for n, v in directives])
+    theirs = startup_messages(proc.stderr)
     if ours.fatal:
         assert proc.returncode != 0
-        assert ours.fatal[0].text in proc.stderr
+        # The notes of the lines read before the bad one, then the syntax error and its reason.
+        assert theirs[:-1] == [(m.code, m.text) for m in ours.notices]
+        assert theirs[-1][0] == "AH00526"
+        lines = proc.stderr.splitlines()
+        assert lines[lines.index(next(x for x in lines if "AH00526" in x)) + 1] == ours.fatal[0].text
         return
     assert proc.returncode == 0, proc.stderr
-    theirs = startup_messages(proc.stderr)
-    assert [(m.code, m.text) for m in ours.messages] == theirs
+    assert [(m.code, m.text) for m in ours.notices + ours.messages] == theirs
 
 
 settings_ = settings(max_examples=int(__import__("os").environ.get("MPM_ORACLE_EXAMPLES", "40")), deadline=None,
@@ -63,6 +70,7 @@ settings_ = settings(max_examples=int(__import__("os").environ.get("MPM_ORACLE_E
 @example([("ServerLimit", "0"), ("MaxRequestWorkers", "0"), ("StartServers", "0"), ("MinSpareServers", "-1")])
 @example([("MaxRequestWorkers", "300"), ("ServerLimit", "four")])
 @example([("MaxClients", "500")])
+@example([("MaxRequestsPerChild", "10"), ("MaxClients", "5"), ("ListenBacklog", "0"), ("MaxClients", "6")])
 def test_prefork_messages_match_httpd(directives):
     check_against_httpd("prefork", directives)
 
@@ -74,6 +82,9 @@ def test_prefork_messages_match_httpd(directives):
           ("MinSpareThreads", "0")])
 @example([("ThreadsPerChild", "30"), ("MaxRequestWorkers", "20")])
 @example([("ThreadsPerChild", "30"), ("MaxRequestWorkers", "400"), ("ServerLimit", "10")])
+@example([("MaxClients", "20"), ("maxclients", "300"), ("MaxRequestsPerChild", "0")])
+@example([("ServerLimit", "2147483648"), ("ThreadLimit", "-2147483649")])
+@example([("MaxRequestWorkers", "  12"), ("ThreadsPerChild", "+5"), ("StartServers", "-0")])
 def test_worker_messages_match_httpd(directives):
     check_against_httpd("worker", directives)
 
@@ -86,5 +97,35 @@ def test_worker_messages_match_httpd(directives):
 @example([("ThreadsPerChild", "64"), ("ThreadLimit", "32"), ("MaxRequestWorkers", "12abc")])
 @example([("AsyncRequestWorkerFactor", "0")])
 @example([("AsyncRequestWorkerFactor", "1.5x")])
+@example([("MaxClients", "60"), ("AsyncRequestWorkerFactor", "")])
+@example([("AsyncRequestWorkerFactor", "0.5"), ("MinSpareThreads", "0"), ("ServerLimit", "20000"),
+          ("ThreadLimit", "99999"), ("ThreadsPerChild", "100000")])
 def test_event_messages_match_httpd(directives):
     check_against_httpd("event", directives)
+
+
+STATUS = (f"LoadModule status_module {MODULES_DIR}/mod_status.so\n"
+          "<Location /server-status>\n  SetHandler server-status\n</Location>\n")
+
+
+@pytest.mark.parametrize("mpm, directives", [
+    ("prefork", {"ServerLimit": "100"}),  # AH00180: the default 256 falls to 100
+    ("prefork", {"MaxRequestWorkers": "7", "StartServers": "2"}),
+    ("worker", {"ThreadsPerChild": "30", "MaxRequestWorkers": "400", "ServerLimit": "10"}),  # AH00318
+    ("event", {"ThreadsPerChild": "30"}),  # AH00513: the built-in 400 rounds down to 390
+    ("event", {"ThreadsPerChild": "64", "ThreadLimit": "32", "MaxRequestWorkers": "12abc"}),
+])
+def test_effective_worker_slots_match_a_running_httpd(tmp_path, mpm, directives):
+    """mod_status shows one scoreboard slot for each worker httpd may run: the MPM's process
+    limit (AP_MPMQ_MAX_DAEMONS) x ThreadsPerChild (AP_MPMQ_MAX_THREADS). That is the
+    effective MaxRequestWorkers we predict, including after AH00318/AH00515, where httpd keeps
+    max_workers but caps the process count."""
+    from httpd_oracle import RunningHttpd
+
+    section = "".join(f"{name} {value}\n" for name, value in directives.items())
+    with RunningHttpd(tmp_path, mpm, section + STATUS) as httpd:
+        status = httpd.get("/server-status?auto").decode()
+    fields = dict(line.split(": ", 1) for line in status.splitlines() if ": " in line)
+    assert fields["ServerMPM"] == mpm
+    ours = simulate_startup(mpm, directives)
+    assert len(fields["Scoreboard"]) == ours.effective["MaxRequestWorkers"]

@@ -18,6 +18,7 @@ from typing import Any
 
 from apachetune.mpm.directives import (
     DEFAULTS,
+    DEPRECATION_CODES,
     LEGACY_NAMES,
     LIMITS,
     MPM_DIRECTIVES,
@@ -32,7 +33,7 @@ _WORKER_FACTOR_SCALE = 16  # event.c: AsyncRequestWorkerFactor is kept in 1/16th
 @dataclass(frozen=True, slots=True)
 class StartupMessage:
     code: str
-    level: str  # "warning" (printed at start-up) or "error" (httpd refuses to start)
+    level: str  # "warning" (printed by -t), "info" (only with -e info) or "error" (httpd stops)
     text: str  # exactly what httpd prints after "AHnnnnn: "
     directive: str | None = None  # the directive it is about
 
@@ -58,6 +59,9 @@ class StartupResult:
     adjustments: list[Adjustment] = field(default_factory=list)
     fatal: list[StartupMessage] = field(default_factory=list)
     legacy_names: list[str] = field(default_factory=list)
+    # INFO deprecation notes, one per legacy-named line read, in reading order. httpd logs them
+    # while reading the config (before any check), so `-t` shows them only with `-e info`.
+    notices: list[StartupMessage] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -69,30 +73,48 @@ class StartupResult:
 
 
 def _values(mpm: str, directives: Iterable[tuple[str, list[str]]] | Mapping[str, str]
-            ) -> tuple[dict[str, str], list[str], list[StartupMessage]]:
+            ) -> tuple[dict[str, str], list[str], list[StartupMessage], list[StartupMessage]]:
     """Canonical name -> the argument httpd reads (the last one set wins), legacy names seen,
-    and the first error httpd stops at while reading them (each occurrence is checked as it is
-    read, so an invalid value is fatal even when a later line sets a valid one)."""
+    the first error httpd stops at while reading them (each occurrence is checked as it is
+    read, so an invalid value is fatal even when a later line sets a valid one), and the INFO
+    deprecation notes httpd logs before it stops."""
     items = directives.items() if isinstance(directives, Mapping) else directives
     configured: dict[str, str] = {}
     legacy: list[str] = []
     errors: list[StartupMessage] = []
+    notices: list[StartupMessage] = []
     for name, args in items:
         canon = canonical(name)
         if canon is None:
             continue
-        if name.lower() in LEGACY_NAMES:
-            legacy.append(name)
         words = [args] if isinstance(args, str) else list(args)
         if len(words) != 1 or words[0] == "":
-            error = _takes_one(name, mpm)
+            error = _takes_one(name, mpm)  # config.c refuses it before the handler runs
         else:
             error = _read_error(mpm, canon, words[0])
+        if name.lower() in LEGACY_NAMES:
+            legacy.append(name)
+            notice = _deprecation_notice(mpm, name)
+            if notice and not errors and error is None:
+                notices.append(notice)
         if error and not errors:
             errors.append(StartupMessage("AH00526", "error", error, canon))
         if not error:
             configured[canon] = words[0]
-    return configured, legacy, errors
+    return configured, legacy, errors, notices
+
+
+def _deprecation_notice(mpm: str, name: str) -> StartupMessage | None:
+    """The INFO note the handler logs for a legacy name: set_max_workers in prefork.c/worker.c/
+    event.c (AH00188/AH00324/AH00521) and ap_mpm_set_max_requests in mpm_common.c (AH00545)."""
+    lname = name.lower()
+    code = DEPRECATION_CODES.get((mpm, lname)) or DEPRECATION_CODES.get(("*", lname))
+    if code is None:
+        return None
+    new = LEGACY_NAMES[lname]
+    # The handler compares with strcasecmp but prints the canonical spelling.
+    old = "MaxClients" if lname == "maxclients" else "MaxRequestsPerChild"
+    return StartupMessage(code, "info", f"{old} is deprecated, use {new} instead.", new)
 
 
 def _read_error(mpm: str, canon: str, value: str) -> str | None:
@@ -271,7 +293,7 @@ def simulate_startup(mpm: str, directives: Iterable[tuple[str, list[str]]] | Map
     """Replay httpd's start-up handling of the MPM directives; see the module docstring."""
     if mpm not in MPMS:
         raise ValueError(f"unknown MPM {mpm!r}; expected one of {', '.join(MPMS)}")
-    configured, legacy, arg_errors = _values(mpm, directives)
+    configured, legacy, arg_errors, notices = _values(mpm, directives)
     run = _Run(mpm, configured)
     run.fatal.extend(arg_errors)
     if mpm == "event":
@@ -281,7 +303,8 @@ def simulate_startup(mpm: str, directives: Iterable[tuple[str, list[str]]] | Map
     else:
         _threaded(run, listen_buckets)
     effective = {name: run.v[name] for name in MPM_DIRECTIVES[mpm]}
-    return StartupResult(mpm, configured, effective, run.messages, run.adjustments, run.fatal, legacy)
+    return StartupResult(mpm, configured, effective, run.messages, run.adjustments, run.fatal, legacy,
+                         notices)
 
 
 def is_fixed_point(mpm: str, values: Mapping[str, int | float]) -> bool:
