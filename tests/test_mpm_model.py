@@ -147,3 +147,15 @@ def test_reading_stops_at_the_first_error():
     assert [m.text for m in r.fatal] == ["ListenBacklog must be > 0"]
     r = simulate_startup("event", [("MaxClients", ["5", "6"])])
     assert r.notices == [] and r.fatal[0].text.startswith("MaxClients takes one argument")
+
+
+def test_second_pass_log_lines_use_the_next_code_and_short_text():
+    r = simulate_startup("prefork", {"ServerLimit": "3", "MaxRequestWorkers": "5"})
+    assert [(m.code, m.text) for m in r.messages] == [(
+        "AH00180", "WARNING: MaxRequestWorkers of 5 exceeds ServerLimit value of 3 servers, decreasing "
+                   "MaxRequestWorkers to 3. To increase, please see the ServerLimit directive.")]
+    assert [(m.code, m.text) for m in r.error_log] == [
+        ("AH00181", "MaxRequestWorkers of 5 exceeds ServerLimit value of 3, decreasing to match")]
+    r = simulate_startup("worker", {"ThreadsPerChild": "7", "MaxRequestWorkers": "5"})
+    assert [m.code for m in r.error_log] == ["AH00315"]
+    assert r.error_log[0].text == "MaxRequestWorkers of 5 is less than ThreadsPerChild of 7, increasing to match"

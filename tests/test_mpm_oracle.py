@@ -129,3 +129,28 @@ def test_effective_worker_slots_match_a_running_httpd(tmp_path, mpm, directives)
     assert fields["ServerMPM"] == mpm
     ours = simulate_startup(mpm, directives)
     assert len(fields["Scoreboard"]) == ours.effective["MaxRequestWorkers"]
+
+
+@pytest.mark.parametrize("mpm, directives", [
+    ("prefork", {"ServerLimit": "0", "MaxRequestWorkers": "-2", "StartServers": "0", "MinSpareServers": "-1"}),
+    ("prefork", {"ServerLimit": "3", "MaxRequestWorkers": "5"}),
+    ("worker", {"ThreadLimit": "0", "StartServers": "-1", "MinSpareThreads": "0"}),
+    ("worker", {"ThreadsPerChild": "0", "MaxRequestWorkers": "0"}),
+    ("event", {"ThreadsPerChild": "30", "ServerLimit": "0", "StartServers": "0", "MinSpareThreads": "-3"}),
+    ("event", {"ThreadsPerChild": "64", "ThreadLimit": "32", "MaxRequestWorkers": "12abc"}),
+])
+def test_second_pass_messages_match_a_real_start(tmp_path, mpm, directives):
+    """A real start checks the config a second time and logs each adjustment again, with the
+    next AH code and a shorter text, to the ErrorLog before 'resuming normal operations'."""
+    from httpd_oracle import RunningHttpd
+
+    section = "".join(f"{name} {value}\n" for name, value in directives.items())
+    with RunningHttpd(tmp_path, mpm, section):
+        pass
+    logged = startup_messages((tmp_path / "error.log").read_text())
+    codes = [code for code, _ in logged]
+    before_ready = logged[:codes.index("AH00489" if mpm == "event" else
+                                       {"worker": "AH00292", "prefork": "AH00163"}[mpm])]
+    ours = simulate_startup(mpm, directives)
+    assert ours.error_log, "the example must exercise at least one check"
+    assert [(m.code, m.text) for m in ours.error_log] == before_ready

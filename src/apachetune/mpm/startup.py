@@ -62,6 +62,10 @@ class StartupResult:
     # INFO deprecation notes, one per legacy-named line read, in reading order. httpd logs them
     # while reading the config (before any check), so `-t` shows them only with `-e info`.
     notices: list[StartupMessage] = field(default_factory=list)
+    # A real start reads the config twice; the second check_config logs the same checks with
+    # the next AH code and shorter texts to the ErrorLog (seen with -D FOREGROUND; a daemonized
+    # start loses them, its stderr is gone by then).
+    error_log: list[StartupMessage] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -152,11 +156,17 @@ class _Run:
         self.messages: list[StartupMessage] = []
         self.fatal: list[StartupMessage] = []
         self.adjustments: list[Adjustment] = []
+        self.error_log: list[StartupMessage] = []
 
-    def set(self, name: str, value: int | float, code: str | None = None, text: str | None = None) -> None:
+    def set(self, name: str, value: int | float, code: str | None = None, text: str | None = None,
+            log: str | None = None) -> None:
+        """Apply one check: `text` is the start-up message (-t, first pass), `log` the
+        second pass's ErrorLog line, whose code is always the next one."""
         before = self.v[name]
         if code is not None and text is not None:
             self.messages.append(StartupMessage(code, "warning", text, name))
+        if code is not None and log is not None:
+            self.error_log.append(StartupMessage(f"AH{int(code[2:]) + 1:05d}", "warning", log, name))
         if before != value:
             self.adjustments.append(Adjustment(
                 name, before if name in self.configured else None, value, code, code is None))
@@ -169,25 +179,32 @@ def _prefork(run: _Run, buckets: int) -> None:
     if v["ServerLimit"] > limit:
         run.set("ServerLimit", limit, "AH00175",
                 f"WARNING: ServerLimit of {v['ServerLimit']} exceeds compile-time limit of {limit} "
-                f"servers, decreasing to {limit}.")
+                f"servers, decreasing to {limit}.",
+                f"ServerLimit of {v['ServerLimit']} exceeds compile-time limit of {limit}, decreasing to match")
     elif v["ServerLimit"] < 1:
         run.set("ServerLimit", 1, "AH00177",
-                f"WARNING: ServerLimit of {v['ServerLimit']} not allowed, increasing to 1.")
+                f"WARNING: ServerLimit of {v['ServerLimit']} not allowed, increasing to 1.",
+                f"ServerLimit of {v['ServerLimit']} not allowed, increasing to 1")
     if v["MaxRequestWorkers"] > v["ServerLimit"]:
         run.set("MaxRequestWorkers", v["ServerLimit"], "AH00180",
                 f"WARNING: MaxRequestWorkers of {v['MaxRequestWorkers']} exceeds ServerLimit value of "
                 f"{v['ServerLimit']} servers, decreasing MaxRequestWorkers to {v['ServerLimit']}. "
-                "To increase, please see the ServerLimit directive.")
+                "To increase, please see the ServerLimit directive.",
+                f"MaxRequestWorkers of {v['MaxRequestWorkers']} exceeds ServerLimit value of "
+                f"{v['ServerLimit']}, decreasing to match")
     elif v["MaxRequestWorkers"] < 1:
         run.set("MaxRequestWorkers", 1, "AH00182",
-                f"WARNING: MaxRequestWorkers of {v['MaxRequestWorkers']} not allowed, increasing to 1.")
+                f"WARNING: MaxRequestWorkers of {v['MaxRequestWorkers']} not allowed, increasing to 1.",
+                f"MaxRequestWorkers of {v['MaxRequestWorkers']} not allowed, increasing to 1")
     if v["StartServers"] < 1:
         run.set("StartServers", 1, "AH00184",
-                f"WARNING: StartServers of {v['StartServers']} not allowed, increasing to 1.")
+                f"WARNING: StartServers of {v['StartServers']} not allowed, increasing to 1.",
+                f"StartServers of {v['StartServers']} not allowed, increasing to 1")
     if v["MinSpareServers"] < 1:
         run.set("MinSpareServers", 1, "AH00186",
                 f"WARNING: MinSpareServers of {v['MinSpareServers']} not allowed, increasing to 1 to "
-                "avoid almost certain server failure. Please read the documentation.")
+                "avoid almost certain server failure. Please read the documentation.",
+                f"MinSpareServers of {v['MinSpareServers']} not allowed, increasing to 1")
     # prefork_run(): silent adjustments before the first fork.
     if v["MaxRequestWorkers"] < buckets:
         run.set("MaxRequestWorkers", buckets)
@@ -219,37 +236,48 @@ def _threaded(run: _Run, buckets: int) -> None:
     if v["ServerLimit"] > max_sl:
         run.set("ServerLimit", max_sl, c_sl_max,
                 f"WARNING: ServerLimit of {v['ServerLimit']} exceeds compile-time limit of {max_sl} "
-                f"servers, decreasing to {max_sl}.")
+                f"servers, decreasing to {max_sl}.",
+                f"ServerLimit of {v['ServerLimit']} exceeds compile-time limit of {max_sl}, decreasing to match")
     elif v["ServerLimit"] < 1:
         run.set("ServerLimit", 1, c_sl_min,
-                f"WARNING: ServerLimit of {v['ServerLimit']} not allowed, increasing to 1.")
+                f"WARNING: ServerLimit of {v['ServerLimit']} not allowed, increasing to 1.",
+                f"ServerLimit of {v['ServerLimit']} not allowed, increasing to 1")
     if v["ThreadLimit"] > max_tl:
         run.set("ThreadLimit", max_tl, c_tl_max,
                 f"WARNING: ThreadLimit of {v['ThreadLimit']} exceeds compile-time limit of {max_tl} "
-                f"threads, decreasing to {max_tl}.")
+                f"threads, decreasing to {max_tl}.",
+                f"ThreadLimit of {v['ThreadLimit']} exceeds compile-time limit of {max_tl}, decreasing to match")
     elif v["ThreadLimit"] < 1:
         run.set("ThreadLimit", 1, c_tl_min,
-                f"WARNING: ThreadLimit of {v['ThreadLimit']} not allowed, increasing to 1.")
+                f"WARNING: ThreadLimit of {v['ThreadLimit']} not allowed, increasing to 1.",
+                f"ThreadLimit of {v['ThreadLimit']} not allowed, increasing to 1")
     if v["ThreadsPerChild"] > v["ThreadLimit"]:
         run.set("ThreadsPerChild", v["ThreadLimit"], c_tpc_max,
                 f"WARNING: ThreadsPerChild of {v['ThreadsPerChild']} exceeds ThreadLimit of "
                 f"{v['ThreadLimit']} threads, decreasing to {v['ThreadLimit']}. "
-                "To increase, please see the ThreadLimit directive.")
+                "To increase, please see the ThreadLimit directive.",
+                f"ThreadsPerChild of {v['ThreadsPerChild']} exceeds ThreadLimit of {v['ThreadLimit']}, "
+                "decreasing to match")
     elif v["ThreadsPerChild"] < 1:
         run.set("ThreadsPerChild", 1, c_tpc_min,
-                f"WARNING: ThreadsPerChild of {v['ThreadsPerChild']} not allowed, increasing to 1.")
+                f"WARNING: ThreadsPerChild of {v['ThreadsPerChild']} not allowed, increasing to 1.",
+                f"ThreadsPerChild of {v['ThreadsPerChild']} not allowed, increasing to 1")
     tpc = v["ThreadsPerChild"]
     if v["MaxRequestWorkers"] < tpc:
         run.set("MaxRequestWorkers", tpc, c_mrw_tpc,
                 f"WARNING: MaxRequestWorkers of {v['MaxRequestWorkers']} is less than ThreadsPerChild "
                 f"of {tpc}, increasing to {tpc}. MaxRequestWorkers must be at least as large as the "
-                "number of threads in a single server.")
+                "number of threads in a single server.",
+                f"MaxRequestWorkers of {v['MaxRequestWorkers']} is less than ThreadsPerChild of {tpc}, "
+                "increasing to match")
     daemons = v["MaxRequestWorkers"] // tpc
     if v["MaxRequestWorkers"] % tpc:
         run.set("MaxRequestWorkers", daemons * tpc, c_mrw_mult,
                 f"WARNING: MaxRequestWorkers of {v['MaxRequestWorkers']} is not an integer multiple of "
                 f"ThreadsPerChild of {tpc}, decreasing to nearest multiple {daemons * tpc}, for a "
-                f"maximum of {daemons} servers.")
+                f"maximum of {daemons} servers.",
+                f"MaxRequestWorkers of {v['MaxRequestWorkers']} is not an integer multiple of "
+                f"ThreadsPerChild of {tpc}, decreasing to nearest multiple {daemons * tpc}")
     if daemons > v["ServerLimit"]:
         # httpd leaves max_workers as it is but caps the process count: the scoreboard
         # fills at ServerLimit x ThreadsPerChild, so that is the real MaxRequestWorkers.
@@ -257,15 +285,19 @@ def _threaded(run: _Run, buckets: int) -> None:
         run.set("MaxRequestWorkers", sl * tpc, c_mrw_sl,
                 f"WARNING: MaxRequestWorkers of {v['MaxRequestWorkers']} would require {daemons} servers "
                 f"and would exceed ServerLimit of {sl}, decreasing to {sl * tpc}. "
-                "To increase, please see the ServerLimit directive.")
+                "To increase, please see the ServerLimit directive.",
+                f"MaxRequestWorkers of {v['MaxRequestWorkers']} would require {daemons} servers and "
+                f"exceed ServerLimit of {sl}, decreasing to {sl * tpc}")
         daemons = sl
     if v["StartServers"] < 1:
         run.set("StartServers", 1, c_ss,
-                f"WARNING: StartServers of {v['StartServers']} not allowed, increasing to 1.")
+                f"WARNING: StartServers of {v['StartServers']} not allowed, increasing to 1.",
+                f"StartServers of {v['StartServers']} not allowed, increasing to 1")
     if v["MinSpareThreads"] < 1:
         run.set("MinSpareThreads", 1, c_minspare,
                 f"WARNING: MinSpareThreads of {v['MinSpareThreads']} not allowed, increasing to 1 to "
-                "avoid almost certain server failure. Please read the documentation.")
+                "avoid almost certain server failure. Please read the documentation.",
+                f"MinSpareThreads of {v['MinSpareThreads']} not allowed, increasing to 1")
     # worker_run() / event_run(): silent adjustments before the first fork.
     if daemons < buckets:
         daemons = buckets
@@ -304,7 +336,7 @@ def simulate_startup(mpm: str, directives: Iterable[tuple[str, list[str]]] | Map
         _threaded(run, listen_buckets)
     effective = {name: run.v[name] for name in MPM_DIRECTIVES[mpm]}
     return StartupResult(mpm, configured, effective, run.messages, run.adjustments, run.fatal, legacy,
-                         notices)
+                         notices, run.error_log)
 
 
 def is_fixed_point(mpm: str, values: Mapping[str, int | float]) -> bool:
