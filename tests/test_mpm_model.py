@@ -159,3 +159,21 @@ def test_second_pass_log_lines_use_the_next_code_and_short_text():
     r = simulate_startup("worker", {"ThreadsPerChild": "7", "MaxRequestWorkers": "5"})
     assert [m.code for m in r.error_log] == ["AH00315"]
     assert r.error_log[0].text == "MaxRequestWorkers of 5 is less than ThreadsPerChild of 7, increasing to match"
+
+
+def test_listen_buckets():
+    from apachetune.mpm import listen_buckets
+    from apachetune.mpm.buckets import ratio_error
+
+    assert listen_buckets(None, 8) == 1 and listen_buckets(0, 8) == 1 and listen_buckets("0", 8) == 1
+    assert listen_buckets(2, 8) == 4 and listen_buckets("3", 8) == 2 and listen_buckets(8, 8) == 1
+    assert listen_buckets(16, 8) == 1 and listen_buckets(1, 8, reuseport=False) == 1
+    assert ratio_error("0") == "ListenCoresBucketsRatio must be > 0" and ratio_error("2") is None
+
+
+def test_fixed_point_depends_on_buckets():
+    values = {"ThreadsPerChild": 25, "MinSpareThreads": 25, "MaxSpareThreads": 75, "StartServers": 2,
+              "MaxRequestWorkers": 200, "ServerLimit": 8}
+    assert is_fixed_point("event", values)
+    # event_run: MinSpareThreads >= 25 * (2 - 1) + 2 = 27 with two buckets.
+    assert not is_fixed_point("event", values, listen_buckets=2)

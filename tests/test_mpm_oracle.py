@@ -154,3 +154,22 @@ def test_second_pass_messages_match_a_real_start(tmp_path, mpm, directives):
     ours = simulate_startup(mpm, directives)
     assert ours.error_log, "the example must exercise at least one check"
     assert [(m.code, m.text) for m in ours.error_log] == before_ready
+
+
+@pytest.mark.parametrize("ratio", [None, "1"])
+def test_start_servers_follow_listen_buckets_in_a_running_httpd(tmp_path, ratio):
+    """event_run raises StartServers to the bucket count and MinSpareThreads/MaxSpareThreads so
+    that no child is spawned or killed at once: with StartServers 1 exactly max(1, buckets)
+    processes run (mod_status's Processes, read before the first maintenance cycle)."""
+    from apachetune.mpm import listen_buckets
+    from httpd_oracle import RunningHttpd
+
+    buckets = listen_buckets(ratio)
+    directives = {"StartServers": "1", "MinSpareThreads": "1", "MaxSpareThreads": "1000"}
+    section = "".join(f"{name} {value}\n" for name, value in directives.items())
+    section += f"ListenCoresBucketsRatio {ratio}\n" if ratio else ""
+    with RunningHttpd(tmp_path, "event", section + STATUS) as httpd:
+        status = httpd.get("/server-status?auto").decode()
+    fields = dict(line.split(": ", 1) for line in status.splitlines() if ": " in line)
+    ours = simulate_startup("event", directives, listen_buckets=buckets)
+    assert int(fields["Processes"]) == ours.effective["StartServers"] == buckets

@@ -339,8 +339,8 @@ def simulate_startup(mpm: str, directives: Iterable[tuple[str, list[str]]] | Map
                          notices, run.error_log)
 
 
-def is_fixed_point(mpm: str, values: Mapping[str, int | float]) -> bool:
+def is_fixed_point(mpm: str, values: Mapping[str, int | float], *, listen_buckets: int = 1) -> bool:
     """True when httpd would run `values` exactly as given: no message, no silent change."""
-    result = simulate_startup(mpm, {k: str(v) for k, v in values.items()})
+    result = simulate_startup(mpm, {k: str(v) for k, v in values.items()}, listen_buckets=listen_buckets)
     return not result.messages and not result.fatal and all(
         result.effective[k] == v for k, v in values.items() if k in result.effective)
