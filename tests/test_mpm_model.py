@@ -177,3 +177,13 @@ def test_fixed_point_depends_on_buckets():
     assert is_fixed_point("event", values)
     # event_run: MinSpareThreads >= 25 * (2 - 1) + 2 = 27 with two buckets.
     assert not is_fixed_point("event", values, listen_buckets=2)
+
+
+def test_prefork_buckets_raise_spare_servers_silently():
+    # prefork_run: MinSpareServers >= B, MaxSpareServers >= MinSpareServers + B, StartServers >= B.
+    r = simulate_startup("prefork", {"MinSpareServers": "1", "MaxSpareServers": "2", "StartServers": "1"},
+                         listen_buckets=3)
+    assert r.messages == []
+    assert (r.effective["MinSpareServers"], r.effective["MaxSpareServers"], r.effective["StartServers"]) == (3, 6, 3)
+    assert all(a.silent and a.code is None for a in r.adjustments)
+    assert [a.directive for a in r.adjustments] == ["StartServers", "MinSpareServers", "MaxSpareServers"]

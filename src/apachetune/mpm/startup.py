@@ -109,8 +109,9 @@ def _values(mpm: str, directives: Iterable[tuple[str, list[str]]] | Mapping[str,
 
 
 def _deprecation_notice(mpm: str, name: str) -> StartupMessage | None:
-    """The INFO note the handler logs for a legacy name: set_max_workers in prefork.c/worker.c/
-    event.c (AH00188/AH00324/AH00521) and ap_mpm_set_max_requests in mpm_common.c (AH00545)."""
+    """The INFO note the handler logs for a legacy name: prefork.c set_max_clients (AH00188),
+    worker.c / event.c set_max_workers (AH00324 / AH00521), mpm_common.c
+    ap_mpm_set_max_requests (AH00545)."""
     lname = name.lower()
     code = DEPRECATION_CODES.get((mpm, lname)) or DEPRECATION_CODES.get(("*", lname))
     if code is None:
