@@ -1,0 +1,37 @@
+"""The MPM variables while httpd checks them: each change is recorded as a message, an
+ErrorLog line of the second pass, and an adjustment."""
+
+from __future__ import annotations
+
+from apachetune.mpm.directives import DEFAULTS, MPM_DIRECTIVES
+from apachetune.mpm.numbers import atoi
+from apachetune.mpm.result import Adjustment, StartupMessage
+
+
+class StartupState:
+    def __init__(self, mpm: str, configured: dict[str, str]):
+        self.mpm = mpm
+        self.configured = configured
+        self.v: dict[str, int | float] = dict(DEFAULTS[mpm])
+        for name in MPM_DIRECTIVES[mpm]:
+            if name in configured and name != "AsyncRequestWorkerFactor":
+                self.v[name] = atoi(configured[name])
+        self.read = dict(self.v)  # what httpd read, before any check
+        self.messages: list[StartupMessage] = []
+        self.fatal: list[StartupMessage] = []
+        self.adjustments: list[Adjustment] = []
+        self.error_log: list[StartupMessage] = []
+
+    def set(self, name: str, value: int | float, code: str | None = None, text: str | None = None,
+            log: str | None = None) -> None:
+        """Apply one check: `text` is the start-up message (-t, first pass), `log` the
+        second pass's ErrorLog line, whose code is always the next one."""
+        before = self.v[name]
+        if code is not None and text is not None:
+            self.messages.append(StartupMessage(code, "warning", text, name))
+        if code is not None and log is not None:
+            self.error_log.append(StartupMessage(f"AH{int(code[2:]) + 1:05d}", "warning", log, name))
+        if before != value:
+            self.adjustments.append(Adjustment(
+                name, before if name in self.configured else None, value, code, code is None))
+        self.v[name] = value

@@ -1,0 +1,114 @@
+"""worker's and event's start-up: the same checks in the same order with each MPM's own AH
+codes and limits (worker_check_config / event_check_config), then worker_run / event_run's
+silent changes before the first fork (server/mpm/worker/worker.c, server/mpm/event/event.c)."""
+
+from __future__ import annotations
+
+from apachetune.mpm.directives import LIMITS
+from apachetune.mpm.numbers import strtod_strict
+from apachetune.mpm.state import StartupState
+
+_WORKER_FACTOR_SCALE = 16  # event.c: AsyncRequestWorkerFactor is kept in 1/16ths
+
+
+# AH codes of the threaded MPMs' start-up messages, in check order.
+_THREADED_CODES = {
+    "worker": ("AH00300", "AH00302", "AH00305", "AH00307", "AH00310", "AH00312", "AH00314",
+               "AH00316", "AH00318", "AH00320", "AH00322"),
+    "event": ("AH00497", "AH00499", "AH00502", "AH00504", "AH00507", "AH00509", "AH00511",
+              "AH00513", "AH00515", "AH00517", "AH00519"),
+}
+
+
+def check_threaded(run: StartupState, buckets: int) -> None:
+    v = run.v
+    (c_sl_max, c_sl_min, c_tl_max, c_tl_min, c_tpc_max, c_tpc_min, c_mrw_tpc, c_mrw_mult,
+     c_mrw_sl, c_ss, c_minspare) = _THREADED_CODES[run.mpm]
+    max_sl = LIMITS[run.mpm]["ServerLimit"]
+    max_tl = LIMITS[run.mpm]["ThreadLimit"]
+    if v["ServerLimit"] > max_sl:
+        run.set("ServerLimit", max_sl, c_sl_max,
+                f"WARNING: ServerLimit of {v['ServerLimit']} exceeds compile-time limit of {max_sl} "
+                f"servers, decreasing to {max_sl}.",
+                f"ServerLimit of {v['ServerLimit']} exceeds compile-time limit of {max_sl}, decreasing to match")
+    elif v["ServerLimit"] < 1:
+        run.set("ServerLimit", 1, c_sl_min,
+                f"WARNING: ServerLimit of {v['ServerLimit']} not allowed, increasing to 1.",
+                f"ServerLimit of {v['ServerLimit']} not allowed, increasing to 1")
+    if v["ThreadLimit"] > max_tl:
+        run.set("ThreadLimit", max_tl, c_tl_max,
+                f"WARNING: ThreadLimit of {v['ThreadLimit']} exceeds compile-time limit of {max_tl} "
+                f"threads, decreasing to {max_tl}.",
+                f"ThreadLimit of {v['ThreadLimit']} exceeds compile-time limit of {max_tl}, decreasing to match")
+    elif v["ThreadLimit"] < 1:
+        run.set("ThreadLimit", 1, c_tl_min,
+                f"WARNING: ThreadLimit of {v['ThreadLimit']} not allowed, increasing to 1.",
+                f"ThreadLimit of {v['ThreadLimit']} not allowed, increasing to 1")
+    if v["ThreadsPerChild"] > v["ThreadLimit"]:
+        run.set("ThreadsPerChild", v["ThreadLimit"], c_tpc_max,
+                f"WARNING: ThreadsPerChild of {v['ThreadsPerChild']} exceeds ThreadLimit of "
+                f"{v['ThreadLimit']} threads, decreasing to {v['ThreadLimit']}. "
+                "To increase, please see the ThreadLimit directive.",
+                f"ThreadsPerChild of {v['ThreadsPerChild']} exceeds ThreadLimit of {v['ThreadLimit']}, "
+                "decreasing to match")
+    elif v["ThreadsPerChild"] < 1:
+        run.set("ThreadsPerChild", 1, c_tpc_min,
+                f"WARNING: ThreadsPerChild of {v['ThreadsPerChild']} not allowed, increasing to 1.",
+                f"ThreadsPerChild of {v['ThreadsPerChild']} not allowed, increasing to 1")
+    tpc = v["ThreadsPerChild"]
+    if v["MaxRequestWorkers"] < tpc:
+        run.set("MaxRequestWorkers", tpc, c_mrw_tpc,
+                f"WARNING: MaxRequestWorkers of {v['MaxRequestWorkers']} is less than ThreadsPerChild "
+                f"of {tpc}, increasing to {tpc}. MaxRequestWorkers must be at least as large as the "
+                "number of threads in a single server.",
+                f"MaxRequestWorkers of {v['MaxRequestWorkers']} is less than ThreadsPerChild of {tpc}, "
+                "increasing to match")
+    daemons = v["MaxRequestWorkers"] // tpc
+    if v["MaxRequestWorkers"] % tpc:
+        run.set("MaxRequestWorkers", daemons * tpc, c_mrw_mult,
+                f"WARNING: MaxRequestWorkers of {v['MaxRequestWorkers']} is not an integer multiple of "
+                f"ThreadsPerChild of {tpc}, decreasing to nearest multiple {daemons * tpc}, for a "
+                f"maximum of {daemons} servers.",
+                f"MaxRequestWorkers of {v['MaxRequestWorkers']} is not an integer multiple of "
+                f"ThreadsPerChild of {tpc}, decreasing to nearest multiple {daemons * tpc}")
+    if daemons > v["ServerLimit"]:
+        # httpd leaves max_workers as it is but caps the process count: the scoreboard
+        # fills at ServerLimit x ThreadsPerChild, so that is the real MaxRequestWorkers.
+        sl = v["ServerLimit"]
+        run.set("MaxRequestWorkers", sl * tpc, c_mrw_sl,
+                f"WARNING: MaxRequestWorkers of {v['MaxRequestWorkers']} would require {daemons} servers "
+                f"and would exceed ServerLimit of {sl}, decreasing to {sl * tpc}. "
+                "To increase, please see the ServerLimit directive.",
+                f"MaxRequestWorkers of {v['MaxRequestWorkers']} would require {daemons} servers and "
+                f"exceed ServerLimit of {sl}, decreasing to {sl * tpc}")
+        daemons = sl
+    if v["StartServers"] < 1:
+        run.set("StartServers", 1, c_ss,
+                f"WARNING: StartServers of {v['StartServers']} not allowed, increasing to 1.",
+                f"StartServers of {v['StartServers']} not allowed, increasing to 1")
+    if v["MinSpareThreads"] < 1:
+        run.set("MinSpareThreads", 1, c_minspare,
+                f"WARNING: MinSpareThreads of {v['MinSpareThreads']} not allowed, increasing to 1 to "
+                "avoid almost certain server failure. Please read the documentation.",
+                f"MinSpareThreads of {v['MinSpareThreads']} not allowed, increasing to 1")
+    # worker_run() / event_run(): silent adjustments before the first fork.
+    if daemons < buckets:
+        daemons = buckets
+        run.set("MaxRequestWorkers", daemons * tpc)
+    if v["StartServers"] < buckets:
+        run.set("StartServers", buckets)
+    if v["MinSpareThreads"] < tpc * (buckets - 1) + buckets:
+        run.set("MinSpareThreads", tpc * (buckets - 1) + buckets)
+    if v["MaxSpareThreads"] < v["MinSpareThreads"] + (tpc + 1) * buckets:
+        run.set("MaxSpareThreads", v["MinSpareThreads"] + (tpc + 1) * buckets)
+    if v["StartServers"] > daemons:  # only that many children are started
+        run.set("StartServers", daemons)
+
+
+def read_worker_factor(run: StartupState) -> None:
+    """event.c set_worker_factor: kept in 1/16ths, at least 1 (refusals are in reading.py)."""
+    raw = run.configured.get("AsyncRequestWorkerFactor")
+    if raw is None:
+        return
+    scaled = int(strtod_strict(raw) * _WORKER_FACTOR_SCALE)
+    run.v["AsyncRequestWorkerFactor"] = max(scaled, _WORKER_FACTOR_SCALE) / _WORKER_FACTOR_SCALE
