@@ -345,9 +345,15 @@ int http_handle_one(int fd, const struct http_ctx *ctx, int served, int *keep) {
     } else if (!strncmp(decoded, "/app/", 5)) {
         long v = 0;
         if (!strcmp(decoded, "/app/sleep")) {
+            /* An application request: hold kb KiB of touched memory (optional) for ms. */
+            long kb = query_num(rq.target, "kb");
+            char *mem = kb > 0 && kb <= 1024 * 1024 ? malloc((size_t)kb * 1024) : NULL;
+            if (mem)
+                for (long i = 0; i < kb * 1024; i += 4096) mem[i] = (char)i;
             v = query_num(rq.target, "ms");
             struct timespec ts = {v / 1000, (v % 1000) * 1000000L};
             while (v > 0 && nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+            free(mem);
         } else if (!strcmp(decoded, "/app/cpu")) {
             burn_cpu(query_num(rq.target, "ms"));
         } else if (!strcmp(decoded, "/app/alloc")) {
