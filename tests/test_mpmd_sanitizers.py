@@ -48,6 +48,7 @@ REQUEST_PARTS = st.sampled_from([
     b"/app/alloc?kb=", b"/server-status", b" HTTP/1.1", b" HTTP/1.0", b" HTTP/9.9", b"\r\n", b"\n", b"\r\n\r\n",
     b"Host: x", b"Connection: keep-alive", b"Connection: close", b"Content-Length: ", b"Content-Length: -1",
     b"Transfer-Encoding: chunked", b":", b" ", b"\x00", b"\xff", b"a" * 9000, b"9" * 30,
+    b"GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n", b"http://h", b" HTTP/2.0", b"\r\n ", b"\t",
 ])
 
 
@@ -101,3 +102,28 @@ def test_valgrind_clean(tmp_path):
     assert "definitely lost: 0" in logs or "definitely lost" not in logs
     summaries = [ln for ln in logs.splitlines() if "ERROR SUMMARY" in ln]
     assert summaries and all("ERROR SUMMARY: 0 errors" in ln for ln in summaries), summaries
+
+
+SEEDS = [
+    b"GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n",
+    b"GET http://h/a/%2e%2e/b?x=1 HTTP/1.0\nContent-Length: 5\nTransfer-Encoding: chunked\n\n",
+    b"\r\nHEAD / HTTP/1.1\r\nHost: x\r\nConnection: keep-alive, close\r\nX:\t y \r\n\r\n",
+]
+
+
+def test_libfuzzer_request_parser(tmp_path):
+    """The request parser under libFuzzer (ASan + UBSan, and the target's own checks), bounded."""
+    if shutil.which("clang") is None:
+        pytest.skip("needs clang for libFuzzer")
+    build = subprocess.run(["make", "-C", str(SRC), "fuzz"], capture_output=True, text=True)
+    if build.returncode != 0:
+        pytest.skip(f"clang cannot link libFuzzer here: {build.stderr[-300:]}")
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for i, seed in enumerate(SEEDS):
+        (corpus / f"seed{i}").write_bytes(seed)
+    run = subprocess.run([str(SRC / "fuzz-request"), str(corpus), "-max_total_time=15", "-timeout=5",
+                          f"-artifact_prefix={tmp_path}/"], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    done = [ln for ln in run.stderr.splitlines() if ln.startswith("Done ")]
+    assert done and int(done[0].split()[1]) > 1000, run.stderr[-500:]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -23,7 +24,7 @@ from apachetune.errors import ApachetuneError
 from apachetune.paths import cache_dir, mpmd_src_dir
 from apachetune.procs import stop_group
 
-SOURCES = ("main.c", "conf.c", "http.c", "scoreboard.c", "prefork.c", "threaded.c", "mpmd.h")
+SOURCES = ("main.c", "conf.c", "request.c", "http.c", "scoreboard.c", "prefork.c", "threaded.c", "mpmd.h")
 
 
 class MpmdError(ApachetuneError):
@@ -83,10 +84,19 @@ class MpmdServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def __enter__(self) -> MpmdServer:
+    def _write_conf(self) -> None:
         lines = [f"Listen 127.0.0.1:{self.port}", f"DocumentRoot {self.docroot}"]
         lines += [f"{k} {v}" for k, v in self.directives.items()]
         self.conf.write_text("\n".join(lines) + "\n")
+
+    def reload(self, directives: dict[str, object]) -> None:
+        """Graceful restart (SIGHUP) with new directives, as `apachectl graceful`."""
+        self.directives = dict(directives)
+        self._write_conf()
+        os.kill(self.proc.pid, signal.SIGHUP)
+
+    def __enter__(self) -> MpmdServer:
+        self._write_conf()
         cmd = self.command or [str(binary())]
         self.proc = subprocess.Popen([*cmd, "-f", str(self.conf), "-m", self.mpm],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)

@@ -5,6 +5,9 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +41,11 @@ int conf_defaults(struct conf *c, enum mpm_kind mpm) {
     c->async_factor = 2.0;
     strcpy(c->listen_host, "127.0.0.1");
     c->listen_port = 8080;
+    c->enable_sendfile = 0;
+    c->limit_request_line = 8190;
+    c->limit_request_fieldsize = 8190;
+    c->limit_request_fields = 100;
+    c->access_log_fd = -1;
     return MPMD_OK;
 }
 
@@ -73,6 +81,8 @@ static const struct int_directive ints[] = {
     {"MaxConnectionsPerChild", OFF(max_connections_per_child), 0},
     {"MaxRequestsPerChild", OFF(max_connections_per_child), 0},
     {"MaxKeepAliveRequests", OFF(max_keepalive_requests), 0}, {"ListenBacklog", OFF(listen_backlog), 1},
+    {"LimitRequestLine", OFF(limit_request_line), 1}, {"LimitRequestFieldSize", OFF(limit_request_fieldsize), 1},
+    {"LimitRequestFields", OFF(limit_request_fields), 0},
 };
 
 static int set(struct conf *c, const char *name, const char *value, char *err) {
@@ -91,6 +101,23 @@ static int set(struct conf *c, const char *name, const char *value, char *err) {
         if (!strcasecmp(value, "on")) c->keepalive = 1;
         else if (!strcasecmp(value, "off")) c->keepalive = 0;
         else { snprintf(err, MPMD_ERR_LEN, "KeepAlive must be On or Off, not '%.80s'", value); return MPMD_ERR; }
+        return MPMD_OK;
+    }
+    if (!strcasecmp(name, "EnableSendfile")) {
+        if (!strcasecmp(value, "on")) c->enable_sendfile = 1;
+        else if (!strcasecmp(value, "off")) c->enable_sendfile = 0;
+        else { snprintf(err, MPMD_ERR_LEN, "EnableSendfile must be On or Off, not '%.80s'", value); return MPMD_ERR; }
+        return MPMD_OK;
+    }
+    if (!strcasecmp(name, "CustomLog") || !strcasecmp(name, "TransferLog")) {
+        /* The path (the format nickname after it is ignored: the common format is written). */
+        size_t n = strcspn(value, " \t");
+        if (n == 0 || n >= sizeof(c->access_log)) {
+            snprintf(err, MPMD_ERR_LEN, "%.60s: expected a file path", name);
+            return MPMD_ERR;
+        }
+        memcpy(c->access_log, value, n);
+        c->access_log[n] = 0;
         return MPMD_OK;
     }
     if (!strcasecmp(name, "KeepAliveTimeout") || !strcasecmp(name, "Timeout")) {
@@ -172,6 +199,10 @@ int conf_load(struct conf *c, const char *path, char *err) {
 /* httpd's start-up checks, in its order (see apachetune's docs/mpm-model.md). */
 int conf_finish(struct conf *c, char *err) {
     if (!c->document_root[0]) { snprintf(err, MPMD_ERR_LEN, "DocumentRoot is required"); return MPMD_ERR; }
+    /* The head buffer bounds a line; LimitRequestFields 0 means unlimited, as in httpd. */
+    if (c->limit_request_line > HEAD_MAX - 2) c->limit_request_line = HEAD_MAX - 2;
+    if (c->limit_request_fieldsize > HEAD_MAX - 2) c->limit_request_fieldsize = HEAD_MAX - 2;
+    if (c->limit_request_fields == 0) c->limit_request_fields = INT_MAX;
     if (c->server_limit < 1) c->server_limit = 1;
     if (c->mpm == MPM_PREFORK) {
         if (c->server_limit > 200000) c->server_limit = 200000;
@@ -200,5 +231,42 @@ int conf_finish(struct conf *c, char *err) {
         if (c->max_spare_threads < c->min_spare_threads + c->threads_per_child + 1)
             c->max_spare_threads = c->min_spare_threads + c->threads_per_child + 1;
     }
+    return MPMD_OK;
+}
+
+int conf_open_log(struct conf *c, char *err) {
+    if (!c->access_log[0]) return MPMD_OK;
+    int fd = open(c->access_log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        snprintf(err, MPMD_ERR_LEN, "CustomLog %.150s: %.60s", c->access_log, strerror(errno));
+        return MPMD_ERR;
+    }
+    c->access_log_fd = fd;
+    return MPMD_OK;
+}
+
+/* SIGHUP: read the file again. As httpd, a restart cannot grow the scoreboard
+ * (ServerLimit, ThreadLimit) nor move the listener; a bad file keeps the old
+ * configuration (httpd would stop instead: a test server should not). */
+int conf_reload(struct conf *c, const char *path, int slot_procs, int slot_threads, char *err) {
+    struct conf n;
+    conf_defaults(&n, c->mpm);
+    if (conf_load(&n, path, err) != MPMD_OK || conf_finish(&n, err) != MPMD_OK) return MPMD_ERR;
+    if (n.mpm == MPM_PREFORK) {
+        if (n.max_request_workers > slot_procs) n.max_request_workers = slot_procs;
+        if (n.start_servers > n.max_request_workers) n.start_servers = n.max_request_workers;
+    } else {
+        if (n.threads_per_child > slot_threads) n.threads_per_child = slot_threads;
+        if (n.max_request_workers > slot_procs * n.threads_per_child)
+            n.max_request_workers = slot_procs * n.threads_per_child;
+        n.max_request_workers -= n.max_request_workers % n.threads_per_child;
+        if (n.start_servers > n.max_request_workers / n.threads_per_child)
+            n.start_servers = n.max_request_workers / n.threads_per_child;
+    }
+    memcpy(n.listen_host, c->listen_host, sizeof(n.listen_host));
+    n.listen_port = c->listen_port;
+    if (conf_open_log(&n, err) != MPMD_OK) return MPMD_ERR;
+    if (c->access_log_fd >= 0) close(c->access_log_fd); /* reopened: log rotation works */
+    *c = n;
     return MPMD_OK;
 }

@@ -1,6 +1,8 @@
-/* http.c: just enough HTTP/1.1 for real load generators: GET/HEAD of static
- * files under DocumentRoot (sendfile), keep-alive for 1.0 and 1.1, the status
- * page, and synthetic application endpoints. Parsing never allocates. */
+/* http.c: connections. Enough HTTP/1.1 for real load generators: GET/HEAD of
+ * static files under DocumentRoot (mmap + writev, or sendfile with
+ * EnableSendfile On, as httpd), keep-alive for 1.0 and 1.1, pipelining, the
+ * status page, synthetic application endpoints and the access log. The head
+ * itself is parsed in request.c. */
 #define _GNU_SOURCE
 #include "mpmd.h"
 
@@ -13,7 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/sendfile.h>
+#include <sys/uio.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -21,18 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define LINE_MAX_LEN 8190   /* httpd's LimitRequestLine / LimitRequestFieldSize */
-#define FIELDS_MAX 100      /* LimitRequestFields */
-#define HEAD_MAX (64 * 1024)
-#define BODY_MAX (1024 * 1024)
-
-struct request {
-    char method[16];
-    char *target;
-    int minor; /* HTTP/1.<minor> */
-    int conn_close, conn_keepalive, has_host, chunked;
-    long content_length;
-};
+#define BODY_MAX (1024 * 1024)  /* a GET body we read and discard; more gets 413 */
+#define MMAP_LIMIT (4 * 1024 * 1024) /* APR_MMAP_LIMIT: larger files are read in chunks */
 
 static int write_all(int fd, const char *buf, size_t len) {
     while (len) {
@@ -43,6 +38,23 @@ static int write_all(int fd, const char *buf, size_t len) {
         }
         buf += n;
         len -= (size_t)n;
+    }
+    return MPMD_OK;
+}
+
+/* The head and (a small) body in one writev, as httpd's core output filter does. */
+static int write_two(int fd, const char *a, size_t alen, const char *b, size_t blen) {
+    struct iovec iov[2] = {{(void *)a, alen}, {(void *)b, blen}};
+    int cnt = blen ? 2 : 1;
+    struct iovec *v = iov;
+    while (cnt) {
+        ssize_t n = writev(fd, v, cnt);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return MPMD_ERR;
+        }
+        while (cnt && (size_t)n >= v->iov_len) { n -= (ssize_t)v->iov_len; v++; cnt--; }
+        if (cnt) { v->iov_base = (char *)v->iov_base + n; v->iov_len -= (size_t)n; }
     }
     return MPMD_OK;
 }
@@ -58,65 +70,52 @@ static const char *reason(int status) {
     case 413: return "Content Too Large";
     case 414: return "URI Too Long";
     case 431: return "Request Header Fields Too Large";
+    case 501: return "Not Implemented";
     case 503: return "Service Unavailable";
+    case 505: return "HTTP Version Not Supported";
     default: return "Error";
     }
 }
 
-static int send_head(int fd, int status, long length, const char *type, int keep, const struct conf *c,
-                     int remaining) {
-    char date[64], head[512];
+/* One response being answered: what the access log and the head need. */
+struct reply {
+    int status, keep, remaining, head_only;
+    long bytes;
+};
+
+static int format_head(char *head, size_t cap, const struct reply *r, long length, const char *type,
+                       const struct conf *c) {
+    char date[64];
     time_t now = time(NULL);
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
-    int n = snprintf(head, sizeof(head),
+    int n = snprintf(head, cap,
                      "HTTP/1.1 %d %s\r\nDate: %s\r\nServer: " MPMD_VERSION "\r\nContent-Length: %ld\r\n"
                      "Content-Type: %s\r\n%s",
-                     status, reason(status), date, length, type, status == 405 ? "Allow: GET, HEAD\r\n" : "");
-    if (keep)
-        n += snprintf(head + n, sizeof(head) - (size_t)n, "Connection: Keep-Alive\r\nKeep-Alive: timeout=%d, max=%d\r\n\r\n",
-                      c->keepalive_timeout_ms / 1000, remaining);
+                     r->status, reason(r->status), date, length, type,
+                     r->status == 405 || r->status == 501 ? "Allow: GET, HEAD\r\n" : "");
+    if (r->keep)
+        n += snprintf(head + n, cap - (size_t)n, "Connection: Keep-Alive\r\nKeep-Alive: timeout=%d, max=%d\r\n\r\n",
+                      c->keepalive_timeout_ms / 1000, r->remaining);
     else
-        n += snprintf(head + n, sizeof(head) - (size_t)n, "Connection: close\r\n\r\n");
-    return write_all(fd, head, (size_t)n);
+        n += snprintf(head + n, cap - (size_t)n, "Connection: close\r\n\r\n");
+    return n;
 }
 
-static int send_text(int fd, int status, const char *body, int head_only, int keep, const struct conf *c,
-                     int remaining) {
+static int send_text(int fd, struct reply *r, const char *body, const struct conf *c) {
+    char head[512];
     size_t len = strlen(body);
-    if (send_head(fd, status, (long)len, "text/plain; charset=utf-8", keep, c, remaining) != MPMD_OK) return MPMD_ERR;
-    return head_only ? MPMD_OK : write_all(fd, body, len);
+    int n = format_head(head, sizeof(head), r, (long)len, "text/plain; charset=utf-8", c);
+    r->bytes = r->head_only ? 0 : (long)len;
+    return write_two(fd, head, (size_t)n, body, r->head_only ? 0 : len);
 }
 
-static int hexval(int ch) {
-    if (ch >= '0' && ch <= '9') return ch - '0';
-    ch = tolower(ch);
-    if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
-    return -1;
-}
-
-/* Percent-decode `in` (up to '?') into `out`; reject NUL, bad escapes, and ".." segments. */
-static int decode_path(const char *in, char *out, size_t cap, int *forbidden) {
-    size_t o = 0;
-    *forbidden = 0;
-    for (const char *p = in; *p && *p != '?'; p++) {
-        int ch = (unsigned char)*p;
-        if (ch == '%') {
-            int hi = hexval((unsigned char)p[1]), lo = hi < 0 ? -1 : hexval((unsigned char)p[2]);
-            if (hi < 0 || lo < 0) return MPMD_ERR;
-            ch = hi * 16 + lo;
-            p += 2;
-            if (ch == 0) return MPMD_ERR;
-        }
-        if (o + 1 >= cap) return MPMD_ERR;
-        out[o++] = (char)ch;
-    }
-    out[o] = 0;
-    /* ".." as a whole segment, after decoding, would climb out of DocumentRoot. */
-    for (char *s = out; (s = strstr(s, "..")) != NULL; s += 2)
-        if ((s == out || s[-1] == '/') && (s[2] == 0 || s[2] == '/')) *forbidden = 1;
-    return MPMD_OK;
+static int send_error(int fd, struct reply *r, int status, const struct conf *c) {
+    char body[128];
+    r->status = status;
+    snprintf(body, sizeof(body), "%d %s\n", status, reason(status));
+    return send_text(fd, r, body, c);
 }
 
 static long query_num(const char *target, const char *key) {
@@ -140,67 +139,95 @@ static void burn_cpu(long ms) {
     } while ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 < ms);
 }
 
-static int serve_status(int fd, const struct http_ctx *ctx, int head_only, int keep, int remaining) {
+static int serve_status(int fd, const struct http_ctx *ctx, struct reply *r) {
     char body[8192];
     int busy, idle, procs;
     sb_count(ctx->sb, &busy, &idle, &procs);
     int n = snprintf(body, sizeof(body),
                      "Total Accesses: %llu\nTotal kBytes: 0\nUptime: %lld\nBusyWorkers: %d\nIdleWorkers: %d\n"
-                     "Processes: %d\nConnsTotal: %llu\nServerMPM: %s\nScoreboard: ",
+                     "Processes: %d\nConnsTotal: %llu\nGeneration: %d\nServerMPM: %s\nScoreboard: ",
                      (unsigned long long)__atomic_load_n(&ctx->sb->g->total_accesses, __ATOMIC_RELAXED),
                      (long long)(time(NULL) - ctx->sb->g->start_time), busy, idle, procs,
                      (unsigned long long)__atomic_load_n(&ctx->sb->g->total_connections, __ATOMIC_RELAXED),
+                     ctx->sb->g->generation,
                      ctx->conf->mpm == MPM_PREFORK ? "prefork" : ctx->conf->mpm == MPM_WORKER ? "worker" : "event");
     for (int p = 0; p < ctx->sb->server_limit && n < (int)sizeof(body) - 2; p++)
-        for (int t = 0; t < ctx->conf->threads_per_child && n < (int)sizeof(body) - 2; t++) {
+        for (int t = 0; t < ctx->sb->thread_limit && n < (int)sizeof(body) - 2; t++) {
             unsigned char s = ctx->sb->procs[p].pid ? ctx->sb->slots[p * ctx->sb->thread_limit + t] : SLOT_DEAD;
             body[n++] = s == SLOT_IDLE ? '_' : s == SLOT_BUSY ? 'W' : s == SLOT_KEEPALIVE ? 'K' : '.';
         }
     body[n++] = '\n';
     body[n] = 0;
-    return send_text(fd, 200, body, head_only, keep, ctx->conf, remaining);
+    r->status = 200;
+    return send_text(fd, r, body, ctx->conf);
 }
 
-static int serve_file(int fd, const struct http_ctx *ctx, const char *decoded, int head_only, int keep,
-                      int remaining, int *status) {
+static const char *content_type(const char *path) {
+    const char *dot = strrchr(path, '.');
+    if (!dot) return "application/octet-stream";
+    if (!strcmp(dot, ".html") || !strcmp(dot, ".htm")) return "text/html";
+    if (!strcmp(dot, ".css")) return "text/css";
+    if (!strcmp(dot, ".js")) return "application/javascript";
+    if (!strcmp(dot, ".txt")) return "text/plain";
+    if (!strcmp(dot, ".json")) return "application/json";
+    if (!strcmp(dot, ".png")) return "image/png";
+    if (!strcmp(dot, ".jpg") || !strcmp(dot, ".jpeg")) return "image/jpeg";
+    return "application/octet-stream";
+}
+
+static int send_body(int fd, int file, off_t size, const char *head, size_t hlen, const struct conf *c) {
+    if (c->enable_sendfile) {
+        if (write_all(fd, head, hlen) != MPMD_OK) return MPMD_ERR;
+        off_t off = 0;
+        while (off < size) {
+            ssize_t n = sendfile(fd, file, &off, (size_t)(size - off));
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) return MPMD_ERR;
+        }
+        return MPMD_OK;
+    }
+    if (size > 0 && size <= MMAP_LIMIT) {
+        void *m = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, file, 0);
+        if (m != MAP_FAILED) {
+            int rc = write_two(fd, head, hlen, m, (size_t)size);
+            munmap(m, (size_t)size);
+            return rc;
+        }
+    }
+    if (write_all(fd, head, hlen) != MPMD_OK) return MPMD_ERR;
+    char chunk[16384];
+    for (off_t off = 0; off < size;) {
+        ssize_t n = pread(file, chunk, sizeof(chunk), off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0 || write_all(fd, chunk, (size_t)n) != MPMD_OK) return MPMD_ERR;
+        off += n;
+    }
+    return MPMD_OK;
+}
+
+static int serve_file(int fd, const struct http_ctx *ctx, const char *decoded, struct reply *r) {
     const struct conf *c = ctx->conf;
     char path[PATH_MAX * 2], real[PATH_MAX];
     snprintf(path, sizeof(path), "%s%s", c->document_root, decoded);
-    if (!realpath(path, real)) {
-        *status = errno == EACCES ? 403 : 404;
-        return send_text(fd, *status, *status == 403 ? "forbidden\n" : "not found\n", head_only, keep, c, remaining);
-    }
+    if (!realpath(path, real)) return send_error(fd, r, errno == EACCES ? 403 : 404, c);
     size_t rootlen = strlen(c->document_root);
-    if (strncmp(real, c->document_root, rootlen) || (real[rootlen] && real[rootlen] != '/')) {
-        *status = 403; /* a symlink that leads out of DocumentRoot */
-        return send_text(fd, 403, "forbidden\n", head_only, keep, c, remaining);
-    }
+    if (strncmp(real, c->document_root, rootlen) || (real[rootlen] && real[rootlen] != '/'))
+        return send_error(fd, r, 403, c); /* a symlink that leads out of DocumentRoot */
     struct stat st;
     if (stat(real, &st) == 0 && S_ISDIR(st.st_mode)) {
         strncat(real, "/index.html", sizeof(real) - strlen(real) - 1);
-        if (stat(real, &st) != 0) {
-            *status = 403;
-            return send_text(fd, 403, "forbidden\n", head_only, keep, c, remaining);
-        }
+        if (stat(real, &st) != 0) return send_error(fd, r, 403, c);
     }
-    int file = open(real, O_RDONLY | O_CLOEXEC);
+    int file = open(real, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (file < 0 || fstat(file, &st) != 0 || !S_ISREG(st.st_mode)) {
         if (file >= 0) close(file);
-        *status = 404;
-        return send_text(fd, 404, "not found\n", head_only, keep, c, remaining);
+        return send_error(fd, r, file < 0 && errno == EACCES ? 403 : 404, c);
     }
-    const char *dot = strrchr(real, '.');
-    const char *type = dot && !strcmp(dot, ".html") ? "text/html" : dot && !strcmp(dot, ".css") ? "text/css"
-                       : dot && !strcmp(dot, ".js") ? "application/javascript"
-                       : dot && !strcmp(dot, ".txt") ? "text/plain" : "application/octet-stream";
-    *status = 200;
-    int rc = send_head(fd, 200, (long)st.st_size, type, keep, c, remaining);
-    off_t off = 0;
-    while (rc == MPMD_OK && !head_only && off < st.st_size) {
-        ssize_t n = sendfile(fd, file, &off, (size_t)(st.st_size - off));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) rc = MPMD_ERR;
-    }
+    r->status = 200;
+    char head[512];
+    int n = format_head(head, sizeof(head), r, (long)st.st_size, content_type(real), c);
+    int rc = r->head_only ? write_all(fd, head, (size_t)n) : send_body(fd, file, st.st_size, head, (size_t)n, c);
+    r->bytes = r->head_only ? 0 : (long)st.st_size;
     close(file);
     return rc;
 }
@@ -221,177 +248,213 @@ static int wait_readable(int fd, int ms) {
     return 0;
 }
 
-/* Read the request head into buf. Returns its length, 0 on a clean close before
- * any byte, or -status for an error to report (-408, -414, -431, -400). */
-static int read_head(int fd, char *buf, size_t cap, int first_wait_ms, int timeout_ms, size_t *have) {
-    size_t n = *have;
-    int waited_first = 0;
+static int64_t mono_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Read until the buffer holds a whole head. Returns its length, 0 when the
+ * client closed (or stayed silent) before sending a byte, or -status. The
+ * whole head must arrive within Timeout of its first byte (a slow client
+ * cannot hold a worker forever by trickling bytes). */
+static long read_head(struct conn *cn, const struct conf *c) {
+    int64_t deadline = 0;
     for (;;) {
-        buf[n] = 0;
-        char *end = strstr(buf, "\r\n\r\n");
-        if (end) { *have = n; return (int)(end - buf) + 4; }
-        char *nl = strchr(buf, '\n');
-        if (!nl && n > LINE_MAX_LEN) return -414;
-        if (n >= cap - 1) return -431;
-        int r = wait_readable(fd, n == 0 && !waited_first ? first_wait_ms : timeout_ms);
-        waited_first = 1;
-        if (r == 0) return n == 0 ? 0 : -408;
+        if (cn->scan.pos == 0) { /* blank lines before a request line are ignored */
+            size_t skip = http_skip_blank_lines(cn->buf, cn->have);
+            if (skip) {
+                memmove(cn->buf, cn->buf + skip, cn->have - skip);
+                cn->have -= skip;
+            }
+        }
+        long len = http_find_head(cn->buf, cn->have, c, &cn->scan);
+        if (len != 0) return len;
+        int wait_ms;
+        if (cn->have == 0 && !deadline) {
+            wait_ms = cn->served ? c->keepalive_timeout_ms : c->timeout_ms;
+        } else {
+            if (!deadline) deadline = mono_ms() + c->timeout_ms;
+            wait_ms = (int)(deadline - mono_ms());
+            if (wait_ms <= 0) return -408;
+        }
+        int r = wait_readable(cn->fd, wait_ms);
+        if (r == 0) return cn->have == 0 ? 0 : -408;
         if (r < 0) return 0;
-        ssize_t got = recv(fd, buf + n, cap - 1 - n, 0);
+        ssize_t got = recv(cn->fd, cn->buf + cn->have, HEAD_MAX - cn->have, 0);
         if (got < 0 && errno == EINTR) continue;
-        if (got <= 0) return n == 0 ? 0 : -400;
-        n += (size_t)got;
+        if (got <= 0) return cn->have == 0 ? 0 : -400;
+        if (!deadline) deadline = mono_ms() + c->timeout_ms;
+        cn->have += (size_t)got;
     }
 }
 
-static int parse_head(char *head, struct request *rq) {
-    memset(rq, 0, sizeof(*rq));
-    char *line_end = strstr(head, "\r\n");
-    *line_end = 0;
-    if (strlen(head) > LINE_MAX_LEN) return 414;
-    char *sp1 = strchr(head, ' '), *sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
-    if (!sp1 || !sp2 || sp1 == head || (size_t)(sp1 - head) >= sizeof(rq->method) || sp2 == sp1 + 1) return 400;
-    memcpy(rq->method, head, (size_t)(sp1 - head));
-    *sp2 = 0;
-    rq->target = sp1 + 1;
-    if (!strcmp(sp2 + 1, "HTTP/1.1")) rq->minor = 1;
-    else if (!strcmp(sp2 + 1, "HTTP/1.0")) rq->minor = 0;
-    else return 400;
-    if (rq->target[0] != '/') return 400;
-    int fields = 0;
-    for (char *line = line_end + 2; *line && strncmp(line, "\r\n", 2); ) {
-        char *eol = strstr(line, "\r\n");
-        if (!eol) return 400;
-        *eol = 0;
-        if (strlen(line) > LINE_MAX_LEN || ++fields > FIELDS_MAX) return 431;
-        char *colon = strchr(line, ':');
-        if (!colon || colon == line) return 400;
-        *colon = 0;
-        char *v = colon + 1;
-        while (*v == ' ' || *v == '\t') v++;
-        if (!strcasecmp(line, "Connection")) {
-            if (strcasestr(v, "close")) rq->conn_close = 1;
-            if (strcasestr(v, "keep-alive")) rq->conn_keepalive = 1;
-        } else if (!strcasecmp(line, "Host")) {
-            rq->has_host = 1;
-        } else if (!strcasecmp(line, "Content-Length")) {
-            char *end;
-            rq->content_length = strtol(v, &end, 10);
-            if (end == v || *end || rq->content_length < 0) return 400;
-        } else if (!strcasecmp(line, "Transfer-Encoding")) {
-            rq->chunked = 1;
-        }
-        line = eol + 2;
+/* Take `n` bytes off the front of the buffer (the answered request). */
+static void consume(struct conn *cn, size_t n) {
+    memmove(cn->buf, cn->buf + n, cn->have - n);
+    cn->have -= n;
+    cn->scan = (struct head_scan){0, 0, 0};
+}
+
+/* Read and drop a request body of `n` bytes (some may be buffered already). */
+static int discard_body(struct conn *cn, long n, const struct conf *c) {
+    long inbuf = (long)cn->have < n ? (long)cn->have : n;
+    consume(cn, (size_t)inbuf);
+    n -= inbuf;
+    while (n > 0) {
+        char sink[4096];
+        if (wait_readable(cn->fd, c->timeout_ms) <= 0) return MPMD_ERR;
+        ssize_t got = recv(cn->fd, sink, sizeof(sink) < (size_t)n ? sizeof(sink) : (size_t)n, 0);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) return MPMD_ERR;
+        n -= got;
     }
-    if (rq->minor == 1 && !rq->has_host) return 400;
+    return MPMD_OK;
+}
+
+/* mod_log_config's common format, one write() per request (BufferedLogs Off). */
+static void access_log(const struct conf *c, const struct conn *cn, const char *line, const struct reply *r) {
+    if (c->access_log_fd < 0) return;
+    char when[64], entry[1024];
+    time_t now = time(NULL);
+    struct tm tm;
+    localtime_r(&now, &tm);
+    strftime(when, sizeof(when), "%d/%b/%Y:%H:%M:%S %z", &tm);
+    int n = snprintf(entry, sizeof(entry), "%s - - [%s] \"%.800s\" %d %ld\n", cn->peer, when, line, r->status,
+                     r->bytes);
+    if (n > (int)sizeof(entry) - 1) { n = (int)sizeof(entry) - 1; entry[n - 1] = '\n'; }
+    ssize_t ignored = write(c->access_log_fd, entry, (size_t)n);
+    (void)ignored;
+}
+
+static int is_known_method(const char *m) {
+    static const char *const known[] = {"POST", "PUT", "DELETE", "OPTIONS", "PATCH", "TRACE", "CONNECT"};
+    for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+        if (!strcmp(m, known[i])) return 1;
     return 0;
 }
 
-/* Handle one request on fd. *keep says whether the connection stays open.
- * Returns 1 if a request was answered, 0 if the client closed, -1 on error. */
-int http_handle_one(int fd, const struct http_ctx *ctx, int served, int *keep) {
-    const struct conf *c = ctx->conf;
-    char buf[HEAD_MAX + 1];
-    size_t have = 0;
-    *keep = 0;
-    int first_wait = served ? c->keepalive_timeout_ms : c->timeout_ms;
-    int len = read_head(fd, buf, sizeof(buf), first_wait, c->timeout_ms, &have);
-    if (len == 0) return 0;
-    int remaining = c->max_keepalive_requests ? c->max_keepalive_requests - served - 1 : 100;
-    if (len < 0) {
-        send_text(fd, -len, reason(-len), 0, 0, c, 0);
-        return -1;
-    }
-    struct request rq;
-    int status = parse_head(buf, &rq);
-    __atomic_fetch_add(&ctx->sb->g->total_accesses, 1, __ATOMIC_RELAXED);
-    if (status) {
-        send_text(fd, status, reason(status), 0, 0, c, 0);
-        return -1;
-    }
-    int head_only = !strcmp(rq.method, "HEAD");
-    if (!head_only && strcmp(rq.method, "GET")) {
-        send_text(fd, 405, "method not allowed\n", 0, 0, c, 0);
-        return -1;
-    }
-    if (rq.chunked || rq.content_length > BODY_MAX) {
-        send_text(fd, 413, "request body too large\n", 0, 0, c, 0);
-        return -1;
-    }
-    /* Discard a small body (GET with a body is legal, if odd). */
-    long pending = rq.content_length - (long)(have - (size_t)len);
-    while (pending > 0) {
-        char sink[4096];
-        if (wait_readable(fd, c->timeout_ms) <= 0) return -1;
-        ssize_t n = recv(fd, sink, sizeof(sink) < (size_t)pending ? sizeof(sink) : (size_t)pending, 0);
-        if (n <= 0) return -1;
-        pending -= n;
-    }
-    *keep = c->keepalive && !rq.conn_close && (rq.minor == 1 || rq.conn_keepalive) &&
-            (c->max_keepalive_requests == 0 || served + 1 < c->max_keepalive_requests);
-    /* Pipelined bytes after this request are not supported: close after answering. */
-    if (have > (size_t)len + (size_t)(rq.content_length > 0 ? rq.content_length : 0)) *keep = 0;
-    char decoded[PATH_MAX];
-    int forbidden;
-    if (decode_path(rq.target, decoded, sizeof(decoded), &forbidden) != MPMD_OK) {
-        send_text(fd, 400, "bad request\n", head_only, 0, c, 0);
-        return -1;
-    }
-    int rc;
-    if (forbidden) {
-        rc = send_text(fd, 403, "forbidden\n", head_only, *keep, c, remaining);
-    } else if (!strcmp(decoded, "/server-status")) {
-        rc = serve_status(fd, ctx, head_only, *keep, remaining);
-    } else if (!strncmp(decoded, "/app/", 5)) {
-        long v = 0;
-        if (!strcmp(decoded, "/app/sleep")) {
-            /* An application request: hold kb KiB of touched memory (optional) for ms. */
-            long kb = query_num(rq.target, "kb");
-            char *mem = kb > 0 && kb <= 1024 * 1024 ? malloc((size_t)kb * 1024) : NULL;
-            if (mem)
-                for (long i = 0; i < kb * 1024; i += 4096) mem[i] = (char)i;
-            v = query_num(rq.target, "ms");
-            struct timespec ts = {v / 1000, (v % 1000) * 1000000L};
-            while (v > 0 && nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
-            free(mem);
-        } else if (!strcmp(decoded, "/app/cpu")) {
-            burn_cpu(query_num(rq.target, "ms"));
-        } else if (!strcmp(decoded, "/app/alloc")) {
-            v = query_num(rq.target, "kb");
-            if (v > 0 && v <= 1024 * 1024) {
-                char *mem = malloc((size_t)v * 1024);
-                if (mem) {
-                    for (long i = 0; i < v * 1024; i += 4096) mem[i] = (char)i;
-                    free(mem);
-                }
+static int serve_app(int fd, const char *decoded, const char *target, struct reply *r, const struct conf *c) {
+    if (!strcmp(decoded, "/app/sleep")) {
+        /* An application request: hold kb KiB of touched memory (optional) for ms. */
+        long kb = query_num(target, "kb");
+        char *mem = kb > 0 && kb <= 1024 * 1024 ? malloc((size_t)kb * 1024) : NULL;
+        if (mem)
+            for (long i = 0; i < kb * 1024; i += 4096) mem[i] = (char)i;
+        long v = query_num(target, "ms");
+        struct timespec ts = {v / 1000, (v % 1000) * 1000000L};
+        while (v > 0 && nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+        free(mem);
+    } else if (!strcmp(decoded, "/app/cpu")) {
+        burn_cpu(query_num(target, "ms"));
+    } else if (!strcmp(decoded, "/app/alloc")) {
+        long v = query_num(target, "kb");
+        if (v > 0 && v <= 1024 * 1024) {
+            char *mem = malloc((size_t)v * 1024);
+            if (mem) {
+                for (long i = 0; i < v * 1024; i += 4096) mem[i] = (char)i;
+                free(mem);
             }
-        } else {
-            rc = send_text(fd, 404, "not found\n", head_only, *keep, c, remaining);
-            return rc == MPMD_OK ? 1 : -1;
         }
-        rc = send_text(fd, 200, "ok\n", head_only, *keep, c, remaining);
     } else {
-        rc = serve_file(fd, ctx, decoded, head_only, *keep, remaining, &status);
+        return send_error(fd, r, 404, c);
     }
+    r->status = 200;
+    return send_text(fd, r, "ok\n", c);
+}
+
+int http_handle_one(struct conn *cn, const struct http_ctx *ctx, int *keep) {
+    const struct conf *c = ctx->conf;
+    struct reply r = {0};
+    *keep = 0;
+    long len = read_head(cn, c);
+    if (len == 0) return 0;
+    __atomic_fetch_add(&ctx->sb->g->total_accesses, 1, __ATOMIC_RELAXED);
+    if (len < 0) { /* 408, 414, 431, 400: answer and close */
+        send_error(cn->fd, &r, (int)-len, c);
+        access_log(c, cn, "-", &r);
+        return -1;
+    }
+    char line[512]; /* the request line as sent, for the log */
+    size_t ll = 0;
+    while (ll < (size_t)len && cn->buf[ll] != '\r' && cn->buf[ll] != '\n') ll++;
+    snprintf(line, sizeof(line), "%.*s", (int)(ll < sizeof(line) ? ll : sizeof(line) - 1), cn->buf);
+    for (char *p = line; *p; p++) /* a log line stays one line, with its quotes balanced */
+        if ((unsigned char)*p < 0x20 || *p == '"' || *p == 0x7f) *p = '?';
+    struct request rq;
+    int status = http_parse_head(cn->buf, (size_t)len, c, &rq);
+    if (status) {
+        send_error(cn->fd, &r, status, c);
+        access_log(c, cn, line, &r);
+        return -1;
+    }
+    r.head_only = !strcmp(rq.method, "HEAD");
+    r.remaining = c->max_keepalive_requests ? c->max_keepalive_requests - cn->served - 1 : 100;
+    /* The head's pointers are used below: copy what is needed before the buffer moves. */
+    char target[8192 + 1];
+    snprintf(target, sizeof(target), "%s", rq.target);
+    if (rq.content_length > BODY_MAX) {
+        send_error(cn->fd, &r, 413, c);
+        access_log(c, cn, line, &r);
+        return -1;
+    }
+    consume(cn, (size_t)len);
+    if (rq.content_length && discard_body(cn, rq.content_length, c) != MPMD_OK) return -1;
+    *keep = c->keepalive && !rq.conn_close && (rq.minor == 1 || rq.conn_keepalive) && !rq.chunked &&
+            (c->max_keepalive_requests == 0 || cn->served + 1 < c->max_keepalive_requests);
+    r.keep = *keep; /* a chunked body is never read: closing keeps it from being taken for a request */
+    char decoded[PATH_MAX];
+    int dotdot;
+    int rc;
+    if (strcmp(rq.method, "GET") && !r.head_only) {
+        rc = send_error(cn->fd, &r, is_known_method(rq.method) ? 405 : 501, c);
+    } else if (!strcmp(target, "*") || http_decode_path(target, decoded, sizeof(decoded), &dotdot) != MPMD_OK) {
+        r.keep = *keep = 0;
+        rc = send_error(cn->fd, &r, 400, c);
+    } else if (dotdot) {
+        rc = send_error(cn->fd, &r, 403, c);
+    } else if (!strcmp(decoded, "/server-status")) {
+        rc = serve_status(cn->fd, ctx, &r);
+    } else if (!strncmp(decoded, "/app/", 5)) {
+        rc = serve_app(cn->fd, decoded, target, &r, c);
+    } else {
+        rc = serve_file(cn->fd, ctx, decoded, &r);
+    }
+    access_log(c, cn, line, &r);
+    cn->served++;
     return rc == MPMD_OK ? 1 : -1;
 }
 
+void http_conn_init(struct conn *cn, int fd, int served) {
+    cn->fd = fd;
+    cn->served = served;
+    cn->have = 0;
+    cn->scan = (struct head_scan){0, 0, 0};
+    strcpy(cn->peer, "-");
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
+    if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0) {
+        if (ss.ss_family == AF_INET)
+            inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, cn->peer, sizeof(cn->peer));
+        else if (ss.ss_family == AF_INET6)
+            inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, cn->peer, sizeof(cn->peer));
+    }
+}
+
 void http_socket_setup(int fd) {
-    /* As httpd does: the head and the body go out in separate writes, and Nagle's
+    /* As httpd does: a head and a body may go out in separate writes, and Nagle's
      * algorithm with the client's delayed ACK would hold the second for ~40 ms. */
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
-int http_serve(int fd, const struct http_ctx *ctx, int proc, int thread, int *unused) {
-    (void)unused;
-    int served = 0, keep = 1;
+int http_serve(struct conn *cn, const struct http_ctx *ctx, int proc, int thread) {
+    int keep = 1;
     while (keep && !mpmd_stop) {
-        if (served) sb_set(ctx->sb, proc, thread, SLOT_KEEPALIVE);
-        int r = http_handle_one(fd, ctx, served, &keep);
+        if (cn->served) sb_set(ctx->sb, proc, thread, SLOT_KEEPALIVE);
+        int r = http_handle_one(cn, ctx, &keep);
         if (r <= 0) break;
-        served++;
         sb_set(ctx->sb, proc, thread, SLOT_BUSY);
     }
-    return served;
+    return cn->served;
 }

@@ -1,7 +1,8 @@
 /* main.c: mpmd -f CONF -m prefork|worker|event [-t]
  * Reads the directives, applies httpd's start-up adjustments, listens (on
  * loopback unless Listen says otherwise) and runs the chosen model until
- * SIGTERM or SIGINT, then stops every child and reaps it. */
+ * SIGTERM or SIGINT, then stops every child and reaps it. SIGHUP is a
+ * graceful restart: the file is read again and the children replaced. */
 #define _GNU_SOURCE
 #include "mpmd.h"
 
@@ -15,8 +16,10 @@
 #include <unistd.h>
 
 volatile sig_atomic_t mpmd_stop;
+volatile sig_atomic_t mpmd_restart;
 
 static void on_stop(int sig) { (void)sig; mpmd_stop = 1; }
+static void on_restart(int sig) { (void)sig; mpmd_restart = 1; }
 
 int net_listen(const char *host, int port, int backlog, char *err) {
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE};
@@ -66,7 +69,8 @@ int main(int argc, char **argv) {
     struct conf c;
     char err[MPMD_ERR_LEN];
     conf_defaults(&c, kind);
-    if (conf_load(&c, path, err) != MPMD_OK || conf_finish(&c, err) != MPMD_OK) {
+    if (conf_load(&c, path, err) != MPMD_OK || conf_finish(&c, err) != MPMD_OK ||
+        (!test_only && conf_open_log(&c, err) != MPMD_OK)) {
         fprintf(stderr, "mpmd: %s\n", err);
         return 2;
     }
@@ -79,8 +83,9 @@ int main(int argc, char **argv) {
     sa.sa_handler = on_stop; /* no SA_RESTART: the parent's sleep returns at once */
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
+    sa.sa_handler = on_restart;
+    sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
-    signal(SIGHUP, SIG_IGN);
     int lfd = net_listen(c.listen_host, c.listen_port, c.listen_backlog, err);
     if (lfd < 0) {
         fprintf(stderr, "mpmd: %s\n", err);
@@ -93,7 +98,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     fprintf(stderr, "mpmd: %s listening on %s:%d\n", model, c.listen_host, c.listen_port);
-    int rc = kind == MPM_PREFORK ? prefork_run(&c, lfd, &sb) : threaded_run(&c, lfd, &sb);
+    int rc = kind == MPM_PREFORK ? prefork_run(&c, path, lfd, &sb) : threaded_run(&c, path, lfd, &sb);
     close(lfd);
     return rc == MPMD_OK ? 0 : 1;
 }

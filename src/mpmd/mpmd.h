@@ -2,9 +2,10 @@
  * worker, event), driven by the same directives, so that apachetune can test
  * its advice under load in seconds. C11 + POSIX only.
  *
- * Files: conf.c (directives), http.c (request parsing, static files, status,
- * synthetic app), scoreboard.c (shared memory), prefork.c, threaded.c (worker
- * and event), main.c (start, signals). */
+ * Files: conf.c (directives), request.c (the request head, parsed with no I/O),
+ * http.c (connections, static files, status, synthetic app, access log),
+ * scoreboard.c (shared memory), prefork.c, threaded.c (worker and event),
+ * main.c (start, signals, restart). */
 #ifndef MPMD_H
 #define MPMD_H
 
@@ -31,11 +32,17 @@ struct conf {
     char listen_host[64];
     int listen_port;
     char document_root[4096];
+    int enable_sendfile;      /* EnableSendfile (httpd 2.4's default is Off) */
+    int limit_request_line, limit_request_fieldsize, limit_request_fields;
+    char access_log[4096];    /* CustomLog/TransferLog path, "" for none */
+    int access_log_fd;        /* opened by main, inherited by the children */
 };
 
 int conf_defaults(struct conf *c, enum mpm_kind mpm);
 int conf_load(struct conf *c, const char *path, char *err);
 int conf_finish(struct conf *c, char *err); /* httpd's start-up adjustments */
+int conf_open_log(struct conf *c, char *err);
+int conf_reload(struct conf *c, const char *path, int slot_procs, int slot_threads, char *err);
 
 /* Scoreboard: one slot per worker (ServerLimit x ThreadLimit) in shared memory. */
 enum slot_state { SLOT_DEAD = 0, SLOT_IDLE, SLOT_BUSY, SLOT_KEEPALIVE };
@@ -51,6 +58,7 @@ struct sb_global { /* shared: every process updates these (atomically) */
     uint64_t total_accesses;
     uint64_t total_connections;
     int64_t start_time;
+    volatile int generation; /* bumped by each graceful restart (SIGHUP) */
 };
 
 struct scoreboard {
@@ -63,26 +71,65 @@ struct scoreboard {
 int sb_create(struct scoreboard *sb, int server_limit, int thread_limit, char *err);
 void sb_set(struct scoreboard *sb, int proc, int thread, enum slot_state s);
 void sb_count(const struct scoreboard *sb, int *busy, int *idle, int *procs);
+void sb_signal_children(struct scoreboard *sb, int sig);
 void sb_stop_children(struct scoreboard *sb); /* SIGTERM every child, reap them all */
 
-/* HTTP */
+/* The request head (request.c). Parsed in place: the pointers point into the
+ * connection's buffer. */
+#define HEAD_MAX (64 * 1024) /* the whole head; LimitRequestLine etc. apply per line */
+
+struct head_scan { size_t pos, line_start; int fields; }; /* resumable: no rescans */
+
+struct request {
+    char method[16];
+    char *target;    /* origin-form path (absolute-form is reduced to its path) */
+    char *line;      /* the request line, for the access log */
+    int minor;       /* HTTP/1.<minor> */
+    int conn_close, conn_keepalive, hosts, chunked, transfer_encoding;
+    long content_length;
+};
+
+size_t http_skip_blank_lines(const char *buf, size_t n);
+/* > 0: the head's length (through its blank line); 0: incomplete; < 0: -status. */
+long http_find_head(const char *buf, size_t n, const struct conf *c, struct head_scan *scan);
+/* 0, or the status to answer with (400, 431, 501, 505). */
+int http_parse_head(char *head, size_t len, const struct conf *c, struct request *rq);
+/* Percent-decode the path (up to '?'); MPMD_ERR on bad escapes or NUL. */
+int http_decode_path(const char *in, char *out, size_t cap, int *dotdot);
+
+/* Connections (http.c) */
 struct http_ctx {
     const struct conf *conf;
     struct scoreboard *sb;
 };
-/* Serve one connection until it closes; returns the number of requests served.
- * `keepalive_wait` is called between requests (prefork/worker: poll in place;
- * event returns to the listener instead when it is NULL). */
-int http_serve(int fd, const struct http_ctx *ctx, int proc, int thread, int *keepalive_next);
-int http_handle_one(int fd, const struct http_ctx *ctx, int first, int *keep);
+
+struct conn {
+    int fd;
+    int served;            /* requests answered on this connection */
+    size_t have;           /* bytes in buf: pipelined requests stay here */
+    struct head_scan scan;
+    char peer[64];
+    char buf[HEAD_MAX + 1];
+};
+
+void http_conn_init(struct conn *cn, int fd, int served);
+/* Serve one connection until it closes (prefork, worker). */
+int http_serve(struct conn *cn, const struct http_ctx *ctx, int proc, int thread);
+/* Answer one request. Returns 1 if answered, 0 if the client closed or idled
+ * out, -1 on error; *keep says whether the connection stays open. */
+int http_handle_one(struct conn *cn, const struct http_ctx *ctx, int *keep);
 void http_socket_setup(int fd);
 
 /* Listening socket */
 int net_listen(const char *host, int port, int backlog, char *err);
 
-int prefork_run(const struct conf *c, int lfd, struct scoreboard *sb);
-int threaded_run(const struct conf *c, int lfd, struct scoreboard *sb);
+/* The models run until SIGTERM; SIGHUP reloads `path` and replaces the children. */
+int prefork_run(struct conf *c, const char *path, int lfd, struct scoreboard *sb);
+int threaded_run(struct conf *c, const char *path, int lfd, struct scoreboard *sb);
+/* Shared by both: after SIGHUP, reload and tell the old generation to finish. */
+void mpm_restart(struct conf *c, const char *path, struct scoreboard *sb);
 
 extern volatile sig_atomic_t mpmd_stop;
+extern volatile sig_atomic_t mpmd_restart; /* SIGHUP: graceful restart */
 
 #endif

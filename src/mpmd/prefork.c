@@ -4,7 +4,8 @@
  * Once a second the parent counts idle children: below MinSpareServers it forks
  * 1, then 2, 4 ... 32 a cycle (httpd's spawn rate, which resets when nothing
  * was needed); above MaxSpareServers it stops one idle child a cycle.
- * MaxRequestWorkers caps the children; MaxConnectionsPerChild recycles one. */
+ * MaxRequestWorkers caps the children; MaxConnectionsPerChild recycles one.
+ * SIGHUP: the old children finish their connection and exit, new ones start. */
 #define _GNU_SOURCE
 #include "mpmd.h"
 
@@ -30,6 +31,7 @@ static void child_main(const struct conf *c, int lfd, struct scoreboard *sb, int
     signal(SIGHUP, SIG_IGN);
     signal(SIGPIPE, SIG_IGN);
     struct http_ctx ctx = {c, sb};
+    static struct conn cn; /* one connection at a time: its buffer lives here */
     int connections = 0;
     sb_set(sb, slot, 0, SLOT_IDLE);
     while (!mpmd_stop) {
@@ -41,7 +43,8 @@ static void child_main(const struct conf *c, int lfd, struct scoreboard *sb, int
         http_socket_setup(fd);
         sb_set(sb, slot, 0, SLOT_BUSY);
         __atomic_fetch_add(&sb->g->total_connections, 1, __ATOMIC_RELAXED);
-        http_serve(fd, &ctx, slot, 0, NULL);
+        http_conn_init(&cn, fd, 0);
+        http_serve(&cn, &ctx, slot, 0);
         close(fd);
         sb_set(sb, slot, 0, SLOT_IDLE);
         if (c->max_connections_per_child && ++connections >= c->max_connections_per_child) break;
@@ -74,7 +77,7 @@ static void reap(struct scoreboard *sb) {
             }
 }
 
-int prefork_run(const struct conf *c, int lfd, struct scoreboard *sb) {
+int prefork_run(struct conf *c, const char *path, int lfd, struct scoreboard *sb) {
     for (int i = 0; i < c->start_servers; i++) spawn(c, lfd, sb);
     int spawn_rate = 1;
     struct timespec tick = {1, 0};
@@ -82,6 +85,14 @@ int prefork_run(const struct conf *c, int lfd, struct scoreboard *sb) {
         nanosleep(&tick, NULL);
         reap(sb);
         if (mpmd_stop) break;
+        if (mpmd_restart) {
+            mpmd_restart = 0;
+            mpm_restart(c, path, sb);
+            reap(sb);
+            for (int i = 0; i < c->start_servers; i++) spawn(c, lfd, sb);
+            spawn_rate = 1;
+            continue;
+        }
         int busy, idle, procs;
         sb_count(sb, &busy, &idle, &procs);
         if (idle > c->max_spare_servers) {

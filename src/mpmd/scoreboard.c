@@ -47,9 +47,26 @@ void sb_count(const struct scoreboard *sb, int *busy, int *idle, int *procs) {
     }
 }
 
-void sb_stop_children(struct scoreboard *sb) {
+void sb_signal_children(struct scoreboard *sb, int sig) {
     for (int p = 0; p < sb->server_limit; p++)
-        if (sb->procs[p].pid) kill(sb->procs[p].pid, SIGTERM);
+        if (sb->procs[p].pid) kill(sb->procs[p].pid, sig);
+}
+
+/* Graceful restart: the old generation finishes what it holds and exits (its
+ * slots free up as the parent reaps it); the caller spawns the new one. */
+void mpm_restart(struct conf *c, const char *path, struct scoreboard *sb) {
+    char err[MPMD_ERR_LEN];
+    if (conf_reload(c, path, sb->server_limit, sb->thread_limit, err) != MPMD_OK) {
+        fprintf(stderr, "mpmd: restart refused, keeping the running configuration: %s\n", err);
+        return;
+    }
+    sb->g->generation++;
+    sb_signal_children(sb, SIGTERM);
+    fprintf(stderr, "mpmd: graceful restart, generation %d\n", sb->g->generation);
+}
+
+void sb_stop_children(struct scoreboard *sb) {
+    sb_signal_children(sb, SIGTERM);
     for (;;) {
         pid_t pid = wait(NULL);
         if (pid < 0 && errno == ECHILD) break;

@@ -8,7 +8,8 @@
  * a thread again when the next request arrives, or closes it after
  * KeepAliveTimeout. An event process stops accepting at
  * ThreadsPerChild + idle threads x AsyncRequestWorkerFactor connections.
- * The parent keeps idle threads between MinSpareThreads and MaxSpareThreads. */
+ * The parent keeps idle threads between MinSpareThreads and MaxSpareThreads.
+ * SIGHUP: the old processes finish their connections and exit, new ones start. */
 #define _GNU_SOURCE
 #include "mpmd.h"
 
@@ -75,6 +76,7 @@ static void *worker_main(void *p) {
     struct child *ch = wa->ch;
     int t = wa->thread;
     struct http_ctx ctx = {ch->c, ch->sb};
+    struct conn *cn = malloc(sizeof(*cn)); /* this thread's connection buffer */
     pthread_mutex_lock(&ch->mu);
     for (;;) {
         ch->idle++;
@@ -88,15 +90,25 @@ static void *worker_main(void *p) {
         ch->qlen--;
         pthread_mutex_unlock(&ch->mu);
         sb_set(ch->sb, ch->slot, t, SLOT_BUSY);
-        if (ch->c->mpm == MPM_WORKER) {
-            http_serve(j.fd, &ctx, ch->slot, t, NULL);
+        if (!cn) {
             close(j.fd);
             pthread_mutex_lock(&ch->mu);
             ch->open_conns--;
             continue;
         }
-        int keep = 0;
-        int r = http_handle_one(j.fd, &ctx, j.served, &keep);
+        http_conn_init(cn, j.fd, j.served);
+        if (ch->c->mpm == MPM_WORKER) {
+            http_serve(cn, &ctx, ch->slot, t);
+            close(j.fd);
+            pthread_mutex_lock(&ch->mu);
+            ch->open_conns--;
+            continue;
+        }
+        /* event: answer what has arrived (pipelined requests included), then give
+         * the idle connection back to the listener instead of waiting on it. */
+        int keep = 0, r;
+        do r = http_handle_one(cn, &ctx, &keep);
+        while (r > 0 && keep && cn->have > 0 && !mpmd_stop);
         pthread_mutex_lock(&ch->mu);
         if (r > 0 && keep && !ch->stopping) {
             if (ch->blen == ch->bcap) {
@@ -105,7 +117,7 @@ static void *worker_main(void *p) {
                 if (nb) { ch->back = nb; ch->bcap = ncap; }
             }
             if (ch->blen < ch->bcap) {
-                ch->back[ch->blen++] = (struct job){j.fd, j.served + 1};
+                ch->back[ch->blen++] = (struct job){j.fd, cn->served};
                 char b = 1;
                 ssize_t ignored = write(ch->wake[1], &b, 1);
                 (void)ignored;
@@ -121,6 +133,7 @@ static void *worker_main(void *p) {
     }
     sb_set(ch->sb, ch->slot, t, SLOT_DEAD);
     pthread_mutex_unlock(&ch->mu);
+    free(cn);
     return NULL;
 }
 
@@ -271,7 +284,7 @@ static int spawn(const struct conf *c, int lfd, struct scoreboard *sb, int max_p
     return MPMD_ERR;
 }
 
-int threaded_run(const struct conf *c, int lfd, struct scoreboard *sb) {
+int threaded_run(struct conf *c, const char *path, int lfd, struct scoreboard *sb) {
     int max_procs = c->max_request_workers / c->threads_per_child;
     for (int i = 0; i < c->start_servers; i++) spawn(c, lfd, sb, max_procs);
     int spawn_rate = 1;
@@ -287,6 +300,14 @@ int threaded_run(const struct conf *c, int lfd, struct scoreboard *sb) {
                     for (int t = 0; t < sb->thread_limit; t++) sb_set(sb, s, t, SLOT_DEAD);
                 }
         if (mpmd_stop) break;
+        if (mpmd_restart) {
+            mpmd_restart = 0;
+            mpm_restart(c, path, sb);
+            max_procs = c->max_request_workers / c->threads_per_child;
+            for (int i = 0; i < c->start_servers; i++) spawn(c, lfd, sb, max_procs);
+            spawn_rate = 1;
+            continue;
+        }
         int busy, idle, procs;
         sb_count(sb, &busy, &idle, &procs);
         if (idle > c->max_spare_threads && procs > 1) {

@@ -1,0 +1,225 @@
+"""mpmd's HTTP/1.1 on loopback: pipelining, strict parsing, bodies, timeouts, limits, the access
+log, sendfile on and off, and graceful restart (SIGHUP)."""
+
+import re
+import socket
+import time
+import urllib.request
+
+import psutil
+import pytest
+
+from apachetune.mpmd import MpmdServer
+
+MPMS = ["prefork", "worker", "event"]
+SMALL = {"StartServers": 1, "MaxRequestWorkers": 4, "ThreadsPerChild": 2, "MinSpareThreads": 1,
+         "MaxSpareThreads": 8}
+
+
+def exchange(port, data: bytes, timeout=5.0, half_close=True) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.sendall(data)
+        if half_close:
+            s.shutdown(socket.SHUT_WR)
+        chunks = []
+        try:
+            while c := s.recv(65536):
+                chunks.append(c)
+        except (TimeoutError, ConnectionResetError):
+            pass
+    return b"".join(chunks)
+
+
+def responses(data: bytes) -> list[tuple[int, dict[str, str], bytes]]:
+    """Split a byte stream of HTTP/1.1 responses (each with Content-Length)."""
+    out = []
+    while data:
+        head, sep, rest = data.partition(b"\r\n\r\n")
+        assert sep, data[:200]
+        lines = head.decode("latin-1").split("\r\n")
+        status = int(lines[0].split(" ")[1])
+        fields = {k.lower(): v for k, v in (ln.split(": ", 1) for ln in lines[1:])}
+        n = int(fields["content-length"])
+        out.append((status, fields, rest[:n]))
+        data = rest[n:]
+    return out
+
+
+@pytest.mark.parametrize("mpm", MPMS)
+def test_pipelined_requests_are_all_answered_in_order(mpm):
+    with MpmdServer(mpm, SMALL) as srv:
+        (srv.docroot / "b.txt").write_text("bee\n")
+        reqs = (b"GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n"
+                b"GET /b.txt HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello"  # a body, discarded
+                b"HEAD /index.html HTTP/1.1\r\nHost: x\r\n\r\n"
+                b"GET /nope HTTP/1.1\r\nHost: x\r\n\r\n"
+                b"GET /b.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        got = exchange(srv.port, reqs)
+        # HEAD has a Content-Length but no body: split by hand around it.
+        first, second, third = got.split(b"HTTP/1.1 ")[1:4]
+        assert first.startswith(b"200") and first.endswith(b"hello from mpmd\n")
+        assert second.startswith(b"200") and second.endswith(b"bee\n")
+        assert third.startswith(b"200") and b"Content-Length: 16" in third and third.endswith(b"\r\n\r\n")
+        rest = responses(b"HTTP/1.1 " + b"HTTP/1.1 ".join(got.split(b"HTTP/1.1 ")[4:]))
+        assert [r[0] for r in rest] == [404, 200]
+        assert rest[1][2] == b"bee\n" and rest[1][1]["connection"] == "close"
+
+
+@pytest.mark.parametrize("mpm", MPMS)
+def test_pipelined_keepalive_connection_stays_usable(mpm):
+    with MpmdServer(mpm, SMALL) as srv, socket.create_connection(("127.0.0.1", srv.port), timeout=5) as s:
+        for batch in (1, 3, 2):
+            s.sendall(b"GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n" * batch)
+            data = b""
+            while data.count(b"hello from mpmd\n") < batch:
+                data += s.recv(65536)
+            assert [r[0] for r in responses(data)] == [200] * batch
+
+
+@pytest.mark.parametrize("mpm", ["prefork", "event"])
+def test_strict_parsing_statuses(mpm):
+    cases = {
+        b"GET /index.html HTTP/1.1\nHost: x\n\n": 200,  # bare LF line ends, as httpd accepts
+        b"\r\n\r\nGET /index.html HTTP/1.1\r\nHost: x\r\n\r\n": 200,  # blank lines before the request
+        b"GET http://example.test/index.html HTTP/1.1\r\n\r\n": 200,  # absolute-form stands for Host
+        b"GET / HTTP/2.0\r\nHost: x\r\n\r\n": 505,
+        b"GET / HTTP/1\r\nHost: x\r\n\r\n": 400,
+        b"GET /\r\n\r\n": 400,  # HTTP/0.9 refused
+        b"GET  / HTTP/1.1\r\nHost: x\r\n\r\n": 400,  # two spaces
+        b"G(T / HTTP/1.1\r\nHost: x\r\n\r\n": 400,  # not a token
+        b"BREW / HTTP/1.1\r\nHost: x\r\n\r\n": 501,
+        b"DELETE / HTTP/1.1\r\nHost: x\r\n\r\n": 405,
+        b"GET / HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n": 400,
+        b"GET / HTTP/1.1\r\nHost : x\r\n\r\n": 400,  # space before the colon
+        b"GET / HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n  folded\r\n\r\n": 400,  # obs-fold
+        b"GET / HTTP/1.1\r\nHost: x\r\nX-A: a\x00b\r\n\r\n": 400,  # NUL in a field
+        b"GET /in\x00dex.html HTTP/1.1\r\nHost: x\r\n\r\n": 400,  # NUL in the request line
+        b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab": 400,
+        b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: +5\r\n\r\n": 400,
+        b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n": 400,
+        b"GET / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n": 501,
+        b"OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n": 405,
+    }
+    with MpmdServer(mpm, {**SMALL, "Timeout": 3}) as srv:
+        for request, expected in cases.items():
+            start = time.monotonic()
+            resp = exchange(srv.port, request)
+            got = int(resp.split(b" ", 2)[1]) if resp.startswith(b"HTTP/1.1 ") else 0
+            assert got == expected, (request, resp[:120])
+            assert time.monotonic() - start < 2.5, ("answered at once, not after Timeout", request)
+            if expected in (405, 501):
+                assert b"Allow: GET, HEAD\r\n" in resp
+
+
+@pytest.mark.parametrize("mpm", MPMS)
+def test_chunked_body_is_answered_then_closed_never_read_as_a_request(mpm):
+    with MpmdServer(mpm, SMALL) as srv:
+        smuggled = (b"GET /index.html HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    b"2d\r\nGET /secret HTTP/1.1\r\nHost: x\r\n\r\n\r\n0\r\n\r\n")
+        got = responses(exchange(srv.port, smuggled))
+        assert [r[0] for r in got] == [200]
+        assert got[0][1]["connection"] == "close"
+
+
+@pytest.mark.parametrize("mpm", ["prefork", "worker", "event"])
+def test_slow_head_gets_408_after_timeout_and_silent_client_is_closed(mpm):
+    with MpmdServer(mpm, {**SMALL, "Timeout": 1}) as srv:
+        with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as s:
+            start = time.monotonic()
+            s.sendall(b"GET /index.html HTTP/1.1\r\n")
+            for _ in range(4):  # trickle: each byte within Timeout, the whole head not
+                time.sleep(0.4)
+                try:
+                    s.sendall(b"X")
+                except OSError:
+                    break
+            data = b""
+            try:
+                while c := s.recv(4096):
+                    data += c
+            except OSError:
+                pass
+            assert data.startswith(b"HTTP/1.1 408 ")
+            assert time.monotonic() - start < 4
+        # A connection that never sends a byte is closed after Timeout, without a response.
+        with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as s:
+            start = time.monotonic()
+            assert s.recv(4096) == b""
+            assert 0.5 < time.monotonic() - start < 4
+
+
+def test_configured_limits_apply():
+    conf = {**SMALL, "LimitRequestLine": 100, "LimitRequestFieldSize": 50, "LimitRequestFields": 4}  # urllib sends 4
+    with MpmdServer("worker", conf) as srv:
+        def status(req):
+            return int(exchange(srv.port, req).split(b" ", 2)[1])
+        assert status(b"GET /" + b"a" * 120 + b" HTTP/1.1\r\nHost: x\r\n\r\n") == 414
+        assert status(b"GET / HTTP/1.1\r\nHost: x\r\nX-A: " + b"b" * 60 + b"\r\n\r\n") == 431
+        assert status(b"GET / HTTP/1.1\r\nHost: x\r\nA: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\n\r\n") == 431
+        assert status(b"GET /index.html HTTP/1.1\r\nHost: x\r\nA: 1\r\nB: 2\r\n\r\n") == 200
+
+
+@pytest.mark.parametrize("sendfile", ["On", "Off"])
+def test_files_of_every_size_arrive_intact(sendfile):
+    sizes = {"empty.bin": 0, "small.bin": 700, "mid.bin": 300_000, "big.bin": 5 * 1024 * 1024 + 17}
+    with MpmdServer("event", {**SMALL, "EnableSendfile": sendfile}) as srv:
+        for name, size in sizes.items():
+            data = bytes((i * 7 + size) % 251 for i in range(size))
+            (srv.docroot / name).write_bytes(data)
+            assert urllib.request.urlopen(f"{srv.url}/{name}", timeout=10).read() == data
+
+
+@pytest.mark.parametrize("mpm", MPMS)
+def test_access_log_has_one_common_format_line_per_request(mpm, tmp_path):
+    log = tmp_path / "access.log"
+    with MpmdServer(mpm, {**SMALL, "CustomLog": f"{log} common"}) as srv:
+        exchange(srv.port, b"GET /index.html HTTP/1.1\r\nHost: x\r\n\r\nGET /nope HTTP/1.1\r\nHost: x\r\n"
+                           b"Connection: close\r\n\r\n")
+        exchange(srv.port, b'GET /"quoted" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
+        time.sleep(0.2)
+    lines = [ln for ln in log.read_text().splitlines() if "server-status" not in ln]
+    pattern = re.compile(r'^127\.0\.0\.1 - - \[\d\d/\w{3}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}\] "([^"]*)" (\d{3}) (\d+)$')
+    parsed = [pattern.match(ln).groups() for ln in lines]
+    assert parsed == [("GET /index.html HTTP/1.1", "200", "16"), ("GET /nope HTTP/1.1", "404", "14"),
+                      ("GET /?quoted? HTTP/1.1", "404", "14")]
+
+
+@pytest.mark.parametrize("mpm", MPMS)
+def test_sighup_restarts_gracefully_with_the_new_configuration(mpm, tmp_path):
+    log1, log2 = tmp_path / "a.log", tmp_path / "b.log"
+    conf = {**SMALL, "StartServers": 1, "MinSpareServers": 1, "MaxSpareServers": 2, "CustomLog": log1}
+    with MpmdServer(mpm, conf) as srv, socket.create_connection(("127.0.0.1", srv.port), timeout=10) as s:
+        # A request in flight across the restart is finished by the old generation.
+        s.sendall(b"GET /app/sleep?ms=800 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        time.sleep(0.2)
+        old = {p.pid for p in psutil.Process(srv.proc.pid).children()}
+        # The new generation runs the new spare bounds.
+        spares = {"MinSpareServers": 2, "MaxSpareServers": 3} if mpm == "prefork" else {"MinSpareThreads": 3}
+        srv.reload({**conf, **spares, "CustomLog": log2})
+        data = b""
+        while c := s.recv(4096):
+            data += c
+        assert data.startswith(b"HTTP/1.1 200 ") and data.endswith(b"ok\n")
+        want_idle = 1 if mpm == "prefork" else 3  # the status request itself keeps one worker busy
+        deadline = time.monotonic() + 8
+        while time.monotonic() < deadline:
+            st = srv.status()
+            kids = {p.pid for p in psutil.Process(srv.proc.pid).children()}
+            if st["Generation"] == "1" and not kids & old and int(st["IdleWorkers"]) >= want_idle \
+                    and int(st["Processes"]) >= 2:
+                break
+            time.sleep(0.2)
+        assert st["Generation"] == "1" and not kids & old, (st, kids, old)
+        assert int(st["IdleWorkers"]) >= want_idle and int(st["Processes"]) >= 2, st
+        urllib.request.urlopen(srv.url + "/index.html", timeout=5).read()
+    assert "GET /index.html" in log2.read_text()  # the log was reopened at the new path
+    assert "GET /index.html" not in log1.read_text()
+
+
+def test_sighup_with_a_bad_file_keeps_serving():
+    with MpmdServer("worker", SMALL) as srv:
+        srv.reload({**SMALL, "KeepAlive": "Maybe"})
+        time.sleep(1.5)
+        assert srv.proc.poll() is None
+        assert srv.status()["Generation"] == "0"
+        assert urllib.request.urlopen(srv.url + "/index.html", timeout=5).read() == b"hello from mpmd\n"
