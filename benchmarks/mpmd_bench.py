@@ -80,13 +80,38 @@ def wait_ready(url: str) -> None:
     raise RuntimeError(f"{url} did not answer")
 
 
-def wrk(port: int, conns: int, close: bool) -> float:
+def wrk(port: int, conns: int, close: bool) -> tuple[float, int]:
+    """Requests/s and the number of requests of one wrk run."""
     cmd = ["taskset", "-c", "1", "wrk", "-t1", f"-c{conns}", f"-d{DURATION}s", "--timeout", "5s"]
     if close:
         cmd += ["-H", "Connection: close"]
     out = subprocess.run([*cmd, f"http://127.0.0.1:{port}/index.html"], capture_output=True, text=True).stdout
     m = re.search(r"Requests/sec:\s+([\d.]+)", out)
-    return float(m.group(1)) if m else 0.0
+    n = re.search(r"(\d+) requests in", out)
+    return (float(m.group(1)) if m else 0.0), (int(n.group(1)) if n else 0)
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) of a server: its processes, and the children it has reaped."""
+    import psutil
+
+    parent = psutil.Process(pid)
+    procs = [parent, *parent.children(recursive=True)]
+    total = 0.0
+    for p in procs:
+        try:
+            t = p.cpu_times()
+            total += t.user + t.system + (t.children_user + t.children_system if p.pid == pid else 0.0)
+        except psutil.Error:
+            continue
+    return total
+
+
+def measured_run(pid: int, port: int, conns: int, close: bool) -> tuple[float, float]:
+    """Requests/s, and the server's CPU microseconds per request, of one wrk run."""
+    before = cpu_seconds(pid)
+    rps, n = wrk(port, conns, close)
+    return rps, (cpu_seconds(pid) - before) / max(1, n) * 1e6
 
 
 def pss_per_worker(pid: int, threads: int) -> float:
@@ -97,6 +122,21 @@ def pss_per_worker(pid: int, threads: int) -> float:
     total = sum(c.memory_full_info().pss for c in kids)
     workers = max(1, len(kids) * threads)
     return total / workers / 1024
+
+
+def one_run(kind: str, mpm: str, directives: dict, docroot: Path, conns: int, close: bool
+            ) -> tuple[float, float, float]:
+    """Requests/s, CPU µs per request and PSS per worker (KiB) of one server for one wrk run."""
+    threads = 1 if mpm == "prefork" else directives["ThreadsPerChild"]
+    if kind == "httpd":
+        server = Httpd(mpm, docroot)
+    else:
+        server = MpmdServer(mpm, directives, docroot=str(docroot),
+                            command=["taskset", "-c", "0", str(ROOT / "src" / "mpmd" / "mpmd")])
+    with server as s:
+        time.sleep(1)
+        rps, us = measured_run(s.proc.pid, s.port, conns, close)
+        return rps, us, pss_per_worker(s.proc.pid, threads)
 
 
 def main() -> int:
@@ -110,25 +150,37 @@ def main() -> int:
     scenarios = [("keep-alive c=10", 10, False), ("keep-alive c=300", 300, False),
                  ("close c=10", 10, True), ("close c=300", 300, True)]
     rows, results = [], {}
-    for mpm in ("prefork", "worker", "event"):
+    mpms = os.environ.get("MPMS", "prefork,worker,event").split(",")  # a subset while iterating
+    calibration = []
+    if os.environ.get("CALIBRATE", "1") == "1":
+        # RequestCPU: the CPU per request httpd spends and mpmd does not (keep-alive c=10).
+        for mpm in mpms:
+            directives = {**MPM_DIRECTIVES[mpm], **COMMON}
+            _, h_cpu, _ = one_run("httpd", mpm, directives, docroot, 10, False)
+            _, m_cpu, _ = one_run("mpmd", mpm, {**directives, "RequestCPU": 0}, docroot, 10, False)
+            calibration.append(f"| {mpm} | {h_cpu:.1f} | {m_cpu:.1f} | {h_cpu - m_cpu:.1f} |")
+            print(calibration[-1], flush=True)
+    for mpm in mpms:
         directives = {**MPM_DIRECTIVES[mpm], **COMMON}
-        threads = 1 if mpm == "prefork" else directives["ThreadsPerChild"]
         for name, c, close in scenarios:
             runs = {"httpd": [], "mpmd": []}
-            for _ in range(REPEAT):
-                with Httpd(mpm, docroot) as h:
-                    time.sleep(1)
-                    runs["httpd"].append(wrk(h.port, c, close))
-                    h_pss = pss_per_worker(h.proc.pid, threads)
-                with MpmdServer(mpm, directives, docroot=str(docroot),
-                                command=["taskset", "-c", "0", str(ROOT / "src" / "mpmd" / "mpmd")]) as m:
-                    time.sleep(1)
-                    runs["mpmd"].append(wrk(m.port, c, close))
-                    m_pss = pss_per_worker(m.proc.pid, threads)
+            cpu = {"httpd": [], "mpmd": []}
+            pss = {}
+            for i in range(REPEAT):
+                # Alternate which server goes first, so that drift on a shared machine evens out.
+                for kind in ("httpd", "mpmd") if i % 2 == 0 else ("mpmd", "httpd"):
+                    rps, us, pss[kind] = one_run(kind, mpm, directives, docroot, c, close)
+                    runs[kind].append(rps)
+                    cpu[kind].append(us)
+            h_pss, m_pss = pss["httpd"], pss["mpmd"]
             hm, mm = statistics.median(runs["httpd"]), statistics.median(runs["mpmd"])
+            hc, mc = statistics.median(cpu["httpd"]), statistics.median(cpu["mpmd"])
             results[(mpm, name)] = (hm, mm)
-            rows.append(f"| {mpm} | {name} | {hm:,.0f} | {mm:,.0f} | {mm / hm:.2f} | {h_pss:.0f} / {m_pss:.0f} |")
+            rows.append(f"| {mpm} | {name} | {hm:,.0f} | {mm:,.0f} | {mm / hm:.2f} | {hc:.0f} / {mc:.0f} "
+                        f"| {h_pss:.0f} / {m_pss:.0f} |")
             print(rows[-1], flush=True)
+    if len(mpms) < 3:
+        return 0  # a partial run does not rewrite the docs
     winners = []
     for name, *_ in scenarios:
         for a, b in (("prefork", "worker"), ("prefork", "event"), ("worker", "event")):
@@ -140,11 +192,22 @@ def main() -> int:
 `make bench` → `benchmarks/mpmd_bench.py`. The same MPM directives for both servers (prefork
 MaxRequestWorkers 320; worker/event 16 x 25 = 400 threads; KeepAliveTimeout 5,
 MaxKeepAliveRequests 0), the same 45-byte file, wrk -t1 for {DURATION} s, server pinned to CPU 0
-and wrk to CPU 1, median of {REPEAT} runs, httpd 2.4.71 (Debian, minimal modules). PSS per
-worker measured after the load (KiB). Machine shared and noisy: quote ratios.
+and wrk to CPU 1, median of {REPEAT} runs (alternating which server goes first), httpd 2.4.71
+(Debian, minimal modules). CPU per request: user + system time of the server's processes over
+the run / requests. PSS per worker measured after the load (KiB). Machine shared and noisy:
+quote ratios.
 
-| MPM | load | httpd req/s | mpmd req/s | mpmd / httpd | PSS/worker KiB httpd / mpmd |
-|---|---|---|---|---|---|
+Calibration of mpmd's `RequestCPU` (the CPU httpd spends per request in its hooks, filters and
+per-directory merges, which mpmd does not have; keep-alive c=10, one run each):
+
+| MPM | httpd CPU µs/request | mpmd (RequestCPU 0) CPU µs/request | difference |
+|---|---|---|---|
+{chr(10).join(calibration)}
+
+mpmd below runs with its default RequestCPU (see src/mpmd/conf.c).
+
+| MPM | load | httpd req/s | mpmd req/s | mpmd / httpd | CPU µs/request httpd / mpmd | PSS/worker KiB httpd / mpmd |
+|---|---|---|---|---|---|---|
 {chr(10).join(rows)}
 
 Pairwise winners (does mpmd rank the MPMs the way httpd does?):

@@ -7,6 +7,7 @@
 #include "mpmd.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <signal.h>
 #include <stdio.h>
@@ -90,6 +91,12 @@ int main(int argc, char **argv) {
     if (lfd < 0) {
         fprintf(stderr, "mpmd: %s\n", err);
         return 1;
+    }
+    if (kind != MPM_PREFORK) {
+        /* The listener threads poll before accepting, and another process may take the
+         * connection first: accept must then fail with EAGAIN, not block the listener. */
+        int fl = fcntl(lfd, F_GETFL);
+        fcntl(lfd, F_SETFL, fl | O_NONBLOCK);
     }
     struct scoreboard sb;
     int limit = kind == MPM_PREFORK ? c.max_request_workers : c.max_request_workers / c.threads_per_child;

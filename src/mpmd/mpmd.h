@@ -36,6 +36,8 @@ struct conf {
     int limit_request_line, limit_request_fieldsize, limit_request_fields;
     char access_log[4096];    /* CustomLog/TransferLog path, "" for none */
     int access_log_fd;        /* opened by main, inherited by the children */
+    int request_cpu_us;       /* RequestCPU: CPU spent per request standing for httpd's
+                                 request-processing chain (see conf.c) */
 };
 
 int conf_defaults(struct conf *c, enum mpm_kind mpm);

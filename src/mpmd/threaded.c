@@ -3,10 +3,10 @@
  * Each child runs ThreadsPerChild worker threads and one listener (its main
  * thread). worker: the listener accepts only when a thread is idle and hands
  * it the connection, which keeps the thread until it closes, keep-alive idle
- * time included. event: after each response a keep-alive connection goes back
- * to the listener's epoll set and the thread is free; the listener hands it to
- * a thread again when the next request arrives, or closes it after
- * KeepAliveTimeout. An event process stops accepting at
+ * time included. event: after each response the worker itself puts a keep-alive
+ * connection into the process's epoll set (as httpd's worker adds it to the
+ * pollset) and is free; the listener hands it to a thread again when the next
+ * request arrives, or closes it after KeepAliveTimeout. An event process stops accepting at
  * ThreadsPerChild + idle threads x AsyncRequestWorkerFactor connections.
  * The parent keeps idle threads between MinSpareThreads and MaxSpareThreads.
  * SIGHUP: the old processes finish their connections and exit, new ones start. */
@@ -36,13 +36,17 @@ struct child {
     struct scoreboard *sb;
     int slot, lfd, epfd, wake[2];
     pthread_mutex_t mu;
-    pthread_cond_t cv;
+    pthread_cond_t cv;      /* workers wait here for a job */
+    pthread_cond_t idle_cv; /* worker: the listener waits here for an idle thread */
     struct job *queue;
     int qhead, qlen, qcap;
-    struct job *back; /* event: connections returned to the listener */
-    int blen, bcap;
+    struct parked *parked; /* event: keep-alive connections by fd, guarded by mu */
+    int nparked, maxfd, listening;
     int idle, stopping, open_conns;
 };
+
+struct parked { int served; int64_t deadline; };
+#define PARKED_MAX 65536
 
 static volatile sig_atomic_t child_stop;
 static void child_term(int sig) { (void)sig; child_stop = 1; mpmd_stop = 1; }
@@ -81,7 +85,7 @@ static void *worker_main(void *p) {
     for (;;) {
         ch->idle++;
         sb_set(ch->sb, ch->slot, t, SLOT_IDLE);
-        pthread_cond_broadcast(&ch->cv); /* the listener may be waiting for an idle thread */
+        if (ch->c->mpm == MPM_WORKER) pthread_cond_signal(&ch->idle_cv); /* the listener may wait for one */
         while (!ch->qlen && !ch->stopping) pthread_cond_wait(&ch->cv, &ch->mu);
         ch->idle--;
         if (!ch->qlen && ch->stopping) break;
@@ -110,26 +114,25 @@ static void *worker_main(void *p) {
         do r = http_handle_one(cn, &ctx, &keep);
         while (r > 0 && keep && cn->have > 0 && !mpmd_stop);
         pthread_mutex_lock(&ch->mu);
-        if (r > 0 && keep && !ch->stopping) {
-            if (ch->blen == ch->bcap) {
-                int ncap = ch->bcap ? ch->bcap * 2 : 64;
-                struct job *nb = realloc(ch->back, sizeof(*nb) * (size_t)ncap);
-                if (nb) { ch->back = nb; ch->bcap = ncap; }
-            }
-            if (ch->blen < ch->bcap) {
-                ch->back[ch->blen++] = (struct job){j.fd, cn->served};
-                char b = 1;
-                ssize_t ignored = write(ch->wake[1], &b, 1);
-                (void)ignored;
+        if (r > 0 && keep && !ch->stopping && j.fd < PARKED_MAX) {
+            /* Park: the deadline first, then arm the fd (the listener may see it at once). */
+            ch->parked[j.fd] = (struct parked){cn->served, now_ms() + ch->c->keepalive_timeout_ms};
+            if (j.fd > ch->maxfd) ch->maxfd = j.fd;
+            struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT, .data.fd = j.fd};
+            if (epoll_ctl(ch->epfd, EPOLL_CTL_MOD, j.fd, &ev) == 0 || epoll_ctl(ch->epfd, EPOLL_CTL_ADD, j.fd, &ev) == 0) {
+                ch->nparked++;
                 continue;
             }
+            ch->parked[j.fd].deadline = 0;
         }
-        close(j.fd);
+        close(j.fd); /* also leaves the epoll set */
         ch->open_conns--;
-        /* The listener may have stopped accepting at the connection limit: tell it. */
-        char b = 0;
-        ssize_t ignored = write(ch->wake[1], &b, 1);
-        (void)ignored;
+        ch->sb->procs[ch->slot].connections = ch->open_conns;
+        if (ch->parked && !ch->listening) { /* below the connection limit again: tell the listener */
+            char b = 0;
+            ssize_t ignored = write(ch->wake[1], &b, 1);
+            (void)ignored;
+        }
     }
     sb_set(ch->sb, ch->slot, t, SLOT_DEAD);
     pthread_mutex_unlock(&ch->mu);
@@ -137,7 +140,20 @@ static void *worker_main(void *p) {
     return NULL;
 }
 
-struct parked { int served; int64_t deadline; };
+/* event: close keep-alive connections idle for longer than KeepAliveTimeout.
+ * Called every 100 ms by the listener, over the fds parked so far. */
+static void expire_parked(struct child *ch, int64_t now) {
+    pthread_mutex_lock(&ch->mu);
+    for (int fd = 0; fd <= ch->maxfd && ch->nparked; fd++)
+        if (ch->parked[fd].deadline && ch->parked[fd].deadline <= now) {
+            ch->parked[fd].deadline = 0;
+            ch->nparked--;
+            close(fd); /* also leaves the epoll set */
+            ch->open_conns--;
+        }
+    ch->sb->procs[ch->slot].connections = ch->open_conns;
+    pthread_mutex_unlock(&ch->mu);
+}
 
 static void child_main(const struct conf *c, int lfd, struct scoreboard *sb, int slot) {
     struct sigaction sa = {0};
@@ -148,72 +164,54 @@ static void child_main(const struct conf *c, int lfd, struct scoreboard *sb, int
     struct child ch = {.c = c, .sb = sb, .slot = slot, .lfd = lfd, .epfd = -1};
     pthread_mutex_init(&ch.mu, NULL);
     pthread_cond_init(&ch.cv, NULL);
+    pthread_cond_init(&ch.idle_cv, NULL);
     if (pipe2(ch.wake, O_CLOEXEC | O_NONBLOCK) != 0) _exit(1);
     int tpc = c->threads_per_child;
     pthread_t *threads = calloc((size_t)tpc, sizeof(*threads));
     struct worker_arg *args = calloc((size_t)tpc, sizeof(*args));
-    int nfds = 65536;
-    struct parked *parked = c->mpm == MPM_EVENT ? calloc((size_t)nfds, sizeof(*parked)) : NULL;
-    if (!threads || !args || (c->mpm == MPM_EVENT && !parked)) _exit(1);
+    if (c->mpm == MPM_EVENT) {
+        ch.parked = calloc(PARKED_MAX, sizeof(*ch.parked));
+        ch.epfd = epoll_create1(EPOLL_CLOEXEC);
+        struct epoll_event ev = {.events = EPOLLIN, .data.fd = ch.wake[0]};
+        if (!ch.parked || ch.epfd < 0 || epoll_ctl(ch.epfd, EPOLL_CTL_ADD, ch.wake[0], &ev) != 0) _exit(1);
+    }
+    if (!threads || !args) _exit(1);
     for (int t = 0; t < tpc; t++) {
         args[t] = (struct worker_arg){&ch, t};
         pthread_create(&threads[t], NULL, worker_main, &args[t]);
     }
-    if (c->mpm == MPM_EVENT) {
-        ch.epfd = epoll_create1(EPOLL_CLOEXEC);
-        struct epoll_event ev = {.events = EPOLLIN, .data.fd = ch.wake[0]};
-        epoll_ctl(ch.epfd, EPOLL_CTL_ADD, ch.wake[0], &ev);
-    }
-    int accepted = 0, listening = 0, maxfd = 0;
+    int accepted = 0;
     int64_t next_scan = 0;
     while (!mpmd_stop) {
         if (c->max_connections_per_child && accepted >= c->max_connections_per_child) break;
-        pthread_mutex_lock(&ch.mu);
-        int can_accept;
         if (c->mpm == MPM_WORKER) {
             /* worker: reserve an idle thread before accepting (wait for one if none). */
+            pthread_mutex_lock(&ch.mu);
             while (ch.idle - ch.qlen <= 0 && !mpmd_stop) {
                 struct timespec ts;
                 clock_gettime(CLOCK_REALTIME, &ts);
                 ts.tv_nsec += 200000000;
                 if (ts.tv_nsec >= 1000000000) { ts.tv_sec++; ts.tv_nsec -= 1000000000; }
-                pthread_cond_timedwait(&ch.cv, &ch.mu, &ts);
+                pthread_cond_timedwait(&ch.idle_cv, &ch.mu, &ts);
             }
-            can_accept = 1;
-        } else {
-            int idle = ch.idle - ch.qlen;
-            can_accept = ch.open_conns < tpc + (idle > 0 ? idle : 0) * (int)c->async_factor;
-        }
-        /* event: hand back the connections the workers returned. */
-        for (int i = 0; i < ch.blen; i++) {
-            int fd = ch.back[i].fd;
-            if (fd < nfds) {
-                if (fd > maxfd) maxfd = fd;
-                parked[fd] = (struct parked){ch.back[i].served, now_ms() + c->keepalive_timeout_ms};
-                struct epoll_event ev = {.events = EPOLLIN | EPOLLONESHOT, .data.fd = fd};
-                if (epoll_ctl(ch.epfd, EPOLL_CTL_ADD, fd, &ev) != 0) epoll_ctl(ch.epfd, EPOLL_CTL_MOD, fd, &ev);
-                sb->procs[slot].connections = ch.open_conns;
-            } else {
-                close(fd);
-                ch.open_conns--;
-            }
-        }
-        ch.blen = 0;
-        pthread_mutex_unlock(&ch.mu);
-        if (mpmd_stop) break;
-        if (c->mpm == MPM_WORKER) {
+            pthread_mutex_unlock(&ch.mu);
+            if (mpmd_stop) break;
             struct pollfd pfd = {.fd = lfd, .events = POLLIN};
             if (poll(&pfd, 1, 200) <= 0) continue;
         } else {
-            /* Listen on the socket only while under the connection limit. */
-            if (can_accept != listening) {
+            /* Listen on the socket only while under the connection limit:
+             * ThreadsPerChild + idle threads x AsyncRequestWorkerFactor. */
+            pthread_mutex_lock(&ch.mu);
+            int idle = ch.idle - ch.qlen;
+            int can_accept = ch.open_conns < tpc + (int)((idle > 0 ? idle : 0) * c->async_factor);
+            if (can_accept != ch.listening) {
                 struct epoll_event ev = {.events = EPOLLIN, .data.fd = lfd};
                 epoll_ctl(ch.epfd, can_accept ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, lfd, &ev);
-                listening = can_accept;
+                ch.listening = can_accept;
             }
+            pthread_mutex_unlock(&ch.mu);
             struct epoll_event evs[64];
             int n = epoll_wait(ch.epfd, evs, 64, 100);
-            int64_t now = now_ms();
             int accept_ready = 0;
             for (int i = 0; i < n; i++) {
                 int fd = evs[i].data.fd;
@@ -222,34 +220,25 @@ static void child_main(const struct conf *c, int lfd, struct scoreboard *sb, int
                     while (read(ch.wake[0], drain, sizeof(drain)) > 0) {}
                 } else if (fd == lfd) {
                     accept_ready = 1;
-                } else {
-                    epoll_ctl(ch.epfd, EPOLL_CTL_DEL, fd, NULL);
-                    parked[fd].deadline = 0;
+                } else { /* a parked connection has a request (or closed): to a worker */
                     pthread_mutex_lock(&ch.mu);
-                    push_job(&ch, (struct job){fd, parked[fd].served});
+                    if (ch.parked[fd].deadline) {
+                        ch.parked[fd].deadline = 0;
+                        ch.nparked--;
+                        push_job(&ch, (struct job){fd, ch.parked[fd].served});
+                    }
                     pthread_mutex_unlock(&ch.mu);
                 }
             }
-            /* Close keep-alive connections idle for longer than KeepAliveTimeout
-             * (checked every 100 ms, over the fds ever parked). */
+            int64_t now = now_ms();
             if (now >= next_scan) {
                 next_scan = now + 100;
-                for (int fd = 0; fd <= maxfd; fd++)
-                    if (parked[fd].deadline && parked[fd].deadline <= now) {
-                    epoll_ctl(ch.epfd, EPOLL_CTL_DEL, fd, NULL);
-                    parked[fd].deadline = 0;
-                    close(fd);
-                    pthread_mutex_lock(&ch.mu);
-                    ch.open_conns--;
-                    pthread_mutex_unlock(&ch.mu);
-                }
+                expire_parked(&ch, now);
             }
             if (!accept_ready) continue;
         }
-        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-        if (fd < 0) continue;
-        int flags = fcntl(fd, F_GETFL);
-        fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+        if (fd < 0) continue; /* another process took it, or it was aborted */
         http_socket_setup(fd);
         accepted++;
         __atomic_fetch_add(&sb->g->total_connections, 1, __ATOMIC_RELAXED);
@@ -265,9 +254,9 @@ static void child_main(const struct conf *c, int lfd, struct scoreboard *sb, int
     pthread_cond_broadcast(&ch.cv);
     pthread_mutex_unlock(&ch.mu);
     for (int t = 0; t < tpc; t++) pthread_join(threads[t], NULL);
-    if (parked)
-        for (int fd = 0; fd <= maxfd; fd++)
-            if (parked[fd].deadline) close(fd);
+    if (ch.parked)
+        for (int fd = 0; fd <= ch.maxfd; fd++)
+            if (ch.parked[fd].deadline) close(fd);
     _exit(0);
 }
 
