@@ -179,6 +179,30 @@ def test_spare_maintenance_keeps_idle_workers_within_bounds():
         assert 3 <= idle <= 5
 
 
+def wait_for_idle(srv, low, high, seconds=8):
+    """Poll the status page until IdleWorkers is within [low, high]; return the last reading.
+    The status request itself keeps one worker busy while it is answered."""
+    deadline = time.monotonic() + seconds
+    while True:
+        st = srv.status()
+        idle = int(st["IdleWorkers"])
+        if low <= idle <= high or time.monotonic() > deadline:
+            return idle, int(st["Processes"])
+        time.sleep(0.3)
+
+
+@pytest.mark.parametrize("mpm", ["worker", "event"])
+@pytest.mark.parametrize("start, expect_procs", [(1, (2, 3)), (5, (3, 4))])
+def test_spare_thread_maintenance_grows_and_shrinks_within_bounds(mpm, start, expect_procs):
+    # 2 threads a process, idle threads kept within [3, 6]: from 1 process it must grow
+    # (one process a second, the rate doubling), from 5 (9 idle) it must shrink.
+    conf = {"StartServers": start, "ServerLimit": 5, "ThreadsPerChild": 2, "ThreadLimit": 2,
+            "MaxRequestWorkers": 10, "MinSpareThreads": 3, "MaxSpareThreads": 6}
+    with MpmdServer(mpm, conf) as srv:
+        idle, procs = wait_for_idle(srv, 2, 5)
+        assert 2 <= idle <= 5 and expect_procs[0] <= procs <= expect_procs[1], (idle, procs)
+
+
 @pytest.mark.parametrize("mpm", MPMS)
 def test_sigterm_stops_everything(mpm):
     srv = MpmdServer(mpm, {"StartServers": 2, "MaxRequestWorkers": 4, "ThreadsPerChild": 2})
