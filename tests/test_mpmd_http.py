@@ -223,3 +223,21 @@ def test_sighup_with_a_bad_file_keeps_serving():
         assert srv.proc.poll() is None
         assert srv.status()["Generation"] == "0"
         assert urllib.request.urlopen(srv.url + "/index.html", timeout=5).read() == b"hello from mpmd\n"
+
+
+@pytest.mark.parametrize("mpm", MPMS)
+def test_lingering_close_drains_instead_of_resetting(mpm):
+    """After an early error (413 while the body is still coming) the server shuts its side and
+    drains what the client still sends (httpd's lingering close): the client reads the response
+    and then a clean end of stream, and can go on sending for a moment without a reset. A plain
+    close() with unread bytes would reset the connection, which can destroy the response."""
+    with MpmdServer(mpm, SMALL) as srv:
+        with socket.create_connection(("127.0.0.1", srv.port), timeout=5) as s:
+            s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 50000000\r\n\r\n" + b"z" * 65536)
+            data = b""
+            while c := s.recv(4096):  # ends with a clean EOF, not ConnectionResetError
+                data += c
+            assert data.startswith(b"HTTP/1.1 413 ")
+            for _ in range(5):  # the server still drains: no reset, no broken pipe
+                s.sendall(b"z" * 16384)
+                time.sleep(0.05)

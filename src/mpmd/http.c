@@ -468,12 +468,32 @@ void http_socket_setup(int fd) {
 }
 
 int http_serve(struct conn *cn, const struct http_ctx *ctx, int proc, int thread) {
-    int keep = 1;
+    int keep = 1, r = 0;
     while (keep && !mpmd_stop) {
         if (cn->served) sb_set(ctx->sb, proc, thread, SLOT_KEEPALIVE);
-        int r = http_handle_one(cn, ctx, &keep);
+        r = http_handle_one(cn, ctx, &keep);
         if (r <= 0) break;
         sb_set(ctx->sb, proc, thread, SLOT_BUSY);
     }
-    return cn->served;
+    return r != 0; /* the server ended it (a response was the last word): linger */
+}
+
+/* httpd's lingering close (ap_lingering_close): shut our side, then read and drop
+ * what the client still sends until it closes, for up to 2 s (SECONDS_TO_LINGER).
+ * Closing with unread bytes would send a reset, and the client could lose the
+ * response it has not read yet. prefork and worker linger in the worker; event
+ * parks the connection and lets the listener finish it (threaded.c). */
+void http_lingering_close(int fd) {
+    if (shutdown(fd, SHUT_WR) == 0) {
+        char sink[512];
+        int64_t deadline = mono_ms() + 2000;
+        for (;;) {
+            ssize_t n = recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
+            if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) break;
+            if (n > 0) continue;
+            int left = (int)(deadline - mono_ms());
+            if (left <= 0 || wait_readable(fd, left) <= 0) break;
+        }
+    }
+    close(fd);
 }

@@ -115,8 +115,10 @@ struct conn {
 };
 
 void http_conn_init(struct conn *cn, int fd, int served);
-/* Serve one connection until it closes (prefork, worker). */
+/* Serve one connection until it ends (prefork, worker). Returns 1 when the server
+ * ended it (close with http_lingering_close), 0 when the client did (close). */
 int http_serve(struct conn *cn, const struct http_ctx *ctx, int proc, int thread);
+void http_lingering_close(int fd);
 /* Answer one request. Returns 1 if answered, 0 if the client closed or idled
  * out, -1 on error; *keep says whether the connection stays open. */
 int http_handle_one(struct conn *cn, const struct http_ctx *ctx, int *keep);

@@ -44,8 +44,8 @@ static void child_main(const struct conf *c, int lfd, struct scoreboard *sb, int
         sb_set(sb, slot, 0, SLOT_BUSY);
         __atomic_fetch_add(&sb->g->total_connections, 1, __ATOMIC_RELAXED);
         http_conn_init(&cn, fd, 0);
-        http_serve(&cn, &ctx, slot, 0);
-        close(fd);
+        if (http_serve(&cn, &ctx, slot, 0)) http_lingering_close(fd);
+        else close(fd);
         sb_set(sb, slot, 0, SLOT_IDLE);
         if (c->max_connections_per_child && ++connections >= c->max_connections_per_child) break;
     }
@@ -61,6 +61,7 @@ static int spawn(const struct conf *c, int lfd, struct scoreboard *sb) {
         if (pid < 0) return MPMD_ERR;
         if (pid == 0) child_main(c, lfd, sb, slot);
         sb->procs[slot].pid = pid;
+        sb->procs[slot].quiescing = 0;
         return MPMD_OK;
     }
     return MPMD_ERR; /* at MaxRequestWorkers */
@@ -97,7 +98,8 @@ int prefork_run(struct conf *c, const char *path, int lfd, struct scoreboard *sb
         sb_count(sb, &busy, &idle, &procs);
         if (idle > c->max_spare_servers) {
             for (int s = 0; s < sb->server_limit; s++)
-                if (sb->procs[s].pid && sb->slots[s * sb->thread_limit] == SLOT_IDLE) {
+                if (sb->procs[s].pid && !sb->procs[s].quiescing && sb->slots[s * sb->thread_limit] == SLOT_IDLE) {
+                    sb->procs[s].quiescing = 1;
                     kill(sb->procs[s].pid, SIGTERM);
                     break;
                 }

@@ -39,6 +39,7 @@ void sb_count(const struct scoreboard *sb, int *busy, int *idle, int *procs) {
     for (int p = 0; p < sb->server_limit; p++) {
         if (!sb->procs[p].pid) continue;
         (*procs)++;
+        if (sb->procs[p].quiescing) continue; /* told to stop: its idle threads do not count (as httpd) */
         for (int t = 0; t < sb->thread_limit; t++) {
             unsigned char s = sb->slots[p * sb->thread_limit + t];
             if (s == SLOT_IDLE) (*idle)++;
@@ -61,6 +62,8 @@ void mpm_restart(struct conf *c, const char *path, struct scoreboard *sb) {
         return;
     }
     sb->g->generation++;
+    for (int p = 0; p < sb->server_limit; p++)
+        if (sb->procs[p].pid) sb->procs[p].quiescing = 1;
     sb_signal_children(sb, SIGTERM);
     fprintf(stderr, "mpmd: graceful restart, generation %d\n", sb->g->generation);
 }

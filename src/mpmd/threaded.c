@@ -45,7 +45,8 @@ struct child {
     int idle, stopping, open_conns;
 };
 
-struct parked { int served; int64_t deadline; };
+struct parked { int served; int lingering; int64_t deadline; };
+#define LINGER_MS 2000 /* httpd's SECONDS_TO_LINGER */
 #define PARKED_MAX 65536
 
 static volatile sig_atomic_t child_stop;
@@ -102,8 +103,8 @@ static void *worker_main(void *p) {
         }
         http_conn_init(cn, j.fd, j.served);
         if (ch->c->mpm == MPM_WORKER) {
-            http_serve(cn, &ctx, ch->slot, t);
-            close(j.fd);
+            if (http_serve(cn, &ctx, ch->slot, t)) http_lingering_close(j.fd);
+            else close(j.fd);
             pthread_mutex_lock(&ch->mu);
             ch->open_conns--;
             continue;
@@ -113,10 +114,14 @@ static void *worker_main(void *p) {
         int keep = 0, r;
         do r = http_handle_one(cn, &ctx, &keep);
         while (r > 0 && keep && cn->have > 0 && !mpmd_stop);
+        /* The server ends the connection: shut our side and let the listener finish the
+         * lingering close, as httpd's event MPM does, instead of holding this thread. */
+        int linger = r != 0 && !(r > 0 && keep) && shutdown(j.fd, SHUT_WR) == 0;
         pthread_mutex_lock(&ch->mu);
-        if (r > 0 && keep && !ch->stopping && j.fd < PARKED_MAX) {
+        if (((r > 0 && keep) || linger) && !ch->stopping && j.fd < PARKED_MAX) {
             /* Park: the deadline first, then arm the fd (the listener may see it at once). */
-            ch->parked[j.fd] = (struct parked){cn->served, now_ms() + ch->c->keepalive_timeout_ms};
+            ch->parked[j.fd] = (struct parked){cn->served, linger,
+                                               now_ms() + (linger ? LINGER_MS : ch->c->keepalive_timeout_ms)};
             if (j.fd > ch->maxfd) ch->maxfd = j.fd;
             struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT, .data.fd = j.fd};
             if (epoll_ctl(ch->epfd, EPOLL_CTL_MOD, j.fd, &ev) == 0 || epoll_ctl(ch->epfd, EPOLL_CTL_ADD, j.fd, &ev) == 0) {
@@ -140,7 +145,25 @@ static void *worker_main(void *p) {
     return NULL;
 }
 
-/* event: close keep-alive connections idle for longer than KeepAliveTimeout.
+/* event: a lingering connection is readable: drop what came; close it at the
+ * client's close (or an error), else wait for more. Caller holds mu. */
+static void linger_read(struct child *ch, int fd) {
+    char sink[512];
+    ssize_t n;
+    while ((n = recv(fd, sink, sizeof(sink), MSG_DONTWAIT)) > 0) {}
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+        struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT, .data.fd = fd};
+        if (epoll_ctl(ch->epfd, EPOLL_CTL_MOD, fd, &ev) == 0) return;
+    }
+    ch->parked[fd].deadline = 0;
+    ch->nparked--;
+    close(fd);
+    ch->open_conns--;
+    ch->sb->procs[ch->slot].connections = ch->open_conns;
+}
+
+/* event: close keep-alive connections idle for longer than KeepAliveTimeout
+ * and lingering ones after LINGER_MS.
  * Called every 100 ms by the listener, over the fds parked so far. */
 static void expire_parked(struct child *ch, int64_t now) {
     pthread_mutex_lock(&ch->mu);
@@ -222,7 +245,9 @@ static void child_main(const struct conf *c, int lfd, struct scoreboard *sb, int
                     accept_ready = 1;
                 } else { /* a parked connection has a request (or closed): to a worker */
                     pthread_mutex_lock(&ch.mu);
-                    if (ch.parked[fd].deadline) {
+                    if (ch.parked[fd].deadline && ch.parked[fd].lingering) {
+                        linger_read(&ch, fd);
+                    } else if (ch.parked[fd].deadline) {
                         ch.parked[fd].deadline = 0;
                         ch.nparked--;
                         push_job(&ch, (struct job){fd, ch.parked[fd].served});
@@ -268,6 +293,7 @@ static int spawn(const struct conf *c, int lfd, struct scoreboard *sb, int max_p
         if (pid < 0) return MPMD_ERR;
         if (pid == 0) child_main(c, lfd, sb, slot);
         sb->procs[slot].pid = pid;
+        sb->procs[slot].quiescing = 0;
         return MPMD_OK;
     }
     return MPMD_ERR;
@@ -301,7 +327,11 @@ int threaded_run(struct conf *c, const char *path, int lfd, struct scoreboard *s
         sb_count(sb, &busy, &idle, &procs);
         if (idle > c->max_spare_threads && procs > 1) {
             for (int s = max_procs - 1; s >= 0; s--)
-                if (sb->procs[s].pid) { kill(sb->procs[s].pid, SIGTERM); break; }
+                if (sb->procs[s].pid && !sb->procs[s].quiescing) {
+                    sb->procs[s].quiescing = 1;
+                    kill(sb->procs[s].pid, SIGTERM);
+                    break;
+                }
             spawn_rate = 1;
         } else if (idle < c->min_spare_threads && procs < max_procs) {
             int made = 0;
