@@ -107,11 +107,26 @@ def cpu_seconds(pid: int) -> float:
     return total
 
 
-def measured_run(pid: int, port: int, conns: int, close: bool) -> tuple[float, float]:
-    """Requests/s, and the server's CPU microseconds per request, of one wrk run."""
-    before = cpu_seconds(pid)
+def core_busy() -> dict[int, tuple[int, int]]:
+    """(busy, total) jiffies per CPU from /proc/stat."""
+    out = {}
+    for line in Path("/proc/stat").read_text().splitlines():
+        if line.startswith("cpu") and line[3].isdigit():
+            name, *vals = line.split()
+            v = [int(x) for x in vals]
+            idle = v[3] + v[4]
+            out[int(name[3:])] = (sum(v) - idle, sum(v))
+    return out
+
+
+def measured_run(pid: int, port: int, conns: int, close: bool) -> tuple[float, float, float]:
+    """Requests/s, the server's CPU microseconds per request, and how busy the load generator's
+    core (CPU 1) was, of one wrk run. Above ~85% the client, not the server, was measured."""
+    before, cores = cpu_seconds(pid), core_busy()
     rps, n = wrk(port, conns, close)
-    return rps, (cpu_seconds(pid) - before) / max(1, n) * 1e6
+    after = core_busy()
+    busy, total = (after[1][i] - cores[1][i] for i in (0, 1)) if 1 in after else (0, 1)
+    return rps, (cpu_seconds(pid) - before) / max(1, n) * 1e6, 100 * busy / max(1, total)
 
 
 def pss_per_worker(pid: int, threads: int) -> float:
@@ -125,8 +140,9 @@ def pss_per_worker(pid: int, threads: int) -> float:
 
 
 def one_run(kind: str, mpm: str, directives: dict, docroot: Path, conns: int, close: bool
-            ) -> tuple[float, float, float]:
-    """Requests/s, CPU µs per request and PSS per worker (KiB) of one server for one wrk run."""
+            ) -> tuple[float, float, float, float]:
+    """Requests/s, CPU µs per request, client core busy % and PSS per worker (KiB) of one
+    server for one wrk run."""
     threads = 1 if mpm == "prefork" else directives["ThreadsPerChild"]
     if kind == "httpd":
         server = Httpd(mpm, docroot)
@@ -135,8 +151,8 @@ def one_run(kind: str, mpm: str, directives: dict, docroot: Path, conns: int, cl
                             command=["taskset", "-c", "0", str(ROOT / "src" / "mpmd" / "mpmd")])
     with server as s:
         time.sleep(1)
-        rps, us = measured_run(s.proc.pid, s.port, conns, close)
-        return rps, us, pss_per_worker(s.proc.pid, threads)
+        rps, us, client = measured_run(s.proc.pid, s.port, conns, close)
+        return rps, us, client, pss_per_worker(s.proc.pid, threads)
 
 
 def main() -> int:
@@ -149,53 +165,77 @@ def main() -> int:
     (docroot / "index.html").chmod(0o644)
     scenarios = [("keep-alive c=10", 10, False), ("keep-alive c=300", 300, False),
                  ("close c=10", 10, True), ("close c=300", 300, True)]
-    rows, results = [], {}
     mpms = os.environ.get("MPMS", "prefork,worker,event").split(",")  # a subset while iterating
     calibration = []
     if os.environ.get("CALIBRATE", "1") == "1":
         # RequestCPU: the CPU per request httpd spends and mpmd does not (keep-alive c=10).
         for mpm in mpms:
             directives = {**MPM_DIRECTIVES[mpm], **COMMON}
-            _, h_cpu, _ = one_run("httpd", mpm, directives, docroot, 10, False)
-            _, m_cpu, _ = one_run("mpmd", mpm, {**directives, "RequestCPU": 0}, docroot, 10, False)
-            calibration.append(f"| {mpm} | {h_cpu:.1f} | {m_cpu:.1f} | {h_cpu - m_cpu:.1f} |")
+            h_cpu, m_cpu = [], []
+            for _ in range(min(REPEAT, 3)):
+                h_cpu.append(one_run("httpd", mpm, directives, docroot, 10, False)[1])
+                m_cpu.append(one_run("mpmd", mpm, {**directives, "RequestCPU": 0}, docroot, 10, False)[1])
+            h, m = statistics.median(h_cpu), statistics.median(m_cpu)
+            calibration.append(f"| {mpm} | {h:.1f} | {m:.1f} | {h - m:.1f} |")
             print(calibration[-1], flush=True)
-    for mpm in mpms:
-        directives = {**MPM_DIRECTIVES[mpm], **COMMON}
-        for name, c, close in scenarios:
-            runs = {"httpd": [], "mpmd": []}
-            cpu = {"httpd": [], "mpmd": []}
-            pss = {}
-            for i in range(REPEAT):
-                # Alternate which server goes first, so that drift on a shared machine evens out.
+    # Rounds over the whole matrix, each pair of servers in alternating order, so that drift on
+    # a shared machine spreads over every cell instead of landing on one MPM.
+    cells = {(mpm, name): {"httpd": [], "mpmd": []} for mpm in mpms for name, *_ in scenarios}
+    for i in range(REPEAT):
+        for mpm in mpms:
+            directives = {**MPM_DIRECTIVES[mpm], **COMMON}
+            for name, c, close in scenarios:
                 for kind in ("httpd", "mpmd") if i % 2 == 0 else ("mpmd", "httpd"):
-                    rps, us, pss[kind] = one_run(kind, mpm, directives, docroot, c, close)
-                    runs[kind].append(rps)
-                    cpu[kind].append(us)
-            h_pss, m_pss = pss["httpd"], pss["mpmd"]
-            hm, mm = statistics.median(runs["httpd"]), statistics.median(runs["mpmd"])
-            hc, mc = statistics.median(cpu["httpd"]), statistics.median(cpu["mpmd"])
-            results[(mpm, name)] = (hm, mm)
-            rows.append(f"| {mpm} | {name} | {hm:,.0f} | {mm:,.0f} | {mm / hm:.2f} | {hc:.0f} / {mc:.0f} "
-                        f"| {h_pss:.0f} / {m_pss:.0f} |")
-            print(rows[-1], flush=True)
+                    cells[(mpm, name)][kind].append(one_run(kind, mpm, directives, docroot, c, close))
+        print(f"round {i + 1}/{REPEAT} done", flush=True)
+    rows, flagged = [], 0
+    for (mpm, name), runs in cells.items():
+        med = {k: statistics.median(r[0] for r in v) for k, v in runs.items()}
+        cpu = {k: statistics.median(r[1] for r in v) for k, v in runs.items()}
+        spread = {k: f"{min(r[0] for r in v):,.0f}–{max(r[0] for r in v):,.0f}" for k, v in runs.items()}
+        client = max(r[2] for v in runs.values() for r in v)
+        flagged += client > 85
+        pss = {k: v[-1][3] for k, v in runs.items()}
+        rows.append(f"| {mpm} | {name} | {med['httpd']:,.0f} ({spread['httpd']}) | {med['mpmd']:,.0f} "
+                    f"({spread['mpmd']}) | **{med['mpmd'] / med['httpd']:.2f}** | {cpu['httpd']:.0f} / "
+                    f"{cpu['mpmd']:.0f} | {client:.0f}%{' ⚠' if client > 85 else ''} "
+                    f"| {pss['httpd']:.0f} / {pss['mpmd']:.0f} |")
+        print(rows[-1], flush=True)
     if len(mpms) < 3:
         return 0  # a partial run does not rewrite the docs
-    winners = []
+
+    def winner(a: str, b: str, name: str, kind: str) -> str:
+        """The faster MPM by median; 'tie' when the two ranges of runs overlap (noise)."""
+        ra = [r[0] for r in cells[(a, name)][kind]]
+        rb = [r[0] for r in cells[(b, name)][kind]]
+        if min(ra) > max(rb):
+            return a
+        if min(rb) > max(ra):
+            return b
+        return f"tie ({a if statistics.median(ra) >= statistics.median(rb) else b} by median)"
+
+    winners, same, decisive = [], 0, 0
     for name, *_ in scenarios:
         for a, b in (("prefork", "worker"), ("prefork", "event"), ("worker", "event")):
-            hw = a if results[(a, name)][0] >= results[(b, name)][0] else b
-            mw = a if results[(a, name)][1] >= results[(b, name)][1] else b
-            winners.append(f"| {name} | {a} vs {b} | {hw} | {mw} | {'same' if hw == mw else 'DIFFERENT'} |")
+            hw, mw = winner(a, b, name, "httpd"), winner(a, b, name, "mpmd")
+            h_med = hw.split("(")[-1].split()[0] if hw.startswith("tie") else hw
+            m_med = mw.split("(")[-1].split()[0] if mw.startswith("tie") else mw
+            if not hw.startswith("tie"):
+                decisive += 1
+                same += h_med == m_med
+            verdict = "same" if h_med == m_med else "httpd within noise" if hw.startswith("tie") else "DIFFERENT"
+            winners.append(f"| {name} | {a} vs {b} | {hw} | {mw} | {verdict} |")
     section = f"""## mpmd vs httpd
 
 `make bench` → `benchmarks/mpmd_bench.py`. The same MPM directives for both servers (prefork
 MaxRequestWorkers 320; worker/event 16 x 25 = 400 threads; KeepAliveTimeout 5,
 MaxKeepAliveRequests 0), the same 45-byte file, wrk -t1 for {DURATION} s, server pinned to CPU 0
-and wrk to CPU 1, median of {REPEAT} runs (alternating which server goes first), httpd 2.4.71
-(Debian, minimal modules). CPU per request: user + system time of the server's processes over
-the run / requests. PSS per worker measured after the load (KiB). Machine shared and noisy:
-quote ratios.
+and wrk to CPU 1, median of {REPEAT} rounds over the whole matrix (min–max in brackets; the
+two servers alternate which goes first), httpd 2.4.71 (Debian, minimal modules). CPU per
+request: user + system time of the server's processes over the run / requests. Client core:
+the highest busy share of CPU 1 (wrk's) over the runs of a cell; ⚠ above 85%, where wrk rather
+than the server may have been measured ({flagged} cells). PSS per worker after the load (KiB).
+The machine is shared and noisy: quote ratios.
 
 Calibration of mpmd's `RequestCPU` (the CPU httpd spends per request in its hooks, filters and
 per-directory merges, which mpmd does not have; keep-alive c=10, one run each):
@@ -206,11 +246,14 @@ per-directory merges, which mpmd does not have; keep-alive c=10, one run each):
 
 mpmd below runs with its default RequestCPU (see src/mpmd/conf.c).
 
-| MPM | load | httpd req/s | mpmd req/s | mpmd / httpd | CPU µs/request httpd / mpmd | PSS/worker KiB httpd / mpmd |
-|---|---|---|---|---|---|---|
+| MPM | load | httpd req/s | mpmd req/s | mpmd / httpd | CPU µs/request httpd / mpmd | client core | PSS/worker KiB httpd / mpmd |
+|---|---|---|---|---|---|---|---|
 {chr(10).join(rows)}
 
-Pairwise winners (does mpmd rank the MPMs the way httpd does?):
+Pairwise winners (does mpmd rank the MPMs the way httpd does?). A winner is decisive when
+every one of its runs beat every run of the other; otherwise it is a tie and the median
+decides the "by median" entry. {same} of the {decisive} pairs where httpd's winner is decisive
+have the same winner on mpmd.
 
 | load | pair | httpd's winner | mpmd's winner | |
 |---|---|---|---|---|
