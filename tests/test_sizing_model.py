@@ -105,3 +105,14 @@ def test_recommendation_is_fixed_point_consistent_and_lint_clean(tmp_path, mpm, 
     # Within the memory bound (at least one worker is always recommended).
     assert rec.max_request_workers <= max(rec.memory_bound, 1 if mpm == "prefork" else eff["ThreadsPerChild"])
     assert lint_clean(mpm, values, tmp_path) == []
+
+
+def test_peak_memory_at_full_concurrency():
+    # prefork: one process a worker, the per-process figure is part of the child's PSS (0 here).
+    assert model.peak_memory(8, 2.0, parent_mib=5.0, app_mib=4.0) == pytest.approx(5 + 8 * 6)
+    # worker/event: ceil(10 / 4) = 3 processes, each with its fixed base.
+    assert model.peak_memory(10, 0.5, parent_mib=5.0, per_process_mib=3.0, threads_per_child=4,
+                             app_mib=1.0) == pytest.approx(5 + 3 * 3 + 10 * 1.5)
+    # Consistent with memory_bound_workers: n workers' cost fits the memory that bounds n.
+    n = model.memory_bound_workers(1000, 2.0, 8.0, 8)
+    assert model.peak_memory(n, 2.0, per_process_mib=8.0, threads_per_child=8) <= 1000 + 8

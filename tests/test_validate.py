@@ -8,7 +8,9 @@ from click.testing import CliRunner
 from apachetune.cli import cli
 from apachetune.errors import UsageError
 from apachetune.mpmd import MpmdServer
+from apachetune.sizing.facts import HttpdFacts
 from apachetune.validate.load import closed_loop, open_loop
+from apachetune.validate.run import ValidationSetup, memory_verdict
 from httpd_oracle import needs_httpd
 
 FAST = ["--max-request-workers", "4", "--threads-per-child", "2", "--service-time-ms", "50", "--duration", "1",
@@ -39,6 +41,9 @@ def test_validate_on_mpmd(mpm, pinned):
     assert sweep[0]["throughput_rps"] < sweep[1]["throughput_rps"]  # below the knee it scales
     # The sampler's own status request needs a worker too, so it sees at most MRW - 1 others busy.
     assert data["samples"] and max(s["busy"] for s in data["samples"]) >= 3
+    # Without application memory the peak is judged too, from the idle server's own figures.
+    mem = v["peak memory at full concurrency"]
+    assert mem["passed"] and mem["predicted"] > 0 and "measured idle" in mem["detail"], mem
 
 
 @needs_httpd
@@ -101,3 +106,61 @@ def test_sweep_with_wrk():
     code, data = run("validate", "--mpm", "event", "--plan", "sweep", "--wrk", *FAST)
     assert {p.get("driver") for p in data["points"]} == {"wrk"}
     assert verdicts(data)["saturation throughput"]["passed"]
+
+
+MEMORY = ["--plan", "sweep", "--max-request-workers", "8", "--threads-per-child", "4", "--service-time-ms", "50",
+          "--duration", "0.5", "--app-kb", "4096", "--format", "json"]
+
+
+@pytest.mark.parametrize("mpm", ["prefork", "worker"])
+def test_peak_memory_matches_the_sizing_model_on_mpmd(mpm):
+    # 8 workers each holding 4 MiB: the application memory (32 MiB) dwarfs mpmd's own (~1 MiB).
+    code, data = run("validate", "--mpm", mpm, *MEMORY)
+    mem = verdicts(data)["peak memory at full concurrency"]
+    assert mem["passed"], mem
+    assert 32 <= mem["predicted"] <= 40 and mem["measured"] >= 0.85 * 32, mem
+    processes = "8 processes" if mpm == "prefork" else "2 processes"  # ceil(8 / ThreadsPerChild 4)
+    assert processes in mem["detail"] and "4.00 application" in mem["detail"], mem
+    assert code == 0
+
+
+def test_peak_memory_verdict_fails_on_a_wrong_per_worker_figure():
+    # A sizing figure of 16 MiB a worker against mpmd's few KiB: 8 x 20 MiB predicted, ~33 measured.
+    code, data = run("validate", "--mpm", "event", *MEMORY, "--per-worker-mb", "16")
+    mem = verdicts(data)["peak memory at full concurrency"]
+    assert mem["passed"] is False and mem["predicted"] >= 8 * 20 and "--per-worker-mb" in mem["detail"], mem
+    assert code == 1
+
+
+@needs_httpd
+@pytest.mark.httpd
+@pytest.mark.parametrize("mpm", ["prefork", "event"])
+def test_peak_memory_matches_the_sizing_model_on_httpd(mpm):
+    # mod_lua holds the 4 MiB as 64 KiB strings (see targets.SLEEP_LUA); the saturation verdict
+    # is not asserted: building 4 MiB in Lua adds to each request's service time.
+    code, data = run("validate", "--mpm", mpm, "--target", "httpd", *MEMORY)
+    mem = verdicts(data)["peak memory at full concurrency"]
+    assert mem["passed"], mem
+    assert mem["measured"] >= 0.85 * 32, mem
+
+
+def _facts(per_worker, per_process, parent=1.0):
+    return HttpdFacts(1, None, (), parent, per_worker, per_process, 4)
+
+
+def test_memory_verdict_formula():
+    setup = ValidationSetup("mpmd", "worker", {"ThreadsPerChild": 4}, 10, 50, 1, app_kb=2048)
+    # parent 1 + ceil(10 / 4) = 3 processes x 2 + 10 workers x (0.5 + 2) = 32 MiB.
+    v = memory_verdict(setup, _facts(0.5, 2.0), 33.0)
+    assert v.predicted == 32.0 and v.passed and "3 processes x 2.00" in v.detail
+    assert memory_verdict(setup, _facts(0.5, 2.0), 40.0).passed is False  # 8 MiB > 15% + 1 MiB
+    # prefork: one process a worker, whose PSS already is the per-worker figure.
+    pre = ValidationSetup("mpmd", "prefork", {"ThreadsPerChild": 4}, 10, 50, 1, app_kb=2048)
+    assert memory_verdict(pre, _facts(0.5, 2.0), 26.0).predicted == 26.0
+    # --per-worker-mb replaces the measured figure; the rest stays measured.
+    given = ValidationSetup("mpmd", "worker", {"ThreadsPerChild": 4}, 10, 50, 1, per_worker_mib=3.0, app_kb=2048)
+    v = memory_verdict(given, _facts(0.5, 2.0), 33.0)
+    assert v.predicted == 57.0 and v.passed is False and "--per-worker-mb" in v.detail
+    # An idle server that could not be measured: measured only, nothing to judge.
+    v = memory_verdict(setup, "idle server not measured: no children", 12.0)
+    assert v.passed is None and v.predicted is None and v.measured == 12.0

@@ -58,6 +58,9 @@ def common_options(func):
         click.option("--keepalive-timeout", type=click.IntRange(1, 300)),
         click.option("--service-time-ms", type=click.FloatRange(1, 10000), default=50, show_default=True,
                      help="What /app/sleep takes per request (the emulated application)."),
+        click.option("--app-kb", type=click.IntRange(0, 1024 * 1024), default=0, show_default=True,
+                     help="Application memory each /app/sleep request holds (KiB, touched), part of the "
+                          "peak-memory prediction."),
         click.option("--plan", "plans", multiple=True, type=click.Choice(PLANS),
                      help="Plans to run (repeatable; default: sweep and keepalive)."),
         click.option("--duration", type=click.FloatRange(0.5, 120), default=2, show_default=True,
@@ -70,12 +73,12 @@ def common_options(func):
 
 
 def run_one(target, mpm, config, max_request_workers, threads_per_child, keepalive_timeout, service_time_ms,
-            plans, duration, per_worker_mb=None, quiet=False, use_wrk=False):
+            plans, duration, per_worker_mb=None, quiet=False, use_wrk=False, app_kb=0):
     directives = load_directives(config, mpm, max_request_workers, threads_per_child, keepalive_timeout)
     if "keepalive" in (plans or ("sweep", "keepalive")) and int(directives.get("KeepAliveTimeout", 5)) < 3:
         directives["KeepAliveTimeout"] = 3  # long enough to see a stall
     setup = ValidationSetup(target, mpm, directives, int(directives["MaxRequestWorkers"]), service_time_ms,
-                            duration, per_worker_mb, use_wrk)
+                            duration, per_worker_mb, use_wrk, app_kb)
     columns = [SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn()]
     with Progress(*columns, console=out, transient=True, disable=quiet) as progress:
         task = progress.add_task(f"{target} {mpm}: starting", total=None)
@@ -87,13 +90,14 @@ def run_one(target, mpm, config, max_request_workers, threads_per_child, keepali
 @click.option("--mpm", type=MPM_CHOICE, required=True)
 @common_options
 @click.option("--per-worker-mb", type=click.FloatRange(min=0.001),
-              help="The sizing model's memory per worker: enables the peak-memory verdict.")
+              help="The sizing model's memory per worker (as from apachetune size): replaces the idle "
+                   "server's measured figure in the peak-memory prediction.")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False), help="Write report.json, report.md, plots.")
 @click.option("--after", "after_config", type=click.Path(exists=True, dir_okay=False),
               help="A tuned section (e.g. from apachetune generate): run --config (the current one) and this "
                    "on the same workload and check the tuned one is no worse on p99 and errors.")
 def command(mpm, target, config, max_request_workers, threads_per_child, keepalive_timeout, service_time_ms,
-            plans, duration, fmt, use_wrk, per_worker_mb, report_dir, after_config):
+            app_kb, plans, duration, fmt, use_wrk, per_worker_mb, report_dir, after_config):
     """Run an MPM section under load on mpmd (or httpd) and compare with the predictions."""
     if after_config:
         from apachetune.validate.run import before_after
@@ -101,12 +105,14 @@ def command(mpm, target, config, max_request_workers, threads_per_child, keepali
         def setup_for(cfg):
             d = load_directives(cfg, mpm, None if cfg else max_request_workers, None if cfg else threads_per_child,
                                 keepalive_timeout)
-            return ValidationSetup(target, mpm, d, int(d["MaxRequestWorkers"]), service_time_ms, duration)
+            return ValidationSetup(target, mpm, d, int(d["MaxRequestWorkers"]), service_time_ms, duration,
+                                   app_kb=app_kb)
 
         report = before_after(setup_for(config), setup_for(after_config))
     else:
         report = run_one(target, mpm, config, max_request_workers, threads_per_child, keepalive_timeout,
-                         service_time_ms, plans, duration, per_worker_mb, quiet=fmt == "json", use_wrk=use_wrk)
+                         service_time_ms, plans, duration, per_worker_mb, quiet=fmt == "json", use_wrk=use_wrk,
+                         app_kb=app_kb)
     if report_dir:
         write_report(report, report_dir)
     if fmt == "json":

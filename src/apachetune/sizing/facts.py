@@ -128,8 +128,12 @@ def _mpm_of(proc: psutil.Process, children: list[psutil.Process]) -> str | None:
 
 
 def measure_httpd(parent: psutil.Process, samples: int = 1, interval: float = 1.0,
-                  percentile: float = 0.9) -> HttpdFacts:
-    """Measure a running httpd's children; with several samples keep the high percentile."""
+                  percentile: float = 0.9, threads_per_child: int | None = None) -> HttpdFacts:
+    """Measure a running httpd's children; with several samples keep the high percentile.
+
+    A threaded child's workers are guessed as its threads - 2 (httpd: the listener and the
+    child's main thread are not workers) unless `threads_per_child` is known (e.g. the
+    configured ThreadsPerChild), which is then used as is."""
     per_worker: list[float] = []
     per_process: list[float] = []
     last: list[WorkerSample] = []
@@ -150,7 +154,7 @@ def measure_httpd(parent: psutil.Process, samples: int = 1, interval: float = 1.
                 per_process.append(0.0)
             else:
                 # The listener and helper threads are not workers: count ThreadsPerChild-ish.
-                workers = max(1, s.threads - 2)
+                workers = threads_per_child or max(1, s.threads - 2)
                 per_worker.append(s.uss_mib / workers)
                 per_process.append(max(0.0, s.pss_mib - s.uss_mib))
             threads = max(threads, s.threads)
@@ -160,7 +164,7 @@ def measure_httpd(parent: psutil.Process, samples: int = 1, interval: float = 1.
         raise UsageError(f"httpd (pid {parent.pid}) has no child processes to measure")
     mpm = _mpm_of(parent, children)
     _, parent_pss, _ = _mem(parent)
-    tpc = 1 if mpm == "prefork" or threads <= 1 else max(1, threads - 2)
+    tpc = 1 if mpm == "prefork" or threads <= 1 else threads_per_child or max(1, threads - 2)
     return HttpdFacts(parent.pid, mpm, tuple(last), parent_pss, _high(per_worker, percentile),
                       _high(per_process, percentile), tpc)
 

@@ -97,3 +97,18 @@ def offered_load(mpm: str, rate: float, service_time: float, requests_per_connec
     connections = rate / requests_per_connection
     return connections * connection_occupancy(mpm, requests_per_connection, service_time, gap,
                                               keepalive_timeout, keepalive)
+
+
+def peak_memory(max_request_workers: int, per_worker_mib: float, parent_mib: float = 0.0,
+                per_process_mib: float = 0.0, threads_per_child: int = 1, app_mib: float = 0.0) -> float:
+    """Memory (PSS) of the whole server with every worker busy:
+
+    parent + processes x per process + MaxRequestWorkers x (per worker + application memory
+    a request holds), with processes = MaxRequestWorkers for prefork (threads_per_child 1)
+    and ceil(MaxRequestWorkers / ThreadsPerChild) for worker and event. The per-worker and
+    per-process figures are those of facts.measure_httpd (prefork: a child's PSS and 0;
+    threaded: USS per thread and PSS - USS per process).
+    """
+    tpc = max(1, threads_per_child)
+    processes = max_request_workers if tpc == 1 else math.ceil(max_request_workers / tpc)
+    return parent_mib + processes * per_process_mib + max_request_workers * (per_worker_mib + app_mib)

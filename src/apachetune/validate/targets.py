@@ -19,12 +19,22 @@ from apachetune.mpmd import MpmdServer, free_port
 from apachetune.procs import stop_group
 
 MODULES = Path("/usr/lib/apache2/modules")
+# /app/sleep?ms=N&kb=K as in mpmd: hold K KiB of touched memory for the N ms of service time,
+# then let it go with the request's Lua state. Held as distinct 64 KiB strings rather than one
+# string.rep of K KiB: Lua builds a long string in a buffer and copies it, and glibc keeps the
+# freed multi-MiB buffer in the heap (its mmap threshold rises after the first such free), so
+# one big string costs each worker about 2 x K for good, against K for the 64 KiB pieces
+# (below the mmap threshold, returned to the system when the state is closed).
 SLEEP_LUA = """function handle(r)
   local args = r:parseargs()
   local ms = tonumber(args["ms"]) or 0
+  local kb = math.floor(tonumber(args["kb"]) or 0)
+  local held, piece = {}, string.rep("x", 1024)
+  for i = 1, math.floor(kb / 64) do held[i] = piece:rep(64) end
+  if kb % 64 > 0 then held[#held + 1] = piece:rep(kb % 64) end
   if ms > 0 then r.usleep(ms * 1000) end
   r.content_type = "text/plain"
-  r:puts("ok\\n")
+  r:puts(#held >= 0 and "ok\\n" or "")
   return apache2.OK
 end
 """
@@ -45,6 +55,10 @@ class Target:
         except OSError:
             return {}
         return dict(line.split(": ", 1) for line in text.decode().splitlines() if ": " in line)
+
+    def parent(self) -> psutil.Process:
+        """The server's parent process (mpmd's or httpd's), whose children are the workers."""
+        return psutil.Process(self.proc.pid)
 
     def pids(self) -> list[int]:
         try:
