@@ -238,7 +238,10 @@ than the server may have been measured ({flagged} cells). PSS per worker after t
 The machine is shared and noisy: quote ratios.
 
 Calibration of mpmd's `RequestCPU` (the CPU httpd spends per request in its hooks, filters and
-per-directory merges, which mpmd does not have; keep-alive c=10, one run each):
+per-directory merges, which mpmd does not have; keep-alive c=10, median of 3 runs each). The
+default, 18 µs, is the median difference over all twelve cells of this matrix in one run
+(10–41 µs: least for keep-alive on prefork, most for event without keep-alive, where httpd
+also sets up and tears down a connection per request):
 
 | MPM | httpd CPU µs/request | mpmd (RequestCPU 0) CPU µs/request | difference |
 |---|---|---|---|

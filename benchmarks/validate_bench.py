@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import os
+import statistics
 import sys
 import threading
 import time
@@ -20,6 +22,8 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from parse_bench import write_section  # noqa: E402
+
+REPEAT = int(os.environ.get("REPEAT", "3"))
 
 from apachetune.validate.load import IdleClients, closed_loop  # noqa: E402
 from apachetune.validate.targets import make_target  # noqa: E402
@@ -65,17 +69,28 @@ def keepalive_case(kind: str, mpm: str) -> tuple[float, float]:
     return alone, crowded
 
 
+def span(values: list[float]) -> str:
+    """The median, with min–max when the runs differ."""
+    med = statistics.median(values)
+    return f"{med:.0f}" if min(values) == max(values) else f"{med:.0f} ({min(values):.0f}–{max(values):.0f})"
+
+
 def main() -> int:
-    lines = ["## Case studies (validate)", "", "`make bench` → `benchmarks/validate_bench.py`; numbers measured here.", ""]
+    lines = ["## Case studies (validate)", "",
+             f"`make bench` → `benchmarks/validate_bench.py`; numbers measured here, median of {REPEAT} runs "
+             "(min–max in brackets).", ""]
     for kind in ("mpmd", "httpd"):
         try:
-            rows = ramp(kind)
+            runs = [ramp(kind) for _ in range(REPEAT)]
         except Exception as e:  # noqa: BLE001 - httpd may be missing
             lines.append(f"prefork ramp on {kind}: not run ({e})")
             continue
         lines += [f"prefork ramp-up on {kind} (defaults: StartServers 5, Min/MaxSpareServers 5/10), "
                   "300 connections on a 10 ms endpoint:", "", "| second | children | requests that second |",
-                  "|---|---|---|"] + [f"| {s} | {p} | {r:.0f} |" for s, p, r in rows] + [""]
+                  "|---|---|---|"]
+        for i, (sec, *_rest) in enumerate(runs[0]):
+            lines.append(f"| {sec} | {span([r[i][1] for r in runs])} | {span([r[i][2] for r in runs])} |")
+        lines.append("")
         print("\n".join(lines[-10:]), flush=True)
     lines += ["Keep-alive at high concurrency (MaxRequestWorkers 150, KeepAliveTimeout 15): req/s of 8 busy "
               "clients alone, then with 150 idle keep-alive clients (= MaxRequestWorkers) held open:", "",
@@ -83,11 +98,11 @@ def main() -> int:
     for kind in ("mpmd", "httpd"):
         for mpm in ("worker", "event"):
             try:
-                alone, crowded = keepalive_case(kind, mpm)
+                runs = [keepalive_case(kind, mpm) for _ in range(REPEAT)]
             except Exception as e:  # noqa: BLE001
                 lines.append(f"| {kind} | {mpm} | not run ({e}) | |")
                 continue
-            lines.append(f"| {kind} | {mpm} | {alone:.0f} | {crowded:.0f} |")
+            lines.append(f"| {kind} | {mpm} | {span([r[0] for r in runs])} | {span([r[1] for r in runs])} |")
             print(lines[-1], flush=True)
     write_section(ROOT / "docs" / "benchmarks.md", "## Case studies (validate)", "\n".join(lines) + "\n")
     return 0

@@ -19,7 +19,7 @@
  * static request between Debian's apache2 2.4 and mpmd with RequestCPU 0,
  * measured by benchmarks/mpmd_bench.py (docs/benchmarks.md). RequestCPU 0
  * measures mpmd alone. */
-#define REQUEST_CPU_DEFAULT_US 20
+#define REQUEST_CPU_DEFAULT_US 18
 
 int conf_defaults(struct conf *c, enum mpm_kind mpm) {
     memset(c, 0, sizeof(*c));
