@@ -229,3 +229,29 @@ def test_built_on_first_use_into_the_cache(tmp_path, monkeypatch):
     built = mod.binary()
     assert built.parent == tmp_path / "cache" and os.access(built, os.X_OK)
     assert mod.binary() == built  # reused, not rebuilt
+
+
+@pytest.mark.parametrize("kind", ["mpmd", "httpd"])
+def test_event_closes_keepalive_connections_when_every_worker_is_busy(kind):
+    """httpd's event listener does not wait for a worker for a keep-alive request: with every
+    worker busy the connection is closed and the client must reconnect (worker queues instead).
+    mpmd must do what httpd does, and counts them (ConnsClosedBusy)."""
+    import shutil
+
+    from apachetune.validate.load import closed_loop
+    from apachetune.validate.targets import make_target
+
+    if kind == "httpd" and not (shutil.which("apache2") or shutil.which("httpd")):
+        pytest.skip("httpd not installed")
+    conf = {"StartServers": 1, "ServerLimit": 1, "ThreadLimit": 4, "ThreadsPerChild": 4, "MaxRequestWorkers": 4,
+            "MinSpareThreads": 1, "MaxSpareThreads": 8, "KeepAlive": "On", "KeepAliveTimeout": 5}
+    resets = {}
+    for mpm in ("event", "worker"):
+        with make_target(kind, mpm, conf) as t:
+            time.sleep(1.2)
+            r = closed_loop(t.host, t.port, "/app/sleep?ms=50", 16, 1.5)
+            resets[mpm] = sum(r.errors.values())
+            assert r.ok > 60  # capacity 80 req/s
+            if kind == "mpmd" and mpm == "event":
+                assert int(t.status()["ConnsClosedBusy"]) >= resets[mpm] > 0
+    assert resets["event"] > 0 and resets["worker"] == 0, resets

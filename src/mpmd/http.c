@@ -158,10 +158,12 @@ static int serve_status(int fd, const struct http_ctx *ctx, struct reply *r) {
     sb_count(ctx->sb, &busy, &idle, &procs);
     int n = snprintf(body, sizeof(body),
                      "Total Accesses: %llu\nTotal kBytes: 0\nUptime: %lld\nBusyWorkers: %d\nIdleWorkers: %d\n"
-                     "Processes: %d\nConnsTotal: %llu\nGeneration: %d\nServerMPM: %s\nScoreboard: ",
+                     "Processes: %d\nConnsTotal: %llu\nConnsClosedBusy: %llu\nGeneration: %d\nServerMPM: %s\n"
+                     "Scoreboard: ",
                      (unsigned long long)__atomic_load_n(&ctx->sb->g->total_accesses, __ATOMIC_RELAXED),
                      (long long)(time(NULL) - ctx->sb->g->start_time), busy, idle, procs,
                      (unsigned long long)__atomic_load_n(&ctx->sb->g->total_connections, __ATOMIC_RELAXED),
+                     (unsigned long long)__atomic_load_n(&ctx->sb->g->busy_closed, __ATOMIC_RELAXED),
                      ctx->sb->g->generation,
                      ctx->conf->mpm == MPM_PREFORK ? "prefork" : ctx->conf->mpm == MPM_WORKER ? "worker" : "event");
     for (int p = 0; p < ctx->sb->server_limit && n < (int)sizeof(body) - 2; p++)

@@ -61,6 +61,7 @@ struct sb_global { /* shared: every process updates these (atomically) */
     uint64_t total_connections;
     int64_t start_time;
     volatile int generation; /* bumped by each graceful restart (SIGHUP) */
+    uint64_t busy_closed;    /* event: keep-alive connections closed as every worker was busy */
 };
 
 struct scoreboard {

@@ -86,7 +86,7 @@ static void *worker_main(void *p) {
     for (;;) {
         ch->idle++;
         sb_set(ch->sb, ch->slot, t, SLOT_IDLE);
-        if (ch->c->mpm == MPM_WORKER) pthread_cond_signal(&ch->idle_cv); /* the listener may wait for one */
+        pthread_cond_signal(&ch->idle_cv); /* the listener may wait for an idle thread */
         while (!ch->qlen && !ch->stopping) pthread_cond_wait(&ch->cv, &ch->mu);
         ch->idle--;
         if (!ch->qlen && ch->stopping) break;
@@ -145,6 +145,15 @@ static void *worker_main(void *p) {
     return NULL;
 }
 
+/* event: close a parked connection now. Caller holds mu. */
+static void expire_parked_fd(struct child *ch, int fd) {
+    ch->parked[fd].deadline = 0;
+    ch->nparked--;
+    close(fd); /* also leaves the epoll set */
+    ch->open_conns--;
+    ch->sb->procs[ch->slot].connections = ch->open_conns;
+}
+
 /* event: a lingering connection is readable: drop what came; close it at the
  * client's close (or an error), else wait for more. Caller holds mu. */
 static void linger_read(struct child *ch, int fd) {
@@ -155,11 +164,7 @@ static void linger_read(struct child *ch, int fd) {
         struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT, .data.fd = fd};
         if (epoll_ctl(ch->epfd, EPOLL_CTL_MOD, fd, &ev) == 0) return;
     }
-    ch->parked[fd].deadline = 0;
-    ch->nparked--;
-    close(fd);
-    ch->open_conns--;
-    ch->sb->procs[ch->slot].connections = ch->open_conns;
+    expire_parked_fd(ch, fd);
 }
 
 /* event: close keep-alive connections idle for longer than KeepAliveTimeout
@@ -226,6 +231,8 @@ static void child_main(const struct conf *c, int lfd, struct scoreboard *sb, int
              * ThreadsPerChild + idle threads x AsyncRequestWorkerFactor. */
             pthread_mutex_lock(&ch.mu);
             int idle = ch.idle - ch.qlen;
+            /* Listen while below ThreadsPerChild + idle threads x AsyncRequestWorkerFactor
+             * connections (httpd's connections_above_limit). */
             int can_accept = ch.open_conns < tpc + (int)((idle > 0 ? idle : 0) * c->async_factor);
             if (can_accept != ch.listening) {
                 struct epoll_event ev = {.events = EPOLLIN, .data.fd = lfd};
@@ -247,6 +254,14 @@ static void child_main(const struct conf *c, int lfd, struct scoreboard *sb, int
                     pthread_mutex_lock(&ch.mu);
                     if (ch.parked[fd].deadline && ch.parked[fd].lingering) {
                         linger_read(&ch, fd);
+                    } else if (ch.parked[fd].deadline && ch.idle - ch.qlen <= 0) {
+                        /* As httpd: a keep-alive request does not wait for a worker; with
+                         * every thread busy the connection is closed (the client retries). */
+                        ch.parked[fd].lingering = 1;
+                        ch.parked[fd].deadline = now_ms() + LINGER_MS;
+                        __atomic_fetch_add(&sb->g->busy_closed, 1, __ATOMIC_RELAXED);
+                        if (shutdown(fd, SHUT_WR) == 0) linger_read(&ch, fd);
+                        else { ch.parked[fd].deadline = 1; expire_parked_fd(&ch, fd); }
                     } else if (ch.parked[fd].deadline) {
                         ch.parked[fd].deadline = 0;
                         ch.nparked--;
@@ -261,6 +276,18 @@ static void child_main(const struct conf *c, int lfd, struct scoreboard *sb, int
                 expire_parked(&ch, now);
             }
             if (!accept_ready) continue;
+            /* As httpd's get_worker(blocking): a new connection is accepted only once an idle
+             * worker is there to take it, and the listener waits for one meanwhile. */
+            pthread_mutex_lock(&ch.mu);
+            while (ch.idle - ch.qlen <= 0 && !mpmd_stop) {
+                struct timespec ts;
+                clock_gettime(CLOCK_REALTIME, &ts);
+                ts.tv_nsec += 100000000;
+                if (ts.tv_nsec >= 1000000000) { ts.tv_sec++; ts.tv_nsec -= 1000000000; }
+                pthread_cond_timedwait(&ch.idle_cv, &ch.mu, &ts);
+            }
+            pthread_mutex_unlock(&ch.mu);
+            if (mpmd_stop) break;
         }
         int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
         if (fd < 0) continue; /* another process took it, or it was aborted */
