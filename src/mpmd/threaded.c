@@ -123,8 +123,10 @@ static void *worker_main(void *p) {
             ch->parked[j.fd] = (struct parked){cn->served, linger,
                                                now_ms() + (linger ? LINGER_MS : ch->c->keepalive_timeout_ms)};
             if (j.fd > ch->maxfd) ch->maxfd = j.fd;
-            struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT, .data.fd = j.fd};
-            if (epoll_ctl(ch->epfd, EPOLL_CTL_MOD, j.fd, &ev) == 0 || epoll_ctl(ch->epfd, EPOLL_CTL_ADD, j.fd, &ev) == 0) {
+            /* ADD here and DEL when the listener dispatches it, as httpd's apr_pollset_add and
+             * apr_pollset_remove (one epoll_ctl each way). */
+            struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.fd = j.fd};
+            if (epoll_ctl(ch->epfd, EPOLL_CTL_ADD, j.fd, &ev) == 0) {
                 ch->nparked++;
                 continue;
             }
@@ -160,10 +162,7 @@ static void linger_read(struct child *ch, int fd) {
     char sink[512];
     ssize_t n;
     while ((n = recv(fd, sink, sizeof(sink), MSG_DONTWAIT)) > 0) {}
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-        struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT, .data.fd = fd};
-        if (epoll_ctl(ch->epfd, EPOLL_CTL_MOD, fd, &ev) == 0) return;
-    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return; /* still in the set */
     expire_parked_fd(ch, fd);
 }
 
@@ -265,6 +264,7 @@ static void child_main(const struct conf *c, int lfd, struct scoreboard *sb, int
                     } else if (ch.parked[fd].deadline) {
                         ch.parked[fd].deadline = 0;
                         ch.nparked--;
+                        epoll_ctl(ch.epfd, EPOLL_CTL_DEL, fd, NULL);
                         push_job(&ch, (struct job){fd, ch.parked[fd].served});
                     }
                     pthread_mutex_unlock(&ch.mu);

@@ -66,14 +66,16 @@ def common_options(func):
         click.option("--duration", type=click.FloatRange(0.5, 120), default=2, show_default=True,
                      help="Seconds per load step."),
         click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True),
-        click.option("--wrk", "use_wrk", is_flag=True, help="Drive the closed-loop sweep with wrk (when installed)."),
+        click.option("--wrk/--no-wrk", "use_wrk", default=None,
+                     help="Drive the closed-loop sweep with wrk, or with the built-in asyncio client "
+                          "[default: wrk when installed]."),
     ]):
         func = deco(func)
     return func
 
 
 def run_one(target, mpm, config, max_request_workers, threads_per_child, keepalive_timeout, service_time_ms,
-            plans, duration, per_worker_mb=None, quiet=False, use_wrk=False, app_kb=0):
+            plans, duration, per_worker_mb=None, quiet=False, use_wrk=None, app_kb=0):
     directives = load_directives(config, mpm, max_request_workers, threads_per_child, keepalive_timeout)
     if "keepalive" in (plans or ("sweep", "keepalive")) and int(directives.get("KeepAliveTimeout", 5)) < 3:
         directives["KeepAliveTimeout"] = 3  # long enough to see a stall

@@ -64,7 +64,7 @@ class ValidationSetup:
     service_ms: float
     duration: float
     per_worker_mib: float | None = None  # the sizing model's figure; default: measured idle
-    use_wrk: bool = False  # closed-loop sweep with wrk when installed
+    use_wrk: bool | None = None  # closed-loop sweep with wrk: None = when installed
     app_kb: int = 0  # application memory each /app/sleep request holds (KiB)
 
     @property
@@ -156,11 +156,12 @@ def run_plans(setup: ValidationSetup, plans: list[str], progress: Callable[[str]
                 for factor in (0.5, 1.0, 1.5, 2.0):
                     c = max(1, int(mrw * factor))
                     progress(f"sweep: {c} connections")
-                    if setup.use_wrk and wrk_available():
+                    if setup.use_wrk is not False and wrk_available():
                         point = {"plan": "sweep", "x": c, **wrk_closed_loop(target.host, target.port, path, c,
                                                                             setup.duration)}
                     else:
-                        point = _point("sweep", c, closed_loop(target.host, target.port, path, c, setup.duration))
+                        point = {**_point("sweep", c, closed_loop(target.host, target.port, path, c, setup.duration)),
+                                 "driver": "asyncio"}
                     report.points.append(point)
                     if factor >= 1.0:
                         best = max(best, point["throughput_rps"])
