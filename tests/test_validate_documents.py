@@ -3,6 +3,8 @@
 import urllib.request
 from collections import Counter
 
+import pytest
+
 from apachetune.mpmd import MpmdServer
 from apachetune.validate.documents import SurgeParams, request_paths, summary, write_documents
 
@@ -35,18 +37,25 @@ def test_mpmd_serves_the_set(tmp_path):
             assert len(body) == dict((d[0], d[1]) for d in docs)[path]
 
 
-def test_static_plan_through_validate():
+@pytest.mark.parametrize("mpm", ["worker", "event"])
+def test_static_plan_through_validate(mpm):
     import json
 
     from click.testing import CliRunner
 
     from apachetune.cli import cli
 
-    result = CliRunner().invoke(cli, ["validate", "--mpm", "event", "--plan", "static", "--max-request-workers", "4",
+    result = CliRunner().invoke(cli, ["validate", "--mpm", mpm, "--plan", "static", "--max-request-workers", "4",
                                       "--threads-per-child", "2", "--duration", "1", "--format", "json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     (point,) = [p for p in data["points"] if p["plan"] == "static"]
     assert point["requests_ok"] > 20 and point["documents"]["files"] == 200
-    # Rare timeouts have been seen on a loaded 2-core machine with the largest files (known issue).
-    assert sum(point["errors"].values()) < 0.01 * point["requests_ok"], point["errors"]
+    if mpm == "worker":  # a keep-alive connection holds its thread: nothing is ever dropped
+        assert not point["errors"], point["errors"]
+    else:
+        # event closes a keep-alive connection whose next request finds both threads of its
+        # process busy, as httpd does (measured on httpd 2.4.71 with this plan: 0.7-0.9% of
+        # requests); the client sees a reset and reconnects. Nothing else may go wrong.
+        assert set(point["errors"]) <= {"reset"}, point["errors"]
+        assert sum(point["errors"].values()) < 0.05 * point["requests_ok"], point["errors"]
