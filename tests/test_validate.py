@@ -164,3 +164,14 @@ def test_memory_verdict_formula():
     # An idle server that could not be measured: measured only, nothing to judge.
     v = memory_verdict(setup, "idle server not measured: no children", 12.0)
     assert v.passed is None and v.predicted is None and v.measured == 12.0
+
+
+@pytest.mark.parametrize("mpm", ["prefork", "worker", "event"])
+def test_keepalive_on_and_off_both_saturate_at_capacity(mpm):
+    code, data = run("validate", "--mpm", mpm, "--plan", "keepalive-off", *FAST)
+    v = verdicts(data)
+    on, off = v["saturation with keep-alive on"], v["saturation with keep-alive off"]
+    assert on["predicted"] == off["predicted"] == 80.0  # 4 workers / 50 ms
+    assert on["passed"] and off["passed"] and code == 0, (on, off)
+    plans = {p["plan"] for p in data["points"]}
+    assert plans == {"keep-alive on", "keep-alive off"}

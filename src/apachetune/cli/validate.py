@@ -15,7 +15,7 @@ from apachetune.mpm import simulate_startup
 from apachetune.validate.report import write_report
 from apachetune.validate.run import ValidationSetup, run_plans
 
-PLANS = ("sweep", "openloop", "keepalive", "static")
+PLANS = ("sweep", "openloop", "keepalive", "keepalive-off", "static")
 
 
 def load_directives(config, mpm, max_request_workers, threads_per_child, keepalive_timeout) -> dict:

@@ -4,6 +4,8 @@
   throughput must saturate at MaxRequestWorkers / S within 15%.
 - keepalive: MaxRequestWorkers idle keep-alive clients, then one new request: prefork and
   worker must stall (workers pinned), event must answer at once.
+- keepalive-off: 1.5x MaxRequestWorkers clients with keep-alive on, then with a connection per
+  request; both must saturate at MaxRequestWorkers / S within 15%.
 - openloop: Poisson arrivals at 50% and 70% of capacity with exponential service times (mean
   S), i.e. an M/M/c queue; the mean wait for a worker must match Erlang C within 25% (plus 3 ms
   for connection set-up noise).
@@ -206,6 +208,21 @@ def run_plans(setup: ValidationSetup, plans: list[str], progress: Callable[[str]
                     f"queueing delay at {util:.0%} utilisation", round(predicted * 1000, 2),
                     round(mean_wait * 1000, 2), "ms", ok,
                     f"Erlang C (M/M/c) vs mean (latency - own service time) - {overhead * 1000:.1f} ms overhead"))
+        if "keepalive-off" in plans:
+            # The same closed loop (1.5x MaxRequestWorkers) with keep-alive on, then with a new
+            # connection per request: while the service time dwarfs a loopback connect, both
+            # must saturate at MaxRequestWorkers / service time.
+            c = max(1, int(1.5 * mrw))
+            for keepalive in (True, False):
+                label = "on" if keepalive else "off"
+                progress(f"keep-alive {label}: {c} connections")
+                r = closed_loop(target.host, target.port, path, c, setup.duration, keepalive=keepalive)
+                report.points.append({**_point(f"keep-alive {label}", c, r), "driver": "asyncio"})
+                err = abs(r.throughput - capacity) / capacity
+                report.verdicts.append(Verdict(
+                    f"saturation with keep-alive {label}", round(capacity, 1), round(r.throughput, 1), "req/s",
+                    err <= 0.15, f"{c} clients, {'one connection each' if keepalive else 'a connection a request'}; "
+                                 f"off by {err:.0%}; errors {dict(r.errors) or 0}"))
         if "keepalive" in plans:
             progress(f"keep-alive: {mrw} idle clients")
             with IdleClients(target.host, target.port, mrw):
