@@ -214,12 +214,13 @@ def main() -> int:
             return b
         return f"tie ({a if statistics.median(ra) >= statistics.median(rb) else b} by median)"
 
-    winners, same, decisive = [], 0, 0
+    winners, same, decisive, same_median = [], 0, 0, 0
     for name, *_ in scenarios:
         for a, b in (("prefork", "worker"), ("prefork", "event"), ("worker", "event")):
             hw, mw = winner(a, b, name, "httpd"), winner(a, b, name, "mpmd")
             h_med = hw.split("(")[-1].split()[0] if hw.startswith("tie") else hw
             m_med = mw.split("(")[-1].split()[0] if mw.startswith("tie") else mw
+            same_median += h_med == m_med
             if not hw.startswith("tie"):
                 decisive += 1
                 same += h_med == m_med
@@ -255,8 +256,9 @@ mpmd below runs with its default RequestCPU (see src/mpmd/conf.c).
 
 Pairwise winners (does mpmd rank the MPMs the way httpd does?). A winner is decisive when
 every one of its runs beat every run of the other; otherwise it is a tie and the median
-decides the "by median" entry. {same} of the {decisive} pairs where httpd's winner is decisive
-have the same winner on mpmd.
+decides the "by median" entry. By median, {same_median} of the {len(winners)} pairs have the same
+winner on both servers; httpd's winner is decisive in {decisive} pair(s), and mpmd agrees in
+{same} of those.
 
 | load | pair | httpd's winner | mpmd's winner | |
 |---|---|---|---|---|
