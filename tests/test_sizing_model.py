@@ -116,3 +116,27 @@ def test_peak_memory_at_full_concurrency():
     # Consistent with memory_bound_workers: n workers' cost fits the memory that bounds n.
     n = model.memory_bound_workers(1000, 2.0, 8.0, 8)
     assert model.peak_memory(n, 2.0, per_process_mib=8.0, threads_per_child=8) <= 1000 + 8
+
+
+def test_sample_path_waits_replays_an_fcfs_queue():
+    from apachetune.sizing.model import sample_path_waits
+
+    # One worker: the second request arrives at 0.5 while the first runs until 1.0.
+    assert sample_path_waits([(0.0, 1.0), (0.5, 1.0), (3.0, 1.0)], 1) == [0.0, 0.5, 0.0]
+    # Two workers: the third waits for the earlier of the two to finish.
+    assert sample_path_waits([(0.0, 1.0), (0.0, 2.0), (0.1, 1.0)], 2) == [0.0, 0.0, 0.9]
+    assert sample_path_waits([(t / 10, 1.0) for t in range(10)], 10) == [0.0] * 10
+
+
+def test_sample_path_mean_converges_to_erlang_c():
+    import random
+
+    from apachetune.sizing.model import mean_queue_wait, sample_path_waits
+
+    rng = random.Random(1)
+    rate, s, c, t, jobs = 56.0, 0.05, 4, 0.0, []
+    while t < 2000:  # a long run: ~112,000 requests at 70% of 4 workers x 50 ms
+        t += rng.expovariate(rate)
+        jobs.append((t, rng.expovariate(1 / s)))
+    waits = sample_path_waits(jobs, c)
+    assert abs(sum(waits) / len(waits) - mean_queue_wait(c, rate * s, s)) < 0.1 * mean_queue_wait(c, rate * s, s)

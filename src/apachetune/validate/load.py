@@ -33,6 +33,7 @@ def check_loopback(host: str) -> None:
 class LoadResult:
     latencies: list[float] = field(default_factory=list)  # seconds, one per successful request
     waits: list[float] = field(default_factory=list)  # open loop: latency minus that request's service time
+    jobs: list[tuple[float, float]] = field(default_factory=list)  # open loop: (arrival s, service s) as drawn
     errors: dict[str, int] = field(default_factory=dict)  # refused, reset, timeout, 5xx, other
     elapsed: float = 0.0
     scheduled: int = 0
@@ -154,18 +155,19 @@ async def _open(host, port, path, rate, duration, timeout, result, seed, exp_ser
             break
         offsets.append(t)
     n = len(offsets)
+    # Exponential service times (the second M of M/M/c), drawn up front so that the run's own
+    # sample path (arrivals, services) is known and can be replayed through the model.
+    services = [max(1, round(rng.expovariate(1 / exp_service_ms))) if exp_service_ms else 0 for _ in offsets]
     result.scheduled = n
+    result.jobs = [(offsets[i], services[i] / 1000) for i in range(n)]
     sem = asyncio.Semaphore(MAX_IN_FLIGHT)
 
-    async def one(scheduled: float):
+    async def one(scheduled: float, service_ms: int):
         async with sem:
             writer = None
             try:
                 reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
-                target, service_ms = path, 0
-                if exp_service_ms:  # exponential service times, the second M of M/M/c
-                    service_ms = max(1, round(rng.expovariate(1 / exp_service_ms)))
-                    target = f"{path}?ms={service_ms}"
+                target = f"{path}?ms={service_ms}" if exp_service_ms else path
                 writer.write(_request(target, False))
                 status, _ = await asyncio.wait_for(_read_response(reader), timeout)
                 if status >= 500:
@@ -186,7 +188,7 @@ async def _open(host, port, path, rate, duration, timeout, result, seed, exp_ser
         delay = scheduled - time.monotonic()
         if delay > 0:
             await asyncio.sleep(delay)
-        tasks.append(asyncio.create_task(one(scheduled)))
+        tasks.append(asyncio.create_task(one(scheduled, services[i])))
     await asyncio.gather(*tasks)
     result.elapsed = time.monotonic() - start
 
