@@ -241,3 +241,37 @@ def test_lingering_close_drains_instead_of_resetting(mpm):
             for _ in range(5):  # the server still drains: no reset, no broken pipe
                 s.sendall(b"z" * 16384)
                 time.sleep(0.05)
+
+
+@pytest.mark.skipif(__import__("shutil").which("prlimit") is None, reason="needs prlimit (util-linux)")
+def test_out_of_descriptors_backs_off_and_recovers():
+    """event with 64 descriptors and 120 keep-alive clients (a high AsyncRequestWorkerFactor lets
+    it take them all): accept fails with EMFILE while the listening socket stays readable. The
+    listener must neither crash nor spin, and must serve again once clients leave."""
+    from apachetune.mpmd import binary
+
+    conf = {"StartServers": 1, "ServerLimit": 1, "MaxRequestWorkers": 4, "ThreadsPerChild": 4, "ThreadLimit": 4,
+            "MinSpareThreads": 1, "MaxSpareThreads": 8, "KeepAliveTimeout": 30, "AsyncRequestWorkerFactor": 100}
+    with MpmdServer("event", conf, command=["prlimit", "--nofile=64:64", str(binary())]) as srv:
+        clients = []
+        for _ in range(120):
+            c = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
+            c.sendall(b"GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n")  # answered, then idle in keep-alive
+            clients.append(c)
+        time.sleep(1.0)
+        child = psutil.Process(srv.proc.pid).children()[0]
+        assert child.num_fds() >= 60  # it really ran out
+        child.cpu_percent(None)
+        time.sleep(1.0)
+        assert child.cpu_percent(None) < 50  # backing off, not spinning
+        for c in clients:
+            c.close()
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                body = urllib.request.urlopen(srv.url + "/index.html", timeout=2).read()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "did not recover"
+                time.sleep(0.2)
+        assert body == b"hello from mpmd\n" and srv.proc.poll() is None

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -79,6 +80,12 @@ int main(int argc, char **argv) {
         printf("Syntax OK: %s MaxRequestWorkers %d ServerLimit %d ThreadsPerChild %d\n", model,
                c.max_request_workers, c.server_limit, c.threads_per_child);
         return 0;
+    }
+    /* Many keep-alive connections need many descriptors: raise the soft limit to the hard one. */
+    struct rlimit nofile;
+    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+        nofile.rlim_cur = nofile.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &nofile);
     }
     struct sigaction sa = {0};
     sa.sa_handler = on_stop; /* no SA_RESTART: the parent's sleep returns at once */

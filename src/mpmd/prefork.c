@@ -38,6 +38,11 @@ static void child_main(const struct conf *c, int lfd, struct scoreboard *sb, int
         int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
         if (fd < 0) {
             if (errno == EINTR || errno == ECONNABORTED || errno == EAGAIN) continue;
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+                struct timespec pause = {0, 10000000}; /* out of resources: back off, keep serving */
+                nanosleep(&pause, NULL);
+                continue;
+            }
             break;
         }
         http_socket_setup(fd);

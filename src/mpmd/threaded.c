@@ -290,7 +290,16 @@ static void child_main(const struct conf *c, int lfd, struct scoreboard *sb, int
             if (mpmd_stop) break;
         }
         int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-        if (fd < 0) continue; /* another process took it, or it was aborted */
+        if (fd < 0) {
+            /* Out of descriptors: the connection stays in the backlog; back off instead of
+             * spinning on a listening socket that stays readable. Otherwise another process
+             * took it, or it was aborted. */
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+                struct timespec pause = {0, 10000000};
+                nanosleep(&pause, NULL);
+            }
+            continue;
+        }
         http_socket_setup(fd);
         accepted++;
         __atomic_fetch_add(&sb->g->total_connections, 1, __ATOMIC_RELAXED);
