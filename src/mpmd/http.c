@@ -263,12 +263,6 @@ static int wait_readable(int fd, int ms) {
     return 0;
 }
 
-static int64_t mono_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Read until the buffer holds a whole head. Returns its length, 0 when the
  * client closed (or stayed silent) before sending a byte, or -status. The
  * whole head must arrive within Timeout of its first byte (a slow client
@@ -289,7 +283,7 @@ static long read_head(struct conn *cn, const struct conf *c) {
          * request has already arrived, which is the usual case). */
         ssize_t got = recv(cn->fd, cn->buf + cn->have, HEAD_MAX - cn->have, MSG_DONTWAIT);
         if (got > 0) {
-            if (!deadline) deadline = mono_ms() + c->timeout_ms;
+            if (!deadline) deadline = mpmd_now_ms() + c->timeout_ms;
             cn->have += (size_t)got;
             continue;
         }
@@ -299,8 +293,8 @@ static long read_head(struct conn *cn, const struct conf *c) {
         if (cn->have == 0 && !deadline) {
             wait_ms = cn->served ? c->keepalive_timeout_ms : c->timeout_ms;
         } else {
-            if (!deadline) deadline = mono_ms() + c->timeout_ms;
-            wait_ms = (int)(deadline - mono_ms());
+            if (!deadline) deadline = mpmd_now_ms() + c->timeout_ms;
+            wait_ms = (int)(deadline - mpmd_now_ms());
             if (wait_ms <= 0) return -408;
         }
         int r = wait_readable(cn->fd, wait_ms);
@@ -488,12 +482,12 @@ int http_serve(struct conn *cn, const struct http_ctx *ctx, int proc, int thread
 void http_lingering_close(int fd) {
     if (shutdown(fd, SHUT_WR) == 0) {
         char sink[512];
-        int64_t deadline = mono_ms() + 2000;
+        int64_t deadline = mpmd_now_ms() + 2000;
         for (;;) {
             ssize_t n = recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
             if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) break;
             if (n > 0) continue;
-            int left = (int)(deadline - mono_ms());
+            int left = (int)(deadline - mpmd_now_ms());
             if (left <= 0 || wait_readable(fd, left) <= 0) break;
         }
     }

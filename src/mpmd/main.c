@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 volatile sig_atomic_t mpmd_stop;
@@ -46,6 +47,28 @@ err:
     if (fd >= 0) close(fd);
     freeaddrinfo(res);
     return MPMD_ERR;
+}
+
+int net_accept(int lfd) {
+    int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+    if (fd >= 0) {
+        http_socket_setup(fd);
+        return fd;
+    }
+    if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        /* The connection stays in the backlog and the listening socket stays readable:
+         * back off instead of spinning, and keep serving the connections already open. */
+        struct timespec pause = {0, 10000000};
+        nanosleep(&pause, NULL);
+        return -1;
+    }
+    return errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK || errno == ECONNABORTED ? -1 : -2;
+}
+
+int64_t mpmd_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static int usage(void) {

@@ -75,6 +75,12 @@ int sb_create(struct scoreboard *sb, int server_limit, int thread_limit, char *e
 void sb_set(struct scoreboard *sb, int proc, int thread, enum slot_state s);
 void sb_count(const struct scoreboard *sb, int *busy, int *idle, int *procs);
 void sb_signal_children(struct scoreboard *sb, int sig);
+/* A child's life: what runs in a forked process for scoreboard slot `slot`. */
+typedef void (*child_main_fn)(const struct conf *c, int lfd, struct scoreboard *sb, int slot);
+/* Fork a child into the first free slot below max_procs, its `threads` slots idle. */
+int sb_spawn(struct scoreboard *sb, int max_procs, int threads, child_main_fn child, const struct conf *c, int lfd);
+/* Collect exited children; every slot of theirs becomes dead. */
+void sb_reap(struct scoreboard *sb);
 void sb_stop_children(struct scoreboard *sb); /* SIGTERM every child, reap them all */
 
 /* The request head (request.c). Parsed in place: the pointers point into the
@@ -125,8 +131,12 @@ void http_lingering_close(int fd);
 int http_handle_one(struct conn *cn, const struct http_ctx *ctx, int *keep);
 void http_socket_setup(int fd);
 
-/* Listening socket */
+/* Sockets and time (main.c) */
 int net_listen(const char *host, int port, int backlog, char *err);
+/* Accept a connection, set up for HTTP. -1: try again (interrupted, lost to another
+ * process, aborted, or out of descriptors, after a short back-off); -2: a real error. */
+int net_accept(int lfd);
+int64_t mpmd_now_ms(void); /* monotonic */
 
 /* The models run until SIGTERM; SIGHUP reloads `path` and replaces the children. */
 int prefork_run(struct conf *c, const char *path, int lfd, struct scoreboard *sb);

@@ -35,17 +35,9 @@ static void child_main(const struct conf *c, int lfd, struct scoreboard *sb, int
     int connections = 0;
     sb_set(sb, slot, 0, SLOT_IDLE);
     while (!mpmd_stop) {
-        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-        if (fd < 0) {
-            if (errno == EINTR || errno == ECONNABORTED || errno == EAGAIN) continue;
-            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-                struct timespec pause = {0, 10000000}; /* out of resources: back off, keep serving */
-                nanosleep(&pause, NULL);
-                continue;
-            }
-            break;
-        }
-        http_socket_setup(fd);
+        int fd = net_accept(lfd);
+        if (fd == -1) continue;
+        if (fd < 0) break;
         sb_set(sb, slot, 0, SLOT_BUSY);
         __atomic_fetch_add(&sb->g->total_connections, 1, __ATOMIC_RELAXED);
         http_conn_init(&cn, fd, 0);
@@ -59,28 +51,7 @@ static void child_main(const struct conf *c, int lfd, struct scoreboard *sb, int
 }
 
 static int spawn(const struct conf *c, int lfd, struct scoreboard *sb) {
-    for (int slot = 0; slot < c->max_request_workers; slot++) {
-        if (sb->procs[slot].pid) continue;
-        sb_set(sb, slot, 0, SLOT_IDLE);
-        pid_t pid = fork();
-        if (pid < 0) return MPMD_ERR;
-        if (pid == 0) child_main(c, lfd, sb, slot);
-        sb->procs[slot].pid = pid;
-        sb->procs[slot].quiescing = 0;
-        return MPMD_OK;
-    }
-    return MPMD_ERR; /* at MaxRequestWorkers */
-}
-
-static void reap(struct scoreboard *sb) {
-    int status;
-    pid_t pid;
-    while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
-        for (int s = 0; s < sb->server_limit; s++)
-            if (sb->procs[s].pid == pid) {
-                sb->procs[s].pid = 0;
-                sb_set(sb, s, 0, SLOT_DEAD);
-            }
+    return sb_spawn(sb, c->max_request_workers, 1, child_main, c, lfd);
 }
 
 int prefork_run(struct conf *c, const char *path, int lfd, struct scoreboard *sb) {
@@ -89,12 +60,12 @@ int prefork_run(struct conf *c, const char *path, int lfd, struct scoreboard *sb
     struct timespec tick = {1, 0};
     while (!mpmd_stop) {
         nanosleep(&tick, NULL);
-        reap(sb);
+        sb_reap(sb);
         if (mpmd_stop) break;
         if (mpmd_restart) {
             mpmd_restart = 0;
             mpm_restart(c, path, sb);
-            reap(sb);
+            sb_reap(sb);
             for (int i = 0; i < c->start_servers; i++) spawn(c, lfd, sb);
             spawn_rate = 1;
             continue;

@@ -48,6 +48,30 @@ void sb_count(const struct scoreboard *sb, int *busy, int *idle, int *procs) {
     }
 }
 
+int sb_spawn(struct scoreboard *sb, int max_procs, int threads, child_main_fn child, const struct conf *c, int lfd) {
+    for (int slot = 0; slot < max_procs; slot++) {
+        if (sb->procs[slot].pid) continue;
+        for (int t = 0; t < threads; t++) sb_set(sb, slot, t, SLOT_IDLE);
+        pid_t pid = fork();
+        if (pid < 0) return MPMD_ERR;
+        if (pid == 0) child(c, lfd, sb, slot); /* never returns */
+        sb->procs[slot].pid = pid;
+        sb->procs[slot].quiescing = 0;
+        return MPMD_OK;
+    }
+    return MPMD_ERR; /* every slot taken */
+}
+
+void sb_reap(struct scoreboard *sb) {
+    pid_t pid;
+    while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
+        for (int s = 0; s < sb->server_limit; s++)
+            if (sb->procs[s].pid == pid) {
+                sb->procs[s].pid = 0;
+                for (int t = 0; t < sb->thread_limit; t++) sb_set(sb, s, t, SLOT_DEAD);
+            }
+}
+
 void sb_signal_children(struct scoreboard *sb, int sig) {
     for (int p = 0; p < sb->server_limit; p++)
         if (sb->procs[p].pid) kill(sb->procs[p].pid, sig);

@@ -52,12 +52,6 @@ struct parked { int served; int lingering; int64_t deadline; };
 static volatile sig_atomic_t child_stop;
 static void child_term(int sig) { (void)sig; child_stop = 1; mpmd_stop = 1; }
 
-static int64_t now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void push_job(struct child *ch, struct job j) { /* caller holds mu */
     if (ch->qlen == ch->qcap) {
         int ncap = ch->qcap ? ch->qcap * 2 : 64;
@@ -121,7 +115,7 @@ static void *worker_main(void *p) {
         if (((r > 0 && keep) || linger) && !ch->stopping && j.fd < PARKED_MAX) {
             /* Park: the deadline first, then arm the fd (the listener may see it at once). */
             ch->parked[j.fd] = (struct parked){cn->served, linger,
-                                               now_ms() + (linger ? LINGER_MS : ch->c->keepalive_timeout_ms)};
+                                               mpmd_now_ms() + (linger ? LINGER_MS : ch->c->keepalive_timeout_ms)};
             if (j.fd > ch->maxfd) ch->maxfd = j.fd;
             /* ADD here and DEL when the listener dispatches it, as httpd's apr_pollset_add and
              * apr_pollset_remove (one epoll_ctl each way). */
@@ -145,6 +139,20 @@ static void *worker_main(void *p) {
     pthread_mutex_unlock(&ch->mu);
     free(cn);
     return NULL;
+}
+
+/* The listener waits until a worker is idle and not yet promised a job; it wakes every
+ * slice_ms to notice a stop (only one thread of the process receives SIGTERM). */
+static void wait_for_idle_worker(struct child *ch, int slice_ms) {
+    pthread_mutex_lock(&ch->mu);
+    while (ch->idle - ch->qlen <= 0 && !mpmd_stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += (long)slice_ms * 1000000L;
+        if (ts.tv_nsec >= 1000000000) { ts.tv_sec++; ts.tv_nsec -= 1000000000; }
+        pthread_cond_timedwait(&ch->idle_cv, &ch->mu, &ts);
+    }
+    pthread_mutex_unlock(&ch->mu);
 }
 
 /* event: close a parked connection now. Caller holds mu. */
@@ -213,15 +221,7 @@ static void child_main(const struct conf *c, int lfd, struct scoreboard *sb, int
         if (c->max_connections_per_child && accepted >= c->max_connections_per_child) break;
         if (c->mpm == MPM_WORKER) {
             /* worker: reserve an idle thread before accepting (wait for one if none). */
-            pthread_mutex_lock(&ch.mu);
-            while (ch.idle - ch.qlen <= 0 && !mpmd_stop) {
-                struct timespec ts;
-                clock_gettime(CLOCK_REALTIME, &ts);
-                ts.tv_nsec += 200000000;
-                if (ts.tv_nsec >= 1000000000) { ts.tv_sec++; ts.tv_nsec -= 1000000000; }
-                pthread_cond_timedwait(&ch.idle_cv, &ch.mu, &ts);
-            }
-            pthread_mutex_unlock(&ch.mu);
+            wait_for_idle_worker(&ch, 200);
             if (mpmd_stop) break;
             struct pollfd pfd = {.fd = lfd, .events = POLLIN};
             if (poll(&pfd, 1, 200) <= 0) continue;
@@ -257,7 +257,7 @@ static void child_main(const struct conf *c, int lfd, struct scoreboard *sb, int
                         /* As httpd: a keep-alive request does not wait for a worker; with
                          * every thread busy the connection is closed (the client retries). */
                         ch.parked[fd].lingering = 1;
-                        ch.parked[fd].deadline = now_ms() + LINGER_MS;
+                        ch.parked[fd].deadline = mpmd_now_ms() + LINGER_MS;
                         __atomic_fetch_add(&sb->g->busy_closed, 1, __ATOMIC_RELAXED);
                         if (shutdown(fd, SHUT_WR) == 0) linger_read(&ch, fd);
                         else { ch.parked[fd].deadline = 1; expire_parked_fd(&ch, fd); }
@@ -270,7 +270,7 @@ static void child_main(const struct conf *c, int lfd, struct scoreboard *sb, int
                     pthread_mutex_unlock(&ch.mu);
                 }
             }
-            int64_t now = now_ms();
+            int64_t now = mpmd_now_ms();
             if (now >= next_scan) {
                 next_scan = now + 100;
                 expire_parked(&ch, now);
@@ -278,29 +278,11 @@ static void child_main(const struct conf *c, int lfd, struct scoreboard *sb, int
             if (!accept_ready) continue;
             /* As httpd's get_worker(blocking): a new connection is accepted only once an idle
              * worker is there to take it, and the listener waits for one meanwhile. */
-            pthread_mutex_lock(&ch.mu);
-            while (ch.idle - ch.qlen <= 0 && !mpmd_stop) {
-                struct timespec ts;
-                clock_gettime(CLOCK_REALTIME, &ts);
-                ts.tv_nsec += 100000000;
-                if (ts.tv_nsec >= 1000000000) { ts.tv_sec++; ts.tv_nsec -= 1000000000; }
-                pthread_cond_timedwait(&ch.idle_cv, &ch.mu, &ts);
-            }
-            pthread_mutex_unlock(&ch.mu);
+            wait_for_idle_worker(&ch, 100);
             if (mpmd_stop) break;
         }
-        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-        if (fd < 0) {
-            /* Out of descriptors: the connection stays in the backlog; back off instead of
-             * spinning on a listening socket that stays readable. Otherwise another process
-             * took it, or it was aborted. */
-            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-                struct timespec pause = {0, 10000000};
-                nanosleep(&pause, NULL);
-            }
-            continue;
-        }
-        http_socket_setup(fd);
+        int fd = net_accept(lfd);
+        if (fd < 0) continue;
         accepted++;
         __atomic_fetch_add(&sb->g->total_connections, 1, __ATOMIC_RELAXED);
         pthread_mutex_lock(&ch.mu);
@@ -322,17 +304,7 @@ static void child_main(const struct conf *c, int lfd, struct scoreboard *sb, int
 }
 
 static int spawn(const struct conf *c, int lfd, struct scoreboard *sb, int max_procs) {
-    for (int slot = 0; slot < max_procs; slot++) {
-        if (sb->procs[slot].pid) continue;
-        for (int t = 0; t < c->threads_per_child; t++) sb_set(sb, slot, t, SLOT_IDLE);
-        pid_t pid = fork();
-        if (pid < 0) return MPMD_ERR;
-        if (pid == 0) child_main(c, lfd, sb, slot);
-        sb->procs[slot].pid = pid;
-        sb->procs[slot].quiescing = 0;
-        return MPMD_OK;
-    }
-    return MPMD_ERR;
+    return sb_spawn(sb, max_procs, c->threads_per_child, child_main, c, lfd);
 }
 
 int threaded_run(struct conf *c, const char *path, int lfd, struct scoreboard *sb) {
@@ -342,14 +314,7 @@ int threaded_run(struct conf *c, const char *path, int lfd, struct scoreboard *s
     struct timespec tick = {1, 0};
     while (!mpmd_stop) {
         nanosleep(&tick, NULL);
-        int status;
-        pid_t pid;
-        while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
-            for (int s = 0; s < sb->server_limit; s++)
-                if (sb->procs[s].pid == pid) {
-                    sb->procs[s].pid = 0;
-                    for (int t = 0; t < sb->thread_limit; t++) sb_set(sb, s, t, SLOT_DEAD);
-                }
+        sb_reap(sb);
         if (mpmd_stop) break;
         if (mpmd_restart) {
             mpmd_restart = 0;
