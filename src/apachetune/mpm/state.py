@@ -7,6 +7,9 @@ from apachetune.mpm.directives import DEFAULTS, MPM_DIRECTIVES
 from apachetune.mpm.numbers import atoi
 from apachetune.mpm.result import Adjustment, StartupMessage
 
+# What httpd adds when a spare minimum is below 1.
+SPARE_WARNING = " to avoid almost certain server failure. Please read the documentation"
+
 
 class StartupState:
     def __init__(self, mpm: str, configured: dict[str, str]):
@@ -35,3 +38,18 @@ class StartupState:
             self.adjustments.append(Adjustment(
                 name, before if name in self.configured else None, value, code, code is None))
         self.v[name] = value
+
+    # The two checks every MPM repeats for several directives, in httpd's words.
+    def cap_at_compile_limit(self, name: str, limit: int, unit: str, code: str) -> None:
+        """'exceeds compile-time limit of N <unit>, decreasing to N' (AH00175, AH00215, ...)."""
+        n = self.v[name]
+        self.set(name, limit, code,
+                 f"WARNING: {name} of {n} exceeds compile-time limit of {limit} {unit}, decreasing to {limit}.",
+                 f"{name} of {n} exceeds compile-time limit of {limit}, decreasing to match")
+
+    def raise_to_one(self, name: str, code: str, why: str = "") -> None:
+        """'not allowed, increasing to 1' (the spare minimums add why: httpd's own warning)."""
+        n = self.v[name]
+        self.set(name, 1, code, f"WARNING: {name} of {n} not allowed, increasing to 1{why}.",
+                 f"{name} of {n} not allowed, increasing to 1")
+

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from apachetune.mpm.directives import LIMITS
 from apachetune.mpm.numbers import strtod_strict
-from apachetune.mpm.state import StartupState
+from apachetune.mpm.state import SPARE_WARNING, StartupState
 
 _WORKER_FACTOR_SCALE = 16  # event.c: AsyncRequestWorkerFactor is kept in 1/16ths
 
@@ -27,23 +27,13 @@ def check_threaded(run: StartupState, buckets: int) -> None:
     max_sl = LIMITS[run.mpm]["ServerLimit"]
     max_tl = LIMITS[run.mpm]["ThreadLimit"]
     if v["ServerLimit"] > max_sl:
-        run.set("ServerLimit", max_sl, c_sl_max,
-                f"WARNING: ServerLimit of {v['ServerLimit']} exceeds compile-time limit of {max_sl} "
-                f"servers, decreasing to {max_sl}.",
-                f"ServerLimit of {v['ServerLimit']} exceeds compile-time limit of {max_sl}, decreasing to match")
+        run.cap_at_compile_limit("ServerLimit", max_sl, "servers", c_sl_max)
     elif v["ServerLimit"] < 1:
-        run.set("ServerLimit", 1, c_sl_min,
-                f"WARNING: ServerLimit of {v['ServerLimit']} not allowed, increasing to 1.",
-                f"ServerLimit of {v['ServerLimit']} not allowed, increasing to 1")
+        run.raise_to_one("ServerLimit", c_sl_min)
     if v["ThreadLimit"] > max_tl:
-        run.set("ThreadLimit", max_tl, c_tl_max,
-                f"WARNING: ThreadLimit of {v['ThreadLimit']} exceeds compile-time limit of {max_tl} "
-                f"threads, decreasing to {max_tl}.",
-                f"ThreadLimit of {v['ThreadLimit']} exceeds compile-time limit of {max_tl}, decreasing to match")
+        run.cap_at_compile_limit("ThreadLimit", max_tl, "threads", c_tl_max)
     elif v["ThreadLimit"] < 1:
-        run.set("ThreadLimit", 1, c_tl_min,
-                f"WARNING: ThreadLimit of {v['ThreadLimit']} not allowed, increasing to 1.",
-                f"ThreadLimit of {v['ThreadLimit']} not allowed, increasing to 1")
+        run.raise_to_one("ThreadLimit", c_tl_min)
     if v["ThreadsPerChild"] > v["ThreadLimit"]:
         run.set("ThreadsPerChild", v["ThreadLimit"], c_tpc_max,
                 f"WARNING: ThreadsPerChild of {v['ThreadsPerChild']} exceeds ThreadLimit of "
@@ -52,9 +42,7 @@ def check_threaded(run: StartupState, buckets: int) -> None:
                 f"ThreadsPerChild of {v['ThreadsPerChild']} exceeds ThreadLimit of {v['ThreadLimit']}, "
                 "decreasing to match")
     elif v["ThreadsPerChild"] < 1:
-        run.set("ThreadsPerChild", 1, c_tpc_min,
-                f"WARNING: ThreadsPerChild of {v['ThreadsPerChild']} not allowed, increasing to 1.",
-                f"ThreadsPerChild of {v['ThreadsPerChild']} not allowed, increasing to 1")
+        run.raise_to_one("ThreadsPerChild", c_tpc_min)
     tpc = v["ThreadsPerChild"]
     if v["MaxRequestWorkers"] < tpc:
         run.set("MaxRequestWorkers", tpc, c_mrw_tpc,
@@ -83,14 +71,9 @@ def check_threaded(run: StartupState, buckets: int) -> None:
                 f"exceed ServerLimit of {sl}, decreasing to {sl * tpc}")
         daemons = sl
     if v["StartServers"] < 1:
-        run.set("StartServers", 1, c_ss,
-                f"WARNING: StartServers of {v['StartServers']} not allowed, increasing to 1.",
-                f"StartServers of {v['StartServers']} not allowed, increasing to 1")
+        run.raise_to_one("StartServers", c_ss)
     if v["MinSpareThreads"] < 1:
-        run.set("MinSpareThreads", 1, c_minspare,
-                f"WARNING: MinSpareThreads of {v['MinSpareThreads']} not allowed, increasing to 1 to "
-                "avoid almost certain server failure. Please read the documentation.",
-                f"MinSpareThreads of {v['MinSpareThreads']} not allowed, increasing to 1")
+        run.raise_to_one("MinSpareThreads", c_minspare, SPARE_WARNING)
     # worker_run() / event_run(): silent adjustments before the first fork.
     if daemons < buckets:
         daemons = buckets
