@@ -15,14 +15,12 @@ import signal
 import socket
 import subprocess
 import tempfile
-import time
-import urllib.error
 import urllib.request
 from pathlib import Path
 
 from apachetune.errors import ApachetuneError
 from apachetune.paths import cache_dir, mpmd_src_dir
-from apachetune.procs import stop_group
+from apachetune.procs import ServerExited, stop_group, wait_until_serving
 
 SOURCES = ("main.c", "conf.c", "request.c", "http.c", "scoreboard.c", "prefork.c", "threaded.c", "mpmd.h")
 
@@ -100,19 +98,15 @@ class MpmdServer:
         cmd = self.command or [str(binary())]
         self.proc = subprocess.Popen([*cmd, "-f", str(self.conf), "-m", self.mpm],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                err = self.proc.stderr.read().decode(errors="replace")
-                self._cleanup()
-                raise MpmdError(f"mpmd exited: {err.strip()}")
-            try:
-                urllib.request.urlopen(self.url + "/server-status?auto", timeout=2).read()
-                return self
-            except (urllib.error.URLError, OSError):
-                time.sleep(0.05)
-        self.stop()
-        raise MpmdError("mpmd did not answer within 10 s")
+        try:
+            wait_until_serving(self.proc, self.url + "/server-status?auto", 10)
+        except ServerExited as e:
+            self._cleanup()
+            raise MpmdError(f"mpmd exited: {e}") from None
+        except TimeoutError:
+            self.stop()
+            raise MpmdError("mpmd did not answer within 10 s") from None
+        return self
 
     def status(self) -> dict[str, str]:
         text = urllib.request.urlopen(self.url + "/server-status?auto", timeout=5).read().decode()

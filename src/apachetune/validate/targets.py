@@ -6,8 +6,6 @@ from __future__ import annotations
 import shutil
 import subprocess
 import tempfile
-import time
-import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -16,7 +14,7 @@ import psutil
 from apachetune.errors import ApachetuneError
 from apachetune.generate.check import httpd_binary
 from apachetune.mpmd import MpmdServer, free_port
-from apachetune.procs import stop_group
+from apachetune.procs import ServerExited, stop_group, wait_until_serving
 
 MODULES = Path("/usr/lib/apache2/modules")
 # /app/sleep?ms=N&kb=K as in mpmd: hold K KiB of touched memory for the N ms of service time,
@@ -120,21 +118,15 @@ class HttpdTarget(Target):
     def __enter__(self):
         self.proc = subprocess.Popen([self.binary, "-f", str(self.tmp / "httpd.conf"), "-D", "FOREGROUND"],
                                      start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                err = self.proc.stderr.read().decode(errors="replace")
-                self._cleanup()
-                raise TargetError(f"httpd did not start: {err.strip()}")
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{self.port}/index.html", timeout=2).read()
-                return self
-            except urllib.error.HTTPError:
-                return self
-            except OSError:
-                time.sleep(0.1)
-        self.__exit__()
-        raise TargetError("httpd did not answer within 15 s")
+        try:  # any status will do: httpd is up once it answers
+            wait_until_serving(self.proc, f"http://127.0.0.1:{self.port}/index.html", 15, any_status=True)
+        except ServerExited as e:
+            self._cleanup()
+            raise TargetError(f"httpd did not start: {e}") from None
+        except TimeoutError:
+            self.__exit__()
+            raise TargetError("httpd did not answer within 15 s") from None
+        return self
 
     def __exit__(self, *exc):
         stop_group(self.proc, grace=20)
