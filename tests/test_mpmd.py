@@ -13,24 +13,9 @@ import psutil
 import pytest
 
 from apachetune.mpmd import MpmdServer
+from raw_http import exchange
 
 MPMS = ["prefork", "worker", "event"]
-
-
-def raw(port, data: bytes, timeout=5.0) -> bytes:
-    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
-        s.sendall(data)
-        s.shutdown(socket.SHUT_WR)  # one request: the server closes after answering
-        chunks = []
-        try:
-            while True:
-                c = s.recv(65536)
-                if not c:
-                    break
-                chunks.append(c)
-        except TimeoutError:
-            pass
-    return b"".join(chunks)
 
 
 def status_of(resp: bytes) -> int:
@@ -42,12 +27,12 @@ def test_serves_the_right_bytes(mpm):
     with MpmdServer(mpm, {"StartServers": 1, "MaxRequestWorkers": 4, "ThreadsPerChild": 2}) as srv:
         body = urllib.request.urlopen(srv.url + "/index.html", timeout=5).read()
         assert body == b"hello from mpmd\n"
-        resp = raw(srv.port, b"HEAD /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        resp = exchange(srv.port, b"HEAD /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         head, _, rest = resp.partition(b"\r\n\r\n")
         assert status_of(resp) == 200 and rest == b""
         assert b"Content-Length: 16" in head and b"Date: " in head and b"Server: mpmd" in head
         # HTTP/1.0 closes unless asked to keep alive; 1.1 keeps alive.
-        assert b"Connection: close" in raw(srv.port, b"GET / HTTP/1.0\r\n\r\n")
+        assert b"Connection: close" in exchange(srv.port, b"GET / HTTP/1.0\r\n\r\n")
         assert srv.status()["ServerMPM"] == mpm
 
 
@@ -72,7 +57,7 @@ def test_errors_and_traversal_keep_the_server_serving(mpm, tmp_path):
             b"GET /link.txt HTTP/1.1\r\nHost: x\r\n\r\n": 403,  # a symlink out of DocumentRoot
         }
         for request, expected in cases.items():
-            resp = raw(srv.port, request)
+            resp = exchange(srv.port, request)
             assert status_of(resp) == expected, (request[:60], resp[:80])
             assert b"secret" not in resp
         assert urllib.request.urlopen(srv.url + "/index.html", timeout=5).status == 200

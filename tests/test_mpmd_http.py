@@ -10,24 +10,11 @@ import psutil
 import pytest
 
 from apachetune.mpmd import MpmdServer
+from raw_http import exchange
 
 MPMS = ["prefork", "worker", "event"]
 SMALL = {"StartServers": 1, "MaxRequestWorkers": 4, "ThreadsPerChild": 2, "MinSpareThreads": 1,
          "MaxSpareThreads": 8}
-
-
-def exchange(port, data: bytes, timeout=5.0, half_close=True) -> bytes:
-    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
-        s.sendall(data)
-        if half_close:
-            s.shutdown(socket.SHUT_WR)
-        chunks = []
-        try:
-            while c := s.recv(65536):
-                chunks.append(c)
-        except (TimeoutError, ConnectionResetError):
-            pass
-    return b"".join(chunks)
 
 
 def responses(data: bytes) -> list[tuple[int, dict[str, str], bytes]]:

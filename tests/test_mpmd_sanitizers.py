@@ -1,7 +1,6 @@
 """mpmd under AddressSanitizer + UBSan (with a bounded fuzzer for the request parser) and valgrind."""
 
 import shutil
-import socket
 import subprocess
 import time
 import urllib.request
@@ -13,6 +12,7 @@ from hypothesis import strategies as st
 
 from apachetune.mpmd import MpmdServer
 from apachetune.paths import mpmd_src_dir
+from raw_http import exchange
 
 SRC = mpmd_src_dir()
 
@@ -25,22 +25,6 @@ def asan_binary():
     if proc.returncode != 0:
         pytest.skip(f"this compiler cannot build with sanitizers: {proc.stderr[-300:]}")
     return SRC / "mpmd-asan"
-
-
-def send(port, data: bytes) -> bytes:
-    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
-        try:
-            s.sendall(data)
-            s.shutdown(socket.SHUT_WR)
-        except OSError:
-            pass
-        out = b""
-        try:
-            while chunk := s.recv(65536):
-                out += chunk
-        except OSError:
-            pass
-        return out
 
 
 REQUEST_PARTS = st.sampled_from([
@@ -56,7 +40,7 @@ REQUEST_PARTS = st.sampled_from([
                                                                    HealthCheck.too_slow])
 @given(st.lists(st.one_of(REQUEST_PARTS, st.binary(max_size=64)), max_size=12))
 def fuzz_one(server, data):
-    reply = send(server.port, b"".join(data))
+    reply = exchange(server.port, b"".join(data))
     assert reply == b"" or reply.startswith(b"HTTP/1.1 ")
 
 
