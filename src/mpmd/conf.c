@@ -94,6 +94,11 @@ static const struct int_directive ints[] = {
     {"LimitRequestFields", OFF(limit_request_fields), 0}, {"RequestCPU", OFF(request_cpu_us), 0},
 };
 
+struct flag_directive { const char *name; size_t off; }; /* On or Off */
+static const struct flag_directive flags[] = {
+    {"KeepAlive", OFF(keepalive)}, {"EnableSendfile", OFF(enable_sendfile)},
+};
+
 static int set(struct conf *c, const char *name, const char *value, char *err) {
     for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
         if (strcasecmp(name, ints[i].name)) continue;
@@ -106,16 +111,14 @@ static int set(struct conf *c, const char *name, const char *value, char *err) {
         *(int *)((char *)c + ints[i].off) = n;
         return MPMD_OK;
     }
-    if (!strcasecmp(name, "KeepAlive")) {
-        if (!strcasecmp(value, "on")) c->keepalive = 1;
-        else if (!strcasecmp(value, "off")) c->keepalive = 0;
-        else { snprintf(err, MPMD_ERR_LEN, "KeepAlive must be On or Off, not '%.80s'", value); return MPMD_ERR; }
-        return MPMD_OK;
-    }
-    if (!strcasecmp(name, "EnableSendfile")) {
-        if (!strcasecmp(value, "on")) c->enable_sendfile = 1;
-        else if (!strcasecmp(value, "off")) c->enable_sendfile = 0;
-        else { snprintf(err, MPMD_ERR_LEN, "EnableSendfile must be On or Off, not '%.80s'", value); return MPMD_ERR; }
+    for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+        if (strcasecmp(name, flags[i].name)) continue;
+        int on = !strcasecmp(value, "on");
+        if (!on && strcasecmp(value, "off")) {
+            snprintf(err, MPMD_ERR_LEN, "%s must be On or Off, not '%.80s'", flags[i].name, value);
+            return MPMD_ERR;
+        }
+        *(int *)((char *)c + flags[i].off) = on;
         return MPMD_OK;
     }
     if (!strcasecmp(name, "CustomLog") || !strcasecmp(name, "TransferLog")) {

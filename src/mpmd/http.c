@@ -348,13 +348,19 @@ static int is_known_method(const char *m) {
     return 0;
 }
 
+/* kb KiB (1 GiB at most) with every page touched, so it counts in the process's memory;
+ * NULL for none. */
+static char *touched_alloc(long kb) {
+    char *mem = kb > 0 && kb <= 1024 * 1024 ? malloc((size_t)kb * 1024) : NULL;
+    if (mem)
+        for (long i = 0; i < kb * 1024; i += 4096) mem[i] = (char)i;
+    return mem;
+}
+
 static int serve_app(int fd, const char *decoded, const char *target, struct reply *r, const struct conf *c) {
     if (!strcmp(decoded, "/app/sleep")) {
         /* An application request: hold kb KiB of touched memory (optional) for ms. */
-        long kb = query_num(target, "kb");
-        char *mem = kb > 0 && kb <= 1024 * 1024 ? malloc((size_t)kb * 1024) : NULL;
-        if (mem)
-            for (long i = 0; i < kb * 1024; i += 4096) mem[i] = (char)i;
+        char *mem = touched_alloc(query_num(target, "kb"));
         long v = query_num(target, "ms");
         struct timespec ts = {v / 1000, (v % 1000) * 1000000L};
         while (v > 0 && nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
@@ -362,14 +368,7 @@ static int serve_app(int fd, const char *decoded, const char *target, struct rep
     } else if (!strcmp(decoded, "/app/cpu")) {
         burn_cpu(query_num(target, "ms"));
     } else if (!strcmp(decoded, "/app/alloc")) {
-        long v = query_num(target, "kb");
-        if (v > 0 && v <= 1024 * 1024) {
-            char *mem = malloc((size_t)v * 1024);
-            if (mem) {
-                for (long i = 0; i < v * 1024; i += 4096) mem[i] = (char)i;
-                free(mem);
-            }
-        }
+        free(touched_alloc(query_num(target, "kb")));
     } else {
         return send_error(fd, r, 404, c);
     }
