@@ -264,3 +264,21 @@ def test_out_of_descriptors_backs_off_and_recovers():
                 assert time.monotonic() < deadline, "did not recover"
                 time.sleep(0.2)
         assert body == b"hello from mpmd\n" and srv.proc.poll() is None
+
+
+def test_request_cpu_is_spent_per_request():
+    """RequestCPU: each request costs that much of the serving thread's CPU time."""
+    def cpu_for(request_cpu_us, n=60):
+        with MpmdServer("prefork", {**SMALL, "RequestCPU": request_cpu_us}) as srv:
+            child = psutil.Process(srv.proc.pid).children()[0]
+            before = sum(child.cpu_times()[:2])
+            with socket.create_connection(("127.0.0.1", srv.port), timeout=5) as s:
+                for _ in range(n):  # one keep-alive connection: one child serves them all
+                    s.sendall(b"GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n")
+                    data = b""
+                    while not data.endswith(b"hello from mpmd\n"):
+                        data += s.recv(4096)
+            return sum(child.cpu_times()[:2]) - before
+
+    assert cpu_for(10_000) >= 60 * 0.010 * 0.9  # 10 ms a request, on the thread's own clock
+    assert cpu_for(0) < 60 * 0.010 * 0.3

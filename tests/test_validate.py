@@ -175,3 +175,9 @@ def test_keepalive_on_and_off_both_saturate_at_capacity(mpm):
     assert on["passed"] and off["passed"] and code == 0, (on, off)
     plans = {p["plan"] for p in data["points"]}
     assert plans == {"keep-alive on", "keep-alive off"}
+
+
+def test_no_wrk_uses_the_asyncio_client():
+    code, data = run("validate", "--mpm", "worker", "--plan", "sweep", "--no-wrk", *FAST)
+    assert {p.get("driver") for p in data["points"]} == {"asyncio"}
+    assert verdicts(data)["saturation throughput"]["passed"]
