@@ -42,7 +42,9 @@ def test_sample_json_contract_and_exit_codes():
     at108 = [f for f in data["findings"] if f["rule"] == "AT108"]
     assert at108 and at108[0]["file"].endswith("mods-enabled/mpm_event.conf") and at108[0]["line"] == 11
     assert {"rule", "severity", "message", "file", "line", "column"} <= set(at108[0])
-    assert data["summary"] == {"error": 0, "warning": 1, "info": 1}
+    assert data["summary"] == {"error": 0, "warning": 2, "info": 1}
+    at705 = [f for f in data["findings"] if f["rule"] == "AT705"]  # Options Indexes on /var/www/
+    assert at705 and at705[0]["file"].endswith("apache2.conf") and at705[0]["line"] == 30
     assert run("lint", str(SAMPLE), "--fail-on", "warning").returncode == 1
     assert run("lint", str(SAMPLE), "--fail-on", "info").returncode == 1
 
@@ -60,7 +62,7 @@ def test_sarif_is_valid_sarif_2_1_0(tmp_path):
     doc = Sarif.model_validate(json.loads(out.read_text()))
     assert doc.version == "2.1.0"
     results = doc.runs[0].results
-    assert {r.rule_id for r in results} == {"AT108", "AT202"}
+    assert {r.rule_id for r in results} == {"AT108", "AT202", "AT705"}
     raw = json.loads(out.read_text())
     loc = raw["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
     assert loc["region"]["startLine"] >= 1 and not loc["artifactLocation"]["uri"].startswith("/work")
@@ -126,8 +128,17 @@ def test_rule_selection():
 
 
 def test_rules_and_explain():
+    from apachetune.lint.metadata import all_rules
+
     proc = run("rules")
-    assert proc.returncode == 0 and len(proc.stdout.splitlines()) == 38
+    assert proc.returncode == 0 and len(proc.stdout.splitlines()) == len(all_rules())
+    proc = run("rules", "--groups")
+    groups = {line.split()[0]: line.split()[3:] for line in proc.stdout.splitlines()}
+    assert "AT701" in groups["security"] and "AT601" in groups["performance"]
+    proc = run("rules", "--group", "security")
+    assert proc.returncode == 0 and all(" AT7" in f" {line[:5]}" or line.startswith("AT304")
+                                        for line in proc.stdout.splitlines())
+    assert run("rules", "--group", "nope").returncode == 2
     proc = run("explain", "AT108")
     assert proc.stdout.startswith("# AT108: MaxRequestWorkers is not a multiple of ThreadsPerChild")
     assert "AH00513" in proc.stdout

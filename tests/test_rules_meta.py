@@ -70,3 +70,27 @@ def test_metadata_is_complete(rid):
     meta = all_rules()[rid]
     assert meta.title and meta.rationale and meta.fix and meta.groups
     assert meta.name.count(".") == 1
+
+
+def _pinned_cases():
+    from apachetune.lint.fixtures import rule_fixtures
+
+    for rid in RULE_IDS:
+        for fx in rule_fixtures(rid, ROOT / "fixtures"):
+            yield pytest.param(fx, id=f"{rid}-{fx.path.stem}")
+
+
+@pytest.mark.parametrize("fx", list(_pinned_cases()))
+def test_fixture_findings_are_pinned(fx):
+    """bad*: exactly the pinned findings (rule, line, column, message, fix) for the fixture's rule;
+    good* and suppressed*: none. Regenerate with tools/pin_rule_fixtures.py and read the diff."""
+    from apachetune.lint.fixtures import pinned
+
+    got = pinned(fx, lint_json(fx.path)["findings"])
+    if fx.kind == "bad":
+        expected = fx.expected()
+        assert expected is not None, f"{fx.expected_path} missing: run python tools/pin_rule_fixtures.py"
+        assert expected, f"{fx.expected_path} pins no finding"
+        assert got == expected
+    else:
+        assert got == [], f"{fx.path} should not trigger {fx.rule}"

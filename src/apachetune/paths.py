@@ -32,6 +32,12 @@ def mpmd_src_dir() -> Path:
     return _data_dir("mpmd", "src/mpmd")
 
 
+def repo_fixtures_dir() -> Path | None:
+    """fixtures/ of a source checkout (rule fixtures shown on rule pages); None in a wheel."""
+    path = _REPO / "fixtures"
+    return path if path.is_dir() else None
+
+
 def cache_dir() -> Path:
     """Per-user cache (built mpmd binary, parse cache)."""
     base = os.environ.get("APACHETUNE_CACHE") or os.environ.get("XDG_CACHE_HOME")

@@ -2,7 +2,26 @@
 
 from __future__ import annotations
 
+from apachetune.lint.fixtures import rule_fixtures
 from apachetune.lint.metadata import RuleMeta
+
+KIND_TITLES = {"bad": "Triggers the rule", "good": "Does not trigger it (a near miss)",
+               "suppressed": "Suppressed by a comment"}
+
+
+def fixture_examples(meta: RuleMeta) -> list[str]:
+    """Each fixture with what lint reports on it (the pinned findings), for the rule page."""
+    lines: list[str] = []
+    for fx in rule_fixtures(meta.id):
+        rel = f"fixtures/rules/{meta.id}/{fx.path.name}"
+        lines += [f"{KIND_TITLES[fx.kind]}: `{rel}`", "", "```apache",
+                  fx.path.read_text(encoding="utf-8", errors="replace").rstrip(), "```", ""]
+        for f in fx.expected() or []:
+            where = f"{f['file']}:" if "file" in f else ""
+            lines.append(f"- reports `{where}{f['line']}:{f['column']}` {f['message']}")
+        if fx.expected():
+            lines.append("")
+    return lines
 
 
 def rule_page(meta: RuleMeta) -> str:
@@ -19,8 +38,10 @@ def rule_page(meta: RuleMeta) -> str:
             lines += ["Triggers the rule:", "", "```apache", meta.examples["bad"].rstrip(), "```", ""]
         if "good" in meta.examples:
             lines += ["Does not:", "", "```apache", meta.examples["good"].rstrip(), "```", ""]
-    lines += ["## Fixtures", "", f"`fixtures/rules/{meta.id}/` holds a configuration that triggers it "
-              "(`bad*.conf`) and one that does not (`good*.conf`).", ""]
+    lines += ["## Fixtures", "", f"`fixtures/rules/{meta.id}/` holds configurations that trigger it "
+              "(`bad*.conf`, each with its findings pinned in `bad*.expected.yaml`) and ones that do not "
+              "(`good*.conf`, `suppressed*.conf`).", ""]
+    lines += fixture_examples(meta)
     if meta.references:
         lines += ["## References", ""] + [f"- {r}" for r in meta.references] + [""]
     lines += [f"Silence it on one line with `# apachetune: disable={meta.id}` on the line above, or "

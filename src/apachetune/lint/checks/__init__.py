@@ -4,11 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from apachetune.lint.checks import capacity, dead, httpd_rejects, keepalive, startup
+from apachetune.lint.checks import (
+    capacity,
+    dead,
+    httpd_rejects,
+    keepalive,
+    performance,
+    security,
+    startup,
+)
 
 Check = Callable[..., Iterator]
 
 CHECKS: dict[str, Check] = {}
-for _module in (startup, capacity, keepalive, dead, httpd_rejects):
+for _module in (startup, capacity, keepalive, dead, httpd_rejects, performance, security):
     CHECKS.update(_module.RULES)
 CHECKS = dict(sorted(CHECKS.items()))

@@ -1,0 +1,154 @@
+"""AT6xx: what httpd's own "Apache Performance Tuning" page warns about, and MPM coupling.
+
+https://httpd.apache.org/docs/2.4/misc/perf-tuning.html: DNS lookups, .htaccess lookups, symlink
+checks and content negotiation cost system calls on every request; debug logging costs writes;
+mod_php needs a process per request and is not thread-safe.
+"""
+
+from __future__ import annotations
+
+from apachetune.config.effective import ResolvedDirective
+from apachetune.lint.checks.scopes import (
+    child_directives,
+    directives_named,
+    directory_sections,
+    document_roots,
+    is_ancestor,
+    norm_dir,
+    option_words,
+)
+from apachetune.lint.context import LintContext
+from apachetune.lint.finding import Fix, Location
+from apachetune.mpm.numbers import atoi
+
+PHP_MODULES = ("php_module", "php5_module", "php7_module", "php8_module")
+DEBUG_LEVELS = {"debug"} | {f"trace{n}" for n in range(1, 9)}
+
+
+def _covers_a_docroot(path: str, roots: set[str], strictly_above: bool) -> bool:
+    if path == "/":
+        return True
+    return any(is_ancestor(path, r) and (not strictly_above or path != r) for r in roots)
+
+
+def hostname_lookups(ctx: LintContext):
+    formats_with_h = [d for d, _ in directives_named(ctx, "LogFormat") if d.args and "%h" in d.args[0]]
+    for d, _parents in directives_named(ctx, "HostnameLookups"):
+        if d.args and d.args[0].lower() in ("on", "double"):
+            extra = " and every %h in the access log becomes a reverse DNS lookup" if formats_with_h else ""
+            yield ctx.finding(
+                "AT601", f"HostnameLookups {d.args[0]}: a DNS lookup per request (two with Double) "
+                f"before the response{extra}. Resolve names offline with logresolve.",
+                d, formats_with_h[:1], Fix({"HostnameLookups": "Off"}))
+
+
+def allow_override_on_trees(ctx: LintContext):
+    roots = document_roots(ctx)
+    for section, path in directory_sections(ctx):
+        if not _covers_a_docroot(path, roots, strictly_above=True):
+            continue
+        for name in ("AllowOverride", "AllowOverrideList"):
+            for d in child_directives(section, name):
+                if d.args and d.args[0].lower() != "none":
+                    where = "every directory of every requested path" if path == "/" else \
+                        f"every directory from {path} down, above the document root"
+                    yield ctx.finding(
+                        "AT602", f"{d.name} {' '.join(d.args)} on <Directory {section.args[0]}>: httpd "
+                        f"looks for an .htaccess file in {where}, on every request.", d)
+
+
+def symlink_checks(ctx: LintContext):
+    roots = document_roots(ctx)
+    for section, path in directory_sections(ctx):
+        if not _covers_a_docroot(path, roots, strictly_above=False):
+            continue
+        for d in child_directives(section, "Options"):
+            words = option_words(d)
+            names = {n for _, n in words}
+            if "symlinksifownermatch" in names and ("-", "symlinksifownermatch") not in words:
+                yield ctx.finding(
+                    "AT603", f"Options {' '.join(d.args)} on <Directory {section.args[0]}>: "
+                    "SymLinksIfOwnerMatch makes httpd lstat() every component of every path.", d)
+            elif words and all(sign == "" for sign, _ in words) \
+                    and not names & {"followsymlinks", "all"}:
+                yield ctx.finding(
+                    "AT603", f"Options {' '.join(d.args)} on <Directory {section.args[0]}> turns "
+                    "FollowSymLinks off: httpd lstat()s every component of every path to refuse links.", d)
+
+
+def multiviews(ctx: LintContext):
+    roots = document_roots(ctx)
+    for d, parents in directives_named(ctx, "Options"):
+        if ("", "multiviews") not in option_words(d) and ("+", "multiviews") not in option_words(d):
+            continue
+        broad = not parents or all(p.lname == "virtualhost" for p in parents)
+        if not broad and parents[-1].lname == "directory" and parents[-1].args:
+            broad = _covers_a_docroot(norm_dir(parents[-1].args[0]), roots, strictly_above=False)
+        if broad:
+            yield ctx.finding(
+                "AT604", "Options MultiViews over a whole document tree: every request for a missing "
+                "file reads its directory to negotiate a variant.", d)
+
+
+def extended_status_unused(ctx: LintContext):
+    handlers = [d for d, _ in directives_named(ctx, "SetHandler") if d.args and d.args[0].lower() == "server-status"]
+    if handlers:
+        return
+    for d, _parents in directives_named(ctx, "ExtendedStatus"):
+        if d.args and d.args[0].lower() == "on":
+            yield ctx.finding(
+                "AT605", "ExtendedStatus On with no server-status handler: httpd times and records every "
+                "request for a status page nobody serves.", d, (), Fix({"ExtendedStatus": "Off"}))
+
+
+def debug_logging(ctx: LintContext):
+    for d, parents in directives_named(ctx, "LogLevel"):
+        if parents and any(p.lname != "virtualhost" for p in parents):
+            continue  # a per-directory LogLevel is a deliberate, narrow choice
+        levels = [w.rsplit(":", 1)[-1].lower() for w in d.args]
+        noisy = [w for w, lvl in zip(d.args, levels, strict=True) if lvl in DEBUG_LEVELS]
+        if noisy:
+            yield ctx.finding(
+                "AT606", f"LogLevel {' '.join(d.args)}: {', '.join(noisy)} writes several error-log "
+                "lines per request; use it while debugging only.", d)
+
+
+def _php_loaded(ctx: LintContext) -> str | None:
+    for mod in PHP_MODULES:
+        if mod in ctx.eff.modules:
+            return mod
+    return None
+
+
+def _load_position(ctx: LintContext, mod: str):
+    pos = ctx.eff.module_positions.get(mod)
+    if pos is None:
+        return ctx.anchor()
+    return Location(pos.file, pos.line, pos.column)
+
+
+def php_with_threads(ctx: LintContext):
+    mod = _php_loaded(ctx)
+    if mod and ctx.mpm in ("worker", "event"):
+        yield ctx.finding(
+            "AT607", f"{mod} (mod_php) is loaded with the {ctx.mpm} MPM: PHP's extensions are not "
+            "thread-safe; use prefork, or PHP-FPM behind mod_proxy_fcgi with this MPM.",
+            _load_position(ctx, mod))
+
+
+def php_never_recycled(ctx: LintContext):
+    mod = _php_loaded(ctx)
+    if not mod or ctx.mpm != "prefork":
+        return
+    d: ResolvedDirective | None = ctx.winner("MaxConnectionsPerChild")
+    if d is None or (d.args and atoi(d.args[0]) == 0):
+        at = d if d is not None else _load_position(ctx, mod)
+        yield ctx.finding(
+            "AT608", "MaxConnectionsPerChild is 0 (never recycle) with mod_php: memory a PHP script "
+            "leaks stays in its child for the child's whole life and adds up across children.",
+            at, (), Fix({"MaxConnectionsPerChild": "1000"}))
+
+
+RULES = {"AT601": hostname_lookups, "AT602": allow_override_on_trees, "AT603": symlink_checks,
+         "AT604": multiviews, "AT605": extended_status_unused, "AT606": debug_logging,
+         "AT607": php_with_threads, "AT608": php_never_recycled}

@@ -1,0 +1,78 @@
+"""Where a directive applies: shared helpers for checks that look beyond the server context.
+
+httpd merges per-directory configuration from <Directory> sections whose path is a prefix of the
+file being served, so a setting on `<Directory />` or on a directory above a DocumentRoot applies to
+every request under it. These helpers find those sections and the document roots they cover.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from apachetune.config.effective import ResolvedDirective, ResolvedSection
+from apachetune.lint.context import LintContext
+
+DIRECTORY_SECTIONS = ("directory",)  # <DirectoryMatch> paths are regexes: not compared as paths
+
+
+def unquote(word: str) -> str:
+    return word[1:-1] if len(word) >= 2 and word[0] == word[-1] and word[0] in "\"'" else word
+
+
+def norm_dir(path: str) -> str:
+    """A directory path as httpd compares it: no trailing slash (but "/" stays "/")."""
+    path = unquote(path.rstrip(">").strip())
+    return path.rstrip("/") or "/"
+
+
+def directives_named(ctx: LintContext, name: str) -> Iterator[tuple[ResolvedDirective, tuple[ResolvedSection, ...]]]:
+    """Every directive called `name`, in any context, with its enclosing sections."""
+    lname = name.lower()
+    for item, parents in ctx.eff.walk():
+        if isinstance(item, ResolvedDirective) and item.lname == lname:
+            yield item, parents
+
+
+def server_and_vhost(ctx: LintContext, name: str) -> list[ResolvedDirective]:
+    """`name` as set in server context (the winner) and directly inside each <VirtualHost>."""
+    found = []
+    last = ctx.eff.get(name)
+    if last is not None:
+        found.append(last)
+    for d, parents in directives_named(ctx, name):
+        if parents and len(parents) == 1 and parents[0].lname == "virtualhost":
+            found.append(d)
+    return found
+
+
+def document_roots(ctx: LintContext) -> set[str]:
+    """Every DocumentRoot in force (server context and virtual hosts), normalised."""
+    return {norm_dir(d.args[0]) for d in server_and_vhost(ctx, "DocumentRoot") if d.args}
+
+
+def is_ancestor(parent: str, child: str) -> bool:
+    """`parent` is `child` or a directory above it."""
+    if parent == "/":
+        return True
+    return child == parent or child.startswith(parent + "/")
+
+
+def directory_sections(ctx: LintContext) -> Iterator[tuple[ResolvedSection, str]]:
+    """Every <Directory> section with its normalised path."""
+    for item, _parents in ctx.eff.walk():
+        if isinstance(item, ResolvedSection) and item.lname in DIRECTORY_SECTIONS and item.args:
+            yield item, norm_dir(item.args[0])
+
+
+def child_directives(section: ResolvedSection, name: str) -> list[ResolvedDirective]:
+    lname = name.lower()
+    return [c for c in section.children if isinstance(c, ResolvedDirective) and c.lname == lname]
+
+
+def option_words(d: ResolvedDirective) -> list[tuple[str, str]]:
+    """`Options` arguments as (sign, lower-case name): sign is '+', '-' or '' (absolute)."""
+    out = []
+    for word in d.args:
+        sign = word[0] if word[:1] in "+-" else ""
+        out.append((sign, word[len(sign):].lower()))
+    return out
