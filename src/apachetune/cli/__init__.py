@@ -27,6 +27,7 @@ COMMANDS = {
     "rules": "rules",
     "size": "size",
     "validate": "validate",
+    "vhosts": "vhosts",
     "wizard": "wizard",
 }
 
