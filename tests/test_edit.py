@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from apachetune.config import Directive, Section, parse_text
-from apachetune.generate.safe_write import unified_diff
+from apachetune.generate.diff import unified_diff
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 MPM_CONF = CORPUS / "apache__httpd__docs_conf_extra_httpd-mpm.conf.in.conf"

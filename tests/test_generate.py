@@ -1,5 +1,6 @@
 """`apachetune generate`: new files and in-place edits, validated before anything is written."""
 
+import os
 import shutil
 from pathlib import Path
 
@@ -38,7 +39,9 @@ def test_new_file_is_valid_and_never_overwritten(tmp_path):
     r = invoke("generate", "-o", out, *SIZING, "--target-mpm", "event")
     assert r.exit_code == 2 and "--force" in r.output and out.read_bytes() == before
     r = invoke("generate", "-o", out, *SIZING, "--target-mpm", "event", "--force")
-    assert r.exit_code == 0 and (tmp_path / "mpm.conf.bak").read_bytes() == before
+    assert r.exit_code == 0, r.output
+    (backup,) = Path(os.environ["APACHETUNE_BACKUP_DIR"]).glob(f"*/files{out}")
+    assert backup.read_bytes() == before and not list(tmp_path.glob("*.bak*"))
     assert "mpm_event_module" in out.read_text()
 
 
@@ -66,7 +69,9 @@ def test_in_place_edits_only_those_lines(tmp_path):
     r = invoke("generate", main, "--in-place", *SIZING, *(["--no-httpd-check"] if APACHE2 is None else []))
     assert r.exit_code == 0, r.output
     after = mpm_conf.read_text()
-    assert (root / "mods-enabled" / "mpm_event.conf.bak").read_text() == before
+    # The backup is outside the tree (httpd reads every file of an included directory).
+    (backup,) = Path(os.environ["APACHETUNE_BACKUP_DIR"]).glob(f"*/files{mpm_conf.resolve()}")
+    assert backup.read_text() == before and not [p for p in root.rglob("*") if ".bak" in p.name]
     # Comments and untouched lines are kept byte for byte.
     assert [ln for ln in before.splitlines() if ln.startswith("#")] == \
         [ln for ln in after.splitlines() if ln.startswith("#")]

@@ -24,6 +24,7 @@ COMMANDS = {
     "generate": "generate",
     "lint": "lint",
     "parse": "parse",
+    "restore": "restore",
     "rules": "rules",
     "size": "size",
     "validate": "validate",

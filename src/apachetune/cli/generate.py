@@ -1,7 +1,8 @@
 """`apachetune generate`: write a tuned mpm.conf (-o FILE) or edit the config in place.
 
-Nothing is written unless the result parses, passes our lint, and passes `apache2 -t` (when
-installed); a real write is atomic and keeps a .bak; --diff and --check write nothing.
+Nothing is written unless the result parses, passes our lint, and passes `apache2 -t`
+(--no-httpd-check to write without it); a write is all or nothing, with backups in a directory
+httpd never reads (`apachetune restore` puts them back); --diff and --check write nothing.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from apachetune.cli.sizing_options import sizing_options
 from apachetune.console import err, out
 from apachetune.errors import UsageError
 from apachetune.generate import apply
-from apachetune.generate.safe_write import unified_diff
+from apachetune.generate.diff import unified_diff
 from apachetune.sizing.session import SizingRequest, run_sizing
 
 RESOLVE_KEYS = ("server_root", "defines", "modules", "httpd_version", "mpm", "env_file")
@@ -27,12 +28,15 @@ RESOLVE_KEYS = ("server_root", "defines", "modules", "httpd_version", "mpm", "en
 @click.option("--in-place", is_flag=True, help="Edit the files of FILE's tree where the settings are defined.")
 @click.option("--diff", "show_diff", is_flag=True, help="Print the changes as a unified diff; write nothing.")
 @click.option("--check", is_flag=True, help="Exit 1 if changes are needed; write nothing.")
-@click.option("--force", is_flag=True, help="With -o: replace an existing file (a .bak is kept).")
-@click.option("--no-httpd-check", is_flag=True, help="Do not run apache2 -t before writing.")
+@click.option("--force", is_flag=True, help="Replace an existing, read-only or symlinked -o target (a backup is kept).")
+@click.option("--no-httpd-check", is_flag=True, help="Write without apache2 -t's check (our lint still checks).")
+@click.option("--backup-dir", type=click.Path(file_okay=False), default=None,
+              help="Where backups go (default: /var/backups/apachetune as root, else "
+                   "~/.local/state/apachetune/backups; never where httpd reads).")
 @click.option("--target-mpm", type=MPM_CHOICE, help="Generate for this MPM (default: recommended).")
 @sizing_options
 @resolve_options
-def command(file, output, in_place, show_diff, check, force, no_httpd_check, target_mpm, **kw):
+def command(file, output, in_place, show_diff, check, force, no_httpd_check, backup_dir, target_mpm, **kw):
     """Generate a tuned MPM section from `apachetune size`'s recommendation."""
     if bool(output) == bool(in_place):
         raise UsageError("give exactly one of -o FILE or --in-place")
@@ -52,7 +56,8 @@ def command(file, output, in_place, show_diff, check, force, no_httpd_check, tar
             if show_diff:
                 click.echo(unified_diff(old, data, str(target)), nl=False)
             ctx.exit(1 if check and old != data else 0)
-        report_and_exit(apply.write_new_file(session, target, force, not no_httpd_check))
+        report_and_exit(apply.write_new_file(session, target, force, not no_httpd_check,
+                                             Path(backup_dir) if backup_dir else None))
     edit_plan = apply.plan(session)
     if edit_plan.empty:
         out.print("The configuration already has these values; nothing to change.")
@@ -62,7 +67,8 @@ def command(file, output, in_place, show_diff, check, force, no_httpd_check, tar
             for path, data in edit_plan.rendered().items():
                 click.echo(unified_diff(edit_plan.files[path].to_bytes(), data, path), nl=False)
         ctx.exit(1 if check else 0)
-    report_and_exit(apply.write_in_place(session, resolve, not no_httpd_check, edit_plan))
+    report_and_exit(apply.write_in_place(session, resolve, not no_httpd_check, edit_plan,
+                                         Path(backup_dir) if backup_dir else None))
 
 
 def running_mpm(file, resolve) -> str:
@@ -81,8 +87,14 @@ def report_and_exit(result: apply.ApplyResult) -> None:
             err.print(f"refused: {p}")
         err.print("nothing was written")
         ctx.exit(1)
-    for w in result.written:
-        out.print(f"{'wrote' if w.created else 'updated'} {w.path}" + (f" (backup {w.backup})" if w.backup else ""))
+    commit = result.commit
+    if commit is not None:
+        for path in commit.created:
+            out.print(f"wrote {path}")
+        for path in commit.written:
+            out.print(f"updated {path}")
+        if commit.backups:
+            out.print(f"backups in {commit.run_dir} (undo: apachetune restore {commit.run_dir})")
     for change in result.changes:
         out.print(f"  {change}")
     out.print(f"apache2 -t: {result.report.httpd}")

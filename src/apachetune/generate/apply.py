@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -10,14 +11,14 @@ from apachetune.errors import UsageError
 from apachetune.generate.check import CheckReport, check_new_file, check_overlay
 from apachetune.generate.inplace import EditPlan, plan_in_place
 from apachetune.generate.render import Setting, render_mpm_conf
-from apachetune.generate.safe_write import WriteResult, atomic_write
+from apachetune.generate.transaction import CommitResult, FileChange, Transaction
 from apachetune.sizing.session import SizingSession
 
 
 @dataclass
 class ApplyResult:
     report: CheckReport
-    written: list[WriteResult] = field(default_factory=list)
+    commit: CommitResult | None = None  # None: nothing written (refused, or nothing to change)
     changes: list[str] = field(default_factory=list)
 
 
@@ -29,15 +30,20 @@ def new_file_bytes(session: SizingSession) -> bytes:
     return render_mpm_conf(rec.mpm, settings, header)
 
 
-def write_new_file(session: SizingSession, path: str | Path, force: bool, run_httpd: bool) -> ApplyResult:
+def write_new_file(session: SizingSession, path: str | Path, force: bool, run_httpd: bool,
+                   backup_root: Path | None = None) -> ApplyResult:
     target = Path(path)
-    if target.exists() and not force:
-        raise UsageError(f"{target} exists; pass --force to replace it (a .bak is kept)")
+    if (target.exists() or target.is_symlink()) and not force:
+        what = "is a symbolic link" if target.is_symlink() else "exists"
+        raise UsageError(f"{target} {what}; pass --force to replace it (a backup is kept)")
     data = new_file_bytes(session)
     report = check_new_file(data, session.recommendation.mpm, run_httpd=run_httpd)
     if not report.ok:
         return ApplyResult(report)
-    return ApplyResult(report, [atomic_write(target, data, replace=force)])
+    old = target.read_bytes() if target.is_file() else None
+    commit = Transaction([FileChange(target, data, old)], force=force, backup_root=backup_root,
+                         label="generate").commit()
+    return ApplyResult(report, commit)
 
 
 def plan(session: SizingSession) -> EditPlan:
@@ -47,7 +53,7 @@ def plan(session: SizingSession) -> EditPlan:
 
 
 def write_in_place(session: SizingSession, resolve: ResolveOptions | None, run_httpd: bool,
-                   edit_plan: EditPlan | None = None) -> ApplyResult:
+                   edit_plan: EditPlan | None = None, backup_root: Path | None = None) -> ApplyResult:
     edit_plan = edit_plan or plan(session)
     rendered = edit_plan.rendered()
     if not rendered:
@@ -55,5 +61,13 @@ def write_in_place(session: SizingSession, resolve: ResolveOptions | None, run_h
     report = check_overlay(session.eff.main_file, resolve or ResolveOptions(), rendered, run_httpd=run_httpd)
     if not report.ok:
         return ApplyResult(report)
-    written = [atomic_write(path, data, replace=True) for path, data in rendered.items()]
-    return ApplyResult(report, written, edit_plan.changes)
+    return ApplyResult(report, commit_edits(edit_plan.files, rendered, backup_root, "generate"),
+                       edit_plan.changes)
+
+
+def commit_edits(files, rendered: dict[str, bytes], backup_root: Path | None, label: str) -> CommitResult:
+    """Edits of files read through the include path: written to the file httpd reads (a Debian
+    mods-enabled/*.conf symlink is followed, and stays a link), all or nothing."""
+    changes = [FileChange(Path(os.path.realpath(path)), data, files[path].to_bytes())
+               for path, data in rendered.items()]
+    return Transaction(changes, backup_root=backup_root, label=label).commit()

@@ -61,7 +61,9 @@ def check_overlay(main: str, resolve: ResolveOptions, overlay: dict[str, bytes],
     if result.fatal:
         problems = problems or ["the configuration cannot be read"]
     report = CheckReport(not problems, problems)
-    if report.ok and run_httpd:
+    if not run_httpd:
+        report.httpd = "skipped (--no-httpd-check)"
+    elif report.ok:
         report = _httpd_tree(main, opts, overlay, report)
     return report
 
@@ -69,15 +71,15 @@ def check_overlay(main: str, resolve: ResolveOptions, overlay: dict[str, bytes],
 def _httpd_tree(main: str, opts: ResolveOptions, overlay: dict[str, bytes], report: CheckReport) -> CheckReport:
     binary = httpd_binary()
     if binary is None:
-        report.httpd = "not run: no apache2/httpd on PATH"
-        return report
+        return _unchecked(report, "apache2 -t could not check it: no apache2/httpd on PATH")
     from apachetune.config.resolver import resolve
 
     eff = resolve(main, opts)
     root = Path(eff.server_root)
-    if not all(Path(p).resolve().is_relative_to(root.resolve()) for p in overlay):
-        report.httpd = "not run: a changed file lies outside ServerRoot"
-        return report
+    outside = [p for p in overlay if not Path(p).resolve().is_relative_to(root.resolve())]
+    if outside:
+        return _unchecked(report, f"apache2 -t cannot check {outside[0]}: it lies outside ServerRoot "
+                          f"{root}, so a copy of the tree would still read the old file")
     with tempfile.TemporaryDirectory(prefix="apachetune-check-") as tmp:
         copy = Path(tmp) / "root"
         shutil.copytree(root, copy, symlinks=True)
@@ -107,6 +109,14 @@ def _httpd_tree(main: str, opts: ResolveOptions, overlay: dict[str, bytes], repo
     return report
 
 
+def _unchecked(report: CheckReport, why: str) -> CheckReport:
+    """Never write what httpd has not checked, unless the user said so (--no-httpd-check)."""
+    report.ok = False
+    report.httpd = "not run"
+    report.problems.append(f"{why}; pass --no-httpd-check to write with our lint's check only")
+    return report
+
+
 _MPM_CODES = {f"AH{n:05d}" for n in list(range(175, 189)) + list(range(300, 325)) + list(range(497, 522))}
 
 
@@ -119,10 +129,10 @@ def check_new_file(data: bytes, mpm: str, run_httpd: bool = True) -> CheckReport
                                                                                     "reqtimeout_module"]),
                                {}, snippet=True, run_httpd=False)
         binary = httpd_binary()
-        if not report.ok or not run_httpd or binary is None:
-            if binary is None:
-                report.httpd = "not run: no apache2/httpd on PATH"
+        if not report.ok or not run_httpd:
             return report
+        if binary is None:
+            return _unchecked(report, "apache2 -t could not check it: no apache2/httpd on PATH")
         modules = "/usr/lib/apache2/modules"
         wrapper = Path(tmp) / "httpd.conf"
         wrapper.write_text(

@@ -1,0 +1,9 @@
+"""Shared test set-up."""
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _backups_in_tmp(tmp_path_factory, monkeypatch):
+    """Every write's backups go to a per-test directory, never /var/backups or ~/.local/state."""
+    monkeypatch.setenv("APACHETUNE_BACKUP_DIR", str(tmp_path_factory.mktemp("backups")))
