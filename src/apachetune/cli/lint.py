@@ -27,8 +27,16 @@ from apachetune.report import FORMATS
               help="Write the report to a file instead of standard output.")
 @click.option("--cpus", type=click.IntRange(1), default=None,
               help="CPU cores of the server, for ListenCoresBucketsRatio (default: this machine's).")
+@click.option("--fix", "do_fix", is_flag=True,
+              help="Apply the findings' fixes as minimal edits (checked by lint and apache2 -t, all or "
+                   "nothing, backups kept), then report what remains.")
+@click.option("--diff", "show_diff", is_flag=True, help="With --fix: print the edits as a diff; write nothing.")
+@click.option("--no-httpd-check", is_flag=True, help="With --fix: write without apache2 -t's check.")
+@click.option("--backup-dir", type=click.Path(file_okay=False), default=None,
+              help="With --fix: where backups go (default: as generate).")
 @resolve_options
-def command(file, fmt, fail_on, config_path, rules, output, cpus, **resolve_kw):
+def command(file, fmt, fail_on, config_path, rules, output, cpus, do_fix, show_diff, no_httpd_check,
+            backup_dir, **resolve_kw):
     """Lint FILE (a main configuration, or a lone MPM snippet with --mpm)."""
     settings = load_settings(Path(config_path) if config_path else find_config(Path.cwd()))
     only = None
@@ -43,7 +51,17 @@ def command(file, fmt, fail_on, config_path, rules, output, cpus, **resolve_kw):
     snippet = resolve.mpm is not None
     if snippet:
         resolve.modules.append(f"mpm_{resolve.mpm}_module")
-    result = lint(file, LintOptions(resolve, settings, snippet=snippet, only=only, cpus=cpus))
+    options = LintOptions(resolve, settings, snippet=snippet, only=only, cpus=cpus)
+    if show_diff and not do_fix:
+        raise UsageError("--diff goes with --fix")
+    if do_fix:
+        from apachetune.cli.fix import run_fix
+
+        result = run_fix(file, options, show_diff, not no_httpd_check, backup_dir)
+        if result is None:  # --diff: nothing written, nothing more to report
+            return 0
+    else:
+        result = lint(file, options)
     report = FORMATS[fmt](result)
     if output:
         Path(output).write_text(report)

@@ -68,6 +68,12 @@ def check_overlay(main: str, resolve: ResolveOptions, overlay: dict[str, bytes],
     return report
 
 
+def httpd_check(main: str, opts: ResolveOptions, overlay: dict[str, bytes]) -> CheckReport:
+    """`apache2 -t` on a temporary copy of the tree with `overlay` in place (no MPM message allowed)."""
+    return _httpd_tree(main, ResolveOptions(**{**opts.__dict__, "overlay": {**opts.overlay, **overlay}}),
+                       overlay, CheckReport(True))
+
+
 def _httpd_tree(main: str, opts: ResolveOptions, overlay: dict[str, bytes], report: CheckReport) -> CheckReport:
     binary = httpd_binary()
     if binary is None:

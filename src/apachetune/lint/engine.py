@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from apachetune.config.effective import EffectiveConfig
 from apachetune.config.resolver import ResolveOptions, resolve
 from apachetune.errors import ConfigSyntaxError, ResolveError
 from apachetune.lint.checks import CHECKS
@@ -49,7 +50,8 @@ def _fatal(main: str, rule: str, err) -> LintResult:
                       mpm=None, fatal=True)
 
 
-def lint(main_file: str, options: LintOptions) -> LintResult:
+def lint_file(main_file: str | os.PathLike[str], options: LintOptions) -> LintResult:
+    """Resolve `main_file` as httpd would, then lint it (syntax and include errors are findings)."""
     main = os.path.abspath(main_file)
     try:
         eff = resolve(main, options.resolve)
@@ -57,6 +59,15 @@ def lint(main_file: str, options: LintOptions) -> LintResult:
         return _fatal(main, "AT508", e)
     except ResolveError as e:
         return _fatal(main, "AT509", e)
+    return lint(eff, options)
+
+
+def lint(target: EffectiveConfig | str | os.PathLike[str], options: LintOptions) -> LintResult:
+    """Lint an already resolved configuration (generate, sizing and --fix resolve once), or, given
+    a path, resolve it first (lint_file)."""
+    if not isinstance(target, EffectiveConfig):
+        return lint_file(target, options)
+    eff = target
     mpm = eff.mpm
     startup = None
     buckets = listen_buckets(eff, options.cpus)
@@ -86,7 +97,7 @@ def lint(main_file: str, options: LintOptions) -> LintResult:
             if not suppress.suppressed(f.rule, f.location.file, f.location.line):
                 findings.append(f)
     findings.sort(key=lambda f: (f.location.file, f.location.line, f.location.column, f.rule))
-    return LintResult(main, findings, startup.to_json() if startup else None, files=eff.files)
+    return LintResult(eff.main_file, findings, startup.to_json() if startup else None, files=eff.files)
 
 
 def exit_code(result: LintResult, fail_on: str) -> int:

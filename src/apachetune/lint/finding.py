@@ -21,13 +21,29 @@ class Location:
 
 @dataclass(frozen=True, slots=True)
 class Fix:
-    """New values for directives, applied by `apachetune generate` (never by the linter)."""
+    """A fix as data (sqlfluff's LintFix): what `apachetune lint --fix` changes.
+
+    `set` gives directives new values: the directive at the finding's position when it is one of
+    them, else the one in force in server context, else a new line next to the finding (or at the
+    end of the main file). `delete` removes the directive at the finding's position, `rename`
+    renames it (keeping its arguments), `strip_bom` removes a file's byte-order mark.
+    """
 
     set: dict[str, str]  # directive -> new value
     description: str = ""
+    delete: bool = False
+    rename: str | None = None
+    strip_bom: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {"set": dict(self.set), "description": self.description}
+        out: dict[str, Any] = {"set": dict(self.set), "description": self.description}
+        if self.delete:
+            out["delete"] = True
+        if self.rename:
+            out["rename"] = self.rename
+        if self.strip_bom:
+            out["strip_bom"] = True
+        return out
 
 
 @dataclass(slots=True)

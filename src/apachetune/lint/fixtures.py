@@ -59,6 +59,6 @@ def pinned(fixture: RuleFixture, findings: list[dict[str, Any]]) -> list[dict[st
         if Path(f["file"]).resolve() != fixture.path.resolve():
             entry["file"] = str(Path(f["file"]).resolve().relative_to(fixture.path.parent.resolve()))
         if f.get("fix"):
-            entry["fix"] = f["fix"]["set"]
+            entry["fix"] = {k: v for k, v in f["fix"].items() if k != "description"}
         out.append(entry)
     return out

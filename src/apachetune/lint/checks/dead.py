@@ -65,7 +65,7 @@ def duplicate_directive(ctx: LintContext):
                     "AT402",
                     f"{first.name} {first.args_text} is overridden by {item.name} {item.args_text} at "
                     f"{item.node.file}:{item.node.line}; the later setting wins.",
-                    first, [item], Fix({}, "delete the earlier line"))
+                    first, [item], Fix({}, "delete the earlier line", delete=True))
             seen[lkey] = item
 
     yield from scope(ctx.eff.tree)
@@ -94,7 +94,7 @@ def deprecated_name(ctx: LintContext):
         if isinstance(item, ResolvedDirective) and item.lname in LEGACY_NAMES:
             new = LEGACY_NAMES[item.lname]
             yield ctx.finding("AT404", f"{item.name} is a deprecated name; use {new}.", item, (),
-                              Fix({new: item.args_text}, f"rename {item.name} to {new}"))
+                              Fix({}, f"rename {item.name} to {new}", rename=new))
 
 
 RULES = {"AT401": mpm_section_not_loaded, "AT402": duplicate_directive,

@@ -153,7 +153,7 @@ def byte_order_mark(ctx: LintContext):
                 "AT506",
                 f"The file starts with a UTF-8 byte-order mark, which httpd does not strip: it reads "
                 f"the first line as Invalid command '\\xef\\xbb\\xbf{first}'.",
-                Location(path, 1, 1), (), Fix({}, "remove the byte-order mark"))
+                Location(path, 1, 1), (), Fix({}, "remove the byte-order mark", strip_bom=True))
 
 
 _ATOI_DIRECTIVES = {"maxkeepaliverequests"}

@@ -1,0 +1,107 @@
+"""`apachetune lint --fix`: every fixable rule's fix removes its finding and adds none."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from apachetune.cli import cli
+from apachetune.lint.fix import plan_fixes
+from apachetune.lint.fixtures import rule_fixtures
+from apachetune.lint.metadata import all_rules
+from httpd_oracle import APACHE2
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def options_for(fx):
+    """LintOptions the CLI would build from the fixture's `# lint-args:` line."""
+    from apachetune.cli.options import make_resolve_options
+    from apachetune.lint.engine import LintOptions
+    from apachetune.lint.settings import Settings
+
+    args = fx.lint_args
+    mpm = args[args.index("--mpm") + 1] if "--mpm" in args else None
+    resolve = make_resolve_options(None, (), (), "2.4.71", mpm, None)
+    if mpm:
+        resolve.modules.append(f"mpm_{mpm}_module")
+    return LintOptions(resolve, Settings(), snippet=mpm is not None)
+
+
+def fixable_cases():
+    for rid, meta in all_rules().items():
+        if not meta.fixable:
+            continue
+        for fx in rule_fixtures(rid, ROOT / "fixtures"):
+            if fx.kind == "bad":
+                yield pytest.param(fx, id=f"{rid}-{fx.path.stem}")
+
+
+@pytest.mark.parametrize("fx", list(fixable_cases()))
+def test_fix_removes_the_finding_and_adds_none(fx, tmp_path):
+    conf = tmp_path / fx.path.name
+    shutil.copy(fx.path, conf)
+    outcome = plan_fixes(str(conf), options_for(fx))
+    assert fx.rule in {f.rule for f in outcome.before.findings}
+    assert outcome.new, f"{fx.rule}: fixable, but its fix changed nothing"
+    assert fx.rule not in {f.rule for f in outcome.after.findings}, outcome.changes
+    assert not outcome.introduced, (outcome.introduced, outcome.changes)
+    # Minimal: every changed line is one the fixes name (or a line they add).
+    old = outcome.original[str(conf)].decode().splitlines()
+    new = outcome.new[str(conf)].decode().splitlines()
+    assert sum(1 for line in old if line not in new) <= len(outcome.changes)
+
+
+def test_every_fixable_rule_has_a_fixture_that_exercises_its_fix():
+    covered = {fx.values[0].rule for fx in fixable_cases()}
+    assert covered == {rid for rid, m in all_rules().items() if m.fixable}
+
+
+def copy_debian(tmp_path: Path) -> Path:
+    root = tmp_path / "debian"
+    shutil.copytree(ROOT / "fixtures" / "trees" / "debian", root, symlinks=True)
+    return root
+
+
+def run(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+@pytest.mark.skipif(APACHE2 is None, reason="needs apache2")
+def test_fix_on_the_debian_tree_is_minimal_checked_and_undoable(tmp_path):
+    root = copy_debian(tmp_path)
+    main = root / "apache2.conf"
+    (root / "mods-available" / "mpm_event.conf").write_text(
+        (root / "mods-available" / "mpm_event.conf").read_text().replace(
+            "MaxRequestWorkers       150", "MaxRequestWorkers       160"))
+    before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and not p.is_symlink()}
+    r = run("lint", main, "--fix", "--diff")
+    assert r.exit_code == 0 and "-MaxRequestWorkers" in r.stdout
+    assert {p: p.read_bytes() for p in before} == before  # --diff writes nothing
+    r = run("lint", main, "--fix", "--format", "json")
+    assert r.exit_code in (0, 1), r.stderr
+    assert "apache2 -t: passed" in r.stderr
+    remaining = {f["rule"] for f in json.loads(r.stdout)["findings"]}
+    fixable = {rid for rid, m in all_rules().items() if m.fixable}
+    assert not remaining & fixable, remaining
+    changed = [p for p, data in before.items() if p.read_bytes() != data]
+    assert changed and all(".bak" not in p.name for p in root.rglob("*"))
+    # Only named lines changed: every differing line is reported in the change list.
+    run_dirs = list(Path(os.environ["APACHETUNE_BACKUP_DIR"]).iterdir())
+    assert len(run_dirs) == 1
+    r = run("restore", run_dirs[0])
+    assert r.exit_code == 0 and {p: p.read_bytes() for p in before} == before
+
+
+def test_only_fixable_rules_carry_fixes():
+    from apachetune.lint.engine import lint
+
+    for rid, meta in all_rules().items():
+        for fx in rule_fixtures(rid, ROOT / "fixtures"):
+            for f in lint(str(fx.path), options_for(fx)).findings:
+                assert f.fix is None or all_rules()[f.rule].fixable, (f.rule, fx.path)
