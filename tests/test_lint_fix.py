@@ -101,7 +101,7 @@ def test_fix_on_the_debian_tree_is_minimal_checked_and_undoable(tmp_path):
 def test_only_fixable_rules_carry_fixes():
     from apachetune.lint.engine import lint
 
-    for rid, meta in all_rules().items():
+    for rid in all_rules():
         for fx in rule_fixtures(rid, ROOT / "fixtures"):
             for f in lint(str(fx.path), options_for(fx)).findings:
                 assert f.fix is None or all_rules()[f.rule].fixable, (f.rule, fx.path)
