@@ -167,3 +167,32 @@ def test_lone_upstream_mpm_snippet_per_mpm():
         code, data = lint_json(path, "--mpm", mpm)
         assert data["summary"]["error"] == 0, (mpm, data["findings"])
         assert data["mpm"]["name"] == mpm and data["mpm"]["startup_messages"] == []
+
+
+def test_rule_thresholds_are_options_in_apachetune_yaml(tmp_path):
+    conf = tmp_path / "prefork.conf"
+    conf.write_text("KeepAliveTimeout 8\nMaxKeepAliveRequests 50\n")
+    code, data = lint_json(conf, "--mpm", "prefork")
+    assert "AT302" in [f["rule"] for f in data["findings"]]  # default max_seconds 5
+    settings = tmp_path / ".apachetune.yaml"
+    settings.write_text("rules:\n  AT302: {options: {max_seconds: 10}}\n  keepalive:\n    options:\n"
+                        "      min_requests: 60\n")
+    code, data = lint_json(conf, "--mpm", "prefork", "--config", str(settings))
+    rules = [f["rule"] for f in data["findings"]]
+    assert "AT302" not in rules and "AT303" in rules  # 50 < 60 now
+
+
+@pytest.mark.parametrize("text, where, words", [
+    ("rules:\n  AT302: {options: {max_seconds: abc}}\n", ":2:34:", "expected a number"),
+    ("rules:\n  AT302:\n    options:\n      max_secs: 3\n", ":4:7:", "unknown option 'max_secs'"),
+    ("rules:\n  AT303: {options: {min_requests: 2.5}}\n", ":2:35:", "expected an integer"),
+    ("rules:\n  AT999: disable\n", ":2:3:", "unknown rule"),
+    ("fail-on: sometimes\n", ":1:10:", "fail-on must be one of"),
+    ("rules: [\n", ":2:1:", "not valid YAML"),
+])
+def test_settings_errors_are_positioned(tmp_path, text, where, words):
+    settings = tmp_path / ".apachetune.yaml"
+    settings.write_text(text)
+    proc = run("lint", str(SAMPLE), "--config", str(settings))
+    assert proc.returncode == 2 and f"{settings}{where}" in proc.stderr and words in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr

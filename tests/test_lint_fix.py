@@ -23,14 +23,17 @@ def options_for(fx):
     """LintOptions the CLI would build from the fixture's `# lint-args:` line."""
     from apachetune.cli.options import make_resolve_options
     from apachetune.lint.engine import LintOptions
+    from apachetune.lint.host import load_facts
     from apachetune.lint.settings import Settings
 
     args = fx.lint_args
     mpm = args[args.index("--mpm") + 1] if "--mpm" in args else None
+    facts = args[args.index("--facts") + 1] if "--facts" in args else None
     resolve = make_resolve_options(None, (), (), "2.4.71", mpm, None)
     if mpm:
         resolve.modules.append(f"mpm_{mpm}_module")
-    return LintOptions(resolve, Settings(), snippet=mpm is not None)
+    return LintOptions(resolve, Settings(), snippet=mpm is not None,
+                       host=load_facts(ROOT / facts) if facts else None)
 
 
 def fixable_cases():

@@ -34,9 +34,13 @@ from apachetune.report import FORMATS
 @click.option("--no-httpd-check", is_flag=True, help="With --fix: write without apache2 -t's check.")
 @click.option("--backup-dir", type=click.Path(file_okay=False), default=None,
               help="With --fix: where backups go (default: as generate).")
+@click.option("--measure", is_flag=True,
+              help="Lint against this host too (somaxconn, mounts, memory, the running httpd's limits).")
+@click.option("--facts", "facts_path", type=click.Path(dir_okay=False), default=None,
+              help="Lint against a host described by a facts file (apachetune size --save-facts).")
 @resolve_options
 def command(file, fmt, fail_on, config_path, rules, output, cpus, do_fix, show_diff, no_httpd_check,
-            backup_dir, **resolve_kw):
+            backup_dir, measure, facts_path, **resolve_kw):
     """Lint FILE (a main configuration, or a lone MPM snippet with --mpm)."""
     settings = load_settings(Path(config_path) if config_path else find_config(Path.cwd()))
     only = None
@@ -51,7 +55,8 @@ def command(file, fmt, fail_on, config_path, rules, output, cpus, do_fix, show_d
     snippet = resolve.mpm is not None
     if snippet:
         resolve.modules.append(f"mpm_{resolve.mpm}_module")
-    options = LintOptions(resolve, settings, snippet=snippet, only=only, cpus=cpus)
+    options = LintOptions(resolve, settings, snippet=snippet, only=only, cpus=cpus,
+                          host=_host(measure, facts_path))
     if show_diff and not do_fix:
         raise UsageError("--diff goes with --fix")
     if do_fix:
@@ -68,3 +73,25 @@ def command(file, fmt, fail_on, config_path, rules, output, cpus, do_fix, show_d
     else:
         click.echo(report, nl=False)
     click.get_current_context().exit(exit_code(result, fail_on or settings.fail_on or "error"))
+
+
+def _host(measure: bool, facts_path: str | None):
+    from apachetune.lint.host import load_facts, read_host
+
+    if measure and facts_path:
+        raise UsageError("give --measure or --facts, not both")
+    if facts_path:
+        return load_facts(facts_path)
+    if not measure:
+        return None
+    from dataclasses import replace
+
+    from apachetune.sizing.facts import find_httpd, measure_httpd
+
+    proc = find_httpd()
+    host = read_host(httpd_pid=proc.pid if proc is not None else None)
+    if proc is None:
+        return replace(host, notes=["no running httpd: memory per worker not measured"])
+    httpd = measure_httpd(proc)
+    return replace(host, per_worker_mib=httpd.per_worker_mib, per_process_mib=httpd.per_process_mib,
+                   parent_mib=httpd.parent_pss_mib)

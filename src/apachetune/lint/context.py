@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from apachetune.config.effective import EffectiveConfig, ResolvedDirective
 from apachetune.config.tree import Node
 from apachetune.lint.finding import Finding, Fix, Location
+from apachetune.lint.host import HostLimits
+from apachetune.lint.settings import Settings
 from apachetune.mpm import StartupResult
 from apachetune.mpm.directives import canonical
 
@@ -27,6 +29,8 @@ class LintContext:
     startup: StartupResult | None
     snippet: bool = False  # linting a lone MPM snippet with --mpm
     listen_buckets: int = 1
+    settings: Settings = field(default_factory=Settings)
+    host: HostLimits | None = None  # lint --measure / --facts: the host the server runs on
     _mpm_items: list[ResolvedDirective] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -46,6 +50,10 @@ class LintContext:
         if found is None:
             found = self.eff.get(name)
         return found
+
+    def option(self, rule: str, name: str) -> int | float:
+        """A rule's threshold: .apachetune.yaml's value, else the default in rules/ID.yaml."""
+        return self.settings.option(rule, name)
 
     def value(self, name: str) -> int | float | None:
         if self.startup and name in self.startup.effective:

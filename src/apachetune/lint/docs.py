@@ -32,6 +32,12 @@ def rule_page(meta: RuleMeta) -> str:
     if meta.httpd_codes:
         lines.append(f"- httpd messages: {', '.join(meta.httpd_codes)}")
     lines += ["", "## Why", "", meta.rationale, "", "## How to fix", "", meta.fix, ""]
+    if meta.options:
+        lines += ["## Options", "", "| option | default | meaning |", "|---|---|---|"]
+        lines += [f"| `{o.name}` | {o.default} | {o.description} |" for o in meta.options.values()]
+        example = next(iter(meta.options.values()))
+        lines += ["", "Set in `.apachetune.yaml`:", "", "```yaml", "rules:",
+                  f"  {meta.id}: {{options: {{{example.name}: {example.default}}}}}", "```", ""]
     if meta.examples:
         lines += ["## Example", ""]
         if "bad" in meta.examples:

@@ -12,6 +12,7 @@ from apachetune.errors import ConfigSyntaxError, ResolveError
 from apachetune.lint.checks import CHECKS
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import SEVERITY_RANK, Finding, LintResult, Location
+from apachetune.lint.host import HostLimits
 from apachetune.lint.metadata import all_rules
 from apachetune.lint.settings import Settings
 from apachetune.lint.suppress import Suppressions
@@ -25,6 +26,7 @@ class LintOptions:
     snippet: bool = False  # --mpm given: FILE is a lone MPM snippet
     only: set[str] | None = None  # --rule selectors
     cpus: int | None = None  # the server's CPU cores (ListenCoresBucketsRatio); default: this machine's
+    host: HostLimits | None = None  # facts about the server's host (lint --measure / --facts)
 
 
 def listen_buckets(eff, cpus: int | None) -> int:
@@ -74,7 +76,8 @@ def lint(target: EffectiveConfig | str | os.PathLike[str], options: LintOptions)
     if mpm:
         ctx_items = [(d.name, d.args) for d in eff.directives]
         startup = simulate_startup(mpm, ctx_items, listen_buckets=buckets)
-    ctx = LintContext(eff, mpm, startup, snippet=options.snippet, listen_buckets=buckets)
+    ctx = LintContext(eff, mpm, startup, snippet=options.snippet, listen_buckets=buckets,
+                      settings=options.settings, host=options.host)
     rules = all_rules()
     suppress = Suppressions()
     for cf in eff.files.values():

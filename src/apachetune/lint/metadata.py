@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -10,6 +10,29 @@ import yaml
 
 from apachetune.lint.finding import SEVERITIES
 from apachetune.paths import rules_dir
+
+
+@dataclass(frozen=True)
+class RuleOption:
+    """A rule's threshold, settable in .apachetune.yaml (`rules: {AT302: {options: {...}}}`)."""
+
+    name: str
+    type: str  # int | float
+    default: int | float
+    minimum: int | float
+    description: str
+
+    def parse(self, value: object) -> int | float:
+        """The value, or ValueError saying what was expected."""
+        kind = int if self.type == "int" else float
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+                (kind is int and not float(value).is_integer()) or value != value or \
+                value in (float("inf"), float("-inf")):
+            raise ValueError(f"expected {'an integer' if kind is int else 'a number'} >= {self.minimum}, "
+                             f"got {value!r}")
+        if value < self.minimum:
+            raise ValueError(f"expected a value >= {self.minimum}, got {value!r}")
+        return kind(value)
 
 
 @dataclass(frozen=True)
@@ -26,6 +49,7 @@ class RuleMeta:
     httpd_codes: tuple[str, ...]
     examples: dict[str, str]
     path: Path
+    options: dict[str, RuleOption] = field(default_factory=dict)
 
     @property
     def doc_page(self) -> str:
@@ -52,8 +76,23 @@ def all_rules() -> dict[str, RuleMeta]:
             rationale=data["rationale"], fix=data["fix"], references=tuple(data["references"]),
             groups=tuple(data["groups"]), fixable=bool(data["fixable"]),
             httpd_codes=tuple(data.get("httpd_codes", ())), examples=dict(data.get("examples") or {}),
-            path=path)
+            path=path, options=_options(path, data.get("options") or {}))
     return rules
+
+
+def _options(path: Path, raw: dict) -> dict[str, RuleOption]:
+    out = {}
+    for name, spec in raw.items():
+        if spec.get("type") not in ("int", "float") or "default" not in spec:
+            raise ValueError(f"{path}: option {name}: needs type (int or float) and default")
+        out[name] = RuleOption(name, spec["type"], spec["default"], spec.get("minimum", 0),
+                               spec.get("description", ""))
+    return out
+
+
+def option_default(rule: str, name: str) -> int | float:
+    """A rule's threshold as shipped: the one table lint and generate both read."""
+    return all_rules()[rule].options[name].default
 
 
 def resolve_selector(selector: str) -> set[str]:

@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from apachetune.lint.metadata import option_default
 from apachetune.mpm import is_fixed_point
 from apachetune.mpm.directives import LIMITS
 from apachetune.sizing import model
@@ -110,7 +111,7 @@ def recommend(inputs: SizingInputs, mpm: str | None = None, max_utilisation: flo
     s = float(inputs.service_time.value)
     kat = float(inputs.keepalive_timeout.value)
     if mpm in ("prefork", "worker"):
-        kat = min(kat, 5.0)  # AT302: longer pins workers
+        kat = min(kat, float(option_default("AT302", "max_seconds")))  # lint's AT302: longer pins workers
     load_workers = offered = None
     if inputs.rate.value:
         offered = model.offered_load(mpm, float(inputs.rate.value), s,
@@ -204,8 +205,8 @@ def _section(mpm: str, mrw: int, tpc: int, kat: float, inputs: SizingInputs) -> 
                 if mpm != "event" else "idle connections wait in event's listener, not in a worker"),
         Setting("MaxKeepAliveRequests", 100 if mpm != "event" else 500,
                 "requests per connection before it is closed"),
-        Setting("Timeout", 60 if not inputs.reqtimeout_loaded.value else 60,
-                "bounds each read and write on a slow client"),
+        Setting("Timeout", option_default("AT304", "max_seconds"),
+                "bounds each read and write on a slow client (lint's AT304 threshold)"),
     ]
     return out
 

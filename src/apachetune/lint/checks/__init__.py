@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from apachetune.lint.checks import (
     capacity,
     dead,
+    host,
     httpd_rejects,
     keepalive,
     performance,
@@ -17,6 +18,6 @@ from apachetune.lint.checks import (
 Check = Callable[..., Iterator]
 
 CHECKS: dict[str, Check] = {}
-for _module in (startup, capacity, keepalive, dead, httpd_rejects, performance, security):
+for _module in (startup, capacity, keepalive, dead, httpd_rejects, performance, security, host):
     CHECKS.update(_module.RULES)
 CHECKS = dict(sorted(CHECKS.items()))

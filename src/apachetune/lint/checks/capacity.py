@@ -94,7 +94,7 @@ def process_churn(ctx: LintContext):
         return
     d = ctx.winner("MaxConnectionsPerChild")
     value = ctx.startup.effective.get("MaxConnectionsPerChild", 0)
-    if d is not None and 0 < value < 1000:
+    if d is not None and 0 < value < ctx.option("AT405", "min_connections"):
         yield ctx.finding(
             "AT405",
             f"MaxConnectionsPerChild {value}: every process exits after {value} connections and a new "

@@ -7,15 +7,24 @@ from apachetune.config.directives import lookup
 from apachetune.config.effective import ResolvedDirective, ResolvedSection
 from apachetune.config.tree import Directive
 from apachetune.lint.context import LintContext, location_of
-from apachetune.lint.finding import Fix
+from apachetune.lint.finding import Fix, Location
 from apachetune.mpm.directives import LEGACY_NAMES, MPM_DIRECTIVES, canonical
+from apachetune.report.paths import display_path
 
 _MPM_MODULE_NAMES = {
     "mpm_prefork_module": "prefork", "prefork.c": "prefork", "mpm_worker_module": "worker",
     "worker.c": "worker", "mpm_event_module": "event", "event.c": "event",
 }
-# TAKE1/FLAG directives that accumulate rather than override when repeated.
-_REPEATABLE = frozenset({"include", "includeoptional", "loadmodule", "loadfile", "define", "undefine"})
+# TAKE1/FLAG directives that accumulate rather than override when repeated (each line adds an
+# include, a module, a log, a certificate, ...). Multi-argument directives (Listen, Header,
+# SetEnv, ...) are never compared at all: only TAKE1/FLAG ones can override each other.
+_REPEATABLE = frozenset({
+    "include", "includeoptional", "loadmodule", "loadfile", "define", "undefine",
+    "namevirtualhost",  # no effect in 2.4, and never "overridden"
+    "transferlog",  # each opens another access log
+    "sslcertificatefile", "sslcertificatekeyfile",  # one pair per key type (RSA and ECDSA)
+    "luapackagepath", "luapackagecpath", "undefmacro", "use",
+})
 
 
 def mpm_section_not_loaded(ctx: LintContext):
@@ -32,11 +41,25 @@ def mpm_section_not_loaded(ctx: LintContext):
         listed = ", ".join(f"{d.name} {' '.join(d.args)}" for d in tuned[:4])
         more = f" and {len(tuned) - 4} more" if len(tuned) > 4 else ""
         running = ctx.mpm or "no MPM"
+        related = [location_of(d) for d in tuned[:4]]
+        if _MPM_MODULE_NAMES[word] == ctx.mpm:
+            # The block is for the MPM that runs, but httpd read it before that MPM's LoadModule.
+            load = ctx.eff.module_positions.get(f"mpm_{ctx.mpm}_module")
+            active = [d for d in ctx.mpm_items if d.name.lower() in {n.lower() for n in MPM_DIRECTIVES[ctx.mpm]}]
+            dropped = "all MPM tuning is dropped: httpd runs with its defaults" if not active else \
+                f"{len(tuned)} setting(s) are dropped"
+            yield ctx.finding(
+                "AT406",
+                f"<IfModule {node.raw_args}> is never read: httpd evaluates <IfModule> while reading, and "
+                f"this block comes before LoadModule mpm_{ctx.mpm}_module"
+                + (f" ({display_path(load.file)}:{load.line})" if load else "") + f"; {dropped} ({listed}{more}).",
+                node, [Location(load.file, load.line, load.column)] + related if load else related)
+            continue
         yield ctx.finding(
             "AT401",
-            f"<IfModule {node.raw_args}> is never read (the server runs {running}): {listed}{more} "
-            "have no effect.",
-            node, [location_of(d) for d in tuned[:4]])
+            f"<IfModule {node.raw_args}> is never read (the server runs {running}, not "
+            f"{_MPM_MODULE_NAMES[word]}): {listed}{more} have no effect.",
+            node, related)
 
 
 def _directives_in(node):
@@ -64,7 +87,7 @@ def duplicate_directive(ctx: LintContext):
                 yield ctx.finding(
                     "AT402",
                     f"{first.name} {first.args_text} is overridden by {item.name} {item.args_text} at "
-                    f"{item.node.file}:{item.node.line}; the later setting wins.",
+                    f"{display_path(item.node.file)}:{item.node.line}; the later setting wins.",
                     first, [item], Fix({}, "delete the earlier line", delete=True))
             seen[lkey] = item
 
@@ -97,5 +120,5 @@ def deprecated_name(ctx: LintContext):
                               Fix({}, f"rename {item.name} to {new}", rename=new))
 
 
-RULES = {"AT401": mpm_section_not_loaded, "AT402": duplicate_directive,
+RULES = {"AT401": mpm_section_not_loaded, "AT406": mpm_section_not_loaded, "AT402": duplicate_directive,
          "AT403": mpm_directive_of_other_mpm, "AT404": deprecated_name}

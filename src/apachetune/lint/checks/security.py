@@ -8,6 +8,7 @@ only run on a whole configuration, never on a lone snippet (`--mpm`).
 from __future__ import annotations
 
 from apachetune.config.effective import ResolvedDirective, ResolvedSection
+from apachetune.lint.checks.keepalive import keepalive_seconds
 from apachetune.lint.checks.scopes import (
     child_directives,
     directives_named,
@@ -18,11 +19,9 @@ from apachetune.lint.checks.scopes import (
 )
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Fix, Location
-from apachetune.mpm.numbers import atoi
 
 STATUS_HANDLERS = {"server-status": "status_module", "server-info": "info_module"}
 SAFE_TOKENS = ("prod", "productonly")
-LONG_KEEPALIVE_EXPOSURE = 15  # seconds: idle connections an attacker can hold cheaply
 
 
 def _main(ctx: LintContext) -> Location:
@@ -154,13 +153,12 @@ def global_server_name(ctx: LintContext):
 
 
 def keepalive_timeout_exposure(ctx: LintContext):
+    limit = ctx.option("AT707", "max_seconds")  # idle connections an attacker can hold cheaply
     for d in server_and_vhost(ctx, "KeepAliveTimeout"):
         if not d.args:
             continue
-        seconds: float = atoi(d.args[0])
-        if d.args[0].strip().lower().endswith("ms"):
-            seconds = atoi(d.args[0]) / 1000
-        if seconds > LONG_KEEPALIVE_EXPOSURE:
+        seconds = keepalive_seconds(d.args[0])
+        if seconds > limit:
             yield ctx.finding(
                 "AT707", f"KeepAliveTimeout {d.args[0]}: any client can hold a connection open for "
                 f"{seconds:g} s without sending anything; a few hundred idle connections exhaust the "
