@@ -40,7 +40,15 @@ def run_fix(file: str, options: LintOptions, show_diff: bool, run_httpd: bool,
                          + ", ".join(sorted(outcome.introduced)) + "); nothing was written")
     for path, data in outcome.new.items():
         parse_text(data, path)  # a fix that breaks the syntax is a bug: never write it
-    if run_httpd:
+    if run_httpd and options.snippet:
+        from apachetune.generate.check import check_new_file
+
+        (data,) = outcome.new.values()  # a lone snippet: checked inside a minimal server that loads its MPM
+        report = check_new_file(data, options.resolve.mpm or "event")
+        if not report.ok:
+            raise FixRefused("lint --fix: refused, " + "; ".join(report.problems) + "; nothing was written")
+        httpd = report.httpd
+    elif run_httpd:
         report = httpd_check(outcome.before.main_file, options.resolve, outcome.new)
         if not report.ok:
             raise FixRefused("lint --fix: refused, " + "; ".join(report.problems) + "; nothing was written")

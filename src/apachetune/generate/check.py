@@ -89,6 +89,7 @@ def _httpd_tree(main: str, opts: ResolveOptions, overlay: dict[str, bytes], repo
     with tempfile.TemporaryDirectory(prefix="apachetune-check-") as tmp:
         copy = Path(tmp) / "root"
         shutil.copytree(root, copy, symlinks=True)
+        (copy / "logs").mkdir(exist_ok=True)  # httpd's default ErrorLog directory, needed to run -t
         for path, data in overlay.items():
             target = copy / Path(path).resolve().relative_to(root.resolve())
             target.write_bytes(data)

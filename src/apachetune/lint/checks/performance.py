@@ -149,6 +149,16 @@ def php_never_recycled(ctx: LintContext):
             at, (), Fix({"MaxConnectionsPerChild": "1000"}))
 
 
+def buffered_logs(ctx: LintContext):
+    for d, _parents in directives_named(ctx, "BufferedLogs"):
+        if d.args and d.args[0].lower() == "on":
+            yield ctx.finding(
+                "AT613", "BufferedLogs On: each child keeps access-log lines in memory and writes them in "
+                "batches (experimental, per mod_log_config's docs): a crashed or killed child loses them, "
+                "and lines from different children interleave out of order.", d, (),
+                Fix({"BufferedLogs": "Off"}))
+
+
 RULES = {"AT601": hostname_lookups, "AT602": allow_override_on_trees, "AT603": symlink_checks,
          "AT604": multiviews, "AT605": extended_status_unused, "AT606": debug_logging,
-         "AT607": php_with_threads, "AT608": php_never_recycled}
+         "AT607": php_with_threads, "AT608": php_never_recycled, "AT613": buffered_logs}
