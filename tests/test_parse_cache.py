@@ -31,3 +31,74 @@ def test_cache_can_be_disabled(tmp_path, monkeypatch):
     data = b"Timeout 30\n"
     cache.store("x.conf", data, parse_text(data, "x.conf"))
     assert cache.load("x.conf", data) is None
+
+
+def _same_tree(a, b) -> bool:
+    from apachetune.config.cache import _encode
+
+    return [_encode(n) for n in a.children] == [_encode(n) for n in b.children]
+
+
+def test_cached_tree_equals_a_fresh_parse_on_real_configs(tmp_path, monkeypatch):
+    """Every field of every node survives the JSON round trip (the corpus and fixture trees)."""
+    from pathlib import Path
+
+    monkeypatch.setenv("APACHETUNE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("APACHETUNE_NO_CACHE", raising=False)
+    root = Path(__file__).resolve().parents[1]
+    files = [p for p in (root / "fixtures").rglob("*.conf") if p.is_file() and not p.is_symlink()]
+    files += sorted((root.parent / "shared" / "corpus").glob("*.conf"))
+    assert len(files) > 50
+    for p in files:
+        data = p.read_bytes()
+        try:
+            fresh = parse_text(data, str(p))
+        except Exception:
+            continue  # the broken fixtures do not parse: nothing to cache
+        cache.store(str(p), data, fresh)
+        hit = cache.load(str(p), data)
+        assert hit is not None and _same_tree(hit, fresh) and hit.render() == data, p
+
+
+def test_a_planted_pickle_or_foreign_entry_runs_nothing(tmp_path, monkeypatch):
+    import os
+    import pickle
+
+    monkeypatch.setenv("APACHETUNE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("APACHETUNE_NO_CACHE", raising=False)
+    marker = tmp_path / "pwned"
+
+    class Evil:
+        def __reduce__(self):
+            return (os.system, (f"touch {marker}",))
+
+    conf = tmp_path / "a.conf"
+    data = b"Timeout 30\n"
+    conf.write_bytes(data)
+    d = cache._dir()
+    # The old (pickle) layout and the new one, planted with what the keys would be.
+    old = tmp_path / "cache" / "parsed"
+    old.mkdir()
+    (old / "anything.pickle").write_bytes(pickle.dumps(Evil()))
+    (d / f"{cache._key(str(conf), data)}.json").write_bytes(pickle.dumps(Evil()))
+    assert resolve(conf, ResolveOptions(env={})).get("Timeout").args == ["30"]
+    assert not marker.exists()
+
+
+def test_cache_dir_must_be_private(tmp_path, monkeypatch):
+    import os
+
+    monkeypatch.setenv("APACHETUNE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("APACHETUNE_NO_CACHE", raising=False)
+    data = b"Timeout 30\n"
+    d = cache._dir()
+    assert d is not None and (os.stat(d).st_mode & 0o777) == 0o700
+    os.chmod(d, 0o777)  # someone else could plant entries: not used at all
+    assert cache._dir() is None
+    cache.store("x.conf", data, parse_text(data, "x.conf"))
+    assert cache.load("x.conf", data) is None
+    os.chmod(d, 0o700)
+    cache.store("x.conf", data, parse_text(data, "x.conf"))
+    entry = next(d.iterdir())
+    os.chmod(entry, 0o666)  # a world-writable entry is not trusted
+    assert cache.load("x.conf", data) is None

@@ -140,7 +140,8 @@ def test_broken_files_report_httpds_error_at_the_right_place(name, expected):
 def test_unreadable_file_is_a_positioned_error(tmp_path):
     with pytest.raises(ConfigSyntaxError) as info:
         parse_file(tmp_path / "missing.conf")
-    assert "cannot read file" in str(info.value)
+    # httpd's words: "Could not open configuration file ...: No such file or directory"
+    assert "Could not open configuration file" in str(info.value) and "No such file" in str(info.value)
 
 
 # -- properties ---------------------------------------------------------------

@@ -46,8 +46,14 @@ class LazyGroup(click.Group):
     def invoke(self, ctx: click.Context):
         # Library errors carry a position and an exit code: print them as `error: file:line:col:
         # message` and exit, never a traceback (the same in-process and from the shell).
+        from apachetune.deep import run_deep
+
+        def invoke() -> object:
+            with ctx.scope(cleanup=False):  # click's current context is per thread
+                return super(LazyGroup, self).invoke(ctx)
+
         try:
-            return super().invoke(ctx)
+            return run_deep(invoke)
         except ApachetuneError as e:
             error(str(e))
             ctx.exit(e.exit_code)

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from apachetune.cli.options import make_resolve_options, resolve_options
+from apachetune.cli.params import Finite
 from apachetune.errors import UsageError
 from apachetune.lint.engine import LintOptions, exit_code, lint
 from apachetune.lint.metadata import resolve_selector
@@ -25,7 +26,7 @@ from apachetune.report import FORMATS
               help="Run only these rules (ids, names or groups; repeatable).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Write the report to a file instead of standard output.")
-@click.option("--cpus", type=click.IntRange(1), default=None,
+@click.option("--cpus", type=Finite(1, 65536, integer=True), default=None,
               help="CPU cores of the server, for ListenCoresBucketsRatio (default: this machine's).")
 @click.option("--fix", "do_fix", is_flag=True,
               help="Apply the findings' fixes as minimal edits (checked by lint and apache2 -t, all or "

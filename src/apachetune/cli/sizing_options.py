@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from apachetune.cli.params import PID, Finite, MemorySize
 from apachetune.sizing.profiles import PROFILES
 
 
@@ -12,21 +13,21 @@ def sizing_options(func):
         click.option("--facts", "facts_path", type=click.Path(exists=True, dir_okay=False),
                      help="Replay a measurement saved with --save-facts instead of reading this machine."),
         click.option("--save-facts", type=click.Path(dir_okay=False), help="Save the measurement as JSON."),
-        click.option("--pid", type=int, help="The httpd parent process (default: found by name)."),
+        click.option("--pid", type=PID, help="The httpd parent process (default: found by name)."),
         click.option("--pidfile", type=click.Path(dir_okay=False), help="Read the httpd parent's pid here."),
-        click.option("--sample", "sample_seconds", type=click.IntRange(1, 3600), default=1, show_default=True,
+        click.option("--sample", "sample_seconds", type=Finite(1, 3600, integer=True), default=1, show_default=True,
                      help="Sample httpd's memory once a second for this many seconds; keep the 90th percentile."),
         click.option("--no-measure", is_flag=True, help="Do not read this machine at all (CI)."),
-        click.option("--memory", "memory_mib", type=click.FloatRange(min=1), help="Memory available to httpd and others, MiB (default: MemAvailable)."),
-        click.option("--reserve", "reserve_mib", type=click.FloatRange(min=0), help="MiB to leave to other services (default: what they use now)."),
-        click.option("--headroom", type=click.FloatRange(0, 0.9), help="Fraction of memory kept free (default 0.10)."),
-        click.option("--per-worker-mb", "per_worker_mib", type=click.FloatRange(min=0.01), help="Memory of one worker, MiB (prefork: a child's PSS; threaded: one thread)."),
-        click.option("--per-process-mb", "per_process_mib", type=click.FloatRange(min=0), help="Threaded MPMs: a child's fixed base, MiB."),
+        click.option("--memory", "memory_mib", type=MemorySize(lo=1), help="Memory available to httpd and others: MiB, or 512M, 4G, 4GiB (default: MemAvailable)."),
+        click.option("--reserve", "reserve_mib", type=MemorySize(lo=0), help="Memory to leave to other services: MiB, or 512M, 1G (default: what they use now)."),
+        click.option("--headroom", type=Finite(0, 0.9), help="Fraction of memory kept free (default 0.10)."),
+        click.option("--per-worker-mb", "per_worker_mib", type=Finite(0.01, 1024 * 1024), help="Memory of one worker, MiB (prefork: a child's PSS; threaded: one thread)."),
+        click.option("--per-process-mb", "per_process_mib", type=Finite(0, 1024 * 1024), help="Threaded MPMs: a child's fixed base, MiB."),
         click.option("--profile", type=click.Choice(sorted(PROFILES)), help="Default figures for a workload (docs/sizing.md)."),
-        click.option("--rate", type=click.FloatRange(min=0), help="Expected peak requests per second."),
-        click.option("--service-time-ms", type=click.FloatRange(min=0.01), help="Mean time a worker spends on a request, ms."),
-        click.option("--requests-per-connection", type=click.FloatRange(min=1), help="Requests a client sends on one keep-alive connection."),
-        click.option("--threads-per-child", type=click.IntRange(1, 100000), help="ThreadsPerChild for worker/event."),
+        click.option("--rate", type=Finite(0, 1e9), help="Expected peak requests per second."),
+        click.option("--service-time-ms", type=Finite(0.01, 3.6e6), help="Mean time a worker spends on a request, ms."),
+        click.option("--requests-per-connection", type=Finite(1, 1e6), help="Requests a client sends on one keep-alive connection."),
+        click.option("--threads-per-child", type=Finite(1, 100000, integer=True), help="ThreadsPerChild for worker/event."),
         click.option("--access-log", type=click.Path(exists=True, dir_okay=False),
                      help="Read the peak rate (busiest minute) and, with %D/%T logged, the response time."),
         click.option("--log-format", default="combined", show_default=True,

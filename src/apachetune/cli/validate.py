@@ -9,6 +9,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from apachetune.cli.options import MPM_CHOICE
+from apachetune.cli.params import Finite
 from apachetune.console import out
 from apachetune.errors import UsageError
 from apachetune.mpm import simulate_startup
@@ -53,17 +54,17 @@ def common_options(func):
         click.option("--target", type=click.Choice(["mpmd", "httpd"]), default="mpmd", show_default=True),
         click.option("--config", type=click.Path(exists=True, dir_okay=False),
                      help="An MPM section (mpm.conf) to run; the options below override it."),
-        click.option("--max-request-workers", type=click.IntRange(1, 4096)),
-        click.option("--threads-per-child", type=click.IntRange(1, 256)),
-        click.option("--keepalive-timeout", type=click.IntRange(1, 300)),
-        click.option("--service-time-ms", type=click.FloatRange(1, 10000), default=50, show_default=True,
+        click.option("--max-request-workers", type=Finite(1, 4096, integer=True)),
+        click.option("--threads-per-child", type=Finite(1, 256, integer=True)),
+        click.option("--keepalive-timeout", type=Finite(1, 300, integer=True)),
+        click.option("--service-time-ms", type=Finite(1, 10000), default=50, show_default=True,
                      help="What /app/sleep takes per request (the emulated application)."),
-        click.option("--app-kb", type=click.IntRange(0, 1024 * 1024), default=0, show_default=True,
+        click.option("--app-kb", type=Finite(0, 1024 * 1024, integer=True), default=0, show_default=True,
                      help="Application memory each /app/sleep request holds (KiB, touched), part of the "
                           "peak-memory prediction."),
         click.option("--plan", "plans", multiple=True, type=click.Choice(PLANS),
                      help="Plans to run (repeatable; default: sweep and keepalive)."),
-        click.option("--duration", type=click.FloatRange(0.5, 120), default=2, show_default=True,
+        click.option("--duration", type=Finite(0.5, 120), default=2, show_default=True,
                      help="Seconds per load step."),
         click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True),
         click.option("--wrk/--no-wrk", "use_wrk", default=None,
@@ -91,7 +92,7 @@ def run_one(target, mpm, config, max_request_workers, threads_per_child, keepali
 @click.command("validate")
 @click.option("--mpm", type=MPM_CHOICE, required=True)
 @common_options
-@click.option("--per-worker-mb", type=click.FloatRange(min=0.001),
+@click.option("--per-worker-mb", type=Finite(0.001, 1024 * 1024),
               help="The sizing model's memory per worker (as from apachetune size): replaces the idle "
                    "server's measured figure in the peak-memory prediction.")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False), help="Write report.json, report.md, plots.")

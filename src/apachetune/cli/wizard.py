@@ -14,6 +14,7 @@ from rich.table import Table
 
 from apachetune.cli.generate import RESOLVE_KEYS, report_and_exit, running_mpm
 from apachetune.cli.options import make_resolve_options, resolve_options
+from apachetune.cli.params import Finite, MemorySize
 from apachetune.cli.sizing_options import sizing_options
 from apachetune.console import out
 from apachetune.generate import apply
@@ -54,13 +55,13 @@ def command(file, yes, output, in_place, force, no_httpd_check, **kw):
     if first.host and first.host.services:
         out.print("Other services: " + ", ".join(f"{k} {v} MiB" for k, v in first.host.services.items()))
     mpm = ask("MPM", str(inp.mpm.value), type=click.Choice(["prefork", "worker", "event"]))
-    memory = ask("Memory available (MiB)", float(inp.available_mib.value), type=click.FloatRange(min=1))
+    memory = ask("Memory available (MiB)", float(inp.available_mib.value), type=MemorySize(lo=1))
     reserve = ask("Memory to leave to other services (MiB)", float(inp.reserved_mib.value),
-                  type=click.FloatRange(min=0))
-    per_worker = ask("Memory per worker (MiB)", float(inp.per_worker_mib.value), type=click.FloatRange(min=0.01))
-    rate = ask("Peak requests per second (0 if unknown)", float(inp.rate.value or 0), type=click.FloatRange(min=0))
+                  type=MemorySize(lo=0))
+    per_worker = ask("Memory per worker (MiB)", float(inp.per_worker_mib.value), type=Finite(0.01, 1024 * 1024))
+    rate = ask("Peak requests per second (0 if unknown)", float(inp.rate.value or 0), type=Finite(0, 1e9))
     service_ms = ask("Mean response time (ms)", round(float(inp.service_time.value) * 1000, 3),
-                     type=click.FloatRange(min=0.01))
+                     type=Finite(0.01, 3.6e6))
     given = dict(kw, target_mpm=mpm, memory_mib=memory, reserve_mib=reserve, per_worker_mib=per_worker,
                  rate=rate or None, service_time_ms=service_ms)
     session = run_sizing(SizingRequest.from_cli(file, resolve, **{**given, "facts_path": kw.get("facts_path"),

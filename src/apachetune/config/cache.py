@@ -1,64 +1,148 @@
-"""A cache of parsed files, keyed by (path, content hash, apachetune version, grammar).
+"""A cache of parsed files, keyed by (path, content hash, apachetune version, grammar, parser).
 
-Linting the same tree again (pre-commit, CI re-runs, an editor) then skips parsing of every
-unchanged file. A cache entry that cannot be read is ignored and rewritten; set
-APACHETUNE_NO_CACHE=1 to bypass it.
+Linting the same tree again (pre-commit, CI re-runs, an editor) then skips parsing every unchanged
+file. Entries are JSON of plain values (never pickle: a planted pickle runs code when loaded), in a
+private directory that must be owned by this user and writable by no one else (checked on every
+use; a directory that fails the check is not used). An entry that cannot be read or does not
+describe the bytes it is keyed by is ignored. APACHETUNE_NO_CACHE=1 bypasses the cache.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
-import pickle
+import stat
 from functools import lru_cache
+from pathlib import Path
+from typing import Any
 
 from apachetune import __version__
-from apachetune.config.tree import ConfigFile
+from apachetune.config.tree import Blank, Comment, ConfigFile, Directive, Node, Section
 from apachetune.paths import cache_dir, grammars_dir
+
+FORMAT = 2  # bump when the entry layout changes; old entries then never match a key
+MAX_ENTRY_BYTES = 64 << 20
 
 
 @lru_cache(maxsize=1)
 def _salt() -> str:
     grammar = (grammars_dir() / "httpd.lark").read_bytes()
     parser_src = open(__file__.replace("cache.py", "parser.py"), "rb").read()
-    return hashlib.sha1(__version__.encode() + grammar + parser_src).hexdigest()[:12]
+    return hashlib.sha256(f"{FORMAT}\0{__version__}\0".encode() + grammar + parser_src).hexdigest()[:16]
 
 
 def _key(path: str, data: bytes) -> str:
-    digest = hashlib.sha1(data).hexdigest()
-    return hashlib.sha1(f"{_salt()}\0{path}\0{digest}".encode("utf-8", "surrogateescape")).hexdigest()
+    digest = hashlib.sha256(data).hexdigest()
+    return hashlib.sha256(f"{_salt()}\0{path}\0{digest}".encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def enabled() -> bool:
     return os.environ.get("APACHETUNE_NO_CACHE", "") in ("", "0")
 
 
-def _dir():
-    d = cache_dir() / "parsed"
-    d.mkdir(parents=True, exist_ok=True)
-    return d
+def _private(st: os.stat_result, kind: int) -> bool:
+    return stat.S_IFMT(st.st_mode) == kind and st.st_uid == os.geteuid() and not st.st_mode & 0o022
+
+
+def _dir() -> Path | None:
+    """cache_dir()/parsed-v2, created 0700; None when it is not private to this user."""
+    d = cache_dir() / f"parsed-v{FORMAT}"
+    try:
+        d.mkdir(mode=0o700, exist_ok=True)
+        st = os.lstat(d)
+    except OSError:
+        return None
+    return d if _private(st, stat.S_IFDIR) else None
+
+
+# -- plain data <-> nodes -------------------------------------------------------------------------
+
+def _encode(node: Node) -> list[Any]:
+    base = [node.line, node.column, node.end_line, node.start, node.end]
+    if isinstance(node, Directive):
+        return ["d", *base, node.name, node.args, node.raw_args, node.content_start, node.content_end]
+    if isinstance(node, Section):
+        return ["s", *base, node.name, node.args, node.raw_args, node.tag_args, node.open_end_line,
+                node.open_end, node.close_start, node.close_line, node.close_column, node.closed,
+                node.content_start, [_encode(c) for c in node.children]]
+    if isinstance(node, Comment):
+        return ["c", *base, node.text]
+    return ["b", *base]
+
+
+def _decode(path: str, item: list[Any], parent: Section | ConfigFile) -> Node:
+    kind, line, column, end_line, start, end, *rest = item
+    base = (path, line, column, end_line, start, end)
+    node: Node
+    if kind == "d":
+        name, args, raw_args, content_start, content_end = rest
+        node = Directive(*base, name=name, args=list(args), raw_args=raw_args,
+                         content_start=content_start, content_end=content_end)
+    elif kind == "s":
+        (name, args, raw_args, tag_args, open_end_line, open_end, close_start, close_line, close_column,
+         closed, content_start, children) = rest
+        node = Section(*base, name=name, args=list(args), raw_args=raw_args, tag_args=tag_args,
+                       open_end_line=open_end_line, open_end=open_end, close_start=close_start,
+                       close_line=close_line, close_column=close_column, closed=closed,
+                       content_start=content_start)
+        node.children = [_decode(path, c, node) for c in children]
+    elif kind == "c":
+        node = Comment(*base, text=rest[0])
+    elif kind == "b":
+        node = Blank(*base)
+    else:
+        raise ValueError(f"unknown node kind {kind!r}")
+    node.parent = parent
+    return node
 
 
 def load(path: str, data: bytes) -> ConfigFile | None:
     """The parse of `data` (the bytes of `path`) saved earlier, if any."""
-    if not enabled():
+    d = _dir() if enabled() else None
+    if d is None:
+        return None
+    entry = d / f"{_key(path, data)}.json"
+    try:
+        fd = os.open(entry, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
         return None
     try:
-        with open(_dir() / f"{_key(path, data)}.pickle", "rb") as fh:
-            cf = pickle.load(fh)
-    except (OSError, EOFError, pickle.PickleError, AttributeError, ValueError, TypeError, ImportError):
+        with os.fdopen(fd, "rb") as fh:
+            if not _private(os.fstat(fh.fileno()), stat.S_IFREG):
+                return None
+            raw = fh.read(MAX_ENTRY_BYTES + 1)
+        if len(raw) > MAX_ENTRY_BYTES:
+            return None
+        doc = json.loads(raw)
+        if doc.get("format") != FORMAT or doc.get("path") != path:
+            return None
+        text = data.decode("utf-8", "surrogateescape")
+        if text.startswith("\ufeff") != doc.get("bom", False):
+            return None
+        cf = ConfigFile(path, text, [], doc["newline"])
+        cf.children = [_decode(path, item, cf) for item in doc["nodes"]]
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return None
-    return cf if isinstance(cf, ConfigFile) and cf.path == path else None
+    return cf
 
 
 def store(path: str, data: bytes, cf: ConfigFile) -> None:
-    if not enabled():
+    d = _dir() if enabled() else None
+    if d is None:
         return
+    target = d / f"{_key(path, data)}.json"
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
-        target = _dir() / f"{_key(path, data)}.pickle"
-        tmp = target.with_suffix(f".{os.getpid()}.tmp")
-        with open(tmp, "wb") as fh:
-            pickle.dump(cf, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        doc = {"format": FORMAT, "path": path, "newline": cf.newline, "bom": cf.text.startswith("\ufeff"),
+               "nodes": [_encode(n) for n in cf.children]}
+        raw = json.dumps(doc, separators=(",", ":")).encode()
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
         os.replace(tmp, target)
-    except (OSError, pickle.PicklingError, RecursionError):
-        pass
+    except (OSError, ValueError, TypeError, RecursionError):
+        try:
+            tmp.unlink()
+        except OSError:
+            pass

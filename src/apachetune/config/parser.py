@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from functools import lru_cache
 
 from lark import Lark, Token, Transformer
@@ -46,6 +47,11 @@ def _logical(raw: str) -> str:
     if "\\" in raw:
         raw = _CONTINUATION.sub("", raw)
     return raw.strip(WHITESPACE)
+
+
+# Sections nested deeper than this are refused with a positioned error (httpd has no limit; real
+# configurations nest a handful deep). The CLI runs in a thread whose stack carries this depth.
+MAX_NESTING = 10_000
 
 
 class _LineTyper(PostLex):
@@ -134,6 +140,10 @@ class _LineTyper(PostLex):
                         if gt < 0:
                             raise self._error(f"{cmd}> directive missing closing '>'", bad)
                         raw_args = args_text[:gt].strip(WHITESPACE)
+                    if len(stack) >= MAX_NESTING:
+                        raise self._error(f"{cmd}> is nested more than {MAX_NESTING} sections deep; "
+                                          "refusing to read further", Node(filename, line, column, last_line,
+                                                                           start, end))
                     node = Section(
                         filename, line, column, last_line, start, end,
                         name=cmd[1:], args=split_words(raw_args), raw_args=raw_args, tag_args=args_text,
@@ -255,11 +265,47 @@ def parse_text(data: str | bytes, filename: str = "<string>") -> ConfigFile:
     return cf
 
 
+MAX_FILE_BYTES = 256 * 1024 * 1024  # far above any real configuration; bounds memory on a hostile one
+
+
+class ConfigReadError(Exception):
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+def read_config_bytes(path: str) -> bytes:
+    """A configuration file's bytes, read as httpd reads one: only a regular file (AH00554 for
+    /dev/zero, a FIFO or /dev/stdin), opened without blocking, never more than MAX_FILE_BYTES."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        raise ConfigReadError(f"Could not open configuration file {path}: {e.strerror}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ConfigReadError(f"AH00554: Access to file {path} denied by server: not a regular file")
+        chunks = []
+        total = 0
+        while True:
+            try:
+                chunk = os.read(fd, 1 << 20)
+            except OSError as e:
+                raise ConfigReadError(f"Error reading {path} at line 1: {e.strerror}") from None
+            if not chunk:
+                break
+            total += len(chunk)
+            if total > MAX_FILE_BYTES:
+                raise ConfigReadError(f"{path}: larger than {MAX_FILE_BYTES >> 20} MiB; not a configuration file")
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def parse_file(path: str | os.PathLike[str]) -> ConfigFile:
     path = os.fspath(path)
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError as e:
-        raise ConfigSyntaxError(f"cannot read file: {e.strerror}", Position(path, 1, 1)) from None
+        data = read_config_bytes(path)
+    except ConfigReadError as e:
+        raise ConfigSyntaxError(e.message, Position(path, 1, 1)) from None
     return parse_text(data, path)

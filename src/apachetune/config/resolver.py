@@ -14,6 +14,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,7 +35,12 @@ from apachetune.config.effective import (
     ResolvedSection,
 )
 from apachetune.config.envvars import read_envvars
-from apachetune.config.parser import CONDITIONAL_SECTIONS, parse_file, parse_text
+from apachetune.config.parser import (
+    CONDITIONAL_SECTIONS,
+    ConfigReadError,
+    parse_text,
+    read_config_bytes,
+)
 from apachetune.config.tree import ConfigFile, Directive, Node, Section
 from apachetune.config.words import split_words
 from apachetune.errors import ResolveError
@@ -48,6 +54,7 @@ MPM_MODULES = {"mpm_prefork_module": "prefork", "mpm_worker_module": "worker",
                "mpm_event_module": "event"}
 # httpd stops at this include depth (AP_MAX_INCLUDE_DEPTH) and directory depth.
 MAX_INCLUDE_DEPTH = 128
+MAX_WALK_ENTRIES = 100_000  # files and directories one Include may visit (httpd has no limit; we must not hang)
 
 _VAR = re.compile(r"\$\{([^}]*)\}")
 _WILDCARD = re.compile(r"[*?\[]")
@@ -130,11 +137,23 @@ def _match_segment(pattern: str, name: str) -> bool:
     return fnmatch.fnmatchcase(name, pattern)
 
 
-def _expand_include(pattern: str, optional: bool) -> list[str]:
-    """Files an Include of `pattern` reads, in httpd's order (ap_dir_fnmatch / ap_dir_nofnmatch)."""
-    files: list[str] = []
+def _expand_include(pattern: str, optional: bool) -> Iterator[str]:
+    """Files an Include of `pattern` reads, in httpd's order (ap_dir_fnmatch / ap_dir_nofnmatch).
 
-    def nofnmatch(path: str, depth: int) -> None:
+    A generator, as httpd reads each file as the walk reaches it: the first unreadable file ends
+    the walk (`IncludeOptional /proc/self/*` stops at /proc/self/attr/current, as httpd does,
+    instead of walking the whole file system through /proc/self/root). At most MAX_WALK_ENTRIES
+    directory entries are visited for one Include."""
+    visited = [0]
+
+    def budget(path: str) -> None:
+        visited[0] += 1
+        if visited[0] > MAX_WALK_ENTRIES:
+            raise ResolveError(f"Include/IncludeOptional: more than {MAX_WALK_ENTRIES} files and "
+                               f"directories under {pattern!r} (at {path}); refusing to walk further")
+
+    def nofnmatch(path: str, depth: int) -> Iterator[str]:
+        budget(path)
         if os.path.isdir(path):
             if depth > MAX_INCLUDE_DEPTH:
                 raise ResolveError(
@@ -147,22 +166,22 @@ def _expand_include(pattern: str, optional: bool) -> list[str]:
                 raise ResolveError(f"Include/IncludeOptional: Could not open directory {path}: "
                                    f"{e.strerror}") from None
             for name in sorted(names, key=os.fsencode):
-                nofnmatch(os.path.join(path, name), depth + 1)
+                yield from nofnmatch(os.path.join(path, name), depth + 1)
             return
-        if not os.path.exists(path):
+        if not os.path.lexists(path):
             if optional:
                 return
             raise ResolveError(f"Could not open configuration file {path}: No such file or directory")
-        files.append(path)
+        yield path
 
-    def walk(base: str, segments: list[str]) -> None:
+    def walk(base: str, segments: list[str]) -> Iterator[str]:
         seg, rest = segments[0], segments[1:]
         if not _WILDCARD.search(seg):
             path = os.path.join(base, seg)
             if rest:
-                walk(path, rest)
+                yield from walk(path, rest)
             else:
-                nofnmatch(path, 0)
+                yield from nofnmatch(path, 0)
             return
         try:
             entries = os.listdir(base)
@@ -185,16 +204,14 @@ def _expand_include(pattern: str, optional: bool) -> list[str]:
             return
         for m in matches:
             if rest:
-                walk(m, rest)
+                yield from walk(m, rest)
             else:
-                nofnmatch(m, 0)
+                yield from nofnmatch(m, 0)
 
     if not _WILDCARD.search(pattern):
-        nofnmatch(pattern, 0)
-        return files
-    segments = pattern.strip("/").split("/")
-    walk("/", segments)
-    return files
+        yield from nofnmatch(pattern, 0)
+        return
+    yield from walk("/", pattern.strip("/").split("/"))
 
 
 class Resolver:
@@ -231,7 +248,7 @@ class Resolver:
             if path in st.opts.overlay:
                 st.files[path] = parse_text(st.opts.overlay[path], path)
             else:
-                st.files[path] = _parse_cached(path)
+                st.files[path] = _parse_cached(path, by)
         st.inclusions.append(Inclusion(path, by, len(st.stack)))
         st.stack.append(real)
         try:
@@ -257,11 +274,14 @@ class Resolver:
         if lname in ("include", "includeoptional") and args:
             optional = lname == "includeoptional"
             pattern = st.root_relative(args[0])
-            try:
-                files = _expand_include(pattern, optional)
-            except ResolveError as e:
-                raise ResolveError(e.message, node.position) from None
-            for f in files:
+            files = _expand_include(pattern, optional)
+            while True:
+                try:
+                    f = next(files)
+                except StopIteration:
+                    break
+                except ResolveError as e:
+                    raise ResolveError(e.message, node.position) from None
                 out.extend(self.read_file(f, (*chain, node.position), node.position))
             return
         if lname == "serverroot" and args:
@@ -344,12 +364,11 @@ class Resolver:
         return found != negate, what
 
 
-def _parse_cached(path: str) -> ConfigFile:
+def _parse_cached(path: str, by=None) -> ConfigFile:
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError:
-        return parse_file(path)  # reports the error with the path
+        data = read_config_bytes(path)
+    except ConfigReadError as e:
+        raise ResolveError(e.message, by) from None
     cf = cache.load(path, data)
     if cf is None:
         cf = parse_text(data, path)

@@ -95,6 +95,7 @@ class ConfigFile:
         self.children = children
         self.newline = newline
         self.edits: list[Edit] = []
+        self._lines: list[str] | None = None  # physical lines, split once (reports ask per finding)
 
     # -- reading -------------------------------------------------------------
 
@@ -122,7 +123,9 @@ class ConfigFile:
 
     def line_text(self, line: int) -> str:
         """Physical line `line` (1-based) without its newline, for reports."""
-        lines = self.text.split("\n")
+        if self._lines is None:
+            self._lines = self.text.split("\n")
+        lines = self._lines
         if 1 <= line <= len(lines):
             return lines[line - 1].rstrip("\r")
         return ""

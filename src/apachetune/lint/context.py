@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from apachetune.config.effective import EffectiveConfig, ResolvedDirective
-from apachetune.config.tree import Node
+from apachetune.config.tree import Node, Section
 from apachetune.lint.finding import Finding, Fix, Location
 from apachetune.lint.host import HostLimits
 from apachetune.lint.settings import Settings
@@ -74,5 +74,10 @@ class LintContext:
     def finding(self, rule: str, message: str, at: Location | Node | ResolvedDirective,
                 related=(), fix: Fix | None = None) -> Finding:
         loc = at if isinstance(at, Location) else location_of(at)
+        node = getattr(at, "node", at)
+        end_line = getattr(node, "end_line", 0)
+        if rule.startswith("AT5") and end_line > loc.line and not isinstance(node, Section):
+            # A directive continued over several lines: httpd -t names its last line.
+            message += f" (httpd -t reports line {end_line}, the directive's last line)"
         rel = [r if isinstance(r, Location) else location_of(r) for r in related if r is not None]
         return Finding(rule, "", message, loc, [r for r in rel if r != loc], fix)

@@ -20,6 +20,7 @@ from apachetune.config.words import split_words
 from apachetune.lint.engine import LintOptions, lint, lint_file
 from apachetune.lint.finding import Finding, LintResult
 from apachetune.mpm.directives import canonical
+from apachetune.report.paths import display_path
 
 MAX_ROUNDS = 4
 
@@ -83,7 +84,7 @@ class _Round:
                 if not cf.text.startswith("\ufeff"):
                     return False
                 cf._add(0, 1, "")
-                self._say(f, f"{cf.path}:1: removed the byte-order mark")
+                self._say(f, f"{display_path(cf.path)}:1: removed the byte-order mark")
                 return True
             if fix.delete or fix.rename:
                 if node is None or id(node) in self.touched:
@@ -91,10 +92,10 @@ class _Round:
                 cf = self._file(node)
                 if fix.delete:
                     cf.remove(node)
-                    self._say(f, f"{cf.path}:{node.line}: deleted {node.name} {node.raw_args}")
+                    self._say(f, f"{display_path(cf.path)}:{node.line}: deleted {node.name} {node.raw_args}")
                 else:
                     cf._add(node.content_start, node.content_start + len(node.name), fix.rename)
-                    self._say(f, f"{cf.path}:{node.line}: renamed {node.name} to {fix.rename}")
+                    self._say(f, f"{display_path(cf.path)}:{node.line}: renamed {node.name} to {fix.rename}")
                 self.touched.add(id(node))
                 return True
             for name, value in fix.set.items():
@@ -116,7 +117,7 @@ class _Round:
             cf = self._file(target)
             cf.set_args(target, split_words(value))
             self.touched.add(id(target))
-            self._say(f, f"{cf.path}:{target.line}: {target.name} {target.raw_args} -> {value}")
+            self._say(f, f"{display_path(cf.path)}:{target.line}: {target.name} {target.raw_args} -> {value}")
             return
         # Not set anywhere: a new line beside the directive the finding is about (in its block),
         # else at the end of the main file.
@@ -124,11 +125,11 @@ class _Round:
             cf = self._file(node)
             container = node.parent
             cf.insert(container, container.children.index(node) + 1, name, split_words(value))
-            self._say(f, f"{cf.path}:{node.line}: + {name} {value}")
+            self._say(f, f"{display_path(cf.path)}:{node.line}: + {name} {value}")
         else:
             cf = self.eff.files[self.eff.main_file]
             cf.append_text(f"{name} {value}\n")
-            self._say(f, f"{cf.path}: + {name} {value}")
+            self._say(f, f"{display_path(cf.path)}: + {name} {value}")
 
     def _say(self, f: Finding, text: str) -> None:
         self.outcome.changes.append(f"{text}  ({f.rule})")

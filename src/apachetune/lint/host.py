@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from apachetune.errors import UsageError
+from apachetune.inputs import read_small
 
 NETWORK_FILESYSTEMS = frozenset({"nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "fuse.sshfs", "glusterfs",
                                  "fuse.glusterfs", "ceph", "fuse.ceph", "lustre", "afs", "ocfs2", "gfs2"})
@@ -94,12 +95,9 @@ def _read_meminfo(proc: Path) -> float | None:
 
 def load_facts(path: str | os.PathLike[str]) -> HostLimits:
     """A facts file from `apachetune size --save-facts` (+ an optional "limits" object)."""
-    p = Path(path)
-    if not p.is_file():
-        raise UsageError(f"--facts {path}: not a regular file")
     try:
-        data = json.loads(p.read_text()[:10_000_000])
-    except (OSError, ValueError) as e:
+        data = json.loads(read_small(os.fspath(path), "--facts", limit=16 << 20))
+    except ValueError as e:
         raise UsageError(f"--facts {path}: not a facts file written by apachetune ({e})") from None
     if not isinstance(data, dict):
         raise UsageError(f"--facts {path}: expected a JSON object")

@@ -4,6 +4,8 @@ silent changes before the first fork (server/mpm/worker/worker.c, server/mpm/eve
 
 from __future__ import annotations
 
+import math
+
 from apachetune.mpm.directives import LIMITS
 from apachetune.mpm.numbers import strtod_strict
 from apachetune.mpm.state import SPARE_WARNING, StartupState
@@ -93,5 +95,14 @@ def read_worker_factor(run: StartupState) -> None:
     raw = run.configured.get("AsyncRequestWorkerFactor")
     if raw is None:
         return
-    scaled = int(strtod_strict(raw) * _WORKER_FACTOR_SCALE)
+    scaled = double_to_uint(strtod_strict(raw) * _WORKER_FACTOR_SCALE)
     run.v["AsyncRequestWorkerFactor"] = max(scaled, _WORKER_FACTOR_SCALE) / _WORKER_FACTOR_SCALE
+
+
+def double_to_uint(x: float) -> int:
+    """C's `unsigned int = double` as gcc compiles it on x86-64 (cvttsd2si into a 64-bit register,
+    low 32 bits kept): inf, NaN and values beyond 2^63 give 0, so `AsyncRequestWorkerFactor inf`
+    ends up as event.c's floor of 1, never an overflow here."""
+    if not math.isfinite(x) or not -(2.0 ** 63) <= x < 2.0 ** 63:
+        return 0
+    return int(x) & 0xFFFFFFFF

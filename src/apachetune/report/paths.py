@@ -3,11 +3,23 @@
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 
 
-def display_path(path: str) -> str:
+@lru_cache(maxsize=4096)
+def _relative(path: str, cwd: str) -> str:
     try:
-        rel = os.path.relpath(path)
+        rel = os.path.relpath(path, cwd)
     except ValueError:
         return path
     return path if rel.startswith("..") else rel
+
+
+def display_path(path: str) -> str:
+    """`path` relative to the current directory when inside it (cached: reports ask per finding)."""
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        return path
+    return _relative(path, cwd)
+

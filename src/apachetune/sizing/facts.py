@@ -24,6 +24,7 @@ from pathlib import Path
 import psutil
 
 from apachetune.errors import UsageError
+from apachetune.inputs import read_small
 
 MIB = 1024 * 1024
 HTTPD_NAMES = ("apache2", "httpd")
@@ -76,7 +77,7 @@ class HostFacts:
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> HostFacts:
         try:
-            data = json.loads(Path(path).read_text())
+            data = json.loads(read_small(os.fspath(path), "--facts", limit=16 << 20))
             httpd = data.get("httpd")
             if httpd:
                 httpd = HttpdFacts(**{**httpd, "children": tuple(WorkerSample(**c) for c in httpd["children"])})
@@ -94,10 +95,10 @@ def find_httpd(pid: int | None = None, pidfile: str | None = None) -> psutil.Pro
     """The httpd parent: the given pid, the pid in `pidfile`, or an apache2/httpd process whose
     parent is not one."""
     if pidfile:
-        try:
-            pid = int(Path(pidfile).read_text().split()[0])
-        except (OSError, ValueError, IndexError) as e:
-            raise UsageError(f"--pidfile {pidfile}: {e}") from None
+        words = read_small(pidfile, "--pidfile", limit=4096).split()
+        if not words or not words[0].isdigit() or not 0 < int(words[0]) <= 4_194_304:
+            raise UsageError(f"--pidfile {pidfile}: no process id in it")
+        pid = int(words[0])
     if pid:
         try:
             return psutil.Process(pid)

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import time
 import urllib.request
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from apachetune.errors import UsageError
+from apachetune.inputs import iter_lines
 
 NICKNAMES = {
     "common": '%h %l %u %t "%r" %>s %b',
@@ -45,42 +47,43 @@ def from_access_log(path: str, log_format: str = "combined") -> LoadSample:
     time_index = next((i for i, f in enumerate(fields) if f in ("%D", "%T", "%{us}T", "%{ms}T")), None)
     scale = {"%D": 1e-6, "%{us}T": 1e-6, "%{ms}T": 1e-3, "%T": 1.0}.get(fields[time_index]) if time_index is not None else None
     per_minute: Counter[str] = Counter()
-    durations: list[float] = []
+    total_seconds = 0.0
+    timed = 0
     n = 0
-    try:
-        fh = open(path, errors="replace")
-    except OSError as e:
-        raise UsageError(f"--access-log {path}: {e.strerror}") from None
-    with fh:
-        for line in fh:
-            m = _TIME.search(line)
-            if not m:
-                continue
-            n += 1
-            per_minute[m.group(1)[:-3]] += 1  # dd/Mon/yyyy:hh:mm
-            if time_index is not None:
-                tokens = _TOKEN.findall(line)
-                if time_index < len(tokens):
-                    try:
-                        durations.append(float(tokens[time_index]) * scale)
-                    except ValueError:
-                        pass
+    first = last = None
+    for line in iter_lines(path, "--access-log"):
+        m = _TIME.search(line)
+        if not m:
+            continue
+        n += 1
+        per_minute[m.group(1)[:-3]] += 1  # dd/Mon/yyyy:hh:mm
+        if len(per_minute) == 1:
+            try:
+                stamp = datetime.strptime(m.group(1), "%d/%b/%Y:%H:%M:%S")
+                first = stamp if first is None else min(first, stamp)
+                last = stamp if last is None else max(last, stamp)
+            except ValueError:
+                pass
+        if time_index is not None:
+            tokens = _TOKEN.findall(line)
+            if time_index < len(tokens):
+                try:
+                    value = float(tokens[time_index]) * scale
+                except ValueError:
+                    continue
+                if math.isfinite(value) and value >= 0:
+                    total_seconds += value
+                    timed += 1
     if n == 0:
         raise UsageError(f"--access-log {path}: no line with a [dd/Mon/yyyy:hh:mm:ss zone] timestamp")
     busiest = max(per_minute.values())
     # A log shorter than a minute: the rate over the time it covers.
-    if len(per_minute) == 1:
-        stamps = []
-        with open(path, errors="replace") as fh:
-            for line in fh:
-                m = _TIME.search(line)
-                if m:
-                    stamps.append(datetime.strptime(m.group(1), "%d/%b/%Y:%H:%M:%S"))
-        span = max(1.0, (max(stamps) - min(stamps)).total_seconds() + 1)
+    if len(per_minute) == 1 and first is not None and last is not None:
+        span = max(1.0, (last - first).total_seconds() + 1)
         rate = n / span
     else:
         rate = busiest / 60.0
-    service = sum(durations) / len(durations) if durations else None
+    service = total_seconds / timed if timed else None
     return LoadSample(rate, service, n, f"access log {path}")
 
 
