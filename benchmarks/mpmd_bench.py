@@ -27,9 +27,9 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from parse_bench import write_section  # noqa: E402
 
-from apachetune.mpmd import MpmdServer, free_port  # noqa: E402
+from apachetune import httpd  # noqa: E402
+from apachetune.validate.mpmd_server import MpmdServer, free_port  # noqa: E402
 
-MODULES = "/usr/lib/apache2/modules"
 DURATION = int(os.environ.get("DURATION", "3"))
 REPEAT = int(os.environ.get("REPEAT", "3"))
 MPM_DIRECTIVES = {
@@ -51,15 +51,13 @@ class Httpd:
         (self.tmp / "httpd.conf").write_text(
             f"ServerRoot {self.tmp}\nServerName localhost\nUser nobody\nGroup nogroup\n"
             f"Listen 127.0.0.1:{self.port}\nPidFile {self.tmp}/httpd.pid\nErrorLog {self.tmp}/error.log\n"
-            f"LoadModule mpm_{mpm}_module {MODULES}/mod_mpm_{mpm}.so\n"
-            f"LoadModule authz_core_module {MODULES}/mod_authz_core.so\n"
+            f"{httpd.load_module_line('mpm_' + mpm)}\n{httpd.load_module_line('authz_core')}\n"
             f"DocumentRoot {docroot}\n<Directory {docroot}>\n Require all granted\n</Directory>\n{body}\n")
         self.proc = None
 
     def __enter__(self):
-        self.proc = subprocess.Popen(["taskset", "-c", "0", "apache2", "-f", str(self.tmp / "httpd.conf"),
-                                      "-D", "FOREGROUND"], start_new_session=True,
-                                     stderr=subprocess.DEVNULL)
+        self.proc = httpd.start_foreground(self.tmp / "httpd.conf", stderr=subprocess.DEVNULL,
+                                           wrapper=["taskset", "-c", "0"])
         wait_ready(f"http://127.0.0.1:{self.port}/index.html")
         return self
 
@@ -156,7 +154,7 @@ def one_run(kind: str, mpm: str, directives: dict, docroot: Path, conns: int, cl
 
 
 def main() -> int:
-    if not shutil.which("apache2") or not shutil.which("wrk") or not shutil.which("taskset"):
+    if httpd.binary() is None or not shutil.which("wrk") or not shutil.which("taskset"):
         print("needs apache2, wrk and taskset", file=sys.stderr)
         return 1
     docroot = Path(tempfile.mkdtemp(prefix="bench-docs-"))

@@ -14,6 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from apachetune import httpd
 from apachetune.config.resolver import ResolveOptions  # noqa: E402
 from apachetune.lint.engine import LintOptions, lint  # noqa: E402
 from apachetune.lint.settings import Settings  # noqa: E402
@@ -27,7 +28,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for n in (10_000, 20_000, 40_000, 80_000):
             conf = Path(tmp) / f"many-{n}.conf"
-            conf.write_text("LoadModule mpm_event_module /usr/lib/apache2/modules/mod_mpm_event.so\n"
+            conf.write_text(f"{httpd.load_module_line('mpm_event')}\n"
                             "ServerName x\n" + "<VirtualHost *:80>\nHostnameLookups On\n</VirtualHost>\n" * n)
             t0 = time.perf_counter()
             result = lint(str(conf), LintOptions(ResolveOptions(env={}), Settings(), only={"AT601"}))

@@ -2,49 +2,30 @@
 
 from __future__ import annotations
 
-import os
-import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-APACHE2 = shutil.which("apache2") or (os.path.exists("/usr/sbin/apache2") and "/usr/sbin/apache2") or None
-MODULES_DIR = Path("/usr/lib/apache2/modules")
+from apachetune import httpd
+from apachetune.validate.processes import stop_group
+
+APACHE2 = httpd.binary()
+MODULES_DIR = httpd.modules_dir()
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpus"
 
 needs_httpd = pytest.mark.skipif(APACHE2 is None, reason="Apache httpd (apache2) is not installed")
 
 
-def run_httpd(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
-    """Run apache2 with `args` (e.g. -t -f FILE); its own session, so it never signals pytest."""
-    full_env = {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/bin"), "LANG": "C"}
-    full_env.update(env or {})
-    return subprocess.run([APACHE2, *args], capture_output=True, text=True, env=full_env,
-                          timeout=timeout, start_new_session=True)
+run_httpd = httpd.run
+startup_messages = httpd.ah_messages
 
 
 def dump_config(main: Path, server_root: Path, env: dict[str, str] | None = None) -> str:
-    """httpd -t -D DUMP_CONFIG, with mod_info loaded from the command line (the tree is untouched)."""
-    proc = run_httpd("-t", "-D", "DUMP_CONFIG", "-d", str(server_root), "-f", str(main),
-                     "-C", f"LoadModule info_module {MODULES_DIR}/mod_info.so", env=env)
-    assert "Syntax OK" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
-    return proc.stdout.replace("Syntax OK\n", "")
-
-
-_AH = re.compile(r"^(?:\[[^\]]*\] )*(?:\S+: )?(AH\d{5}): (.*)$")
-
-
-def startup_messages(stderr: str) -> list[tuple[str, str]]:
-    """(code, text) of every `AHnnnnn: text` line httpd printed."""
-    out = []
-    for line in stderr.splitlines():
-        m = _AH.match(line.strip())
-        if m:
-            out.append((m.group(1), m.group(2)))
-    return out
+    """httpd -t -D DUMP_CONFIG of a tree that must pass (asserted)."""
+    result = httpd.dump_config(main, server_root, env=env)
+    assert result.ok, result.output
+    return result.stdout
 
 
 UPSTREAM_MODULES = (
@@ -119,9 +100,7 @@ class RunningHttpd:
         import time
         import urllib.error
 
-        self.proc = subprocess.Popen([APACHE2, "-f", str(self.conf), "-D", "FOREGROUND"],
-                                     start_new_session=True, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE)
+        self.proc = httpd.start_foreground(self.conf)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -144,14 +123,7 @@ class RunningHttpd:
 
     def __exit__(self, *exc):
         import shutil
-        import signal
 
         shutil.rmtree(self.docroot, ignore_errors=True)
-        if self.proc and self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(5)
+        stop_group(self.proc, grace=10)
         return False

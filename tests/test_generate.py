@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from apachetune import httpd
 from apachetune.cli import cli
 from apachetune.config.resolver import ResolveOptions, resolve
 from apachetune.lint.engine import LintOptions, lint
@@ -116,7 +117,7 @@ def test_in_place_refuses_a_tree_it_cannot_parse(tmp_path):
 
 def test_in_place_adds_a_block_when_no_mpm_settings_exist(tmp_path):
     main = tmp_path / "httpd.conf"
-    main.write_text("LoadModule mpm_prefork_module /usr/lib/apache2/modules/mod_mpm_prefork.so\n"
+    main.write_text(f"{httpd.load_module_line('mpm_prefork')}\n"
                     "ServerName localhost\n")
     r = invoke("generate", main, "--in-place", *SIZING, "--no-httpd-check")
     assert r.exit_code == 0, r.output

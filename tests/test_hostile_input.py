@@ -14,11 +14,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from apachetune import httpd
 from apachetune.cli import cli
 from httpd_oracle import APACHE2, run_httpd
 
 ROOT = Path(__file__).resolve().parents[1]
-MPM = "LoadModule mpm_event_module /usr/lib/apache2/modules/mod_mpm_event.so\n"
+MPM = f"{httpd.load_module_line('mpm_event')}\n"
 
 
 def lint(conf: Path, *args: str, timeout: float = 60):

@@ -1,7 +1,6 @@
 """`apachetune lint` end to end: exit codes, formats, suppressions, settings, real configs."""
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 from sarif_pydantic import Sarif
 
+from apachetune import httpd
 from apachetune.cli import cli
 from httpd_oracle import CORPUS, render_upstream
 
@@ -150,7 +150,7 @@ def test_debian_tree_has_no_error():
     assert code == 0 and data["summary"]["error"] == 0, data["findings"]
 
 
-@pytest.mark.skipif(not CORPUS.is_dir() or shutil.which("apache2") is None and not Path("/usr/lib/apache2/modules").exists(),
+@pytest.mark.skipif(not CORPUS.is_dir() or httpd.binary() is None,
                     reason="needs the shared corpus and httpd's module directory")
 @pytest.mark.parametrize("with_mpm_conf", [True, False])
 def test_upstream_default_config_has_no_error(tmp_path, with_mpm_conf):

@@ -12,7 +12,8 @@ import urllib.request
 import psutil
 import pytest
 
-from apachetune.mpmd import MpmdServer
+from apachetune import httpd
+from apachetune.validate.mpmd_server import MpmdServer
 from raw_http import exchange
 
 MPMS = ["prefork", "worker", "event"]
@@ -203,11 +204,11 @@ def test_sigterm_stops_everything(mpm):
 def test_built_on_first_use_into_the_cache(tmp_path, monkeypatch):
     import shutil
 
-    from apachetune import mpmd as mod
+    from apachetune.validate import mpmd_server as mod
 
     src = tmp_path / "src"
     src.mkdir()
-    for name in mod.SOURCES:
+    for name in [*mod.sources(), "Makefile"]:
         shutil.copy(mod.mpmd_src_dir() / name, src / name)
     monkeypatch.setattr(mod, "mpmd_src_dir", lambda: src)
     monkeypatch.setenv("APACHETUNE_CACHE", str(tmp_path / "cache"))
@@ -216,17 +217,35 @@ def test_built_on_first_use_into_the_cache(tmp_path, monkeypatch):
     assert mod.binary() == built  # reused, not rebuilt
 
 
+def test_first_use_builds_with_the_makefiles_flags(tmp_path, monkeypatch):
+    """One list of sources and flags (the Makefile's): a warning fails the first-use build as it
+    fails `make` (-Werror), instead of shipping a binary make would refuse."""
+    import shutil
+
+    from apachetune.validate import mpmd_server as mod
+
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in [*mod.sources(), "Makefile"]:
+        shutil.copy(mod.mpmd_src_dir() / name, src / name)
+    with open(src / "conf.c", "a") as f:
+        f.write("\nstatic int never_used(void) { return 0; }\n")  # -Wunused-function
+    monkeypatch.setattr(mod, "mpmd_src_dir", lambda: src)
+    monkeypatch.setenv("APACHETUNE_CACHE", str(tmp_path / "cache"))
+    with pytest.raises(mod.MpmdError, match="never_used"):
+        mod.binary()
+
+
 @pytest.mark.parametrize("kind", ["mpmd", "httpd"])
 def test_event_closes_keepalive_connections_when_every_worker_is_busy(kind):
     """httpd's event listener does not wait for a worker for a keep-alive request: with every
     worker busy the connection is closed and the client must reconnect (worker queues instead).
     mpmd must do what httpd does, and counts them (ConnsClosedBusy)."""
-    import shutil
 
     from apachetune.validate.load import closed_loop
     from apachetune.validate.targets import make_target
 
-    if kind == "httpd" and not (shutil.which("apache2") or shutil.which("httpd")):
+    if kind == "httpd" and httpd.binary() is None:
         pytest.skip("httpd not installed")
     conf = {"StartServers": 1, "ServerLimit": 1, "ThreadLimit": 4, "ThreadsPerChild": 4, "MaxRequestWorkers": 4,
             "MinSpareThreads": 1, "MaxSpareThreads": 8, "KeepAlive": "On", "KeepAliveTimeout": 5}

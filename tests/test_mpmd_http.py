@@ -9,7 +9,7 @@ import urllib.request
 import psutil
 import pytest
 
-from apachetune.mpmd import MpmdServer
+from apachetune.validate.mpmd_server import MpmdServer
 from raw_http import exchange
 
 MPMS = ["prefork", "worker", "event"]
@@ -235,7 +235,7 @@ def test_out_of_descriptors_backs_off_and_recovers():
     """event with 64 descriptors and 120 keep-alive clients (a high AsyncRequestWorkerFactor lets
     it take them all): accept fails with EMFILE while the listening socket stays readable. The
     listener must neither crash nor spin, and must serve again once clients leave."""
-    from apachetune.mpmd import binary
+    from apachetune.validate.mpmd_server import binary
 
     conf = {"StartServers": 1, "ServerLimit": 1, "MaxRequestWorkers": 4, "ThreadsPerChild": 4, "ThreadLimit": 4,
             "MinSpareThreads": 1, "MaxSpareThreads": 8, "KeepAliveTimeout": 30, "AsyncRequestWorkerFactor": 100}

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from apachetune.mpmd import MpmdServer
 from apachetune.paths import mpmd_src_dir
+from apachetune.validate.mpmd_server import MpmdServer
 from raw_http import exchange
 
 SRC = mpmd_src_dir()

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from apachetune import httpd
 from apachetune.cli import cli
 from apachetune.generate.diff import unified_diff
 from apachetune.generate.transaction import (
@@ -168,8 +169,8 @@ def write_tree_with_conf_d(root: Path) -> Path:
     main = root / "httpd.conf"
     main.write_text(f'ServerRoot "{root}"\nServerName localhost\nUser nobody\nGroup nogroup\n'
                     "Listen 127.0.0.1:8080\n"
-                    "LoadModule mpm_event_module /usr/lib/apache2/modules/mod_mpm_event.so\n"
-                    "LoadModule reqtimeout_module /usr/lib/apache2/modules/mod_reqtimeout.so\n"
+                    f"{httpd.load_module_line('mpm_event')}\n"
+                    f"{httpd.load_module_line('reqtimeout')}\n"
                     "Include conf.d\n")
     (root / "conf.d" / "mpm.conf").write_text(
         "<IfModule mpm_event_module>\n    StartServers 2\n    ThreadsPerChild 25\n"

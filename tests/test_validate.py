@@ -7,10 +7,11 @@ from click.testing import CliRunner
 
 from apachetune.cli import cli
 from apachetune.errors import UsageError
-from apachetune.mpmd import MpmdServer
 from apachetune.sizing.facts import HttpdFacts
 from apachetune.validate.load import closed_loop, open_loop
-from apachetune.validate.run import ValidationSetup, memory_verdict
+from apachetune.validate.mpmd_server import MpmdServer
+from apachetune.validate.plans import memory_verdict
+from apachetune.validate.results import ValidationSetup
 from httpd_oracle import needs_httpd
 
 FAST = ["--max-request-workers", "4", "--threads-per-child", "2", "--service-time-ms", "50", "--duration", "1",

@@ -5,8 +5,8 @@ from collections import Counter
 
 import pytest
 
-from apachetune.mpmd import MpmdServer
 from apachetune.validate.documents import SurgeParams, request_paths, summary, write_documents
+from apachetune.validate.mpmd_server import MpmdServer
 
 
 def test_shape_and_determinism(tmp_path):

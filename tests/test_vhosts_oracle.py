@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from apachetune import httpd
 from apachetune.cli import cli
 from apachetune.config.resolver import ResolveOptions, resolve
 from apachetune.config.vhosts import build
@@ -63,7 +64,7 @@ vhost = st.fixed_dictionaries({
        hosts=st.lists(vhost, min_size=1, max_size=6))
 def test_generated_layouts(tmp_path, main_name, hosts):
     conf = tmp_path / "vh.conf"
-    text = ["LoadModule mpm_event_module /usr/lib/apache2/modules/mod_mpm_event.so",
+    text = [f"{httpd.load_module_line('mpm_event')}",
             main_name.rstrip("\n"), "Listen 127.0.0.1:8080", "User nobody", f"ErrorLog {tmp_path}/error.log"]
     for h in hosts:
         text.append(f"<VirtualHost {' '.join(h['addrs'])}>")
@@ -78,7 +79,7 @@ def test_generated_layouts(tmp_path, main_name, hosts):
 
 def test_json_has_findings_per_vhost(tmp_path):
     conf = tmp_path / "site.conf"
-    conf.write_text("LoadModule mpm_event_module /usr/lib/apache2/modules/mod_mpm_event.so\n"
+    conf.write_text(f"{httpd.load_module_line('mpm_event')}\n"
                     "ServerName main.example\nListen 127.0.0.1:8080\n"
                     "<VirtualHost *:80>\n    ServerName a.example\n    HostnameLookups On\n</VirtualHost>\n"
                     "<VirtualHost *:80>\n    ServerName b.example\n</VirtualHost>\n")

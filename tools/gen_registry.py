@@ -21,7 +21,9 @@ from pathlib import Path
 
 import yaml
 
-MODULES = Path("/usr/lib/apache2/modules")
+from apachetune import httpd
+
+MODULES = httpd.modules_dir()
 OUT = Path(__file__).resolve().parents[1] / "rules" / "registry" / "directives.yaml"
 
 
@@ -35,7 +37,7 @@ def run_L(mpm: str) -> str:
     lines.append(f"LoadModule mpm_{mpm}_module {MODULES}/mod_mpm_{mpm}.so")
     with tempfile.NamedTemporaryFile("w", suffix=".conf", delete=False) as fh:
         fh.write("\n".join(lines) + "\n")
-    return subprocess.run(["apache2", "-L", "-f", fh.name], capture_output=True, text=True).stdout
+    return httpd.run("-L", "-f", fh.name).stdout
 
 
 def parse_L(text: str) -> dict[str, dict]:

@@ -14,6 +14,9 @@ class Position:
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.column}"
 
+    def to_json(self) -> dict[str, str | int]:
+        return {"file": self.file, "line": self.line, "column": self.column}
+
 
 class ApachetuneError(Exception):
     """Base of all errors the CLI reports without a traceback (exit code 2)."""

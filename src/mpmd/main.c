@@ -100,8 +100,15 @@ int main(int argc, char **argv) {
         return 2;
     }
     if (test_only) {
-        printf("Syntax OK: %s MaxRequestWorkers %d ServerLimit %d ThreadsPerChild %d\n", model,
-               c.max_request_workers, c.server_limit, c.threads_per_child);
+        /* The values the MPM will run with, one "Name value" per line, after "Syntax OK":
+         * tests compare them with apachetune's model of httpd's start-up. */
+        printf("Syntax OK\nStartServers %d\nServerLimit %d\nMaxRequestWorkers %d\n", c.start_servers,
+               c.server_limit, c.max_request_workers);
+        if (kind == MPM_PREFORK)
+            printf("MinSpareServers %d\nMaxSpareServers %d\n", c.min_spare_servers, c.max_spare_servers);
+        else
+            printf("ThreadLimit %d\nThreadsPerChild %d\nMinSpareThreads %d\nMaxSpareThreads %d\n",
+                   c.thread_limit, c.threads_per_child, c.min_spare_threads, c.max_spare_threads);
         return 0;
     }
     /* Many keep-alive connections need many descriptors: raise the soft limit to the hard one. */

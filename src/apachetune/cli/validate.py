@@ -11,42 +11,11 @@ from rich.table import Table
 from apachetune.cli.options import MPM_CHOICE
 from apachetune.cli.params import Finite
 from apachetune.console import out
-from apachetune.errors import UsageError
-from apachetune.mpm import simulate_startup
+from apachetune.validate.plans import DEFAULT_PLANS, PLANS
 from apachetune.validate.report import write_report
-from apachetune.validate.run import ValidationSetup, run_plans
-
-PLANS = ("sweep", "openloop", "keepalive", "keepalive-off", "static")
-
-
-def load_directives(config, mpm, max_request_workers, threads_per_child, keepalive_timeout) -> dict:
-    given: list[tuple[str, list[str]]] = []
-    extra: dict[str, object] = {}
-    if config:
-        from apachetune.config.resolver import ResolveOptions, resolve
-
-        eff = resolve(config, ResolveOptions(mpm=mpm, modules=[f"mpm_{mpm}_module"], use_env_file=False))
-        given += [(d.name, d.args) for d in eff.directives]
-        for name in ("KeepAlive", "KeepAliveTimeout", "MaxKeepAliveRequests", "Timeout"):
-            d = eff.get(name)
-            if d is not None and d.args:
-                extra[name] = d.args[0]
-    if max_request_workers:
-        given.append(("MaxRequestWorkers", [str(max_request_workers)]))
-    if threads_per_child and mpm != "prefork":
-        given += [("ThreadsPerChild", [str(threads_per_child)]), ("ThreadLimit", [str(threads_per_child)])]
-    if keepalive_timeout is not None:
-        extra["KeepAliveTimeout"] = keepalive_timeout
-    start = simulate_startup(mpm, given)
-    if start.fatal:
-        raise UsageError(f"httpd would not start with this section: {start.fatal[0].text}")
-    eff = dict(start.effective)
-    if mpm != "prefork":
-        eff["ServerLimit"] = max(1, eff["MaxRequestWorkers"] // eff["ThreadsPerChild"])
-    else:
-        eff["ServerLimit"] = eff["MaxRequestWorkers"]
-    eff.pop("ListenBacklog", None)
-    return {**eff, "KeepAlive": "On", "KeepAliveTimeout": 5, **extra}
+from apachetune.validate.results import ValidationSetup
+from apachetune.validate.run import run_plans
+from apachetune.validate.section import load_directives
 
 
 def common_options(func):
@@ -62,8 +31,8 @@ def common_options(func):
         click.option("--app-kb", type=Finite(0, 1024 * 1024, integer=True), default=0, show_default=True,
                      help="Application memory each /app/sleep request holds (KiB, touched), part of the "
                           "peak-memory prediction."),
-        click.option("--plan", "plans", multiple=True, type=click.Choice(PLANS),
-                     help="Plans to run (repeatable; default: sweep and keepalive)."),
+        click.option("--plan", "plans", multiple=True, type=click.Choice(list(PLANS)),
+                     help=f"Plans to run (repeatable; default: {' and '.join(DEFAULT_PLANS)})."),
         click.option("--duration", type=Finite(0.5, 120), default=2, show_default=True,
                      help="Seconds per load step."),
         click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True),
@@ -78,14 +47,14 @@ def common_options(func):
 def run_one(target, mpm, config, max_request_workers, threads_per_child, keepalive_timeout, service_time_ms,
             plans, duration, per_worker_mb=None, quiet=False, use_wrk=None, app_kb=0):
     directives = load_directives(config, mpm, max_request_workers, threads_per_child, keepalive_timeout)
-    if "keepalive" in (plans or ("sweep", "keepalive")) and int(directives.get("KeepAliveTimeout", 5)) < 3:
+    if "keepalive" in (plans or DEFAULT_PLANS) and int(directives.get("KeepAliveTimeout", 5)) < 3:
         directives["KeepAliveTimeout"] = 3  # long enough to see a stall
     setup = ValidationSetup(target, mpm, directives, int(directives["MaxRequestWorkers"]), service_time_ms,
                             duration, per_worker_mb, use_wrk, app_kb)
     columns = [SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn()]
     with Progress(*columns, console=out, transient=True, disable=quiet) as progress:
         task = progress.add_task(f"{target} {mpm}: starting", total=None)
-        return run_plans(setup, list(plans or ("sweep", "keepalive")),
+        return run_plans(setup, plans or DEFAULT_PLANS,
                          lambda s: progress.update(task, description=f"{target} {mpm}: {s}"))
 
 

@@ -8,21 +8,18 @@ Blocking: any error, and any start-up change (AT1xx) or start-up message from ht
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from apachetune import httpd
 from apachetune.config.parser import parse_text
 from apachetune.config.resolver import ResolveOptions
 from apachetune.errors import ConfigSyntaxError
 from apachetune.lint.engine import LintOptions, lint
 from apachetune.lint.settings import Settings
-
-_AH = re.compile(r"AH\d{5}: .*")
 
 
 @dataclass
@@ -30,14 +27,6 @@ class CheckReport:
     ok: bool
     problems: list[str] = field(default_factory=list)
     httpd: str = "not run"  # "passed", "failed", or why it was not run
-
-
-def httpd_binary() -> str | None:
-    for name in ("apache2", "httpd"):
-        found = shutil.which(name) or (f"/usr/sbin/{name}" if os.path.exists(f"/usr/sbin/{name}") else None)
-        if found:
-            return found
-    return None
 
 
 def blocking(findings) -> list[str]:
@@ -75,8 +64,7 @@ def httpd_check(main: str, opts: ResolveOptions, overlay: dict[str, bytes]) -> C
 
 
 def _httpd_tree(main: str, opts: ResolveOptions, overlay: dict[str, bytes], report: CheckReport) -> CheckReport:
-    binary = httpd_binary()
-    if binary is None:
+    if httpd.binary() is None:
         return _unchecked(report, "apache2 -t could not check it: no apache2/httpd on PATH")
     from apachetune.config.resolver import resolve
 
@@ -97,20 +85,21 @@ def _httpd_tree(main: str, opts: ResolveOptions, overlay: dict[str, bytes], repo
         text = copied_main.read_text(errors="surrogateescape")
         copied_main.write_text(re.sub(r"(?mi)^\s*ServerRoot\s.*$", f'ServerRoot "{copy}"', text),
                                errors="surrogateescape")
-        env = {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/bin"), "LANG": "C"}
+        env = {}
         envvars = copy / "envvars"
         if envvars.exists():
             from apachetune.config.envvars import read_envvars
 
-            env.update(read_envvars(envvars))
-        proc = subprocess.run([binary, "-t", "-d", str(copy), "-f", str(copied_main)], capture_output=True,
-                              text=True, env=env, timeout=60, start_new_session=True)
-    messages = _AH.findall(proc.stderr)
-    mpm_messages = [m for m in messages if m[:7] in _MPM_CODES]
-    if proc.returncode != 0 or mpm_messages:
+            env = read_envvars(envvars)
+        run = httpd.config_test(copied_main, copy, env=env)
+    return _verdict(report, run, run.mpm_messages)
+
+
+def _verdict(report: CheckReport, run: httpd.ConfigTestRun, blocking_messages: list) -> CheckReport:
+    if not run.ok or blocking_messages:
         report.ok = False
         report.httpd = "failed"
-        report.problems.append(f"{binary} -t: " + (proc.stderr.strip() or "failed"))
+        report.problems.append(f"{httpd.binary()} -t: " + (run.stderr.strip() or "failed"))
     else:
         report.httpd = "passed"
     return report
@@ -124,9 +113,6 @@ def _unchecked(report: CheckReport, why: str) -> CheckReport:
     return report
 
 
-_MPM_CODES = {f"AH{n:05d}" for n in list(range(175, 189)) + list(range(300, 325)) + list(range(497, 522))}
-
-
 def check_new_file(data: bytes, mpm: str, run_httpd: bool = True) -> CheckReport:
     """A new mpm.conf: our lint as a snippet, then httpd -t on a minimal config including it."""
     with tempfile.TemporaryDirectory(prefix="apachetune-check-") as tmp:
@@ -135,25 +121,14 @@ def check_new_file(data: bytes, mpm: str, run_httpd: bool = True) -> CheckReport
         report = check_overlay(str(path), ResolveOptions(env={}, mpm=mpm, modules=[f"mpm_{mpm}_module",
                                                                                     "reqtimeout_module"]),
                                {}, snippet=True, run_httpd=False)
-        binary = httpd_binary()
         if not report.ok or not run_httpd:
             return report
-        if binary is None:
+        if httpd.binary() is None:
             return _unchecked(report, "apache2 -t could not check it: no apache2/httpd on PATH")
-        modules = "/usr/lib/apache2/modules"
         wrapper = Path(tmp) / "httpd.conf"
         wrapper.write_text(
             "ServerName localhost\nUser nobody\nGroup nogroup\nListen 127.0.0.1:1\n"
             f"ErrorLog {tmp}/error.log\nPidFile {tmp}/httpd.pid\n"
-            f"LoadModule mpm_{mpm}_module {modules}/mod_mpm_{mpm}.so\n"
-            f"LoadModule reqtimeout_module {modules}/mod_reqtimeout.so\nInclude {path}\n")
-        proc = subprocess.run([binary, "-t", "-f", str(wrapper)], capture_output=True, text=True,
-                              timeout=60, start_new_session=True)
-    messages = _AH.findall(proc.stderr)
-    if proc.returncode != 0 or messages:
-        report.ok = False
-        report.httpd = "failed"
-        report.problems.append(f"{binary} -t: " + proc.stderr.strip())
-    else:
-        report.httpd = "passed"
-    return report
+            f"{httpd.load_module_line('mpm_' + mpm)}\n{httpd.load_module_line('reqtimeout')}\nInclude {path}\n")
+        run = httpd.config_test(wrapper)
+    return _verdict(report, run, run.messages)  # a new file: any message at all blocks it

@@ -16,7 +16,7 @@ from apachetune.lint.host import HostLimits
 from apachetune.lint.metadata import all_rules
 from apachetune.lint.settings import Settings
 from apachetune.lint.suppress import Suppressions
-from apachetune.mpm import simulate_startup
+from apachetune.mpm import listen_buckets, simulate_startup
 
 
 @dataclass
@@ -29,15 +29,10 @@ class LintOptions:
     host: HostLimits | None = None  # facts about the server's host (lint --measure / --facts)
 
 
-def listen_buckets(eff, cpus: int | None) -> int:
-    """server/listen.c: ListenCoresBucketsRatio R on C online cores gives C // R buckets when > 1."""
-    from apachetune.mpm.numbers import atoi
-
+def _buckets(eff, cpus: int | None) -> int:
+    """The listener buckets of this configuration on a server with `cpus` cores (default: here)."""
     ratio = eff.get("ListenCoresBucketsRatio")
-    if ratio is None or not ratio.args or atoi(ratio.args[0]) <= 0:
-        return 1
-    value = (cpus or os.cpu_count() or 1) // atoi(ratio.args[0])
-    return value if value > 1 else 1
+    return listen_buckets(ratio.args[0] if ratio is not None and ratio.args else None, cpus or None)
 
 
 # Rules the engine itself reports: the configuration cannot be read, so no check runs.
@@ -72,7 +67,7 @@ def lint(target: EffectiveConfig | str | os.PathLike[str], options: LintOptions)
     eff = target
     mpm = eff.mpm
     startup = None
-    buckets = listen_buckets(eff, options.cpus)
+    buckets = _buckets(eff, options.cpus)
     if mpm:
         ctx_items = [(d.name, d.args) for d in eff.directives]
         startup = simulate_startup(mpm, ctx_items, listen_buckets=buckets)

@@ -5,18 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from apachetune.errors import Position
+
 SEVERITIES = ("error", "warning", "info")
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 
 
-@dataclass(frozen=True, slots=True)
-class Location:
-    file: str
-    line: int
-    column: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {"file": self.file, "line": self.line, "column": self.column}
+# A finding's location is the same thing as an error's position: one type for both.
+Location = Position
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,6 @@
 """What the machine says: memory available, other services, and a running httpd's workers.
 
-The only module that imports psutil. Memory per worker is measured with PSS and USS
-(/proc/PID/smaps_rollup via psutil's memory_full_info), never by summing RSS: RSS counts
-every shared page once per process, the classic reason sizing tools under-recommend.
+Memory per worker is measured with PSS and USS (procmem.py), never by summing RSS.
 - prefork: a worker is a child; its cost is the child's PSS (private pages plus its share
   of the pages shared with the parent and the other children).
 - worker/event: a child's cost is split into a fixed base (its share of what it inherited
@@ -25,6 +23,7 @@ import psutil
 
 from apachetune.errors import UsageError
 from apachetune.inputs import read_small
+from apachetune.procmem import process_memory
 
 MIB = 1024 * 1024
 HTTPD_NAMES = ("apache2", "httpd")
@@ -87,8 +86,8 @@ class HostFacts:
 
 
 def _mem(proc: psutil.Process) -> tuple[float, float, float]:
-    info = proc.memory_full_info()
-    return info.rss / MIB, getattr(info, "pss", info.uss) / MIB, info.uss / MIB
+    m = process_memory(proc)
+    return m.rss_mib, m.pss_mib, m.uss_mib
 
 
 def find_httpd(pid: int | None = None, pidfile: str | None = None) -> psutil.Process | None:

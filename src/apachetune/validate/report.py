@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from apachetune.validate.run import ValidationReport
+from apachetune.validate.results import ValidationReport
 
 
 def write_report(report: ValidationReport, directory: str | Path) -> list[Path]:

@@ -4,19 +4,17 @@ temporary directory on a free loopback port, and always stopped (Ctrl-C included
 from __future__ import annotations
 
 import shutil
-import subprocess
 import tempfile
 import urllib.request
 from pathlib import Path
 
 import psutil
 
+from apachetune import httpd
 from apachetune.errors import ApachetuneError
-from apachetune.generate.check import httpd_binary
-from apachetune.mpmd import MpmdServer, free_port
-from apachetune.procs import ServerExited, stop_group, wait_until_serving
+from apachetune.validate.mpmd_server import MpmdServer, free_port
+from apachetune.validate.processes import ServerExited, stop_group, wait_until_serving
 
-MODULES = Path("/usr/lib/apache2/modules")
 # /app/sleep?ms=N&kb=K as in mpmd: hold K KiB of touched memory for the N ms of service time,
 # then let it go with the request's Lua state. Held as distinct 64 KiB strings rather than one
 # string.rep of K KiB: Lua builds a long string in a buffer and copies it, and glibc keeps the
@@ -88,11 +86,9 @@ class MpmdTarget(Target):
 
 class HttpdTarget(Target):
     def __init__(self, mpm: str, directives: dict):
-        binary = httpd_binary()
-        if binary is None:
+        if httpd.binary() is None:
             raise TargetError("--target httpd needs Apache httpd (apache2 or httpd) installed")
         self.name = f"httpd {mpm}"
-        self.binary = binary
         self.port = free_port()
         self.tmp = Path(tempfile.mkdtemp(prefix="apachetune-httpd-"))
         self.docroot = Path(tempfile.mkdtemp(prefix="apachetune-docs-"))
@@ -106,18 +102,14 @@ class HttpdTarget(Target):
         (self.tmp / "httpd.conf").write_text(
             f"ServerRoot {self.tmp}\nServerName localhost\nUser nobody\nGroup nogroup\n"
             f"Listen 127.0.0.1:{self.port}\nPidFile {self.tmp}/httpd.pid\nErrorLog {self.tmp}/error.log\n"
-            f"LoadModule mpm_{mpm}_module {MODULES}/mod_mpm_{mpm}.so\n"
-            f"LoadModule authz_core_module {MODULES}/mod_authz_core.so\n"
-            f"LoadModule status_module {MODULES}/mod_status.so\n"
-            f"LoadModule lua_module {MODULES}/mod_lua.so\n"
+            + "".join(httpd.load_module_line(m) + "\n" for m in (f"mpm_{mpm}", "authz_core", "status", "lua")) +
             f"DocumentRoot {self.docroot}\n<Directory {self.docroot}>\n  Require all granted\n</Directory>\n"
             "ExtendedStatus On\n<Location /server-status>\n  SetHandler server-status\n</Location>\n"
             f"LuaMapHandler ^/app/sleep$ {self.tmp}/sleep.lua handle\n{body}\n")
         self.proc = None
 
     def __enter__(self):
-        self.proc = subprocess.Popen([self.binary, "-f", str(self.tmp / "httpd.conf"), "-D", "FOREGROUND"],
-                                     start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.proc = httpd.start_foreground(self.tmp / "httpd.conf")
         try:  # any status will do: httpd is up once it answers
             wait_until_serving(self.proc, f"http://127.0.0.1:{self.port}/index.html", 15, any_status=True)
         except ServerExited as e:
@@ -144,16 +136,3 @@ def make_target(kind: str, mpm: str, directives: dict) -> Target:
     if kind == "httpd":
         return HttpdTarget(mpm, directives)
     raise TargetError(f"unknown target {kind!r} (mpmd or httpd)")
-
-
-def memory_mib(pids: list[int]) -> tuple[float, float]:
-    """Sum of PSS and USS (MiB) over the target's processes (never RSS)."""
-    pss = uss = 0.0
-    for pid in pids:
-        try:
-            info = psutil.Process(pid).memory_full_info()
-            pss += getattr(info, "pss", info.uss) / 1048576
-            uss += info.uss / 1048576
-        except psutil.Error:
-            continue
-    return pss, uss

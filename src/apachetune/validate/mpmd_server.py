@@ -20,9 +20,24 @@ from pathlib import Path
 
 from apachetune.errors import ApachetuneError
 from apachetune.paths import cache_dir, mpmd_src_dir
-from apachetune.procs import ServerExited, stop_group, wait_until_serving
+from apachetune.validate.processes import ServerExited, stop_group, wait_until_serving
 
-SOURCES = ("main.c", "conf.c", "request.c", "http.c", "scoreboard.c", "prefork.c", "threaded.c", "mpmd.h")
+
+def _makefile() -> dict[str, list[str]]:
+    """SRCS, HDRS and CFLAGS from src/mpmd/Makefile: the one list of sources and flags, so the
+    build on first use is the build `make` does (-Werror included)."""
+    found: dict[str, list[str]] = {}
+    for line in (mpmd_src_dir() / "Makefile").read_text().splitlines():
+        name, op, value = line.partition("+=") if "+=" in line else line.partition("=")
+        name = name.strip().rstrip("?").strip()
+        if op and name in ("SRCS", "HDRS", "CFLAGS") and not line.startswith("\t"):
+            found[name] = (found.get(name, []) if op == "+=" else []) + value.split()
+    return found
+
+
+def sources() -> list[str]:
+    make = _makefile()
+    return make["SRCS"] + make["HDRS"]
 
 
 class MpmdError(ApachetuneError):
@@ -31,7 +46,7 @@ class MpmdError(ApachetuneError):
 
 def _digest(src: Path) -> str:
     h = hashlib.sha1()
-    for name in SOURCES:
+    for name in sources():
         h.update((src / name).read_bytes())
     return h.hexdigest()[:12]
 
@@ -39,7 +54,7 @@ def _digest(src: Path) -> str:
 def binary() -> Path:
     src = mpmd_src_dir()
     local = src / "mpmd"
-    if local.exists() and all(local.stat().st_mtime >= (src / n).stat().st_mtime for n in SOURCES):
+    if local.exists() and all(local.stat().st_mtime >= (src / n).stat().st_mtime for n in sources()):
         return local  # built by `make`
     out = cache_dir() / f"mpmd-{_digest(src)}"
     if out.exists():
@@ -48,8 +63,8 @@ def binary() -> Path:
     if not cc:
         raise MpmdError("building mpmd needs a C compiler (cc); install gcc or clang")
     tmp = out.with_suffix(f".{os.getpid()}.tmp")
-    cmd = [cc, "-O2", "-std=c11", "-Wall", "-Wextra", "-pthread", "-o", str(tmp),
-           *[str(src / n) for n in SOURCES if n.endswith(".c")]]
+    make = _makefile()
+    cmd = [cc, *make["CFLAGS"], "-o", str(tmp), *[str(src / n) for n in make["SRCS"]]]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise MpmdError(f"building mpmd failed:\n{proc.stderr}")

@@ -1,0 +1,159 @@
+"""The one place that knows the real Apache httpd: where its binary and modules live on each
+distribution, how to run it (`-t`, `-M`, `-L`, `-S`, `-V`, `-D DUMP_CONFIG`, in the foreground),
+and how to read the `AHnnnnn:` messages it prints.
+
+Everything else (generate's check, validate's httpd target, the tools and the tests' oracle)
+calls this module; no other module starts httpd.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+# Debian and Ubuntu call it apache2; upstream, RHEL, Fedora, Alpine and the official image httpd.
+BINARY_NAMES = ("apache2", "httpd")
+_SBIN = ("/usr/sbin", "/usr/local/apache2/bin", "/usr/local/sbin")
+
+# Where each distribution installs mod_*.so (the first that holds an MPM module wins).
+MODULE_DIRS = (
+    "/usr/lib/apache2/modules",  # Debian, Ubuntu
+    "/usr/lib64/httpd/modules",  # RHEL, Fedora, CentOS
+    "/usr/lib/httpd/modules",  # Arch, 32-bit RHEL
+    "/usr/lib64/apache2",  # SUSE
+    "/usr/lib/apache2",  # SUSE 32-bit, Alpine
+    "/usr/local/apache2/modules",  # upstream `make install`, the official image
+)
+
+# The start-up checks of the three MPMs and of the listeners: a change httpd makes silently.
+MPM_CODES = frozenset(f"AH{n:05d}" for n in [*range(175, 189), *range(300, 325), *range(497, 522)])
+
+_AH_LINE = re.compile(r"^(?:\[[^\]]*\] )*(?:\S+: )?(AH\d{5}): (.*)$")
+
+
+@cache
+def binary() -> str | None:
+    """The installed httpd binary, or None."""
+    for name in BINARY_NAMES:
+        found = shutil.which(name)
+        if found:
+            return found
+        for d in _SBIN:
+            if os.access(f"{d}/{name}", os.X_OK):
+                return f"{d}/{name}"
+    return None
+
+
+@cache
+def modules_dir() -> Path:
+    """Where this machine's httpd keeps its modules (Debian's place when none is found)."""
+    for d in MODULE_DIRS:
+        if any(Path(d, f"mod_mpm_{m}.so").exists() for m in ("event", "worker", "prefork")):
+            return Path(d)
+    return Path(MODULE_DIRS[0])
+
+
+def module_path(name: str) -> Path:
+    """`event` → …/mod_mpm_event.so is `module_path('mpm_event')`."""
+    return modules_dir() / f"mod_{name}.so"
+
+
+def load_module_line(name: str) -> str:
+    """The LoadModule directive for module `name` (e.g. 'mpm_event', 'lua')."""
+    return f"LoadModule {name}_module {module_path(name)}"
+
+
+def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """httpd's environment: PATH and the C locale (messages in English), plus `extra`."""
+    env = {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/bin"), "LANG": "C"}
+    env.update(extra or {})
+    return env
+
+
+def run(*args: str, env: Mapping[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+    """Run httpd with `args` and capture its output. It gets its own session, so nothing it
+    does signals us. Raises FileNotFoundError when httpd is not installed."""
+    exe = binary()
+    if exe is None:
+        raise FileNotFoundError("Apache httpd (apache2 or httpd) is not installed")
+    return subprocess.run([exe, *args], capture_output=True, text=True, env=clean_env(env),
+                          timeout=timeout, start_new_session=True, stdin=subprocess.DEVNULL)
+
+
+@dataclass
+class ConfigTestRun:
+    """What `httpd -t` said about a configuration."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+    @property
+    def messages(self) -> list[tuple[str, str]]:
+        return ah_messages(self.stderr)
+
+    @property
+    def mpm_messages(self) -> list[tuple[str, str]]:
+        return [m for m in self.messages if m[0] in MPM_CODES]
+
+    @property
+    def output(self) -> str:
+        return (self.stdout + self.stderr).strip()
+
+
+def config_test(main: str | Path, server_root: str | Path | None = None, *, defines: Iterable[str] = (),
+                directives: Iterable[str] = (), env: Mapping[str, str] | None = None,
+                timeout: float = 60) -> ConfigTestRun:
+    """`httpd -t` on `main` (with `-d server_root`, `-D` defines and `-C` directives)."""
+    args = ["-t"]
+    for d in defines:
+        args += ["-D", d]
+    if server_root is not None:
+        args += ["-d", str(server_root)]
+    args += ["-f", str(main)]
+    for c in directives:
+        args += ["-C", c]
+    proc = run(*args, env=env, timeout=timeout)
+    return ConfigTestRun(proc.returncode, proc.stdout, proc.stderr)
+
+
+def dump_config(main: str | Path, server_root: str | Path | None = None,
+                env: Mapping[str, str] | None = None) -> ConfigTestRun:
+    """`httpd -t -D DUMP_CONFIG`, with mod_info loaded from the command line (the tree is untouched).
+    `stdout` is the dump without its trailing "Syntax OK"."""
+    result = config_test(main, server_root, defines=["DUMP_CONFIG"], env=env,
+                         directives=[f"LoadModule info_module {module_path('info')}"])
+    result.stdout = result.stdout.replace("Syntax OK\n", "")
+    return result
+
+
+def start_foreground(conf: str | Path, *, stderr=subprocess.PIPE, wrapper: Iterable[str] = ()) -> subprocess.Popen:
+    """httpd in the foreground (`-D FOREGROUND`), in its own session so that its whole
+    process group can be stopped (see `validate.processes.stop_group`). `wrapper` runs it under
+    another command (e.g. `taskset -c 0`)."""
+    exe = binary()
+    if exe is None:
+        raise FileNotFoundError("Apache httpd (apache2 or httpd) is not installed")
+    return subprocess.Popen([*wrapper, exe, "-f", str(conf), "-D", "FOREGROUND"], start_new_session=True,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
+                            env=clean_env())
+
+
+def ah_messages(stderr: str) -> list[tuple[str, str]]:
+    """(code, text) of every `AHnnnnn: text` line httpd printed, with or without its log prefix."""
+    out = []
+    for line in stderr.splitlines():
+        m = _AH_LINE.match(line.strip())
+        if m:
+            out.append((m.group(1), m.group(2)))
+    return out

@@ -1,0 +1,232 @@
+"""The plans: what load each applies and what it judges. `PLANS` is the table the CLI reads
+its choices from; adding a plan is adding a function here and a line to the table.
+
+- sweep: closed-loop concurrency 0.5x, 1x, 1.5x, 2x MaxRequestWorkers on /app/sleep?ms=S;
+  throughput must saturate at MaxRequestWorkers / S within 15%.
+- keepalive: MaxRequestWorkers idle keep-alive clients, then one new request: prefork and
+  worker must stall (workers pinned), event must answer at once.
+- keepalive-off: 1.5x MaxRequestWorkers clients with keep-alive on, then with a connection per
+  request; both must saturate at MaxRequestWorkers / S within 15%.
+- openloop: Poisson arrivals at 50% and 70% of capacity with exponential service times (mean
+  S), i.e. an M/M/c queue; the mean wait for a worker must match the M/M/c queue replayed on the
+  run's own arrivals and service times within 25% (plus 3 ms for connection set-up noise); the
+  Erlang C long-run mean is reported beside it (a short run scatters widely around it).
+- static: a SURGE-shaped document set (heavy-tailed sizes, Zipf popularity) under a closed
+  loop of MaxRequestWorkers connections (measured, no verdict).
+- memory: every request of the sweep holds K KiB of application memory (--app-kb); the peak
+  PSS of the target's processes during the sweep must be within 15% (+ 1 MiB) of the sizing
+  model's prediction from the idle server measured as `apachetune size` does (facts.measure_httpd):
+  parent + processes x per process + MaxRequestWorkers x (per worker + K), per worker
+  replaced by --per-worker-mb when given (model.peak_memory).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import psutil
+
+from apachetune.errors import UsageError
+from apachetune.sizing import model
+from apachetune.sizing.facts import HttpdFacts, measure_httpd
+from apachetune.validate.load import (
+    IdleClients,
+    closed_loop,
+    open_loop,
+    time_one_request,
+    wrk_available,
+    wrk_closed_loop,
+)
+from apachetune.validate.results import ValidationReport, ValidationSetup, Verdict, point
+from apachetune.validate.sampler import Sampler
+from apachetune.validate.targets import Target
+
+
+@dataclass
+class PlanRun:
+    """One plan's view of the run: the setup, the started target, the report it adds to."""
+
+    setup: ValidationSetup
+    target: Target
+    report: ValidationReport
+    progress: Callable[[str], None]
+
+    @property
+    def mrw(self) -> int:
+        return self.setup.max_request_workers
+
+    @property
+    def service_s(self) -> float:
+        return self.setup.service_ms / 1000
+
+    @property
+    def capacity(self) -> float:
+        return self.mrw / self.service_s
+
+    @property
+    def path(self) -> str:
+        return self.setup.app_path
+
+
+def sweep(run: PlanRun) -> None:
+    """Closed loop at 0.5x, 1x, 1.5x, 2x MaxRequestWorkers: saturation and peak memory."""
+    setup, target, report, progress = run.setup, run.target, run.report, run.progress
+    mrw, capacity, path = run.mrw, run.capacity, run.path
+    idle = idle_facts(target, setup)
+    with Sampler(target) as sampler:
+        best = 0.0
+        for factor in (0.5, 1.0, 1.5, 2.0):
+            c = max(1, int(mrw * factor))
+            progress(f"sweep: {c} connections")
+            if setup.use_wrk is not False and wrk_available():
+                pt = {"plan": "sweep", "x": c, **wrk_closed_loop(target.host, target.port, path, c,
+                                                                 setup.duration)}
+            else:
+                pt = {**point("sweep", c, closed_loop(target.host, target.port, path, c, setup.duration)),
+                      "driver": "asyncio"}
+            report.points.append(pt)
+            if factor >= 1.0:
+                best = max(best, pt["throughput_rps"])
+    report.samples += sampler.samples
+    err = abs(best - capacity) / capacity
+    report.verdicts.append(Verdict(
+        "saturation throughput", round(capacity, 1), round(best, 1), "req/s", err <= 0.15,
+        f"MaxRequestWorkers {mrw} / service time {setup.service_ms:g} ms; off by {err:.0%}"))
+    peak = sampler.peak_pss_mib
+    report.verdicts.append(memory_verdict(setup, idle, peak))
+
+
+def static(run: PlanRun) -> None:
+    """A SURGE document set under MaxRequestWorkers connections (measured only)."""
+    setup, target, report, progress = run.setup, run.target, run.report, run.progress
+    mrw = run.mrw
+    from apachetune.validate.documents import SurgeParams, request_paths, summary, write_documents
+
+    docs = write_documents(target.docroot, SurgeParams())
+    progress(f"static: {len(docs)} SURGE documents, {mrw} connections")
+    r = closed_loop(target.host, target.port, "/", mrw, setup.duration, paths=request_paths(docs, 5000))
+    report.points.append({**point("static", mrw, r), "documents": summary(docs)})
+    report.verdicts.append(Verdict("static SURGE workload", None, round(r.throughput, 1), "req/s", None,
+                                   f"p99 {r.to_json()['latency_ms']['p99']} ms, errors {r.errors or 0}"))
+
+
+def openloop(run: PlanRun) -> None:
+    """Poisson arrivals at 50% and 70% of capacity: queueing delay against M/M/c."""
+    setup, target, report, progress = run.setup, run.target, run.report, run.progress
+    mrw, s, capacity = run.mrw, run.service_s, run.capacity
+    # The fixed cost of one request outside the queue (client, connection set-up, sleep
+    # overshoot), measured unloaded, one at a time, and taken off every wait below.
+    base = open_loop(target.host, target.port, "/app/sleep", 20.0, 1.0, exp_service_ms=None)
+    overhead = sorted(base.latencies)[len(base.latencies) // 2] if base.latencies else 0.0
+    for util in (0.5, 0.7):
+        rate = capacity * util
+        progress(f"open loop: {rate:.0f} req/s")
+        r = open_loop(target.host, target.port, "/app/sleep", rate, max(setup.duration, 3.0),
+                      exp_service_ms=setup.service_ms)
+        report.points.append(point("openloop", round(rate, 1), r))
+        if not r.latencies:
+            continue
+        mean_wait = max(0.0, sum(r.waits) / len(r.waits) - overhead)
+        # The M/M/c queue replayed on this run's own arrivals and service times (a worker
+        # is busy for the service time plus the per-request overhead): a few seconds of
+        # Poisson arrivals scatter widely around Erlang C's long-run mean, which is shown.
+        waits = model.sample_path_waits([(a, sv + overhead) for a, sv in r.jobs], mrw)
+        predicted = sum(waits) / len(waits)
+        long_run = model.mean_queue_wait(mrw, rate * s, s)
+        ok = abs(mean_wait - predicted) <= 0.25 * predicted + 0.003
+        report.verdicts.append(Verdict(
+            f"queueing delay at {util:.0%} utilisation", round(predicted * 1000, 2),
+            round(mean_wait * 1000, 2), "ms", ok,
+            f"M/M/c ({mrw} workers) on this run's {len(r.jobs)} arrivals and service times; Erlang C "
+            f"long-run mean {long_run * 1000:.2f} ms; measured: mean (latency - own service time) - "
+            f"{overhead * 1000:.1f} ms overhead"))
+
+
+def keepalive_off(run: PlanRun) -> None:
+    """Saturation with keep-alive on, then with a connection per request."""
+    setup, target, report, progress = run.setup, run.target, run.report, run.progress
+    mrw, capacity, path = run.mrw, run.capacity, run.path
+    # The same closed loop (1.5x MaxRequestWorkers) with keep-alive on, then with a new
+    # connection per request: while the service time dwarfs a loopback connect, both
+    # must saturate at MaxRequestWorkers / service time.
+    c = max(1, int(1.5 * mrw))
+    for keepalive in (True, False):
+        label = "on" if keepalive else "off"
+        progress(f"keep-alive {label}: {c} connections")
+        r = closed_loop(target.host, target.port, path, c, setup.duration, keepalive=keepalive)
+        report.points.append({**point(f"keep-alive {label}", c, r), "driver": "asyncio"})
+        err = abs(r.throughput - capacity) / capacity
+        report.verdicts.append(Verdict(
+            f"saturation with keep-alive {label}", round(capacity, 1), round(r.throughput, 1), "req/s",
+            err <= 0.15, f"{c} clients, {'one connection each' if keepalive else 'a connection a request'}; "
+                         f"off by {err:.0%}; errors {dict(r.errors) or 0}"))
+
+
+def keepalive(run: PlanRun) -> None:
+    """MaxRequestWorkers idle keep-alive clients, then one new request."""
+    setup, target, report, progress = run.setup, run.target, run.report, run.progress
+    mrw = run.mrw
+    progress(f"keep-alive: {mrw} idle clients")
+    with IdleClients(target.host, target.port, mrw):
+        elapsed = time_one_request(target.host, target.port, "/index.html", 1.5)
+    pinned = elapsed is None
+    expect = setup.mpm in ("prefork", "worker")
+    report.verdicts.append(Verdict(
+        "idle keep-alive clients pin workers", "pinned" if expect else "not pinned",
+        "pinned" if pinned else f"served in {elapsed * 1000:.0f} ms", "", pinned == expect,
+        f"{mrw} idle clients, then one new request"))
+
+
+# Name -> plan, in the order they run when several are asked for.
+PLANS: dict[str, Callable[[PlanRun], None]] = {
+    "sweep": sweep, "static": static, "openloop": openloop, "keepalive-off": keepalive_off,
+    "keepalive": keepalive,
+}
+DEFAULT_PLANS = ("sweep", "keepalive")
+
+
+# The memory verdict's tolerance: 15% of the prediction, plus 1 MiB for what PSS cannot pin
+# down on a server whose whole footprint is a few MiB (mpmd: under 2 MiB without --app-kb):
+# the share of shared pages moves as processes come and go, the allocator keeps or returns a
+# few hundred KiB, the per-worker figure is a high percentile (see docs/validate.md).
+MEMORY_TOLERANCE, MEMORY_SLACK_MIB = 0.15, 1.0
+
+
+def idle_facts(target: Target, setup: ValidationSetup) -> HttpdFacts | str:
+    """The idle server measured as `apachetune size` measures a live httpd, with the configured
+    ThreadsPerChild (mpmd's children have one listener thread besides, httpd's two); a
+    sentence instead when it cannot be measured.
+
+    Like a live server's, its workers have served requests first (MaxRequestWorkers
+    connections of /app/sleep without application memory, a few rounds each), so the figures
+    include what serving a request leaves behind (buffers, the allocator's retained heap, a
+    thread's touched stack), not only a freshly forked worker."""
+    closed_loop(target.host, target.port, f"/app/sleep?ms={setup.service_ms:g}", setup.max_request_workers,
+                min(2.0, max(0.3, 4 * setup.service_ms / 1000)))
+    try:
+        return measure_httpd(target.parent(), threads_per_child=setup.threads_per_child)
+    except (psutil.Error, UsageError) as e:
+        return f"idle server not measured: {e}"
+
+
+def memory_verdict(setup: ValidationSetup, idle: HttpdFacts | str, peak: float) -> Verdict:
+    """Peak PSS during the sweep against model.peak_memory: within 15% + 1 MiB."""
+    name, unit = "peak memory at full concurrency", "MiB PSS"
+    if isinstance(idle, str):
+        return Verdict(name, None, round(peak, 1), unit, None, idle)
+    mrw, tpc = setup.max_request_workers, setup.threads_per_child
+    per_worker = setup.per_worker_mib if setup.per_worker_mib else idle.per_worker_mib
+    source = "--per-worker-mb" if setup.per_worker_mib else "measured idle"
+    per_process = 0.0 if tpc == 1 else idle.per_process_mib
+    app = setup.app_kb / 1024
+    predicted = model.peak_memory(mrw, per_worker, idle.parent_pss_mib, per_process, tpc, app)
+    processes = mrw if tpc == 1 else math.ceil(mrw / tpc)
+    off = peak - predicted
+    ok = abs(off) <= MEMORY_TOLERANCE * predicted + MEMORY_SLACK_MIB
+    pct = f"{abs(off) / predicted:.0%}" if predicted > 0 else "-"
+    return Verdict(name, round(predicted, 1), round(peak, 1), unit, ok,
+                   f"parent {idle.parent_pss_mib:.2f} + {processes} processes x {per_process:.2f} + "
+                   f"{mrw} workers x ({per_worker:.2f} a worker ({source}) + {app:.2f} application) MiB; "
+                   f"off by {off:+.1f} MiB ({pct})")

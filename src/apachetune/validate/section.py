@@ -1,0 +1,40 @@
+"""The MPM section a validation run starts its server with: a config file's section and the
+command line's overrides, as httpd would run them (after its start-up adjustments)."""
+
+from __future__ import annotations
+
+from apachetune.errors import UsageError
+from apachetune.mpm import simulate_startup
+
+
+def load_directives(config: str | None, mpm: str, max_request_workers: int | None = None,
+                    threads_per_child: int | None = None, keepalive_timeout: int | None = None) -> dict:
+    """The directives to run `mpm` with: `config`'s MPM section and keep-alive settings, then the
+    overrides; refused (UsageError) when httpd would not start with them."""
+    given: list[tuple[str, list[str]]] = []
+    extra: dict[str, object] = {}
+    if config:
+        from apachetune.config.resolver import ResolveOptions, resolve
+
+        eff = resolve(config, ResolveOptions(mpm=mpm, modules=[f"mpm_{mpm}_module"], use_env_file=False))
+        given += [(d.name, d.args) for d in eff.directives]
+        for name in ("KeepAlive", "KeepAliveTimeout", "MaxKeepAliveRequests", "Timeout"):
+            d = eff.get(name)
+            if d is not None and d.args:
+                extra[name] = d.args[0]
+    if max_request_workers:
+        given.append(("MaxRequestWorkers", [str(max_request_workers)]))
+    if threads_per_child and mpm != "prefork":
+        given += [("ThreadsPerChild", [str(threads_per_child)]), ("ThreadLimit", [str(threads_per_child)])]
+    if keepalive_timeout is not None:
+        extra["KeepAliveTimeout"] = keepalive_timeout
+    start = simulate_startup(mpm, given)
+    if start.fatal:
+        raise UsageError(f"httpd would not start with this section: {start.fatal[0].text}")
+    eff = dict(start.effective)
+    if mpm != "prefork":
+        eff["ServerLimit"] = max(1, eff["MaxRequestWorkers"] // eff["ThreadsPerChild"])
+    else:
+        eff["ServerLimit"] = eff["MaxRequestWorkers"]
+    eff.pop("ListenBacklog", None)
+    return {**eff, "KeepAlive": "On", "KeepAliveTimeout": 5, **extra}

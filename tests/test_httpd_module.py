@@ -1,0 +1,42 @@
+"""apachetune.httpd: finding httpd and reading what it says."""
+
+from __future__ import annotations
+
+import pytest
+
+from apachetune import httpd
+from httpd_oracle import needs_httpd
+
+
+def test_ah_messages_with_and_without_the_log_prefix():
+    stderr = ("[Mon Nov 23 06:07:09.659246 2026] [mpm_event:warn] [pid 1:tid 1] AH00513: WARNING: x\n"
+              "AH00558: apache2: Could not reliably determine the server's fully qualified domain name\n"
+              "apache2: Syntax error on line 3 of /x.conf: Invalid command 'Foo'\n")
+    assert httpd.ah_messages(stderr) == [
+        ("AH00513", "WARNING: x"),
+        ("AH00558", "apache2: Could not reliably determine the server's fully qualified domain name")]
+
+
+def test_mpm_codes_cover_the_start_up_checks_only():
+    assert {"AH00513", "AH00515", "AH00180", "AH00316"} <= httpd.MPM_CODES
+    assert "AH00558" not in httpd.MPM_CODES  # ServerName guess: not the MPM's business
+
+
+@needs_httpd
+def test_modules_dir_holds_the_mpms_and_config_test_reports(tmp_path):
+    assert httpd.module_path("mpm_event").exists()
+    good = tmp_path / "good.conf"
+    good.write_text(f"{httpd.load_module_line('mpm_event')}\nServerName x\nMaxRequestWorkers 30\n"
+                    f"ErrorLog {tmp_path}/e.log\n")
+    run = httpd.config_test(good, tmp_path)
+    assert run.ok and run.mpm_messages == [("AH00513", run.mpm_messages[0][1])]
+    bad = tmp_path / "bad.conf"
+    bad.write_text(f"{httpd.load_module_line('mpm_event')}\nKeepAliveTimout 5\n")
+    run = httpd.config_test(bad, tmp_path)
+    assert not run.ok and "Invalid command 'KeepAliveTimout'" in run.output
+
+
+def test_run_without_httpd_says_so(monkeypatch):
+    monkeypatch.setattr(httpd, "binary", lambda: None)
+    with pytest.raises(FileNotFoundError, match="not installed"):
+        httpd.run("-v")
