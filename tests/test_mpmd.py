@@ -41,8 +41,14 @@ def test_serves_the_right_bytes(mpm):
 def test_errors_and_traversal_keep_the_server_serving(mpm, tmp_path):
     outside = tmp_path / "secret.txt"
     outside.write_text("secret")
+    (tmp_path / "outdir").mkdir()
+    (tmp_path / "outdir" / "index.html").write_text("secret index")
     with MpmdServer(mpm, {"StartServers": 1, "MaxRequestWorkers": 4, "ThreadsPerChild": 2}) as srv:
         os.symlink(outside, srv.docroot / "link.txt")
+        os.symlink(tmp_path / "outdir", srv.docroot / "dirlink")  # the docs/dirlink -> /etc escape
+        (srv.docroot / "empty").mkdir()
+        (srv.docroot / "sub").mkdir()
+        os.symlink(outside, srv.docroot / "sub" / "index.html")  # an index that leads out
         cases = {
             b"GET /nope HTTP/1.1\r\nHost: x\r\n\r\n": 404,
             b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n": 405,
@@ -56,6 +62,11 @@ def test_errors_and_traversal_keep_the_server_serving(mpm, tmp_path):
             b"GET /%2e%2e/%2e%2e/etc/passwd HTTP/1.1\r\nHost: x\r\n\r\n": 403,
             b"GET /index.html%00.txt HTTP/1.1\r\nHost: x\r\n\r\n": 400,
             b"GET /link.txt HTTP/1.1\r\nHost: x\r\n\r\n": 403,  # a symlink out of DocumentRoot
+            b"GET /dirlink/ HTTP/1.1\r\nHost: x\r\n\r\n": 403,  # its index, checked after the name is added
+            b"GET /dirlink HTTP/1.1\r\nHost: x\r\n\r\n": 403,
+            b"GET /dirlink/index.html HTTP/1.1\r\nHost: x\r\n\r\n": 403,
+            b"GET /empty/ HTTP/1.1\r\nHost: x\r\n\r\n": 403,  # no index, no autoindex
+            b"GET /sub/ HTTP/1.1\r\nHost: x\r\n\r\n": 403,
         }
         for request, expected in cases.items():
             resp = exchange(srv.port, request)

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,13 @@ int conf_defaults(struct conf *c, enum mpm_kind mpm) {
     c->limit_request_fields = 100;
     c->access_log_fd = -1;
     c->request_cpu_us = REQUEST_CPU_DEFAULT_US;
+    /* mod_reqtimeout's defaults: header=20-40,MinRate=500 body=20,MinRate=500 */
+    c->header_ms = 20000;
+    c->header_max_ms = 40000;
+    c->header_rate = 500;
+    c->body_ms = 20000;
+    c->body_max_ms = 0;
+    c->body_rate = 500;
     return MPMD_OK;
 }
 
@@ -67,15 +75,70 @@ static int parse_int(const char *v, int *out) {
     return MPMD_OK;
 }
 
-/* Seconds, or with a unit like httpd's timeouts: 500ms. */
+/* Seconds, or with a unit like httpd's timeouts: 500ms. Checked: NaN, infinity and negative
+ * values are refused; a finite value beyond what poll() can wait (INT_MAX ms, about 24.8
+ * days) is clamped there, as httpd accepts such timeouts (it keeps them as 64-bit
+ * microseconds), so no conversion overflows. */
 static int parse_time_ms(const char *v, int *out) {
     char *end;
     errno = 0;
     double n = strtod(v, &end);
-    if (errno || end == v || n < 0) return MPMD_ERR;
-    if (!*end || !strcasecmp(end, "s")) *out = (int)(n * 1000);
-    else if (!strcasecmp(end, "ms")) *out = (int)n;
+    if (end == v || !isfinite(n) || n < 0) return MPMD_ERR;
+    double ms;
+    if (!*end || !strcasecmp(end, "s")) ms = n * 1000.0;
+    else if (!strcasecmp(end, "ms")) ms = n;
     else return MPMD_ERR;
+    *out = ms >= (double)INT_MAX ? INT_MAX : (int)ms;
+    return MPMD_OK;
+}
+
+/* One "stage=timeout[-maxtimeout][,MinRate=rate]" of RequestReadTimeout (mod_reqtimeout's
+ * syntax; the handshake stage is accepted and ignored: mpmd has no TLS). */
+static int set_read_timeout(struct conf *c, const char *value, char *err) {
+    char buf[256];
+    size_t n = strlen(value);
+    if (n >= sizeof(buf)) {
+        snprintf(err, MPMD_ERR_LEN, "RequestReadTimeout: value too long");
+        return MPMD_ERR;
+    }
+    memcpy(buf, value, n + 1);
+    for (char *save = NULL, *item = strtok_r(buf, " \t", &save); item; item = strtok_r(NULL, " \t", &save)) {
+        char *eq = strchr(item, '=');
+        int *ms = NULL, *max_ms = NULL, *rate = NULL;
+        if (eq && !strncasecmp(item, "header", (size_t)(eq - item)) && eq - item == 6) {
+            ms = &c->header_ms; max_ms = &c->header_max_ms; rate = &c->header_rate;
+        } else if (eq && !strncasecmp(item, "body", (size_t)(eq - item)) && eq - item == 4) {
+            ms = &c->body_ms; max_ms = &c->body_max_ms; rate = &c->body_rate;
+        } else if (eq && !strncasecmp(item, "handshake", (size_t)(eq - item)) && eq - item == 9) {
+            continue;
+        } else {
+            snprintf(err, MPMD_ERR_LEN, "RequestReadTimeout: unknown parameter '%.60s' (expected "
+                     "header=, body= or handshake=)", item);
+            return MPMD_ERR;
+        }
+        char *end;
+        long lo = strtol(eq + 1, &end, 10), hi = 0, r = 0;
+        if (end == eq + 1 || lo < 0 || lo > 2000000) goto bad;
+        if (*end == '-') {
+            char *p = end + 1;
+            hi = strtol(p, &end, 10);
+            if (end == p || hi < lo || hi > 2000000) goto bad;
+        }
+        if (!strncasecmp(end, ",MinRate=", 9)) {
+            char *p = end + 9;
+            r = strtol(p, &end, 10);
+            if (end == p || r < 1 || r > 1000000000) goto bad;
+        }
+        if (*end) goto bad;
+        *ms = (int)lo * 1000;
+        *max_ms = (int)hi * 1000;
+        *rate = (int)r;
+        continue;
+    bad:
+        snprintf(err, MPMD_ERR_LEN, "RequestReadTimeout: bad value '%.60s' (expected "
+                 "timeout[-maxtimeout][,MinRate=rate], in seconds and bytes a second)", item);
+        return MPMD_ERR;
+    }
     return MPMD_OK;
 }
 
@@ -141,10 +204,11 @@ static int set(struct conf *c, const char *name, const char *value, char *err) {
         if (!strcasecmp(name, "Timeout")) c->timeout_ms = ms; else c->keepalive_timeout_ms = ms;
         return MPMD_OK;
     }
+    if (!strcasecmp(name, "RequestReadTimeout")) return set_read_timeout(c, value, err);
     if (!strcasecmp(name, "AsyncRequestWorkerFactor")) {
         char *end;
         double f = strtod(value, &end);
-        if (end == value || *end || !(f > 0)) {
+        if (end == value || *end || !(f > 0) || !isfinite(f)) {
             snprintf(err, MPMD_ERR_LEN, "AsyncRequestWorkerFactor argument must be a positive number");
             return MPMD_ERR;
         }
@@ -179,13 +243,23 @@ static int set(struct conf *c, const char *name, const char *value, char *err) {
     return MPMD_ERR;
 }
 
+/* mpmd's line limit: a longer line is refused, never split into two directives. */
+#define CONF_LINE_MAX 8191
+
 int conf_load(struct conf *c, const char *path, char *err) {
     FILE *f = fopen(path, "r");
     if (!f) { snprintf(err, MPMD_ERR_LEN, "%.150s: %.80s", path, strerror(errno)); return MPMD_ERR; }
-    char line[8192];
+    char line[CONF_LINE_MAX + 2];
     int lineno = 0, rc = MPMD_OK;
     while (fgets(line, sizeof(line), f)) {
         lineno++;
+        size_t len = strlen(line), content = len && line[len - 1] == '\n' ? len - 1 : len;
+        if (content > CONF_LINE_MAX || (content == len && !feof(f))) {
+            snprintf(err, MPMD_ERR_LEN, "%.100s:%d: line too long (more than %d bytes)", path, lineno,
+                     CONF_LINE_MAX);
+            rc = MPMD_ERR;
+            break;
+        }
         char *p = line;
         while (isspace((unsigned char)*p)) p++;
         if (!*p || *p == '#') continue;

@@ -224,15 +224,20 @@ static int serve_file(int fd, const struct http_ctx *ctx, const char *decoded, s
     const struct conf *c = ctx->conf;
     char path[PATH_MAX * 2], real[PATH_MAX];
     snprintf(path, sizeof(path), "%s%s", c->document_root, decoded);
-    if (!realpath(path, real)) return send_error(fd, r, errno == EACCES ? 403 : 404, c);
+    struct stat st;
+    int index = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+    if (index) { /* the directory's index (mod_dir) */
+        size_t len = strlen(path);
+        if (len + sizeof("/index.html") > sizeof(path)) return send_error(fd, r, 404, c);
+        memcpy(path + len, "/index.html", sizeof("/index.html"));
+    }
+    /* The containment check runs on the final file, index name included: a symlinked
+     * directory leading out of DocumentRoot must not serve the index (or anything) there. */
+    if (!realpath(path, real)) /* a directory without an index, and no autoindex: 403 */
+        return send_error(fd, r, errno == EACCES || (index && errno == ENOENT) ? 403 : 404, c);
     size_t rootlen = strlen(c->document_root);
     if (strncmp(real, c->document_root, rootlen) || (real[rootlen] && real[rootlen] != '/'))
-        return send_error(fd, r, 403, c); /* a symlink that leads out of DocumentRoot */
-    struct stat st;
-    if (stat(real, &st) == 0 && S_ISDIR(st.st_mode)) {
-        strncat(real, "/index.html", sizeof(real) - strlen(real) - 1);
-        if (stat(real, &st) != 0) return send_error(fd, r, 403, c);
-    }
+        return send_error(fd, r, 403, c);
     int file = open(real, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (file < 0 || fstat(file, &st) != 0 || !S_ISREG(st.st_mode)) {
         if (file >= 0) close(file);
@@ -249,7 +254,9 @@ static int serve_file(int fd, const struct http_ctx *ctx, const char *decoded, s
 
 /* Wait until fd is readable; 0 timeout (or stopping), 1 readable, -1 error.
  * Polls in 100 ms slices: only one thread of a process receives SIGTERM, and
- * the others must notice the stop without waiting out KeepAliveTimeout. */
+ * the others must notice the stop without waiting out KeepAliveTimeout. A
+ * graceful stop does not end a wait: a keep-alive client's next request is
+ * answered (with Connection: close) instead of racing a close against it. */
 static int wait_readable(int fd, int ms) {
     struct pollfd p = {.fd = fd, .events = POLLIN};
     while (!mpmd_stop) {
@@ -263,14 +270,41 @@ static int wait_readable(int fd, int ms) {
     return 0;
 }
 
+/* mod_reqtimeout's clock for one stage (the head, or a body): the stage must be read within
+ * `ms` of its start, extended by 1 s for every `rate` bytes received, up to `max_ms` (0: no
+ * cap). A client trickling bytes is cut when the clock runs out, however often it sends. */
+struct read_clock { int64_t start; int ms, max_ms, rate; long bytes; };
+
+static void clock_start(struct read_clock *k, int ms, int max_ms, int rate) {
+    *k = (struct read_clock){mpmd_now_ms(), ms, max_ms, rate, 0};
+}
+
+/* Milliseconds left; INT64_MAX when the stage has no limit (ms 0). */
+static int64_t clock_left(const struct read_clock *k) {
+    if (k->ms <= 0) return INT64_MAX;
+    int64_t allowed = k->ms + (k->rate > 0 ? (int64_t)k->bytes * 1000 / k->rate : 0);
+    if (k->max_ms > 0 && allowed > k->max_ms) allowed = k->max_ms;
+    return k->start + allowed - mpmd_now_ms();
+}
+
+/* How long the next wait for data may be: Timeout, or less when the stage's clock says so.
+ * 0 when the clock has run out. */
+static int next_wait_ms(const struct read_clock *k, const struct conf *c) {
+    int64_t left = clock_left(k);
+    if (left <= 0) return 0;
+    return left < c->timeout_ms ? (int)left : c->timeout_ms;
+}
+
 /* Read until the buffer holds a whole head. Returns its length, 0 when the
- * client closed (or stayed silent) before sending a byte, or -status. The
- * whole head must arrive within Timeout of its first byte (a slow client
- * cannot hold a worker forever by trickling bytes). */
+ * client closed (or stayed silent) before sending a byte, or -status. Before
+ * the first byte the wait is Timeout (KeepAliveTimeout between requests); from
+ * the first byte the head runs on mod_reqtimeout's header clock (408 when it
+ * runs out), each wait still bounded by Timeout. */
 static long read_head(struct conn *cn, const struct conf *c) {
-    int64_t deadline = 0;
+    struct read_clock k = {0};
+    int started = 0;
     for (;;) {
-        if (cn->scan.pos == 0) { /* blank lines before a request line are ignored */
+        if (cn->scan.pos == 0) { /* empty lines before a request line are ignored */
             size_t skip = http_skip_blank_lines(cn->buf, cn->have);
             if (skip) {
                 memmove(cn->buf, cn->buf + skip, cn->have - skip);
@@ -283,22 +317,23 @@ static long read_head(struct conn *cn, const struct conf *c) {
          * request has already arrived, which is the usual case). */
         ssize_t got = recv(cn->fd, cn->buf + cn->have, HEAD_MAX - cn->have, MSG_DONTWAIT);
         if (got > 0) {
-            if (!deadline) deadline = mpmd_now_ms() + c->timeout_ms;
+            if (!started) clock_start(&k, c->header_ms, c->header_max_ms, c->header_rate);
+            started = 1;
+            k.bytes += got;
             cn->have += (size_t)got;
             continue;
         }
         if (got == 0) return cn->have == 0 ? 0 : -400;
         if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return cn->have == 0 ? 0 : -400;
         int wait_ms;
-        if (cn->have == 0 && !deadline) {
+        if (!started) {
             wait_ms = cn->served ? c->keepalive_timeout_ms : c->timeout_ms;
         } else {
-            if (!deadline) deadline = mpmd_now_ms() + c->timeout_ms;
-            wait_ms = (int)(deadline - mpmd_now_ms());
+            wait_ms = next_wait_ms(&k, c);
             if (wait_ms <= 0) return -408;
         }
         int r = wait_readable(cn->fd, wait_ms);
-        if (r == 0) return cn->have == 0 ? 0 : -408;
+        if (r == 0) return cn->have == 0 && !started ? 0 : -408;
         if (r < 0) return 0;
     }
 }
@@ -310,18 +345,23 @@ static void consume(struct conn *cn, size_t n) {
     cn->scan = (struct head_scan){0, 0, 0};
 }
 
-/* Read and drop a request body of `n` bytes (some may be buffered already). */
+/* Read and drop a request body of `n` bytes (some may be buffered already), on
+ * mod_reqtimeout's body clock: a body trickled slower than it allows is cut. */
 static int discard_body(struct conn *cn, long n, const struct conf *c) {
     long inbuf = (long)cn->have < n ? (long)cn->have : n;
     consume(cn, (size_t)inbuf);
     n -= inbuf;
+    struct read_clock k;
+    clock_start(&k, c->body_ms, c->body_max_ms, c->body_rate);
     while (n > 0) {
         char sink[4096];
-        if (wait_readable(cn->fd, c->timeout_ms) <= 0) return MPMD_ERR;
+        int wait_ms = next_wait_ms(&k, c);
+        if (wait_ms <= 0 || wait_readable(cn->fd, wait_ms) <= 0) return MPMD_ERR;
         ssize_t got = recv(cn->fd, sink, sizeof(sink) < (size_t)n ? sizeof(sink) : (size_t)n, 0);
         if (got < 0 && errno == EINTR) continue;
         if (got <= 0) return MPMD_ERR;
         n -= got;
+        k.bytes += got;
     }
     return MPMD_OK;
 }
@@ -415,7 +455,8 @@ int http_handle_one(struct conn *cn, const struct http_ctx *ctx, int *keep) {
     consume(cn, (size_t)len);
     if (rq.content_length && discard_body(cn, rq.content_length, c) != MPMD_OK) return -1;
     *keep = c->keepalive && !rq.conn_close && (rq.minor == 1 || rq.conn_keepalive) && !rq.chunked &&
-            (c->max_keepalive_requests == 0 || cn->served + 1 < c->max_keepalive_requests);
+            (c->max_keepalive_requests == 0 || cn->served + 1 < c->max_keepalive_requests) &&
+            !mpmd_graceful; /* stopping: say so in this response, the client reconnects */
     r.keep = *keep; /* a chunked body is never read: closing keeps it from being taken for a request */
     char decoded[PATH_MAX];
     int dotdot;
@@ -453,13 +494,6 @@ void http_conn_init(struct conn *cn, int fd, int served) {
         else if (ss.ss_family == AF_INET6)
             inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, cn->peer, sizeof(cn->peer));
     }
-}
-
-void http_socket_setup(int fd) {
-    /* As httpd does: a head and a body may go out in separate writes, and Nagle's
-     * algorithm with the client's delayed ACK would hold the second for ~40 ms. */
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
 int http_serve(struct conn *cn, const struct http_ctx *ctx, int proc, int thread) {

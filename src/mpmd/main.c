@@ -8,7 +8,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,56 +19,10 @@
 
 volatile sig_atomic_t mpmd_stop;
 volatile sig_atomic_t mpmd_restart;
+volatile sig_atomic_t mpmd_graceful;
 
 static void on_stop(int sig) { (void)sig; mpmd_stop = 1; }
 static void on_restart(int sig) { (void)sig; mpmd_restart = 1; }
-
-int net_listen(const char *host, int port, int backlog, char *err) {
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE};
-    struct addrinfo *res = NULL;
-    char portstr[16];
-    snprintf(portstr, sizeof(portstr), "%d", port);
-    int rc = getaddrinfo(host, portstr, &hints, &res);
-    if (rc != 0) {
-        snprintf(err, MPMD_ERR_LEN, "Listen %s:%d: %s", host, port, gai_strerror(rc));
-        return MPMD_ERR;
-    }
-    int fd = socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC, 0);
-    if (fd < 0) goto err;
-    int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (bind(fd, res->ai_addr, res->ai_addrlen) != 0) goto err;
-    if (listen(fd, backlog) != 0) goto err;
-    freeaddrinfo(res);
-    return fd;
-err:
-    snprintf(err, MPMD_ERR_LEN, "Listen %s:%d: %s", host, port, strerror(errno));
-    if (fd >= 0) close(fd);
-    freeaddrinfo(res);
-    return MPMD_ERR;
-}
-
-int net_accept(int lfd) {
-    int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-    if (fd >= 0) {
-        http_socket_setup(fd);
-        return fd;
-    }
-    if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-        /* The connection stays in the backlog and the listening socket stays readable:
-         * back off instead of spinning, and keep serving the connections already open. */
-        struct timespec pause = {0, 10000000};
-        nanosleep(&pause, NULL);
-        return -1;
-    }
-    return errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK || errno == ECONNABORTED ? -1 : -2;
-}
-
-int64_t mpmd_now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int usage(void) {
     fprintf(stderr, "usage: mpmd -f CONFIG -m prefork|worker|event [-t]\n");
@@ -124,6 +77,9 @@ int main(int argc, char **argv) {
     sa.sa_handler = on_restart;
     sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
+    /* Ignored until a child installs its handler: a graceful stop sent just after a fork must
+     * not kill the new child (the disposition is inherited). */
+    signal(SIGUSR1, SIG_IGN);
     int lfd = net_listen(c.listen_host, c.listen_port, c.listen_backlog, err);
     if (lfd < 0) {
         fprintf(stderr, "mpmd: %s\n", err);

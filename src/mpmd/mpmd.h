@@ -36,6 +36,11 @@ struct conf {
     int limit_request_line, limit_request_fieldsize, limit_request_fields;
     char access_log[4096];    /* CustomLog/TransferLog path, "" for none */
     int access_log_fd;        /* opened by main, inherited by the children */
+    /* RequestReadTimeout (mod_reqtimeout, on by default as in Debian's httpd): a head must
+     * arrive within header_ms of its first byte, extended by 1 s per header_rate bytes up
+     * to header_max_ms; a body within body_ms, extended likewise (body_max_ms 0: no cap).
+     * header_ms or body_ms 0 turns that limit off (Timeout per read still applies). */
+    int header_ms, header_max_ms, header_rate, body_ms, body_max_ms, body_rate;
     int request_cpu_us;       /* RequestCPU: CPU spent per request standing for httpd's
                                  request-processing chain (see conf.c) */
 };
@@ -94,7 +99,7 @@ struct request {
     char *target;    /* origin-form path (absolute-form is reduced to its path) */
     char *line;      /* the request line, for the access log */
     int minor;       /* HTTP/1.<minor> */
-    int conn_close, conn_keepalive, hosts, chunked, transfer_encoding;
+    int conn_close, conn_keepalive, hosts, hosts_empty, chunked, transfer_encoding;
     long content_length;
 };
 
@@ -129,13 +134,13 @@ void http_lingering_close(int fd);
 /* Answer one request. Returns 1 if answered, 0 if the client closed or idled
  * out, -1 on error; *keep says whether the connection stays open. */
 int http_handle_one(struct conn *cn, const struct http_ctx *ctx, int *keep);
-void http_socket_setup(int fd);
 
-/* Sockets and time (main.c) */
+/* Sockets and time (net.c) */
 int net_listen(const char *host, int port, int backlog, char *err);
-/* Accept a connection, set up for HTTP. -1: try again (interrupted, lost to another
- * process, aborted, or out of descriptors, after a short back-off); -2: a real error. */
-int net_accept(int lfd);
+/* Accept a connection, set up for HTTP (no Nagle, sends time out after send_timeout_ms).
+ * -1: try again (interrupted, lost to another process, aborted, or out of descriptors, after a
+ * short back-off); -2: a real error. */
+int net_accept(int lfd, int send_timeout_ms);
 int64_t mpmd_now_ms(void); /* monotonic */
 
 /* The models run until SIGTERM; SIGHUP reloads `path` and replaces the children. */
@@ -146,5 +151,11 @@ void mpm_restart(struct conf *c, const char *path, struct scoreboard *sb);
 
 extern volatile sig_atomic_t mpmd_stop;
 extern volatile sig_atomic_t mpmd_restart; /* SIGHUP: graceful restart */
+/* In a child: SIGUSR1 (httpd's AP_SIG_GRACEFUL) asks it to stop accepting, answer what its
+ * connections send (each next response says Connection: close, so clients reconnect to the new
+ * generation; an idle one ends at KeepAliveTimeout) and exit: nothing is dropped. SIGTERM
+ * (mpmd_stop) asks it to exit now; the parent kills it after STOP_GRACE_MS. */
+extern volatile sig_atomic_t mpmd_graceful;
+#define STOP_GRACE_MS 3000 /* SIGTERM, then SIGKILL after this (httpd's reclaim escalates too) */
 
 #endif

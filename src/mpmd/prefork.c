@@ -5,7 +5,8 @@
  * 1, then 2, 4 ... 32 a cycle (httpd's spawn rate, which resets when nothing
  * was needed); above MaxSpareServers it stops one idle child a cycle.
  * MaxRequestWorkers caps the children; MaxConnectionsPerChild recycles one.
- * SIGHUP: the old children finish their connection and exit, new ones start. */
+ * SIGHUP: the old children finish their connection and exit, new ones start.
+ * SIGTERM: every child is stopped, and killed after STOP_GRACE_MS. */
 #define _GNU_SOURCE
 #include "mpmd.h"
 
@@ -21,21 +22,23 @@
 
 #define MAX_SPAWN_RATE 32
 
-static volatile sig_atomic_t child_stop;
-static void child_term(int sig) { (void)sig; child_stop = 1; mpmd_stop = 1; }
+static void child_term(int sig) { (void)sig; mpmd_stop = 1; }
+static void child_graceful(int sig) { (void)sig; mpmd_graceful = 1; }
 
 static void child_main(const struct conf *c, int lfd, struct scoreboard *sb, int slot) {
     struct sigaction sa = {0};
     sa.sa_handler = child_term; /* no SA_RESTART: accept() returns EINTR */
     sigaction(SIGTERM, &sa, NULL);
+    sa.sa_handler = child_graceful;
+    sigaction(SIGUSR1, &sa, NULL);
     signal(SIGHUP, SIG_IGN);
     signal(SIGPIPE, SIG_IGN);
     struct http_ctx ctx = {c, sb};
     static struct conn cn; /* one connection at a time: its buffer lives here */
     int connections = 0;
     sb_set(sb, slot, 0, SLOT_IDLE);
-    while (!mpmd_stop) {
-        int fd = net_accept(lfd);
+    while (!mpmd_stop && !mpmd_graceful) {
+        int fd = net_accept(lfd, c->timeout_ms); /* accepted: served, even if told to stop now */
         if (fd == -1) continue;
         if (fd < 0) break;
         sb_set(sb, slot, 0, SLOT_BUSY);
@@ -76,7 +79,7 @@ int prefork_run(struct conf *c, const char *path, int lfd, struct scoreboard *sb
             for (int s = 0; s < sb->server_limit; s++)
                 if (sb->procs[s].pid && !sb->procs[s].quiescing && sb->slots[s * sb->thread_limit] == SLOT_IDLE) {
                     sb->procs[s].quiescing = 1;
-                    kill(sb->procs[s].pid, SIGTERM);
+                    kill(sb->procs[s].pid, SIGUSR1); /* graceful: it finishes its connection */
                     break;
                 }
             spawn_rate = 1;

@@ -1,10 +1,11 @@
 /* request.c: the HTTP/1.x request head, found and parsed in place with no I/O
  * and no allocation, so that it can be fuzzed on its own (fuzz/fuzz_request.c).
  *
- * Strict like httpd 2.4's default HttpProtocolOptions Strict: one space between
- * the parts of the request line, a token for the method, no NUL or control
- * bytes, no obs-fold, one Host, a numeric Content-Length, no Content-Length
- * beside Transfer-Encoding (request smuggling). Lines may end in LF or CRLF. */
+ * Strict like httpd 2.4.71's default HttpProtocolOptions Strict (checked against a real
+ * httpd by tests/test_mpmd_http.py): lines end in CRLF (a bare LF is 400), one space between
+ * the parts of the request line, a token for the method, no NUL or control bytes, one valid
+ * Host in HTTP/1.1 (an absolute-form target does not replace it), a numeric Content-Length,
+ * no Content-Length beside Transfer-Encoding (request smuggling); obs-fold is joined. */
 #define _GNU_SOURCE
 #include "mpmd.h"
 
@@ -17,10 +18,11 @@ static int is_tchar(int ch) {
 }
 
 /* RFC 9112 2.2: a server SHOULD ignore at least one empty line before the request line. */
+/* Empty CRLF lines before a request line are skipped, as httpd does; a bare LF is not (it
+ * becomes an empty request line, answered with 400 as Strict parsing does). */
 size_t http_skip_blank_lines(const char *buf, size_t n) {
     size_t i = 0;
-    while (i < n && (buf[i] == '\n' || (buf[i] == '\r' && i + 1 < n && buf[i + 1] == '\n')))
-        i += buf[i] == '\r' ? 2 : 1;
+    while (i + 1 < n && buf[i] == '\r' && buf[i + 1] == '\n') i += 2;
     return i;
 }
 
@@ -45,13 +47,15 @@ long http_find_head(const char *buf, size_t n, const struct conf *c, struct head
     return 0;
 }
 
-/* Cut the line starting at p (ending in LF, maybe CRLF) and NUL-terminate it.
- * Returns the next line, or NULL when the line holds a NUL byte. */
+/* Cut the line starting at p and NUL-terminate it. Returns the next line, or NULL when the
+ * line holds a NUL byte or does not end in CRLF: httpd 2.4's default HttpProtocolOptions
+ * Strict answers a bare LF with 400. */
 static char *cut_line(char *p, char *end, char **line, size_t *len) {
     char *nl = memchr(p, '\n', (size_t)(end - p));
     if (!nl) nl = end; /* not reached: http_find_head saw the blank line */
     size_t l = (size_t)(nl - p);
-    if (l && p[l - 1] == '\r') l--;
+    if (!l || p[l - 1] != '\r') return NULL;
+    l--;
     if (memchr(p, 0, l)) return NULL;
     p[l] = 0;
     *line = p;
@@ -71,6 +75,28 @@ static int has_token(const char *v, const char *tok) {
         p = e;
     }
     return 0;
+}
+
+/* httpd's fix_hostname: a name of letters, digits, '-', '.' and '_', or an IPv6 literal in
+ * brackets, then an optional :port of digits. Anything else (a space, a slash, ...) is 400. */
+static int valid_host(const char *v) {
+    const char *p = v;
+    if (*p == '[') {
+        p = strchr(p, ']');
+        if (!p || p == v + 1) return 0;
+        for (const char *q = v + 1; q < p; q++)
+            if (!isxdigit((unsigned char)*q) && *q != ':' && *q != '.') return 0;
+        p++;
+    } else {
+        for (; isalnum((unsigned char)*p) || *p == '-' || *p == '.' || *p == '_'; p++)
+            if (p[0] == '.' && p[1] == '.') return 0; /* an empty label */
+        if (p == v) return 0;
+    }
+    if (*p == ':') {
+        if (!isdigit((unsigned char)*++p)) return 0; /* a colon needs a port */
+        while (isdigit((unsigned char)*p)) p++;
+    }
+    return *p == 0;
 }
 
 static int parse_request_line(char *line, struct request *rq) {
@@ -93,11 +119,10 @@ static int parse_request_line(char *line, struct request *rq) {
         return 400;
     if (v[5] != '1') return 505;
     rq->minor = v[7] == '0' ? 0 : 1;
-    /* absolute-form: keep the path; the authority stands for Host. */
+    /* absolute-form: keep the path. As httpd 2.4.71, an HTTP/1.1 request still needs its
+     * Host header (the authority does not stand for it). */
     if (!strncasecmp(target, "http://", 7) || !strncasecmp(target, "https://", 8)) {
         char *auth = strstr(target, "//") + 2, *path = strchr(auth, '/');
-        if (path == auth) return 400;
-        rq->hosts = 1;
         if (!path) { /* "http://host" means "/": reuse the byte before the authority */
             auth[-1] = '/';
             auth[0] = 0;
@@ -120,17 +145,25 @@ int http_parse_head(char *head, size_t len, const struct conf *c, struct request
     rq->line = line;
     int status = parse_request_line(line, rq);
     if (status) return status;
-    int lengths = 0;
+    int lengths = 0, prev_field = 0, prev_field_read = 0;
     while (p < end) {
         p = cut_line(p, end, &line, &llen);
         if (!p) return 400;
         if (llen == 0) break;
-        if (line[0] == ' ' || line[0] == '\t') return 400; /* obs-fold */
+        if (line[0] == ' ' || line[0] == '\t') {
+            /* obs-fold: httpd joins it to the field above. The fields read here cannot be
+             * valid folded (a Host or a length with a space in it is 400 in httpd too). */
+            if (!prev_field || prev_field_read) return 400;
+            continue;
+        }
         char *colon = strchr(line, ':');
         if (!colon || colon == line) return 400;
         for (char *n = line; n < colon; n++)
             if (!is_tchar((unsigned char)*n)) return 400; /* also: no space before the colon */
         *colon = 0;
+        prev_field = 1;
+        prev_field_read = !strcasecmp(line, "Host") || !strcasecmp(line, "Content-Length") ||
+                          !strcasecmp(line, "Transfer-Encoding");
         char *v = colon + 1, *ve = line + llen;
         while (*v == ' ' || *v == '\t') v++;
         while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t')) *--ve = 0;
@@ -138,6 +171,8 @@ int http_parse_head(char *head, size_t len, const struct conf *c, struct request
             if ((unsigned char)*q < 0x20 && *q != '\t') return 400;
         if (!strcasecmp(line, "Host")) {
             if (++rq->hosts > 1) return 400;
+            if (!*v) rq->hosts_empty = 1;
+            else if (!valid_host(v)) return 400;
         } else if (!strcasecmp(line, "Content-Length")) {
             long n = 0;
             if (!*v || strlen(v) > 15) return 400;
@@ -161,7 +196,7 @@ int http_parse_head(char *head, size_t len, const struct conf *c, struct request
         }
     }
     if (rq->transfer_encoding && lengths) return 400;
-    if (rq->minor == 1 && !rq->hosts) return 400;
+    if (rq->minor == 1 && (!rq->hosts || rq->hosts_empty)) return 400; /* HTTP/1.0 may omit it */
     return 0;
 }
 

@@ -88,15 +88,30 @@ void mpm_restart(struct conf *c, const char *path, struct scoreboard *sb) {
     sb->g->generation++;
     for (int p = 0; p < sb->server_limit; p++)
         if (sb->procs[p].pid) sb->procs[p].quiescing = 1;
-    sb_signal_children(sb, SIGTERM);
+    sb_signal_children(sb, SIGUSR1); /* graceful: no connection is dropped */
     fprintf(stderr, "mpmd: graceful restart, generation %d\n", sb->g->generation);
 }
 
+/* Stop: SIGTERM to every child, SIGKILL to those still there after STOP_GRACE_MS (a request
+ * that runs for minutes must not keep the server up), and every one reaped. */
 void sb_stop_children(struct scoreboard *sb) {
     sb_signal_children(sb, SIGTERM);
+    int64_t deadline = mpmd_now_ms() + STOP_GRACE_MS;
+    int killed = 0;
     for (;;) {
-        pid_t pid = wait(NULL);
+        pid_t pid = waitpid(-1, NULL, WNOHANG);
         if (pid < 0 && errno == ECHILD) break;
-        if (pid < 0 && errno == EINTR) continue;
+        if (pid < 0 && errno != EINTR) break;
+        if (pid > 0) { /* forget it, so that a recycled pid is never signalled */
+            for (int s = 0; s < sb->server_limit; s++)
+                if (sb->procs[s].pid == pid) sb->procs[s].pid = 0;
+            continue;
+        }
+        if (!killed && mpmd_now_ms() >= deadline) {
+            sb_signal_children(sb, SIGKILL);
+            killed = 1;
+        }
+        struct timespec pause = {0, 20000000};
+        nanosleep(&pause, NULL);
     }
 }

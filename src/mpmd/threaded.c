@@ -28,6 +28,14 @@
 #include <unistd.h>
 
 #define MAX_SPAWN_RATE 32
+#define WORKER_FACTOR_SCALE 16 /* event.c keeps AsyncRequestWorkerFactor in 1/16ths */
+
+/* set_worker_factor: the factor in 1/16ths, at least 1 (a double converted as C does). */
+static unsigned async_factor_scaled(double f) {
+    double scaled = f * WORKER_FACTOR_SCALE;
+    unsigned v = scaled >= 0 && scaled < 4294967295.0 ? (unsigned)scaled : 0;
+    return v < WORKER_FACTOR_SCALE ? WORKER_FACTOR_SCALE : v;
+}
 
 struct job { int fd; int served; };
 
@@ -41,7 +49,7 @@ struct child {
     struct job *queue;
     int qhead, qlen, qcap;
     struct parked *parked; /* event: keep-alive connections by fd, guarded by mu */
-    int nparked, maxfd, listening;
+    int nparked, nlingering, maxfd, listening;
     int idle, stopping, open_conns;
 };
 
@@ -49,8 +57,8 @@ struct parked { int served; int lingering; int64_t deadline; };
 #define LINGER_MS 2000 /* httpd's SECONDS_TO_LINGER */
 #define PARKED_MAX 65536
 
-static volatile sig_atomic_t child_stop;
-static void child_term(int sig) { (void)sig; child_stop = 1; mpmd_stop = 1; }
+static void child_term(int sig) { (void)sig; mpmd_stop = 1; }
+static void child_graceful(int sig) { (void)sig; mpmd_graceful = 1; }
 
 static void push_job(struct child *ch, struct job j) { /* caller holds mu */
     if (ch->qlen == ch->qcap) {
@@ -116,6 +124,7 @@ static void *worker_main(void *p) {
             /* Park: the deadline first, then arm the fd (the listener may see it at once). */
             ch->parked[j.fd] = (struct parked){cn->served, linger,
                                                mpmd_now_ms() + (linger ? LINGER_MS : ch->c->keepalive_timeout_ms)};
+            ch->nlingering += linger;
             if (j.fd > ch->maxfd) ch->maxfd = j.fd;
             /* ADD here and DEL when the listener dispatches it, as httpd's apr_pollset_add and
              * apr_pollset_remove (one epoll_ctl each way). */
@@ -124,9 +133,16 @@ static void *worker_main(void *p) {
                 ch->nparked++;
                 continue;
             }
+            ch->nlingering -= linger; /* could not watch it: finished below instead */
             ch->parked[j.fd].deadline = 0;
         }
-        close(j.fd); /* also leaves the epoll set */
+        if (linger) { /* stopping: finish the lingering close here, so no reset reaches the client */
+            pthread_mutex_unlock(&ch->mu);
+            http_lingering_close(j.fd);
+            pthread_mutex_lock(&ch->mu);
+        } else {
+            close(j.fd); /* also leaves the epoll set */
+        }
         ch->open_conns--;
         ch->sb->procs[ch->slot].connections = ch->open_conns;
         if (ch->parked && !ch->listening) { /* below the connection limit again: tell the listener */
@@ -157,6 +173,7 @@ static void wait_for_idle_worker(struct child *ch, int slice_ms) {
 
 /* event: close a parked connection now. Caller holds mu. */
 static void expire_parked_fd(struct child *ch, int fd) {
+    ch->nlingering -= ch->parked[fd].lingering;
     ch->parked[fd].deadline = 0;
     ch->nparked--;
     close(fd); /* also leaves the epoll set */
@@ -181,6 +198,7 @@ static void expire_parked(struct child *ch, int64_t now) {
     pthread_mutex_lock(&ch->mu);
     for (int fd = 0; fd <= ch->maxfd && ch->nparked; fd++)
         if (ch->parked[fd].deadline && ch->parked[fd].deadline <= now) {
+            ch->nlingering -= ch->parked[fd].lingering;
             ch->parked[fd].deadline = 0;
             ch->nparked--;
             close(fd); /* also leaves the epoll set */
@@ -190,10 +208,27 @@ static void expire_parked(struct child *ch, int64_t now) {
     pthread_mutex_unlock(&ch->mu);
 }
 
+/* event: httpd 2.4.71's connections_above_limit (event.c): with no idle worker a process is
+ * over its limit; else it is under while its connections, lingering ones not counted, are
+ * fewer than ThreadsPerChild + idle workers x the integer part of AsyncRequestWorkerFactor
+ * (one idle worker fewer while not listening, so that the listener does not flip-flop).
+ * (httpd 2.4.6-2.4.29 multiplied by the fractional factor and had no zero-idle case.)
+ * Caller holds mu. */
+static int connections_above_limit(const struct child *ch, int tpc) {
+    int idle = ch->idle - ch->qlen;
+    if (idle <= 0) return 1;
+    int conns = ch->open_conns, lingering = ch->nlingering;
+    unsigned factor = async_factor_scaled(ch->c->async_factor) / WORKER_FACTOR_SCALE;
+    if (conns <= lingering) return 0;
+    return (unsigned)(conns - lingering) >= (unsigned)tpc + (unsigned)(idle - !ch->listening) * factor;
+}
+
 static void child_main(const struct conf *c, int lfd, struct scoreboard *sb, int slot) {
     struct sigaction sa = {0};
     sa.sa_handler = child_term;
     sigaction(SIGTERM, &sa, NULL);
+    sa.sa_handler = child_graceful;
+    sigaction(SIGUSR1, &sa, NULL);
     signal(SIGHUP, SIG_IGN);
     signal(SIGPIPE, SIG_IGN);
     struct child ch = {.c = c, .sb = sb, .slot = slot, .lfd = lfd, .epfd = -1};
@@ -211,32 +246,49 @@ static void child_main(const struct conf *c, int lfd, struct scoreboard *sb, int
         if (!ch.parked || ch.epfd < 0 || epoll_ctl(ch.epfd, EPOLL_CTL_ADD, ch.wake[0], &ev) != 0) _exit(1);
     }
     if (!threads || !args) _exit(1);
+    /* Threads that could not be created are dead slots, not idle ones: the parent's
+     * spare-thread count must see only workers that exist (as httpd's worker does, whose
+     * child exits when it cannot create a thread; here it keeps what it has). */
+    int created = 0;
     for (int t = 0; t < tpc; t++) {
-        args[t] = (struct worker_arg){&ch, t};
-        pthread_create(&threads[t], NULL, worker_main, &args[t]);
+        args[created] = (struct worker_arg){&ch, t};
+        if (pthread_create(&threads[created], NULL, worker_main, &args[created]) == 0) created++;
+        else sb_set(sb, slot, t, SLOT_DEAD);
     }
+    if (created == 0) {
+        fprintf(stderr, "mpmd: child %d: no worker thread could be created\n", slot);
+        _exit(1);
+    }
+    if (created < tpc) fprintf(stderr, "mpmd: child %d: %d of %d worker threads created\n", slot, created, tpc);
+    tpc = created;
     int accepted = 0;
     int64_t next_scan = 0;
     while (!mpmd_stop) {
+        if (mpmd_graceful) { /* worker: its threads finish their connections; event: drain them here */
+            if (c->mpm == MPM_WORKER) break;
+            pthread_mutex_lock(&ch.mu);
+            int left = ch.open_conns;
+            pthread_mutex_unlock(&ch.mu);
+            if (left == 0) break;
+        }
         if (c->max_connections_per_child && accepted >= c->max_connections_per_child) break;
         if (c->mpm == MPM_WORKER) {
             /* worker: reserve an idle thread before accepting (wait for one if none). */
             wait_for_idle_worker(&ch, 200);
-            if (mpmd_stop) break;
+            if (mpmd_stop || mpmd_graceful) break;
             struct pollfd pfd = {.fd = lfd, .events = POLLIN};
             if (poll(&pfd, 1, 200) <= 0) continue;
         } else {
             /* Listen on the socket only while under the connection limit:
              * ThreadsPerChild + idle threads x AsyncRequestWorkerFactor. */
             pthread_mutex_lock(&ch.mu);
-            int idle = ch.idle - ch.qlen;
-            /* Listen while below ThreadsPerChild + idle threads x AsyncRequestWorkerFactor
-             * connections (httpd's connections_above_limit). */
-            int can_accept = ch.open_conns < tpc + (int)((idle > 0 ? idle : 0) * c->async_factor);
+            int can_accept = !mpmd_graceful && !connections_above_limit(&ch, tpc);
             if (can_accept != ch.listening) {
                 struct epoll_event ev = {.events = EPOLLIN, .data.fd = lfd};
-                epoll_ctl(ch.epfd, can_accept ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, lfd, &ev);
-                ch.listening = can_accept;
+                if (epoll_ctl(ch.epfd, can_accept ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, lfd, &ev) == 0)
+                    ch.listening = can_accept;
+                else
+                    fprintf(stderr, "mpmd: epoll_ctl(listener): %s\n", strerror(errno));
             }
             pthread_mutex_unlock(&ch.mu);
             struct epoll_event evs[64];
@@ -257,6 +309,7 @@ static void child_main(const struct conf *c, int lfd, struct scoreboard *sb, int
                         /* As httpd: a keep-alive request does not wait for a worker; with
                          * every thread busy the connection is closed (the client retries). */
                         ch.parked[fd].lingering = 1;
+                        ch.nlingering++;
                         ch.parked[fd].deadline = mpmd_now_ms() + LINGER_MS;
                         __atomic_fetch_add(&sb->g->busy_closed, 1, __ATOMIC_RELAXED);
                         if (shutdown(fd, SHUT_WR) == 0) linger_read(&ch, fd);
@@ -264,7 +317,8 @@ static void child_main(const struct conf *c, int lfd, struct scoreboard *sb, int
                     } else if (ch.parked[fd].deadline) {
                         ch.parked[fd].deadline = 0;
                         ch.nparked--;
-                        epoll_ctl(ch.epfd, EPOLL_CTL_DEL, fd, NULL);
+                        if (epoll_ctl(ch.epfd, EPOLL_CTL_DEL, fd, NULL) != 0)
+                            fprintf(stderr, "mpmd: epoll_ctl(del %d): %s\n", fd, strerror(errno));
                         push_job(&ch, (struct job){fd, ch.parked[fd].served});
                     }
                     pthread_mutex_unlock(&ch.mu);
@@ -275,13 +329,14 @@ static void child_main(const struct conf *c, int lfd, struct scoreboard *sb, int
                 next_scan = now + 100;
                 expire_parked(&ch, now);
             }
-            if (!accept_ready) continue;
+            if (!accept_ready || mpmd_graceful) continue;
             /* As httpd's get_worker(blocking): a new connection is accepted only once an idle
              * worker is there to take it, and the listener waits for one meanwhile. */
             wait_for_idle_worker(&ch, 100);
             if (mpmd_stop) break;
+            if (mpmd_graceful) continue;
         }
-        int fd = net_accept(lfd);
+        int fd = net_accept(lfd, c->timeout_ms);
         if (fd < 0) continue;
         accepted++;
         __atomic_fetch_add(&sb->g->total_connections, 1, __ATOMIC_RELAXED);
@@ -291,15 +346,35 @@ static void child_main(const struct conf *c, int lfd, struct scoreboard *sb, int
         push_job(&ch, (struct job){fd, 0});
         pthread_mutex_unlock(&ch.mu);
     }
-    /* Graceful exit: stop accepting, let workers finish what they hold. */
+    /* Exit: stop accepting, let workers finish what they hold. Parked keep-alive connections
+     * whose next request has arrived are answered (with Connection: close), the idle ones
+     * closed without a reset. */
     pthread_mutex_lock(&ch.mu);
+    if (ch.parked && !mpmd_stop)
+        for (int fd = 0; fd <= ch.maxfd; fd++) {
+            if (!ch.parked[fd].deadline) continue;
+            struct pollfd pfd = {.fd = fd, .events = POLLIN};
+            if (!ch.parked[fd].lingering && poll(&pfd, 1, 0) == 1) {
+                ch.parked[fd].deadline = 0;
+                ch.nparked--;
+                epoll_ctl(ch.epfd, EPOLL_CTL_DEL, fd, NULL);
+                push_job(&ch, (struct job){fd, ch.parked[fd].served});
+            } else {
+                ch.parked[fd].lingering = 0;
+                shutdown(fd, SHUT_WR);
+            }
+        }
     ch.stopping = 1;
     pthread_cond_broadcast(&ch.cv);
     pthread_mutex_unlock(&ch.mu);
     for (int t = 0; t < tpc; t++) pthread_join(threads[t], NULL);
     if (ch.parked)
         for (int fd = 0; fd <= ch.maxfd; fd++)
-            if (ch.parked[fd].deadline) close(fd);
+            if (ch.parked[fd].deadline) {
+                char sink[512]; /* what arrived since: read, so that close sends no reset */
+                while (recv(fd, sink, sizeof(sink), MSG_DONTWAIT) > 0) {}
+                close(fd);
+            }
     _exit(0);
 }
 
@@ -330,7 +405,7 @@ int threaded_run(struct conf *c, const char *path, int lfd, struct scoreboard *s
             for (int s = max_procs - 1; s >= 0; s--)
                 if (sb->procs[s].pid && !sb->procs[s].quiescing) {
                     sb->procs[s].quiescing = 1;
-                    kill(sb->procs[s].pid, SIGTERM);
+                    kill(sb->procs[s].pid, SIGUSR1); /* graceful: it finishes its connections */
                     break;
                 }
             spawn_rate = 1;
