@@ -205,6 +205,15 @@ static int set(struct conf *c, const char *name, const char *value, char *err) {
         return MPMD_OK;
     }
     if (!strcasecmp(name, "RequestReadTimeout")) return set_read_timeout(c, value, err);
+    if (!strcasecmp(name, "RunToken")) {
+        size_t n = strlen(value);
+        if (n == 0 || n >= sizeof(c->run_token) || strpbrk(value, " \t\r\n")) {
+            snprintf(err, MPMD_ERR_LEN, "RunToken: expected one word of at most %zu bytes", sizeof(c->run_token) - 1);
+            return MPMD_ERR;
+        }
+        memcpy(c->run_token, value, n + 1);
+        return MPMD_OK;
+    }
     if (!strcasecmp(name, "AsyncRequestWorkerFactor")) {
         char *end;
         double f = strtod(value, &end);

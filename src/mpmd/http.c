@@ -95,6 +95,8 @@ static int format_head(char *head, size_t cap, const struct reply *r, long lengt
                      "Content-Type: %s\r\n%s",
                      r->status, reason(r->status), date, length, type,
                      r->status == 405 || r->status == 501 ? "Allow: GET, HEAD\r\n" : "");
+    if (c->run_token[0])
+        n += snprintf(head + n, cap - (size_t)n, "X-Apachetune-Run: %s\r\n", c->run_token);
     if (r->keep)
         n += snprintf(head + n, cap - (size_t)n, "Connection: Keep-Alive\r\nKeep-Alive: timeout=%d, max=%d\r\n\r\n",
                       c->keepalive_timeout_ms / 1000, r->remaining);

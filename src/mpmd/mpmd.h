@@ -41,6 +41,8 @@ struct conf {
      * to header_max_ms; a body within body_ms, extended likewise (body_max_ms 0: no cap).
      * header_ms or body_ms 0 turns that limit off (Timeout per read still applies). */
     int header_ms, header_max_ms, header_rate, body_ms, body_max_ms, body_rate;
+    char run_token[64];       /* RunToken: sent back as X-Apachetune-Run, so a client knows
+                               * it reached this server and not another one on the port */
     int request_cpu_us;       /* RequestCPU: CPU spent per request standing for httpd's
                                  request-processing chain (see conf.c) */
 };

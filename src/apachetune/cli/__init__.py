@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import signal
 import sys
 
 import click
@@ -65,10 +66,26 @@ def cli() -> None:
     """Apache httpd configuration linter and MPM tuning advisor."""
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP: stop as on Ctrl-C, so every server, client and temporary directory a
+    command started is cleaned up (validate and compare start servers in their own sessions,
+    which a signal to us does not reach)."""
+
+
+def _terminate(signum, frame) -> None:
+    raise Terminated(signum)
+
+
 def main() -> None:
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _terminate)
     try:
         rc = cli.main(standalone_mode=False)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as e:  # click turns KeyboardInterrupt (and Terminated) into Abort
+        if isinstance(e.__cause__, Terminated):
+            signum = e.__cause__.args[0] if e.__cause__.args else signal.SIGTERM
+            error(f"stopped by {signal.Signals(signum).name}")
+            sys.exit(128 + signum)
         error("aborted")
         sys.exit(130)
     except click.ClickException as e:
@@ -77,6 +94,10 @@ def main() -> None:
     except ApachetuneError as e:
         error(str(e))
         sys.exit(e.exit_code)
+    except Terminated as e:
+        signum = e.args[0] if e.args else signal.SIGTERM
+        error(f"stopped by {signal.Signals(signum).name}")
+        sys.exit(128 + signum)
     except KeyboardInterrupt:
         error("interrupted")
         sys.exit(130)

@@ -12,7 +12,7 @@ from apachetune.cli.options import MPM_CHOICE
 from apachetune.cli.params import Finite
 from apachetune.console import out
 from apachetune.validate.plans import DEFAULT_PLANS, PLANS
-from apachetune.validate.report import write_report
+from apachetune.validate.report import check_report_dir, write_report
 from apachetune.validate.results import ValidationSetup
 from apachetune.validate.run import run_plans
 from apachetune.validate.section import load_directives
@@ -71,6 +71,8 @@ def run_one(target, mpm, config, max_request_workers, threads_per_child, keepali
 def command(mpm, target, config, max_request_workers, threads_per_child, keepalive_timeout, service_time_ms,
             app_kb, plans, duration, fmt, use_wrk, per_worker_mb, report_dir, after_config):
     """Run an MPM section under load on mpmd (or httpd) and compare with the predictions."""
+    if report_dir:
+        check_report_dir(report_dir)
     if after_config:
         from apachetune.validate.run import before_after
 

@@ -279,11 +279,26 @@ def wrk_closed_loop(host: str, port: int, path: str, concurrency: int, duration:
                "-s", script.name]
         if not keepalive:
             cmd += ["-H", "Connection: close"]
-        proc = subprocess.run([*cmd, f"http://{host}:{port}{path}"], capture_output=True, text=True,
-                              timeout=duration + 30)
-    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("{")), None)
+        proc = subprocess.Popen([*cmd, f"http://{host}:{port}{path}"], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        try:
+            # Waited for in short slices: an interrupt (Ctrl-C, SIGTERM) lands between them, and
+            # wrk is killed on the way out instead of running its whole duration.
+            deadline = time.monotonic() + duration + 30
+            while True:
+                try:
+                    stdout, stderr = proc.communicate(timeout=0.2)
+                    break
+                except subprocess.TimeoutExpired:
+                    if time.monotonic() > deadline:
+                        raise UsageError("wrk did not finish in time") from None
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    line = next((ln for ln in stdout.splitlines() if ln.startswith("{")), None)
     if line is None:
-        raise UsageError(f"wrk failed: {proc.stderr.strip() or proc.stdout.strip()}")
+        raise UsageError(f"wrk failed: {stderr.strip() or stdout.strip()}")
     data = json.loads(line)
     seconds = data["duration_us"] / 1e6
     return {"requests_ok": data["requests"] - data["status"], "elapsed_s": round(seconds, 3),

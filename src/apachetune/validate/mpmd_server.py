@@ -20,7 +20,13 @@ from pathlib import Path
 
 from apachetune.errors import ApachetuneError
 from apachetune.paths import cache_dir, mpmd_src_dir
-from apachetune.validate.processes import ServerExited, stop_group, wait_until_serving
+from apachetune.validate.processes import (
+    NotOurServer,
+    ServerExited,
+    new_token,
+    stop_group,
+    wait_until_serving,
+)
 
 
 def _makefile() -> dict[str, list[str]]:
@@ -92,13 +98,14 @@ class MpmdServer:
             (self.docroot / "index.html").write_text("hello from mpmd\n")
         self.conf = Path(self._tmp) / "mpmd.conf"
         self.proc: subprocess.Popen | None = None
+        self.token = new_token()
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
     def _write_conf(self) -> None:
-        lines = [f"Listen 127.0.0.1:{self.port}", f"DocumentRoot {self.docroot}"]
+        lines = [f"Listen 127.0.0.1:{self.port}", f"DocumentRoot {self.docroot}", f"RunToken {self.token}"]
         lines += [f"{k} {v}" for k, v in self.directives.items()]
         self.conf.write_text("\n".join(lines) + "\n")
 
@@ -114,10 +121,13 @@ class MpmdServer:
         self.proc = subprocess.Popen([*cmd, "-f", str(self.conf), "-m", self.mpm],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
         try:
-            wait_until_serving(self.proc, self.url + "/server-status?auto", 10)
+            wait_until_serving(self.proc, self.url + "/server-status?auto", 10, token=self.token)
         except ServerExited as e:
             self._cleanup()
             raise MpmdError(f"mpmd exited: {e}") from None
+        except NotOurServer as e:
+            self.stop()
+            raise MpmdError(str(e)) from None
         except TimeoutError:
             self.stop()
             raise MpmdError("mpmd did not answer within 10 s") from None

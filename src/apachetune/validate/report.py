@@ -3,9 +3,23 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
+from apachetune.errors import UsageError
 from apachetune.validate.results import ValidationReport
+
+
+def check_report_dir(directory: str | Path) -> None:
+    """Before a run: the report directory can be created and written (a run takes minutes; its
+    report must not be lost to a typo found at the end). UsageError otherwise."""
+    d = Path(directory)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=d, prefix=".apachetune-check-"):
+            pass
+    except OSError as e:
+        raise UsageError(f"--report {directory}: cannot write there ({e.strerror or e})") from None
 
 
 def write_report(report: ValidationReport, directory: str | Path) -> list[Path]:

@@ -13,7 +13,14 @@ import psutil
 from apachetune import httpd
 from apachetune.errors import ApachetuneError
 from apachetune.validate.mpmd_server import MpmdServer, free_port
-from apachetune.validate.processes import ServerExited, stop_group, wait_until_serving
+from apachetune.validate.processes import (
+    TOKEN_HEADER,
+    NotOurServer,
+    ServerExited,
+    new_token,
+    stop_group,
+    wait_until_serving,
+)
 
 # /app/sleep?ms=N&kb=K as in mpmd: hold K KiB of touched memory for the N ms of service time,
 # then let it go with the request's Lua state. Held as distinct 64 KiB strings rather than one
@@ -99,10 +106,12 @@ class HttpdTarget(Target):
         (self.tmp / "sleep.lua").chmod(0o644)
         self.tmp.chmod(0o755)
         body = "\n".join(f"{k} {v}" for k, v in directives.items())
+        self.token = new_token()
         (self.tmp / "httpd.conf").write_text(
             f"ServerRoot {self.tmp}\nServerName localhost\nUser nobody\nGroup nogroup\n"
             f"Listen 127.0.0.1:{self.port}\nPidFile {self.tmp}/httpd.pid\nErrorLog {self.tmp}/error.log\n"
-            + "".join(httpd.load_module_line(m) + "\n" for m in (f"mpm_{mpm}", "authz_core", "status", "lua")) +
+            + "".join(httpd.load_module_line(m) + "\n" for m in (f"mpm_{mpm}", "authz_core", "status", "lua", "headers")) +
+            f"Header always set {TOKEN_HEADER} {self.token}\n" +
             f"DocumentRoot {self.docroot}\n<Directory {self.docroot}>\n  Require all granted\n</Directory>\n"
             "ExtendedStatus On\n<Location /server-status>\n  SetHandler server-status\n</Location>\n"
             f"LuaMapHandler ^/app/sleep$ {self.tmp}/sleep.lua handle\n{body}\n")
@@ -111,10 +120,14 @@ class HttpdTarget(Target):
     def __enter__(self):
         self.proc = httpd.start_foreground(self.tmp / "httpd.conf")
         try:  # any status will do: httpd is up once it answers
-            wait_until_serving(self.proc, f"http://127.0.0.1:{self.port}/index.html", 15, any_status=True)
+            wait_until_serving(self.proc, f"http://127.0.0.1:{self.port}/index.html", 15, any_status=True,
+                               token=self.token)
         except ServerExited as e:
             self._cleanup()
             raise TargetError(f"httpd did not start: {e}") from None
+        except NotOurServer as e:
+            self.__exit__()
+            raise TargetError(str(e)) from None
         except TimeoutError:
             self.__exit__()
             raise TargetError("httpd did not answer within 15 s") from None
