@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from apachetune import httpd
 from apachetune.config.envvars import read_envvars
 from apachetune.config.resolver import ResolveOptions, resolve
 from httpd_oracle import CORPUS, ROOT, dump_config, needs_httpd, render_upstream
@@ -76,3 +77,17 @@ def test_upstream_default_config_matches_httpd(tmp_path, with_mpm_conf):
 def test_installed_debian_tree_matches_httpd(tmp_path):
     root = copy_tree(Path("/etc/apache2"), tmp_path / "etc-apache2")
     assert_same(root / "apache2.conf", root, env_for(root))
+
+
+@needs_httpd
+@pytest.mark.parametrize("defines", [
+    "Define X one\nDefine X\n",  # a later Define without a value keeps the value
+    "Define X one\nUndefine X\nDefine X\n",
+    "Define X\nDefine X two\n",
+    "Define X one\nDefine X two\n",
+])
+def test_define_sequences_match_httpd(tmp_path, defines):
+    main = tmp_path / "httpd.conf"
+    main.write_text(f"{httpd.load_module_line('mpm_event')}\nServerName x\nErrorLog {tmp_path}/e.log\n"
+                    f"{defines}ServerAdmin ${{X}}@example.com\n<IfDefine X>\nServerTokens Prod\n</IfDefine>\n")
+    assert_same(main, tmp_path, {})

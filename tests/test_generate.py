@@ -29,7 +29,7 @@ def test_new_file_is_valid_and_never_overwritten(tmp_path):
     r = invoke("generate", "-o", out, *SIZING, "--target-mpm", "worker")
     assert r.exit_code == 0, r.output
     text = out.read_text()
-    assert "<IfModule mpm_worker_module>" in text and "# memory and load bound" in text
+    assert "<IfModule mpm_worker_module>" in text and "# set by the " in text
     # What httpd would run is exactly what was written: no start-up message, no silent change.
     from apachetune.config.parser import parse_file
 

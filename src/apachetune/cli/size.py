@@ -53,7 +53,12 @@ def render_text(session, all_mpms: bool = False) -> None:
     for s in rec.settings:
         table.add_row(s.directive, str(s.value), s.reason)
     out.print(table)
-    out.print(f"Usable memory {rec.usable_mib:.0f} MiB → at most {rec.memory_bound} workers. "
+    bounds = [f"memory {rec.memory_bound} ({rec.usable_mib:.0f} MiB usable)"]
+    if rec.cpu_bound is not None:
+        bounds.append(f"CPU {rec.cpu_bound}")
+    if rec.task_bound is not None:
+        bounds.append(f"kernel task limits {rec.task_bound}")
+    out.print(f"Bounds on MaxRequestWorkers: {', '.join(bounds)}; set by the {rec.bound_by} bound. "
               f"Capacity ≈ {rec.predicted_capacity_rps:.0f} req/s at the assumed service time.")
     if rec.predicted_wait_ms is not None:
         out.print(f"Predicted mean queueing delay at the given peak: {rec.predicted_wait_ms:.2f} ms (Erlang C).")

@@ -28,6 +28,8 @@ def sizing_options(func):
         click.option("--service-time-ms", type=Finite(0.01, 3.6e6), help="Mean time a worker spends on a request, ms."),
         click.option("--requests-per-connection", type=Finite(1, 1e6), help="Requests a client sends on one keep-alive connection."),
         click.option("--threads-per-child", type=Finite(1, 100000, integer=True), help="ThreadsPerChild for worker/event."),
+        click.option("--cpus", type=Finite(1, 100000, integer=True),
+                     help="CPU cores of the server (default: measured, or this machine's)."),
         click.option("--access-log", type=click.Path(exists=True, dir_okay=False),
                      help="Read the peak rate (busiest minute) and, with %D/%T logged, the response time."),
         click.option("--log-format", default="combined", show_default=True,

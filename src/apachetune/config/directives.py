@@ -85,6 +85,16 @@ def registry() -> dict[str, DirectiveSpec]:
     }
 
 
+@lru_cache(maxsize=1)
+def shipped_modules() -> frozenset[str]:
+    """Every module httpd 2.4 ships, those that define no directive included (authz_host,
+    status, ...), plus every module the registry names. A loaded module outside this set is a
+    third-party one, which may define directives we have no table for."""
+    with open(rules_dir() / "registry" / "modules.yaml", encoding="utf-8") as fh:
+        listed = yaml.safe_load(fh)["modules"]
+    return frozenset(listed) | {m for spec in registry().values() for m in spec.modules}
+
+
 def lookup(name: str) -> DirectiveSpec | None:
     return registry().get(name.lower())
 

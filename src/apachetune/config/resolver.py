@@ -289,7 +289,12 @@ class Resolver:
                 st.server_root = os.path.abspath(args[0])
             return
         if lname == "define" and args:
-            st.defines[args[0]] = args[1] if len(args) > 1 else None
+            # set_define: the name is added; a value is set only when given, so `Define X`
+            # after `Define X 1` keeps 1 (and `${X}` still expands).
+            if len(args) > 1:
+                st.defines[args[0]] = args[1]
+            else:
+                st.defines.setdefault(args[0], None)
             return
         if lname == "undefine" and args:
             st.defines.pop(args[0], None)

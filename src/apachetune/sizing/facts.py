@@ -24,6 +24,7 @@ import psutil
 from apachetune.errors import UsageError
 from apachetune.inputs import read_small
 from apachetune.procmem import process_memory
+from apachetune.sizing.machine import cgroup_memory, task_limits
 
 MIB = 1024 * 1024
 HTTPD_NAMES = ("apache2", "httpd")
@@ -62,6 +63,8 @@ class HostFacts:
     cpus: int
     services: dict[str, float] = field(default_factory=dict)  # service -> MiB (PSS)
     httpd: HttpdFacts | None = None
+    memory_source: str = "MemAvailable"  # or the cgroup file whose limit is lower
+    task_limit: int | None = None  # workers the kernel's task limits leave room for (machine.py)
 
     @property
     def reserved_mib(self) -> float:
@@ -80,7 +83,8 @@ class HostFacts:
             httpd = data.get("httpd")
             if httpd:
                 httpd = HttpdFacts(**{**httpd, "children": tuple(WorkerSample(**c) for c in httpd["children"])})
-            return cls(data["total_mib"], data["available_mib"], data["cpus"], data.get("services", {}), httpd)
+            return cls(data["total_mib"], data["available_mib"], data["cpus"], data.get("services", {}), httpd,
+                       data.get("memory_source", "MemAvailable"), data.get("task_limit"))
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise UsageError(f"{path}: not a facts file written by apachetune ({e})") from None
 
@@ -196,5 +200,9 @@ def gather(pid: int | None = None, pidfile: str | None = None, samples: int = 1,
     vm = psutil.virtual_memory()
     parent = find_httpd(pid, pidfile) if include_httpd else None
     httpd = measure_httpd(parent, samples, interval) if parent is not None else None
-    return HostFacts(round(vm.total / MIB, 1), round(vm.available / MIB, 1), os.cpu_count() or 1,
-                     other_services(), httpd)
+    available, source = vm.available / MIB, "MemAvailable"
+    cg = cgroup_memory()  # in a container, its memory.max is the limit, not the host's memory
+    if cg is not None and cg.available_mib < available:
+        available, source = cg.available_mib, f"cgroup limit {cg.where}"
+    return HostFacts(round(vm.total / MIB, 1), round(available, 1), os.cpu_count() or 1,
+                     other_services(), httpd, source, task_limits().workers_allowed)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from apachetune.config.conditions import module_loaded
@@ -25,6 +26,7 @@ class Given:
     requests_per_connection: float | None = None
     mpm: str | None = None
     threads_per_child: int | None = None
+    cpus: int | None = None
 
 
 def _pick(given, measured, profile_value, default, profile_name: str | None) -> Figure:
@@ -91,7 +93,14 @@ def build_inputs(given: Given, host: HostFacts | None, eff: EffectiveConfig | No
         else (Figure(tpc, "config") if tpc else Figure(25, "default")),
         reqtimeout_loaded=Figure(module_loaded("reqtimeout_module", loaded) if eff else True,
                                  "config" if eff else "default"),
+        cpus=_pick(given.cpus, host.cpus if host else None, None, os.cpu_count() or 1, None)
+        if given.cpus or host else Figure(os.cpu_count() or 1, "this machine (assumed)"),
+        cpu_share=Figure((profile or default_profile).cpu_share,
+                         f"assumed for the {(profile or default_profile).name} profile"),
+        task_limit=Figure(host.task_limit, "measured") if host and host.task_limit else Figure(None, "unknown"),
     )
+    if host is not None and host.memory_source != "MemAvailable" and inputs.available_mib.source == "measured":
+        inputs.available_mib = Figure(inputs.available_mib.value, f"measured ({host.memory_source})")
     if load is not None:  # say which sample the load figures came from
         for name in ("rate", "service_time"):
             fig = getattr(inputs, name)

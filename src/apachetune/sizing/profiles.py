@@ -20,6 +20,7 @@ class Profile:
     requests_per_connection: float
     gap: float  # seconds between requests on one keep-alive connection
     source: str
+    cpu_share: float = 0.5  # assumed: the part of the service time a worker spends on a CPU
 
 
 PROFILES = {
@@ -32,5 +33,6 @@ PROFILES = {
         "typical mod_php child with a framework loaded: 30-60 MB PSS; 100-200 ms pages"),
     "proxy": Profile(
         "proxy", "reverse proxy / php-fpm in front of an application", "event", 0.5, 6.0, 0.080, 6,
-        0.5, "event child with mod_proxy loaded; service time is the backend's response time"),
+        0.5, "event child with mod_proxy loaded; service time is the backend's response time",
+        cpu_share=0.05),
 }

@@ -40,6 +40,9 @@ class SizingInputs:
     keepalive_timeout: Figure
     threads_per_child: Figure
     reqtimeout_loaded: Figure
+    cpus: Figure = Figure(None, "unknown")
+    cpu_share: Figure = Figure(None, "unknown")  # the part of the service time spent on a CPU
+    task_limit: Figure = Figure(None, "unknown")  # workers the kernel's task limits leave room for
 
     def to_json(self) -> dict[str, Any]:
         return {k: v.to_json() for k, v in self.__dict__.items()}
@@ -66,6 +69,9 @@ class Recommendation:
     verdict: str
     memory_short_mib: float = 0.0
     mpm_reasons: list[str] = field(default_factory=list)
+    cpu_bound: int | None = None  # workers the CPUs can keep busy (beyond: they only queue)
+    task_bound: int | None = None  # workers the kernel's task limits leave room for
+    bound_by: str = "memory"  # which bound set MaxRequestWorkers
 
     def values(self) -> dict[str, int | float | str]:
         return {s.directive: s.value for s in self.settings}
@@ -82,6 +88,8 @@ class Recommendation:
             "predicted_mean_wait_ms": None if self.predicted_wait_ms is None
             else round(self.predicted_wait_ms, 2),
             "verdict": self.verdict, "memory_short_mib": round(self.memory_short_mib, 1),
+            "cpu_bound_workers": self.cpu_bound, "task_bound_workers": self.task_bound,
+            "bound_by": self.bound_by,
         }
 
 
@@ -118,18 +126,30 @@ def recommend(inputs: SizingInputs, mpm: str | None = None, max_utilisation: flo
                                      float(inputs.requests_per_connection.value), float(inputs.gap.value), kat)
         load_workers = model.workers_for(offered, s, max_utilisation)
     limit = LIMITS[mpm]["ServerLimit"] * (1 if mpm == "prefork" else min(tpc, LIMITS[mpm]["ThreadLimit"]))
-    if load_workers is None:
-        target = bound
-    else:
-        # Twice what the peak needs (bursts, slow clients), never beyond what memory allows.
-        target = min(bound, max(2 * load_workers, 2 * tpc if mpm != "prefork" else 2))
-    mrw = max(1, min(target, limit))
+    cpu_bound = _cpu_bound(mpm, inputs, s, kat, max_utilisation)
+    task_bound = int(inputs.task_limit.value) if inputs.task_limit.value else None
+    # What the load needs, twice over (bursts, slow clients), but no more than the CPUs can keep
+    # busy; without a load, what the CPUs can keep busy. At least two processes' worth of
+    # threads (one child of prefork), so a section never shrinks ThreadsPerChild to fit.
+    soft = [(b, why) for b, why in ((2 * load_workers if load_workers is not None else None, "load"),
+                                     (cpu_bound, "CPU")) if b is not None]
+    wanted, wanted_by = min(soft) if soft else (None, "")
+    if wanted is not None:
+        floor = 2 if mpm == "prefork" else 2 * tpc
+        wanted = max(wanted, floor) if mpm == "prefork" else max(floor, math.ceil(wanted / tpc) * tpc)
+    # Hard bounds: what fits in memory, what httpd compiles in, what the kernel lets run.
+    hard = [(bound, "memory"), (limit, "httpd's compile-time limit"),
+            (task_bound, "the kernel's task limits (pid_max, threads-max)")]
+    mrw, bound_by = min((b, why) for b, why in hard if b is not None)
+    if wanted is not None and wanted < mrw:
+        mrw, bound_by = wanted, wanted_by
+    mrw = max(1, mrw)
     short_mib = 0.0
     if load_workers is not None and load_workers > bound:
         cost = float(inputs.per_worker_mib.value) + (
             0.0 if mpm == "prefork" else float(inputs.per_process_mib.value) / tpc)
         short_mib = (load_workers - bound) * cost
-    settings = _section(mpm, mrw, tpc, kat, inputs)
+    settings = _section(mpm, mrw, tpc, kat, inputs, bound_by)
     values = {x.directive: x.value for x in settings if x.directive in _MPM_KEYS}
     assert is_fixed_point(mpm, values), (mpm, values)
     real_mrw = int(next(x.value for x in settings if x.directive == "MaxRequestWorkers"))
@@ -139,8 +159,13 @@ def recommend(inputs: SizingInputs, mpm: str | None = None, max_utilisation: flo
         w = model.mean_queue_wait(real_mrw, offered, s)
         wait = None if math.isinf(w) else w * 1000
     if load_workers is None:
-        verdict = (f"memory allows {bound} workers; no peak load given, so MaxRequestWorkers uses "
-                   "all of it")
+        verdict = (f"no peak load given (--rate, --access-log or --status-url): MaxRequestWorkers is "
+                   f"sized to what the CPUs can keep busy, not to all of memory ({bound} workers would "
+                   "fit): " + _cpu_assumption(inputs, cpu_bound))
+    elif cpu_bound is not None and load_workers > cpu_bound:
+        verdict = (f"the CPUs cannot carry the load: {load_workers} workers needed, {cpu_bound} keep "
+                   f"{inputs.cpus.value} CPUs busy ({_cpu_assumption(inputs, cpu_bound)}); more workers "
+                   "would only queue")
     elif load_workers <= bound:
         verdict = (f"memory carries the load: {load_workers} workers needed at "
                    f"{max_utilisation:.0%} utilisation, {bound} fit in memory")
@@ -148,7 +173,32 @@ def recommend(inputs: SizingInputs, mpm: str | None = None, max_utilisation: flo
         verdict = (f"memory cannot carry the load: {load_workers} workers needed, {bound} fit; "
                    f"short by {load_workers - bound} workers (~{short_mib:.0f} MiB)")
     return Recommendation(mpm, settings, usable, bound, load_workers, offered, real_mrw, capacity, wait,
-                          verdict, short_mib)
+                          verdict, short_mib, cpu_bound=cpu_bound, task_bound=task_bound, bound_by=bound_by)
+
+
+# Workers beyond what the CPUs keep busy only queue; twice that covers bursts and the part of a
+# worker's time the model does not see (slow clients, blocking I/O).
+CPU_BURST = 2
+
+
+def _cpu_bound(mpm: str, inputs: SizingInputs, s: float, kat: float, utilisation: float) -> int | None:
+    """Workers the CPUs can keep busy: each request holds a worker for its occupancy (the service
+    time, and on prefork/worker the keep-alive waits) but uses a CPU only for cpu_share x the
+    service time, so cpus x occupancy / CPU time at the target utilisation, times CPU_BURST."""
+    cpus, share = inputs.cpus.value, inputs.cpu_share.value
+    if not cpus or not share or s <= 0:
+        return None
+    held = model.offered_load(mpm, 1.0, s, float(inputs.requests_per_connection.value),
+                              float(inputs.gap.value), kat)  # worker-seconds per request
+    return max(1, math.ceil(CPU_BURST * float(cpus) * held / (float(share) * s) / utilisation))
+
+
+def _cpu_assumption(inputs: SizingInputs, cpu_bound: int | None) -> str:
+    if cpu_bound is None:
+        return "the CPU count is unknown"
+    return (f"{cpu_bound} workers for {inputs.cpus.value} CPUs ({inputs.cpus.source}), each request "
+            f"using a CPU for {float(inputs.cpu_share.value):.0%} of its "
+            f"{float(inputs.service_time.value) * 1000:g} ms ({inputs.cpu_share.source})")
 
 
 _MPM_KEYS = {"StartServers", "MinSpareServers", "MaxSpareServers", "MinSpareThreads", "MaxSpareThreads",
@@ -156,7 +206,8 @@ _MPM_KEYS = {"StartServers", "MinSpareServers", "MaxSpareServers", "MinSpareThre
              "AsyncRequestWorkerFactor", "MaxConnectionsPerChild"}
 
 
-def _section(mpm: str, mrw: int, tpc: int, kat: float, inputs: SizingInputs) -> list[Setting]:
+def _section(mpm: str, mrw: int, tpc: int, kat: float, inputs: SizingInputs,
+             bound_by: str = "memory") -> list[Setting]:
     src = f"{inputs.per_worker_mib.value} MiB a worker ({inputs.per_worker_mib.source})"
     out: list[Setting] = []
     if mpm == "prefork":
@@ -169,7 +220,7 @@ def _section(mpm: str, mrw: int, tpc: int, kat: float, inputs: SizingInputs) -> 
             Setting("MinSpareServers", min_spare, "idle children kept ready for bursts"),
             Setting("MaxSpareServers", max_spare, "idle children above this are stopped"),
             Setting("ServerLimit", mrw, "equal to MaxRequestWorkers: no scoreboard reserved unused"),
-            Setting("MaxRequestWorkers", mrw, f"memory and load bound ({src})"),
+            Setting("MaxRequestWorkers", mrw, f"set by the {bound_by} bound; memory at {src}"),
             Setting("MaxConnectionsPerChild", 10000 if _php(inputs) else 0,
                     "recycle children now and then (leaks in application code)" if _php(inputs)
                     else "children are never recycled"),
@@ -191,7 +242,7 @@ def _section(mpm: str, mrw: int, tpc: int, kat: float, inputs: SizingInputs) -> 
             Setting("MinSpareThreads", min_spare, "idle threads kept ready for bursts"),
             Setting("MaxSpareThreads", max_spare, "at least MinSpareThreads + ThreadsPerChild + 1, "
                     "as httpd requires"),
-            Setting("MaxRequestWorkers", mrw, f"memory and load bound ({src}), a multiple of "
+            Setting("MaxRequestWorkers", mrw, f"set by the {bound_by} bound; memory at {src}; a multiple of "
                     "ThreadsPerChild"),
         ]
         if mpm == "event":

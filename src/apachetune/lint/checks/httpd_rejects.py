@@ -6,10 +6,8 @@ ap_check_cmd_context), so the finding reads like the error httpd would print.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from apachetune.config.conditions import module_loaded
-from apachetune.config.directives import lookup, registry, suggest
+from apachetune.config.directives import lookup, shipped_modules, suggest
 from apachetune.config.effective import ResolvedSection
 from apachetune.config.words import split_words
 from apachetune.lint.context import LintContext
@@ -32,13 +30,9 @@ _ARG_WORDS = {
 }
 
 
-@lru_cache(maxsize=1)
-def _known_modules() -> frozenset[str]:
-    return frozenset(m for spec in registry().values() for m in spec.modules)
-
-
 def _third_party_loaded(ctx: LintContext) -> list[str]:
-    return sorted(m for m in ctx.eff.modules if m not in _known_modules() and not m.endswith(".c"))
+    """Loaded modules httpd does not ship: they may define directives we have no table for."""
+    return sorted(m for m in ctx.eff.modules if m not in shipped_modules() and not m.endswith(".c"))
 
 
 def _items(ctx: LintContext):

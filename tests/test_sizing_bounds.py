@@ -1,0 +1,114 @@
+"""Recommendations bounded by the machine: memory (the cgroup's limit in a container), the
+kernel's task limits, httpd's compile-time limits, and what the CPUs can keep busy. Without a
+load the tool says so and sizes to the CPUs, never to all of memory."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from apachetune.sizing.facts import HostFacts
+from apachetune.sizing.machine import cgroup_memory, task_limits
+from apachetune.sizing.plan import Given, build_inputs
+from apachetune.sizing.recommend import recommend
+from test_sizing_model import inputs
+
+
+def write(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def test_task_limits_from_a_proc_tree(tmp_path):
+    write(tmp_path / "proc/sys/kernel/pid_max", "32768\n")
+    write(tmp_path / "proc/sys/kernel/threads-max", "20000\n")
+    write(tmp_path / "proc/loadavg", "0.10 0.20 0.30 2/1000 12345\n")
+    limits = task_limits(tmp_path)
+    assert (limits.pid_max, limits.threads_max, limits.tasks_now) == (32768, 20000, 1000)
+    assert limits.workers_allowed == (20000 - 1000) // 2
+    assert task_limits(tmp_path / "nothing").workers_allowed is None
+
+
+def test_cgroup_v2_memory_max_is_the_budget(tmp_path):
+    write(tmp_path / "proc/self/cgroup", "0::/system.slice/apache2.service\n")
+    svc = tmp_path / "sys/fs/cgroup/system.slice/apache2.service"
+    write(svc / "memory.max", f"{512 << 20}\n")
+    write(svc / "memory.current", f"{100 << 20}\n")
+    write(svc.parent / "memory.max", "max\n")
+    cg = cgroup_memory(tmp_path)
+    assert cg is not None and cg.limit_mib == 512 and cg.available_mib == 412
+    assert cg.where.endswith("apache2.service/memory.max")
+
+
+def test_cgroup_v2_lowest_limit_up_the_hierarchy_wins(tmp_path):
+    write(tmp_path / "proc/self/cgroup", "0::/machine.slice/box/app\n")
+    top = tmp_path / "sys/fs/cgroup/machine.slice"
+    write(top / "box/app/memory.max", "max\n")
+    write(top / "box/memory.max", f"{256 << 20}\n")
+    write(top / "box/memory.current", f"{56 << 20}\n")
+    write(top / "memory.max", f"{4096 << 20}\n")
+    cg = cgroup_memory(tmp_path)
+    assert cg is not None and cg.limit_mib == 256 and cg.available_mib == 200
+
+
+def test_cgroup_v1_and_unlimited(tmp_path):
+    write(tmp_path / "proc/self/cgroup", "12:cpu,cpuacct:/docker/abc\n4:memory:/docker/abc\n")
+    mem = tmp_path / "sys/fs/cgroup/memory/docker/abc"
+    write(mem / "memory.limit_in_bytes", f"{1 << 30}\n")
+    write(mem / "memory.usage_in_bytes", "0\n")
+    assert cgroup_memory(tmp_path).limit_mib == 1024
+    write(mem / "memory.limit_in_bytes", "9223372036854771712\n")  # v1's "unlimited"
+    assert cgroup_memory(tmp_path) is None
+    assert cgroup_memory(tmp_path / "nothing") is None
+
+
+def test_no_load_on_a_big_idle_machine_is_not_all_of_memory():
+    """The reported case: 2 cores, 24 GB, nothing measured: it recommended 226175 workers."""
+    host = HostFacts(24000, 23400, 2, task_limit=16000)
+    ins, _ = build_inputs(Given(), host, None)
+    rec = recommend(ins, "event")
+    assert rec.memory_bound > 50000
+    assert rec.max_request_workers <= 100 and rec.bound_by == "CPU"
+    assert rec.verdict.startswith("no peak load given") and "not to all of memory" in rec.verdict
+    assert ins.cpus.source == "measured" and "assumed" in ins.cpu_share.source
+
+
+def test_the_kernel_task_limit_caps_even_a_cpu_rich_machine():
+    host = HostFacts(1_000_000, 900_000, 4096, task_limit=3000)
+    ins, _ = build_inputs(Given(rate=1e6), host, None)
+    rec = recommend(ins, "event")
+    assert rec.max_request_workers <= 3000 and "task limits" in rec.bound_by
+
+
+def test_bounds_on_this_machine_with_and_without_a_load():
+    from apachetune.sizing.facts import gather
+
+    host = gather(include_httpd=False)
+    for asked in (Given(), Given(rate=50_000, service_time_ms=200)):
+        ins, _ = build_inputs(asked, host, None)
+        for mpm in ("prefork", "worker", "event"):
+            rec = recommend(ins, mpm)
+            tpc = rec.values().get("ThreadsPerChild", 1)
+            floor = 2 if mpm == "prefork" else 2 * int(tpc)
+            assert rec.max_request_workers <= max(math.ceil(rec.cpu_bound / int(tpc)) * int(tpc), floor)
+            if host.task_limit:
+                assert rec.max_request_workers <= host.task_limit
+
+
+@settings(max_examples=200, deadline=None)
+@given(mpm=st.sampled_from(["prefork", "worker", "event"]), cpus=st.integers(1, 256),
+       share=st.floats(0.01, 1.0), tasks=st.one_of(st.none(), st.integers(50, 200_000)),
+       rate=st.one_of(st.none(), st.floats(0.1, 100_000)), available=st.floats(256, 1_000_000),
+       tpc=st.integers(1, 100))
+def test_no_recommendation_exceeds_a_hard_bound(mpm, cpus, share, tasks, rate, available, tpc):
+    rec = recommend(inputs(mpm=mpm, cpus=cpus, cpu_share=share, task_limit=tasks, rate=rate,
+                           available_mib=available, threads_per_child=tpc), mpm)
+    t = int(rec.values().get("ThreadsPerChild", 1))
+    one = 1 if mpm == "prefork" else t  # at least one process is always recommended
+    assert rec.max_request_workers <= max(rec.memory_bound, one)
+    if tasks is not None:
+        assert rec.max_request_workers <= max(tasks, one)
+    floor = 2 if mpm == "prefork" else 2 * t
+    assert rec.max_request_workers <= max(math.ceil(rec.cpu_bound / t) * t, floor)
