@@ -94,6 +94,7 @@ class EffectiveConfig:
     warnings: list[str]
     httpd_version: str
     module_positions: dict[str, Position] = field(default_factory=dict)  # LoadModule lines
+    generated_files: set[str] = field(default_factory=set)  # macro expansions: in files, not on disk
 
     @property
     def directives(self) -> list[ResolvedDirective]:

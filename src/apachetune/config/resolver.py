@@ -35,6 +35,7 @@ from apachetune.config.effective import (
     ResolvedSection,
 )
 from apachetune.config.envvars import read_envvars
+from apachetune.config.macros import Macro, MacroError, define, expand
 from apachetune.config.parser import (
     CONDITIONAL_SECTIONS,
     ConfigReadError,
@@ -97,6 +98,9 @@ class _State:
         self.warnings: list[str] = []
         self.mpms: list[str] = []
         self.module_positions: dict = {}
+        self.macros: dict[str, Macro] = {}  # mod_macro's definitions, by lower-case name
+        self.macros_defined = False
+        self.generated: set[str] = set()  # pseudo-files of macro expansions (not on disk)
         self.stack: list[str] = []  # files being read (cycle detection)
 
     # ${VAR}: the Define table, then the environment; unknown names stay as written.
@@ -231,6 +235,7 @@ class Resolver:
             main_file=self.main, server_root=st.server_root, files=st.files, tree=tree,
             modules=dict(st.modules), defines=dict(st.defines), mpm=mpm,
             mpms_loaded=[MPM_MODULES[m] for m in st.mpms], inactive=st.inactive,
+            generated_files=set(st.generated),
             inclusions=st.inclusions, warnings=st.warnings, httpd_version=st.opts.httpd_version,
             module_positions=st.module_positions,
         )
@@ -311,6 +316,9 @@ class Resolver:
             return
         if lname in ("loadfile", "defaultruntimedir"):
             return
+        if lname in ("use", "undefmacro") and module_loaded("macro_module", frozenset(st.modules)):
+            self.macro_directive(lname, args_text, node, chain, conds, top, out)
+            return
         # httpd keeps the name as its module spells it when the module is loaded.
         name = canonical_name(name, st.modules.keys())
         out.append(ResolvedDirective(name, args, args_text, node, chain, conds))
@@ -337,11 +345,47 @@ class Resolver:
             return
         if not node.closed:
             raise ResolveError(f"<{node.name}> was not closed.", node.position)
+        if lname == "macro" and module_loaded("macro_module", frozenset(st.modules)):
+            cf = st.files[node.file]
+            try:  # httpd keeps the body as lines: nothing in it is read until a Use
+                macro = define(raw, cf.text[node.open_end:node.close_start], node.open_end_line, node.file)
+            except MacroError as e:
+                raise ResolveError(str(e), node.position) from None
+            st.macros[macro.name] = macro
+            st.macros_defined = True
+            return
         tag_args = st.substitute(node.tag_args, node)
         args = split_words(raw)
         children = self.items(node.children, chain, conds, False)
         name = canonical_name("<" + node.name, st.modules.keys())[1:]
         out.append(ResolvedSection(name, args, tag_args, node, children, chain, conds))
+
+    def macro_directive(self, lname: str, args_text: str, node: Directive, chain, conds, top, out) -> None:
+        """`Use name values...` reads the expansion in place of the line; `UndefMacro name`."""
+        st = self.st
+        words = split_words(args_text)
+        name = words[0].lower() if words and words[0] else ""
+        try:
+            # httpd's table of macros exists from the first definition on (lazily created)
+            if not st.macros_defined:
+                raise MacroError(f"no macro defined before {'UndefMacro' if lname == 'undefmacro' else 'Use'}")
+            if lname == "undefmacro":
+                if not name:
+                    raise MacroError("no macro name specified with UndefMacro")
+                if st.macros.pop(name, None) is None:
+                    raise MacroError(f"cannot remove undefined macro '{name}'")
+                return
+            if not name:
+                raise MacroError("no macro name specified with Use")
+            macro = st.macros.get(name)
+            if macro is None:
+                raise MacroError(f"macro '{name}' undefined")
+            where, text = expand(macro, words[1:], node.line, node.file)
+        except MacroError as e:
+            raise ResolveError(str(e), node.position) from None
+        st.files[where] = parse_text(text, where)
+        st.generated.add(where)
+        out.extend(self.items(st.files[where].children, (*chain, node.position), conds, top))
 
     def condition(self, lname: str, raw: str) -> tuple[bool, str]:
         st = self.st

@@ -146,7 +146,9 @@ def plan_fixes(main: str, options: LintOptions) -> FixOutcome:
     for _round in range(MAX_ROUNDS):
         eff = resolve(main, _with_overlay(options.resolve, overlay))
         result = lint(eff, options)
-        todo = [f for f in result.findings if f.fix is not None
+        # A finding inside a macro's expansion has no line of its own to edit (the macro's body
+        # serves every Use): it is reported, not fixed.
+        todo = [f for f in result.findings if f.fix is not None and f.location.file not in eff.generated_files
                 and (f.rule, f.location.file, f.location.line, f.location.column) not in fixed_keys]
         if not todo:
             break
