@@ -85,6 +85,24 @@ def registry() -> dict[str, DirectiveSpec]:
     }
 
 
+# How httpd words an argument-count error (server/config.c invoke_cmd), by AP_INIT_* kind.
+ARG_WORDS = {
+    "TAKE1": "takes one argument", "TAKE2": "takes two arguments", "TAKE12": "takes 1-2 arguments",
+    "TAKE3": "takes three arguments", "TAKE23": "takes two or three arguments",
+    "TAKE123": "takes one, two or three arguments", "TAKE13": "takes one or three arguments",
+    "ITERATE": "requires at least one argument", "ITERATE2": "requires at least two arguments",
+}
+_MAX_ARGS = {"TAKE1": 1, "TAKE2": 2, "TAKE12": 2, "TAKE3": 3, "TAKE23": 3, "TAKE123": 3, "TAKE13": 3}
+
+
+def too_many_arguments(name: str, words: list[str]) -> str | None:
+    """httpd's "X takes one argument, <help>" when `words` are more than X's kind takes."""
+    spec = lookup(name)
+    if spec is None or spec.kind not in _MAX_ARGS or len(words) <= _MAX_ARGS[spec.kind]:
+        return None
+    return f"{spec.name} {ARG_WORDS[spec.kind]}" + (f", {spec.help}" if spec.help else "")
+
+
 @lru_cache(maxsize=1)
 def shipped_modules() -> frozenset[str]:
     """Every module httpd 2.4 ships, those that define no directive included (authz_host,

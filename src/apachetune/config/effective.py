@@ -95,6 +95,7 @@ class EffectiveConfig:
     httpd_version: str
     module_positions: dict[str, Position] = field(default_factory=dict)  # LoadModule lines
     generated_files: set[str] = field(default_factory=set)  # macro expansions: in files, not on disk
+    missing_modules: list = field(default_factory=list)  # (module, .so path, Position): not on disk
 
     @property
     def directives(self) -> list[ResolvedDirective]:

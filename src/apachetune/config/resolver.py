@@ -26,7 +26,7 @@ from apachetune.config.conditions import (
     module_loaded,
     split_negation,
 )
-from apachetune.config.directives import canonical_name, directive_modules
+from apachetune.config.directives import canonical_name, directive_modules, too_many_arguments
 from apachetune.config.effective import (
     EffectiveConfig,
     InactiveSection,
@@ -44,7 +44,7 @@ from apachetune.config.parser import (
 )
 from apachetune.config.tree import ConfigFile, Directive, Node, Section
 from apachetune.config.words import split_words
-from apachetune.errors import ResolveError
+from apachetune.errors import Position, ResolveError
 
 # Compiled into Debian's apache2 (`apache2 -l`): present with no LoadModule.
 DEBIAN_BUILTIN_MODULES = (
@@ -75,6 +75,10 @@ class ResolveOptions:
     overlay: dict[str, bytes] = field(default_factory=dict)  # path -> content to read instead of the file
 
 
+# Directives the resolver itself acts on (they never reach lint's checks).
+_CONSUMED = frozenset({"include", "includeoptional", "define", "undefine", "serverroot", "loadmodule"})
+
+
 class _State:
     def __init__(self, opts: ResolveOptions, main: str):
         self.opts = opts
@@ -100,6 +104,7 @@ class _State:
         self.module_positions: dict = {}
         self.macros: dict[str, Macro] = {}  # mod_macro's definitions, by lower-case name
         self.macros_defined = False
+        self.missing_modules: list[tuple[str, str, Position]] = []  # LoadModule of a missing file
         self.generated: set[str] = set()  # pseudo-files of macro expansions (not on disk)
         self.stack: list[str] = []  # files being read (cycle detection)
 
@@ -235,7 +240,7 @@ class Resolver:
             main_file=self.main, server_root=st.server_root, files=st.files, tree=tree,
             modules=dict(st.modules), defines=dict(st.defines), mpm=mpm,
             mpms_loaded=[MPM_MODULES[m] for m in st.mpms], inactive=st.inactive,
-            generated_files=set(st.generated),
+            generated_files=set(st.generated), missing_modules=list(st.missing_modules),
             inclusions=st.inclusions, warnings=st.warnings, httpd_version=st.opts.httpd_version,
             module_positions=st.module_positions,
         )
@@ -276,6 +281,13 @@ class Resolver:
         args_text = st.substitute(node.raw_args, node)
         args = split_words(args_text) if args_text is not node.raw_args else node.args
         lname = name.lower()
+        if lname in _CONSUMED and args:
+            # Read here, never seen by lint's checks: their argument errors are httpd's, here.
+            err = too_many_arguments(name, args)
+            if err is None and lname in ("define", "undefine") and ":" in args[0]:
+                err = "Variable name must not contain ':'"
+            if err is not None:
+                raise ResolveError(err, node.position)
         if lname in ("include", "includeoptional") and args:
             optional = lname == "includeoptional"
             pattern = st.root_relative(args[0])
@@ -290,7 +302,12 @@ class Resolver:
                 out.extend(self.read_file(f, (*chain, node.position), node.position))
             return
         if lname == "serverroot" and args:
+            # httpd refuses a ServerRoot that is not a directory. With --server-root the user has
+            # said where the tree is (a copy of /etc/httpd in a repository, linted in CI), so the
+            # directive's own path is not judged.
             if st.opts.server_root is None:
+                if not os.path.isdir(args[0]):
+                    raise ResolveError("ServerRoot must be a valid directory", node.position)
                 st.server_root = os.path.abspath(args[0])
             return
         if lname == "define" and args:
@@ -309,6 +326,11 @@ class Resolver:
             if module_id not in st.modules:
                 st.modules[module_id] = st.root_relative(args[1])
                 st.module_positions[module_id] = node.position
+                so = st.modules[module_id]
+                # httpd loads it at once; a missing file is only judged when its directory is on
+                # this machine (a tree copied from a server without its modules is not wrong).
+                if os.path.isdir(os.path.dirname(so)) and not os.path.exists(so):
+                    st.missing_modules.append((module_id, so, node.position))
                 if module_id in MPM_MODULES:
                     st.mpms.append(module_id)
             else:

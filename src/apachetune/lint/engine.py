@@ -90,7 +90,9 @@ def lint(target: EffectiveConfig | str | os.PathLike[str], options: LintOptions)
             if f.rule not in enabled:
                 continue
             meta = rules[f.rule]
-            f.severity = options.settings.severity.get(f.rule, meta.severity)
+            # A check may lower a finding's severity (AT501 when a module we have no table
+            # for is loaded); the user's settings still decide.
+            f.severity = options.settings.severity.get(f.rule, f.severity or meta.severity)
             f.title = meta.title
             if not suppress.suppressed(f.rule, f.location.file, f.location.line):
                 findings.append(f)

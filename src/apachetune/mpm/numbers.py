@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import re
 
-_ATOI = re.compile(r"[ \t\n\v\f\r]*([+-]?)(\d*)")
+# ASCII digits only: C's isdigit, not Unicode's (`MaxRequestWorkers ١٥٠` is 0 to httpd).
+_ATOI = re.compile(r"[ \t\n\v\f\r]*([+-]?)([0-9]*)")
 _LONG_MAX = 2**63 - 1
 _LONG_MIN = -(2**63)
 
@@ -32,11 +33,14 @@ def atoi(text: str) -> int:
 
 def is_plain_number(text: str) -> bool:
     """True when atoi reads the whole argument (no junk it would silently drop)."""
-    return re.fullmatch(r"[+-]?\d+", text.strip(" \t")) is not None
+    return re.fullmatch(r"[+-]?[0-9]+", text.strip(" \t")) is not None
 
 
+# C's strtod: decimal, hexadecimal (0x1p4), inf/infinity and nan/nan(chars), ASCII digits only.
 _STRTOD = re.compile(
-    r"[ \t\n\v\f\r]*[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan)", re.IGNORECASE)
+    r"[ \t\n\v\f\r]*(?P<sign>[+-]?)(?:(?P<hex>0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)"
+    r"(?:[pP][+-]?[0-9]+)?)|(?P<dec>(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)"
+    r"|(?P<inf>inf(?:inity)?)|(?P<nan>nan(?:\([0-9A-Za-z_]*\))?))", re.IGNORECASE)
 
 
 def strtod_strict(text: str) -> float | None:
@@ -44,4 +48,12 @@ def strtod_strict(text: str) -> float | None:
     m = _STRTOD.match(text)
     if not m or m.end() != len(text):
         return None
-    return float(m.group().strip())
+    sign = -1.0 if m.group("sign") == "-" else 1.0
+    if m.group("hex"):
+        h = m.group("hex")
+        return sign * float.fromhex(h if "p" in h.lower() else h + "p0")
+    if m.group("inf"):
+        return sign * float("inf")
+    if m.group("nan"):
+        return float("nan")
+    return sign * float(m.group("dec"))

@@ -62,7 +62,7 @@ def _read_error(mpm: str, canon: str, value: str) -> str | None:
         number = strtod_strict(value)
         if number is None:
             return "error parsing value"
-        if not number > 0:
+        if number <= 0:  # as C compares: NaN is not <= 0, so httpd takes it (and floors it to 1)
             return "AsyncRequestWorkerFactor argument must be a positive number"
     if canon == "ListenBacklog" and atoi(value) < 1:
         return "ListenBacklog must be > 0"

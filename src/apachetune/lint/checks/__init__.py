@@ -13,11 +13,12 @@ from apachetune.lint.checks import (
     performance,
     security,
     startup,
+    values,
 )
 
 Check = Callable[..., Iterator]
 
 CHECKS: dict[str, Check] = {}
-for _module in (startup, capacity, keepalive, dead, httpd_rejects, performance, security, host):
+for _module in (startup, capacity, keepalive, dead, httpd_rejects, values, performance, security, host):
     CHECKS.update(_module.RULES)
 CHECKS = dict(sorted(CHECKS.items()))

@@ -7,7 +7,7 @@ ap_check_cmd_context), so the finding reads like the error httpd would print.
 from __future__ import annotations
 
 from apachetune.config.conditions import module_loaded
-from apachetune.config.directives import lookup, shipped_modules, suggest
+from apachetune.config.directives import ARG_WORDS, lookup, shipped_modules, suggest
 from apachetune.config.effective import ResolvedSection
 from apachetune.config.words import split_words
 from apachetune.lint.context import LintContext
@@ -22,12 +22,6 @@ _GLOBAL_ONLY = frozenset(n.lower() for names in MPM_DIRECTIVES.values() for n in
     "maxclients", "maxrequestsperchild", "listen", "mutex", "pidfile", "scoreboardfile",
     "coredumpdirectory", "gracefulshutdowntimeout", "maxmemfree", "threadstacksize", "user", "group",
     "servertokens", "traceenable", "defaultruntimedir"}
-_ARG_WORDS = {
-    "TAKE1": "takes one argument", "TAKE2": "takes two arguments", "TAKE12": "takes 1-2 arguments",
-    "TAKE3": "takes three arguments", "TAKE23": "takes two or three arguments",
-    "TAKE123": "takes one, two or three arguments", "TAKE13": "takes one or three arguments",
-    "ITERATE": "requires at least one argument", "ITERATE2": "requires at least two arguments",
-}
 
 
 def _third_party_loaded(ctx: LintContext) -> list[str]:
@@ -54,10 +48,16 @@ def unknown_or_not_loaded(ctx: LintContext):
         base = (f"Invalid command '{name}', perhaps misspelled or defined by a module not included "
                 "in the server configuration")
         if spec is None:
-            if third_party:
-                continue  # a loaded module we have no table for may define it
             hint = suggest(name.lstrip("<"))
             extra = f"; did you mean {' or '.join(hint)}?" if hint else ""
+            if third_party:
+                # A loaded module we have no table for may define it: still reported, as a
+                # warning naming the possible owners, never silently dropped.
+                f = ctx.finding("AT501", base + extra + f" (unless {' or '.join(third_party)}, which "
+                                "apachetune has no table for, defines it)", item)
+                f.severity = "warning"
+                yield f
+                continue
             yield ctx.finding("AT501", base + extra, item)
         elif not any(module_loaded(m, loaded) for m in spec.modules):
             mods = " or ".join(spec.modules)
@@ -99,7 +99,7 @@ def argument_count(ctx: LintContext):
         elif kind == "NO_ARGS":
             text = f"{spec.name} takes no arguments"
         else:
-            text = f"{spec.name} {_ARG_WORDS[kind]}" + (f", {spec.help}" if spec.help else "")
+            text = f"{spec.name} {ARG_WORDS[kind]}" + (f", {spec.help}" if spec.help else "")
         yield ctx.finding("AT503", text, item)
 
 

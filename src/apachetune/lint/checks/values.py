@@ -1,0 +1,80 @@
+"""AT510: values httpd refuses while it reads the configuration, with each directive's own
+argument reader (not a generic atoi): KeepAliveTimeout's time syntax, ListenCoresBucketsRatio's
+range, Listen's arity, and a LoadModule whose shared object is not on this machine.
+
+Facts: modules/http/http_core.c set_keep_alive_timeout and server/util.c
+ap_timeout_parameter_parse; server/listen.c ap_set_listener and ap_set_listencbratio;
+server/mod_so.c load_module (httpd 2.4.x)."""
+
+from __future__ import annotations
+
+import re
+
+from apachetune.config.effective import ResolvedSection
+from apachetune.lint.context import LintContext
+from apachetune.mpm.numbers import atoi
+
+_INT64_MAX = 2**63 - 1
+# ap_timeout_parameter_parse: decimal digits (apr_strtoi64, so an optional sign), then a unit of
+# which only the first letters are looked at: s(econds), ms, mi(nutes), h(ours); none = seconds.
+_TIMEOUT = re.compile(r"[ \t\n\v\f\r]*([+-]?[0-9]+)(.*)", re.S)
+_UNIT_LIMIT = {"s": _INT64_MAX // 10**6, "h": _INT64_MAX // 10**6 // 3600, "ms": _INT64_MAX // 1000,
+               "mi": _INT64_MAX // 10**6 // 60}
+
+
+def timeout_ok(text: str) -> bool:
+    """Whether ap_timeout_parameter_parse(text, ..., "s") succeeds."""
+    m = _TIMEOUT.match(text)
+    if not m:
+        return False  # no digits: the unit test below sees the first character and fails
+    value = int(m.group(1))
+    if value > _INT64_MAX or value < -_INT64_MAX - 1:
+        return False  # strtoll: ERANGE
+    if value < 0:
+        return False
+    rest = m.group(2) or "s"
+    if rest[0] == "s":
+        unit = "s"
+    elif rest[0] == "h":
+        unit = "h"
+    elif rest[:2] in ("ms", "mi"):
+        unit = rest[:2]
+    else:
+        return False
+    return value <= _UNIT_LIMIT[unit]
+
+
+def _keepalive_timeout(args: list[str]) -> str | None:
+    return None if args and timeout_ok(args[0]) else "KeepAliveTimeout has wrong format"
+
+
+def _buckets_ratio(args: list[str]) -> str | None:
+    return None if args and atoi(args[0]) > 0 else "ListenCoresBucketsRatio must be > 0"
+
+
+def _listen(args: list[str]) -> str | None:
+    return None if 1 <= len(args) <= 2 else "Listen requires 1 or 2 arguments."
+
+
+READERS = {"keepalivetimeout": _keepalive_timeout, "listencoresbucketsratio": _buckets_ratio,
+           "listen": _listen}
+
+
+def refused_values(ctx: LintContext):
+    for item, _parents in ctx.eff.walk():
+        if isinstance(item, ResolvedSection):
+            continue
+        reader = READERS.get(item.lname)
+        if reader is None:
+            continue
+        if item.lname != "listen" and len(item.args) != 1:
+            continue  # a wrong argument count is AT503's
+        message = reader(item.args)
+        if message:
+            yield ctx.finding("AT510", f"AH00526: {message} (httpd will not start)", item)
+    for module, path, position in ctx.eff.missing_modules:
+        yield ctx.finding("AT510", f"Cannot load {path} into server: {path}: cannot open shared object "
+                          f"file: No such file or directory ({module}; httpd will not start)", position)
+
+
+RULES = {"AT510": refused_values}
