@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from apachetune.cli.options import make_resolve_options, resolve_options
+from apachetune.cli.options import main_file, make_resolve_options, resolve_options
 from apachetune.cli.params import Finite
 from apachetune.errors import UsageError
 from apachetune.lint.engine import LintOptions, exit_code, lint
@@ -16,7 +16,7 @@ from apachetune.report import FORMATS
 
 
 @click.command("lint")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.argument("file", required=False, type=click.Path(exists=True, dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="text", show_default=True)
 @click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default=None,
               help="Exit 1 when a finding is at or above this severity (default: error).")
@@ -42,7 +42,9 @@ from apachetune.report import FORMATS
 @resolve_options
 def command(file, fmt, fail_on, config_path, rules, output, cpus, do_fix, show_diff, no_httpd_check,
             backup_dir, measure, facts_path, **resolve_kw):
-    """Lint FILE (a main configuration, or a lone MPM snippet with --mpm)."""
+    """Lint FILE (a main configuration, or a lone MPM snippet with --mpm; default: the main
+    configuration found on this machine, from httpd -V or the distribution's usual place)."""
+    file = main_file(file)
     settings = load_settings(Path(config_path) if config_path else find_config(Path.cwd()))
     only = None
     if rules:

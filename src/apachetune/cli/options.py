@@ -46,3 +46,20 @@ def make_resolve_options(server_root, defines, modules, httpd_version, mpm, env_
             module_ids.append(m.removeprefix("mod_") + "_module")
     return ResolveOptions(server_root=server_root, defines=list(defines), modules=module_ids,
                           httpd_version=httpd_version, mpm=mpm, env_file=env_file)
+
+
+def main_file(file: str | None) -> str:
+    """FILE, or the main configuration found on this machine (said on stderr), or a usage error."""
+    if file:
+        return file
+    from apachetune.config.locate import KNOWN_MAIN_FILES, find_main_file
+    from apachetune.console import err
+    from apachetune.errors import UsageError
+
+    found = find_main_file()
+    if found is None:
+        raise UsageError("no FILE given and no main configuration found (looked at httpd -V and "
+                         + ", ".join(p for p, _ in KNOWN_MAIN_FILES) + ")")
+    path, how = found
+    err.print(f"apachetune: using {path} ({how})")
+    return path

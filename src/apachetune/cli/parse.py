@@ -6,7 +6,7 @@ import json
 
 import click
 
-from apachetune.cli.options import make_resolve_options, resolve_options
+from apachetune.cli.options import main_file, make_resolve_options, resolve_options
 from apachetune.config.effective import ResolvedSection
 from apachetune.config.parser import parse_file
 from apachetune.config.resolver import resolve
@@ -15,13 +15,15 @@ from apachetune.report.paths import display_path
 
 
 @click.command("parse")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.argument("file", required=False, type=click.Path(exists=True, dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print JSON with positions (crossplane-like).")
 @click.option("--raw", is_flag=True, help="Parse FILE alone: no includes, no conditionals.")
 @click.option("--dump", is_flag=True, help="Print what `httpd -t -D DUMP_CONFIG` would print.")
 @resolve_options
 def command(file, as_json, raw, dump, **resolve_kw):
-    """Parse FILE and show the configuration httpd would run."""
+    """Parse FILE (default: the main configuration found on this machine) and show the
+    configuration httpd would run."""
+    file = main_file(file)
     if raw:
         cf = parse_file(file)
         if as_json:

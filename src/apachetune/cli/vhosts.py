@@ -6,18 +6,19 @@ import json
 
 import click
 
-from apachetune.cli.options import make_resolve_options, resolve_options
+from apachetune.cli.options import main_file, make_resolve_options, resolve_options
 from apachetune.config.resolver import resolve
 from apachetune.console import warning
 
 
 @click.command("vhosts")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.argument("file", required=False, type=click.Path(exists=True, dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="text: what `httpd -t -D DUMP_VHOSTS` prints; json: the map with each virtual host's findings.")
 @resolve_options
 def command(file, fmt, **resolve_kw):
     """Show which virtual host answers on each address:port, and its default server."""
+    file = main_file(file)
     from apachetune.config.vhosts import build
 
     options = make_resolve_options(**resolve_kw)

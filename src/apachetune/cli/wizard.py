@@ -21,9 +21,6 @@ from apachetune.generate import apply
 from apachetune.mpm import simulate_startup
 from apachetune.sizing.session import SizingRequest, run_sizing
 
-DEFAULT_CONFIGS = ("/etc/apache2/apache2.conf", "/etc/httpd/conf/httpd.conf",
-                   "/usr/local/apache2/conf/httpd.conf")
-
 
 @click.command("wizard")
 @click.argument("file", required=False, type=click.Path(exists=True, dir_okay=False))
@@ -40,7 +37,10 @@ def command(file, yes, output, in_place, force, no_httpd_check, **kw):
         text, default=default, **o))
     resolve_kw = {k: kw.pop(k) for k in RESOLVE_KEYS}
     if file is None:
-        found = next((p for p in DEFAULT_CONFIGS if Path(p).is_file()), "")
+        from apachetune.config.locate import find_main_file
+
+        located = find_main_file()
+        found = located[0] if located else ""
         file = ask("Main configuration file (empty for none)", found, show_default=True) or None
         if file and not Path(file).is_file():
             raise click.BadParameter(f"{file} does not exist", param_hint="FILE")
