@@ -45,6 +45,10 @@ def render_text(session, all_mpms: bool = False) -> None:
     if session.host and session.host.services:
         out.print("Other services on this host (MiB, PSS): " +
                   ", ".join(f"{k} {v}" for k, v in session.host.services.items()))
+    if session.evidence is not None:
+        ev = session.evidence
+        out.print(f"Error log {ev.path}: " + ("; ".join(ev.lines()) if ev.counts else
+                                              "no capacity message (the pool never ran out)"))
     rec = session.recommendation
     out.print(f"MPM: {rec.mpm} — " + "; ".join(rec.mpm_reasons))
     table = Table(title=f"Recommended {rec.mpm} section")

@@ -34,6 +34,10 @@ def sizing_options(func):
                      help="Read the peak rate (busiest minute) and, with %D/%T logged, the response time."),
         click.option("--log-format", default="combined", show_default=True,
                      help="The access log's LogFormat string or nickname (common, combined, vhost_combined)."),
+        click.option("--error-log", type=click.Path(dir_okay=False),
+                     help="Read the MPM's 'MaxRequestWorkers reached' messages (AH00161/AH00286/AH00484, "
+                          "AH00287/AH10159, AH00288/AH03490, AH00162, AH00159) as evidence "
+                          "[default: the configuration's ErrorLog, when readable]."),
         click.option("--status-url", help="Sample mod_status (?auto, ExtendedStatus On) for --sample seconds: "
                      "rate and, by Little's law, the time per request."),
     ]

@@ -40,7 +40,7 @@ def _pick(given, measured, profile_value, default, profile_name: str | None) -> 
 
 
 def build_inputs(given: Given, host: HostFacts | None, eff: EffectiveConfig | None,
-                 load=None) -> tuple[SizingInputs, list[str]]:
+                 load=None, evidence=None) -> tuple[SizingInputs, list[str]]:
     """The inputs and the reasons behind the MPM choice."""
     profile = PROFILES.get(given.profile) if given.profile else None
     httpd = host.httpd if host else None
@@ -99,6 +99,13 @@ def build_inputs(given: Given, host: HostFacts | None, eff: EffectiveConfig | No
                          f"assumed for the {(profile or default_profile).name} profile"),
         task_limit=Figure(host.task_limit, "measured") if host and host.task_limit else Figure(None, "unknown"),
     )
+    if evidence is not None and evidence.reached and eff is not None and eff.mpm:
+        from apachetune.mpm import simulate_startup
+
+        current = simulate_startup(eff.mpm, [(d.name, d.args) for d in eff.directives]).effective
+        codes = ", ".join(f"{c} x{n}" for c, n in sorted(evidence.counts.items()))
+        inputs.saturated_at = Figure(current["MaxRequestWorkers"],
+                                     f"error log {evidence.path}: {codes}, last {evidence.last_seen}")
     if host is not None and host.memory_source != "MemAvailable" and inputs.available_mib.source == "measured":
         inputs.available_mib = Figure(inputs.available_mib.value, f"measured ({host.memory_source})")
     if load is not None:  # say which sample the load figures came from

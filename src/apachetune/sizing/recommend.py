@@ -43,6 +43,7 @@ class SizingInputs:
     cpus: Figure = Figure(None, "unknown")
     cpu_share: Figure = Figure(None, "unknown")  # the part of the service time spent on a CPU
     task_limit: Figure = Figure(None, "unknown")  # workers the kernel's task limits leave room for
+    saturated_at: Figure = Figure(None, "no error log read")  # a MaxRequestWorkers the log says was reached
 
     def to_json(self) -> dict[str, Any]:
         return {k: v.to_json() for k, v in self.__dict__.items()}
@@ -134,6 +135,11 @@ def recommend(inputs: SizingInputs, mpm: str | None = None, max_utilisation: flo
     soft = [(b, why) for b, why in ((2 * load_workers if load_workers is not None else None, "load"),
                                      (cpu_bound, "CPU")) if b is not None]
     wanted, wanted_by = min(soft) if soft else (None, "")
+    if inputs.saturated_at.value:
+        # The server's own log says it ran out at this MaxRequestWorkers: the peak needs more.
+        floor = math.ceil(EVIDENCE_MARGIN * int(inputs.saturated_at.value))
+        if wanted is None or floor > wanted:
+            wanted, wanted_by = floor, "error-log evidence"
     if wanted is not None:
         floor = 2 if mpm == "prefork" else 2 * tpc
         wanted = max(wanted, floor) if mpm == "prefork" else max(floor, math.ceil(wanted / tpc) * tpc)
@@ -158,7 +164,15 @@ def recommend(inputs: SizingInputs, mpm: str | None = None, max_utilisation: flo
     if offered is not None:
         w = model.mean_queue_wait(real_mrw, offered, s)
         wait = None if math.isinf(w) else w * 1000
-    if load_workers is None:
+    evidence = ""
+    if inputs.saturated_at.value:
+        evidence = (f"; the error log shows MaxRequestWorkers {inputs.saturated_at.value} reached "
+                    f"({inputs.saturated_at.source})")
+    if load_workers is None and inputs.saturated_at.value:
+        verdict = (f"sized from the error log: the server ran out of workers at MaxRequestWorkers "
+                   f"{inputs.saturated_at.value} ({inputs.saturated_at.source}), so at least "
+                   f"{EVIDENCE_MARGIN - 1:.0%} more, within the machine's bounds")
+    elif load_workers is None:
         verdict = (f"no peak load given (--rate, --access-log or --status-url): MaxRequestWorkers is "
                    f"sized to what the CPUs can keep busy, not to all of memory ({bound} workers would "
                    "fit): " + _cpu_assumption(inputs, cpu_bound))
@@ -172,8 +186,14 @@ def recommend(inputs: SizingInputs, mpm: str | None = None, max_utilisation: flo
     else:
         verdict = (f"memory cannot carry the load: {load_workers} workers needed, {bound} fit; "
                    f"short by {load_workers - bound} workers (~{short_mib:.0f} MiB)")
+    if evidence and not verdict.startswith("sized from the error log"):
+        verdict += evidence
     return Recommendation(mpm, settings, usable, bound, load_workers, offered, real_mrw, capacity, wait,
                           verdict, short_mib, cpu_bound=cpu_bound, task_bound=task_bound, bound_by=bound_by)
+
+
+# When the error log says MaxRequestWorkers was reached, at least this much more is recommended.
+EVIDENCE_MARGIN = 1.25
 
 
 # Workers beyond what the CPUs keep busy only queue; twice that covers bursts and the part of a

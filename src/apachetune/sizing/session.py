@@ -7,6 +7,7 @@ from typing import Any
 
 from apachetune.config.effective import EffectiveConfig
 from apachetune.config.resolver import ResolveOptions, resolve
+from apachetune.errors import UsageError
 from apachetune.sizing.facts import HostFacts
 from apachetune.sizing.plan import Given, build_inputs
 from apachetune.sizing.recommend import Recommendation, SizingInputs, recommend
@@ -27,15 +28,16 @@ class SizingRequest:
     access_log: str | None = None
     log_format: str = "combined"
     status_url: str | None = None
+    error_log: str | None = None  # default: the configuration's ErrorLog, when readable
 
     @classmethod
     def from_cli(cls, file, resolve_options, *, facts_path=None, save_facts=None, pid=None, pidfile=None,
                  sample_seconds=1, no_measure=False, target_mpm=None, access_log=None,
-                 log_format="combined", status_url=None, **given) -> SizingRequest:
+                 log_format="combined", status_url=None, error_log=None, **given) -> SizingRequest:
         if target_mpm:
             given["mpm"] = target_mpm
         return cls(file, resolve_options, Given(**given), facts_path, save_facts, pid, pidfile,
-                   sample_seconds, no_measure, target_mpm, access_log, log_format, status_url)
+                   sample_seconds, no_measure, target_mpm, access_log, log_format, status_url, error_log)
 
 
 @dataclass
@@ -46,10 +48,11 @@ class SizingSession:
     inputs: SizingInputs
     recommendation: Recommendation
     load: object = None  # a LoadSample from an access log or mod_status
+    evidence: object = None  # ErrorLogEvidence from the error log
 
     def for_mpm(self, mpm: str) -> Recommendation:
         inputs, _ = build_inputs(Given(**{**self.request.given.__dict__, "mpm": mpm}), self.host, self.eff,
-                                 self.load)
+                                 self.load, self.evidence)
         return recommend(inputs, mpm)
 
     def to_json(self) -> dict[str, Any]:
@@ -58,6 +61,7 @@ class SizingSession:
             "inputs": self.inputs.to_json(),
             "host": self.host.to_json() if self.host else None,
             "recommendation": self.recommendation.to_json(),
+            "error_log": self.evidence.to_json() if self.evidence is not None else None,
         }
 
 
@@ -78,7 +82,24 @@ def run_sizing(req: SizingRequest) -> SizingSession:
 
         load = from_access_log(req.access_log, req.log_format) if req.access_log else \
             from_status(req.status_url, seconds=max(2, req.sample_seconds))
-    inputs, reasons = build_inputs(req.given, host, eff, load)
+    evidence = _error_log(req, eff)
+    inputs, reasons = build_inputs(req.given, host, eff, load, evidence)
     rec = recommend(inputs)
     rec.mpm_reasons = reasons
-    return SizingSession(req, eff, host, inputs, rec, load)
+    return SizingSession(req, eff, host, inputs, rec, load, evidence)
+
+
+def _error_log(req: SizingRequest, eff: EffectiveConfig | None):
+    """--error-log, else the configuration's own ErrorLog when it can be read (not in CI's
+    --no-measure runs: that reads this machine)."""
+    from apachetune.sizing.errorlog import configured_error_log, read_error_log
+
+    if req.error_log:
+        return read_error_log(req.error_log)
+    path = None if req.no_measure else configured_error_log(eff)
+    if path is None:
+        return None
+    try:
+        return read_error_log(path)
+    except UsageError:  # not there or not readable here: the default is best effort
+        return None
