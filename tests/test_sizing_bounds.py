@@ -72,7 +72,7 @@ def test_no_load_on_a_big_idle_machine_is_not_all_of_memory():
     assert rec.memory_bound > 50000
     assert rec.max_request_workers <= 100 and rec.bound_by == "CPU"
     assert rec.verdict.startswith("no peak load given") and "not to all of memory" in rec.verdict
-    assert ins.cpus.source == "measured" and "assumed" in ins.cpu_share.source
+    assert ins.cpus.source == "measured" and "assumed" in ins.cpu_seconds.source
 
 
 def test_the_kernel_task_limit_caps_even_a_cpu_rich_machine():
@@ -99,11 +99,11 @@ def test_bounds_on_this_machine_with_and_without_a_load():
 
 @settings(max_examples=200, deadline=None)
 @given(mpm=st.sampled_from(["prefork", "worker", "event"]), cpus=st.integers(1, 256),
-       share=st.floats(0.01, 1.0), tasks=st.one_of(st.none(), st.integers(50, 200_000)),
+       cpu=st.floats(0.0001, 2.0), tasks=st.one_of(st.none(), st.integers(50, 200_000)),
        rate=st.one_of(st.none(), st.floats(0.1, 100_000)), available=st.floats(256, 1_000_000),
        tpc=st.integers(1, 100))
-def test_no_recommendation_exceeds_a_hard_bound(mpm, cpus, share, tasks, rate, available, tpc):
-    rec = recommend(inputs(mpm=mpm, cpus=cpus, cpu_share=share, task_limit=tasks, rate=rate,
+def test_no_recommendation_exceeds_a_hard_bound(mpm, cpus, cpu, tasks, rate, available, tpc):
+    rec = recommend(inputs(mpm=mpm, cpus=cpus, cpu_seconds=cpu, task_limit=tasks, rate=rate,
                            available_mib=available, threads_per_child=tpc), mpm)
     t = int(rec.values().get("ThreadsPerChild", 1))
     one = 1 if mpm == "prefork" else t  # at least one process is always recommended

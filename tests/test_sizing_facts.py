@@ -44,8 +44,18 @@ def test_measure_running_httpd(tmp_path, mpm, section):
     result = CliRunner().invoke(cli, ["size", "--facts", str(path), "--format", "json", "--target-mpm", mpm])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
-    assert data["inputs"]["per_worker_mib"]["source"] == "measured"
+    # Just started (and 20 requests): its workers are fresh forks, and the figure is refused.
+    assert again.httpd.idle and "started" in again.httpd.idle
+    source = data["inputs"]["per_worker_mib"]["source"]
+    assert source.startswith("profile ") and "was idle" in source and "--per-worker-mb" in source
     assert data["recommendation"]["mpm"] == mpm
+    # The same sample taken from a server that had been serving is used as measured.
+    loaded = json.loads(path.read_text())
+    loaded["httpd"]["idle"] = None
+    path.write_text(json.dumps(loaded))
+    result = CliRunner().invoke(cli, ["size", "--facts", str(path), "--format", "json", "--target-mpm", mpm])
+    data = json.loads(result.output)
+    assert data["inputs"]["per_worker_mib"] == {"value": again.httpd.per_worker_mib, "source": "measured"}
 
 
 def test_facts_of_this_machine_are_sane():
@@ -54,3 +64,18 @@ def test_facts_of_this_machine_are_sane():
     assert 0 < host.available_mib <= host.total_mib
     assert host.cpus >= 1 and host.httpd is None
     assert psutil.virtual_memory().total // (1024 * 1024) == pytest.approx(host.total_mib, abs=1)
+
+
+@needs_httpd
+def test_two_servers_by_name_are_refused_and_the_configs_pidfile_chooses(tmp_path):
+    from apachetune.errors import UsageError
+    from apachetune.sizing.session import SizingRequest, run_sizing
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    with RunningHttpd(tmp_path / "a", "prefork") as one, RunningHttpd(tmp_path / "b", "prefork") as two:
+        with pytest.raises(UsageError, match=r"httpd servers run on this machine .*--pid or --pidfile"):
+            find_httpd()
+        for server in (one, two):  # the configuration's PidFile names its own server
+            session = run_sizing(SizingRequest.from_cli(str(server.conf), None))
+            assert session.host.httpd.parent_pid == server.proc.pid

@@ -63,10 +63,14 @@ def command(file, output, in_place, show_diff, check, force, no_httpd_check, bac
         out.print("The configuration already has these values; nothing to change.")
         ctx.exit(0)
     if show_diff or check:
+        for note in apply.restart_notes(session):
+            err.print(f"note: {note}")
         if show_diff:
             for path, data in edit_plan.rendered().items():
                 click.echo(unified_diff(edit_plan.files[path].to_bytes(), data, path), nl=False)
         ctx.exit(1 if check else 0)
+    for note in apply.restart_notes(session):
+        err.print(f"note: {note}")
     report_and_exit(apply.write_in_place(session, resolve, not no_httpd_check, edit_plan,
                                          Path(backup_dir) if backup_dir else None))
 

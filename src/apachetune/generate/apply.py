@@ -71,3 +71,16 @@ def commit_edits(files, rendered: dict[str, bytes], backup_root: Path | None, la
     changes = [FileChange(Path(os.path.realpath(path)), data, files[path].to_bytes())
                for path, data in rendered.items()]
     return Transaction(changes, backup_root=backup_root, label=label).commit()
+
+
+def restart_notes(session: SizingSession) -> list[str]:
+    """What applying the recommendation takes beyond a graceful restart (ServerLimit and
+    ThreadLimit are kept across one), judged against the configuration as httpd runs it now."""
+    from apachetune.mpm import simulate_startup
+    from apachetune.mpm.restart import needs_full_restart
+
+    eff, rec = session.eff, session.recommendation
+    if eff is None or eff.mpm != rec.mpm:
+        return []  # a new MPM is loaded by a full restart anyway
+    before = simulate_startup(eff.mpm, [(d.name, d.args) for d in eff.directives]).effective
+    return needs_full_restart(rec.mpm, before, rec.values())

@@ -12,6 +12,7 @@ measurement can be replayed (--facts host.json) and tests never read the real ma
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import statistics
@@ -54,6 +55,13 @@ class HttpdFacts:
     per_worker_mib: float  # see the module docstring
     per_process_mib: float
     threads_per_child: int
+    idle: str | None = None  # why the sample says nothing about a loaded server (None: it does)
+
+
+# A sample means something only once the workers have served: a server started this recently,
+# or whose children have used this little CPU in all, has workers about as big as a fresh fork.
+JUST_STARTED_SECONDS = 120
+IDLE_CPU_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -107,15 +115,24 @@ def find_httpd(pid: int | None = None, pidfile: str | None = None) -> psutil.Pro
             return psutil.Process(pid)
         except psutil.Error as e:
             raise UsageError(f"no such process {pid}: {e}") from None
-    for proc in psutil.process_iter(["name", "ppid"]):
-        if proc.info["name"] in HTTPD_NAMES:
-            try:
-                parent = psutil.Process(proc.info["ppid"])
-                if parent.name() not in HTTPD_NAMES:
-                    return proc
-            except psutil.Error:
-                continue
-    return None
+    found = []
+    for proc in psutil.process_iter(["name", "ppid", "cmdline"]):
+        if proc.info["name"] not in HTTPD_NAMES:
+            continue
+        args = proc.info["cmdline"] or []
+        if any(a in ("-t", "-S", "-V", "-v", "-l", "-L", "-M") for a in args[1:]):
+            continue  # a one-shot check (apache2 -t), not a server
+        try:
+            parent = psutil.Process(proc.info["ppid"])
+            if parent.name() not in HTTPD_NAMES:
+                found.append(proc)
+        except psutil.Error:
+            continue
+    if len(found) > 1:
+        listed = "; ".join(f"pid {p.pid}: {' '.join(p.info['cmdline'] or [p.info['name']])}" for p in found)
+        raise UsageError(f"{len(found)} httpd servers run on this machine ({listed}); say which one to "
+                         "measure with --pid or --pidfile (or give the configuration, whose PidFile is read)")
+    return found[0] if found else None
 
 
 def _mpm_of(proc: psutil.Process, children: list[psutil.Process]) -> str | None:
@@ -170,7 +187,25 @@ def measure_httpd(parent: psutil.Process, samples: int = 1, interval: float = 1.
     _, parent_pss, _ = _mem(parent)
     tpc = 1 if mpm == "prefork" or threads <= 1 else threads_per_child or max(1, threads - 2)
     return HttpdFacts(parent.pid, mpm, tuple(last), parent_pss, _high(per_worker, percentile),
-                      _high(per_process, percentile), tpc)
+                      _high(per_process, percentile), tpc, _idle(parent, children))
+
+
+def _idle(parent: psutil.Process, children: list[psutil.Process]) -> str | None:
+    """Why this server's workers say nothing about a loaded one, or None."""
+    try:
+        uptime = time.time() - parent.create_time()
+        cpu = 0.0
+        for c in children:
+            with contextlib.suppress(psutil.Error):
+                t = c.cpu_times()
+                cpu += t.user + t.system
+    except psutil.Error:
+        return None
+    if uptime < JUST_STARTED_SECONDS:
+        return f"it started {uptime:.0f} s ago"
+    if cpu < IDLE_CPU_SECONDS:
+        return f"its workers have used {cpu:.2f} s of CPU in all: they have hardly served"
+    return None
 
 
 def _high(values: list[float], q: float) -> float:

@@ -58,6 +58,14 @@ def build_inputs(given: Given, host: HostFacts | None, eff: EffectiveConfig | No
     # Measured per-worker figures only describe the MPM that was measured.
     measured_same = httpd is not None and httpd.mpm == mpm
     per_worker = httpd.per_worker_mib if measured_same and httpd.per_worker_mib > 0 else None
+    idle_note = None
+    if per_worker is not None and httpd.idle and given.per_worker_mib is None:
+        # An idle or just-started server's workers are as small as a fresh fork: sizing from
+        # them overcommits memory (measured: 2.4x the budget under load). Not used.
+        idle_note = (f"the running httpd (pid {httpd.parent_pid}) was idle: {httpd.idle}; its "
+                     f"{per_worker:.2f} MiB a worker is not used. Measure it under load (--sample N "
+                     "while it serves) or give --per-worker-mb")
+        per_worker = None
     per_process = httpd.per_process_mib if measured_same else None
     default_profile = PROFILES["php" if mpm == "prefork" else "static"]
     kat = None
@@ -95,10 +103,12 @@ def build_inputs(given: Given, host: HostFacts | None, eff: EffectiveConfig | No
                                  "config" if eff else "default"),
         cpus=_pick(given.cpus, host.cpus if host else None, None, os.cpu_count() or 1, None)
         if given.cpus or host else Figure(os.cpu_count() or 1, "this machine (assumed)"),
-        cpu_share=Figure((profile or default_profile).cpu_share,
+        cpu_seconds=Figure((profile or default_profile).cpu_seconds,
                          f"assumed for the {(profile or default_profile).name} profile"),
         task_limit=Figure(host.task_limit, "measured") if host and host.task_limit else Figure(None, "unknown"),
     )
+    if idle_note is not None:
+        inputs.per_worker_mib = Figure(inputs.per_worker_mib.value, f"{inputs.per_worker_mib.source}; {idle_note}")
     if evidence is not None and evidence.reached and eff is not None and eff.mpm:
         from apachetune.mpm import simulate_startup
 

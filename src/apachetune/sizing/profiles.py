@@ -20,7 +20,9 @@ class Profile:
     requests_per_connection: float
     gap: float  # seconds between requests on one keep-alive connection
     source: str
-    cpu_share: float = 0.5  # assumed: the part of the service time a worker spends on a CPU
+    # Assumed: CPU seconds a request uses. A longer service time than the profile's is taken as
+    # waiting (backend, disk, client), not as more CPU.
+    cpu_seconds: float = 0.0025
 
 
 PROFILES = {
@@ -30,9 +32,10 @@ PROFILES = {
         "load; 45-byte to 100 KB files served in 1-5 ms (docs/benchmarking.md figures)"),
     "php": Profile(
         "php", "mod_php application (forces prefork)", "prefork", 40.0, 0.0, 0.150, 4, 1.0,
-        "typical mod_php child with a framework loaded: 30-60 MB PSS; 100-200 ms pages"),
+        "typical mod_php child with a framework loaded: 30-60 MB PSS; 100-200 ms pages",
+        cpu_seconds=0.075),
     "proxy": Profile(
         "proxy", "reverse proxy / php-fpm in front of an application", "event", 0.5, 6.0, 0.080, 6,
         0.5, "event child with mod_proxy loaded; service time is the backend's response time",
-        cpu_share=0.05),
+        cpu_seconds=0.004),
 }

@@ -13,6 +13,7 @@ from typing import Any
 from apachetune.lint.metadata import option_default
 from apachetune.mpm import is_fixed_point
 from apachetune.mpm.directives import LIMITS
+from apachetune.mpm.restart import restart_headroom
 from apachetune.sizing import model
 
 
@@ -41,7 +42,7 @@ class SizingInputs:
     threads_per_child: Figure
     reqtimeout_loaded: Figure
     cpus: Figure = Figure(None, "unknown")
-    cpu_share: Figure = Figure(None, "unknown")  # the part of the service time spent on a CPU
+    cpu_seconds: Figure = Figure(None, "unknown")  # CPU a request uses (at most its service time)
     task_limit: Figure = Figure(None, "unknown")  # workers the kernel's task limits leave room for
     saturated_at: Figure = Figure(None, "no error log read")  # a MaxRequestWorkers the log says was reached
 
@@ -203,22 +204,23 @@ CPU_BURST = 2
 
 def _cpu_bound(mpm: str, inputs: SizingInputs, s: float, kat: float, utilisation: float) -> int | None:
     """Workers the CPUs can keep busy: each request holds a worker for its occupancy (the service
-    time, and on prefork/worker the keep-alive waits) but uses a CPU only for cpu_share x the
-    service time, so cpus x occupancy / CPU time at the target utilisation, times CPU_BURST."""
-    cpus, share = inputs.cpus.value, inputs.cpu_share.value
-    if not cpus or not share or s <= 0:
+    time, and on prefork/worker the keep-alive waits) but uses a CPU only for its CPU time (at most
+    the service time), so cpus x occupancy / CPU time at the target utilisation, times CPU_BURST."""
+    cpus, cpu = inputs.cpus.value, inputs.cpu_seconds.value
+    if not cpus or not cpu or s <= 0:
         return None
     held = model.offered_load(mpm, 1.0, s, float(inputs.requests_per_connection.value),
                               float(inputs.gap.value), kat)  # worker-seconds per request
-    return max(1, math.ceil(CPU_BURST * float(cpus) * held / (float(share) * s) / utilisation))
+    return max(1, math.ceil(CPU_BURST * float(cpus) * held / min(float(cpu), s) / utilisation))
 
 
 def _cpu_assumption(inputs: SizingInputs, cpu_bound: int | None) -> str:
     if cpu_bound is None:
         return "the CPU count is unknown"
+    s = float(inputs.service_time.value)
+    cpu = min(float(inputs.cpu_seconds.value), s)
     return (f"{cpu_bound} workers for {inputs.cpus.value} CPUs ({inputs.cpus.source}), each request "
-            f"using a CPU for {float(inputs.cpu_share.value):.0%} of its "
-            f"{float(inputs.service_time.value) * 1000:g} ms ({inputs.cpu_share.source})")
+            f"using {cpu * 1000:g} ms of CPU of its {s * 1000:g} ms ({inputs.cpu_seconds.source})")
 
 
 _MPM_KEYS = {"StartServers", "MinSpareServers", "MaxSpareServers", "MinSpareThreads", "MaxSpareThreads",
@@ -252,10 +254,12 @@ def _section(mpm: str, mrw: int, tpc: int, kat: float, inputs: SizingInputs,
         min_spare = max(1, min(75, mrw // 4))
         max_spare = max(min_spare + tpc + 1, min(250, mrw // 2))
         start = max(1, min(servers, 3, max_spare // tpc))
+        headroom = min(restart_headroom(mpm, servers), LIMITS[mpm]["ServerLimit"] - servers)
         out += [
             Setting("StartServers", start, "processes forked at start"),
-            Setting("ServerLimit", servers, "MaxRequestWorkers / ThreadsPerChild: enough processes, "
-                    "no scoreboard reserved unused"),
+            Setting("ServerLimit", servers + headroom,
+                    f"MaxRequestWorkers / ThreadsPerChild = {servers}, plus {headroom} for processes that "
+                    "finish their requests during a graceful restart"),
             Setting("ThreadLimit", tpc, "equal to ThreadsPerChild: no scoreboard reserved unused"),
             Setting("ThreadsPerChild", tpc, "threads per process (httpd's default of 25 unless "
                     "MaxRequestWorkers is smaller)"),

@@ -73,7 +73,8 @@ def run_sizing(req: SizingRequest) -> SizingSession:
     elif not req.no_measure:
         from apachetune.sizing.facts import gather
 
-        host = gather(req.pid, req.pidfile, samples=req.sample_seconds, interval=1.0)
+        pidfile = req.pidfile if req.pidfile or req.pid else _configured_pidfile(eff)
+        host = gather(req.pid, pidfile, samples=req.sample_seconds, interval=1.0)
     if host is not None and req.save_facts:
         host.save(req.save_facts)
     load = None
@@ -103,3 +104,15 @@ def _error_log(req: SizingRequest, eff: EffectiveConfig | None):
         return read_error_log(path)
     except UsageError:  # not there or not readable here: the default is best effort
         return None
+
+
+def _configured_pidfile(eff: EffectiveConfig | None) -> str | None:
+    """The configuration's PidFile when it names a running server's file: the httpd this
+    configuration describes, not whichever httpd runs on the machine."""
+    import os
+
+    d = eff.get("PidFile") if eff is not None else None
+    if d is None or not d.args:
+        return None
+    path = d.args[0] if os.path.isabs(d.args[0]) else os.path.join(eff.server_root, d.args[0])
+    return path if os.path.isfile(path) else None

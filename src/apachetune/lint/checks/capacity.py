@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Fix
+from apachetune.mpm.restart import restart_headroom
 
 # One scoreboard worker record (worker_score) on x86-64, measured on httpd 2.4.71.
 WORKER_SCORE_BYTES = 336
@@ -31,7 +32,8 @@ def server_limit_oversized(ctx: LintContext):
             f"MaxRequestWorkers {e['MaxRequestWorkers']} needs {needed}. About {_kib(waste)} of shared "
             "memory is reserved and never used.",
             ctx.winner("ServerLimit"), [ctx.winner("MaxRequestWorkers")],
-            Fix({"ServerLimit": str(needed)}, "size ServerLimit to MaxRequestWorkers"))
+            Fix({"ServerLimit": str(needed + restart_headroom(ctx.mpm, needed))},
+                "size ServerLimit to MaxRequestWorkers, with graceful-restart headroom"))
 
 
 def thread_limit_unused(ctx: LintContext):

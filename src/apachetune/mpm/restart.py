@@ -1,0 +1,41 @@
+"""What a graceful restart keeps, and the ServerLimit headroom it needs.
+
+httpd sizes the scoreboard once, at the first start: a graceful restart (apachectl graceful,
+SIGUSR1) keeps ServerLimit and ThreadLimit and logs that the new value is not allowed during a
+restart (AH00179 prefork; AH00304/AH00309 worker; AH00501/AH00506 event). Only a full restart
+applies them. During a graceful restart the old generation's processes keep their slots while
+they finish; worker and event start the new generation in the slots left (event since 2.4.24
+lets finishing processes use slots up to ServerLimit), so a ServerLimit of exactly
+MaxRequestWorkers / ThreadsPerChild starts the new generation short of processes.
+"""
+
+from __future__ import annotations
+
+import math
+
+RESTART_KEPT = {
+    "prefork": {"ServerLimit": "AH00179"},
+    "worker": {"ServerLimit": "AH00304", "ThreadLimit": "AH00309"},
+    "event": {"ServerLimit": "AH00501", "ThreadLimit": "AH00506"},
+}
+
+
+def restart_headroom(mpm: str, processes: int) -> int:
+    """Spare ServerLimit slots for processes finishing during a graceful restart: a quarter of
+    the processes (at least one) for worker and event; none for prefork (its children are the
+    workers and MaxRequestWorkers caps them). Stays under lint's AT201 threshold (2x)."""
+    if mpm == "prefork" or processes < 1:
+        return 0
+    return max(1, math.ceil(processes / 4))
+
+
+def needs_full_restart(mpm: str, before: dict, after: dict) -> list[str]:
+    """The changes a graceful restart would not apply, as sentences (empty: graceful is enough)."""
+    out = []
+    for name, code in RESTART_KEPT.get(mpm, {}).items():
+        old, new = before.get(name), after.get(name)
+        if old is not None and new is not None and int(old) != int(new):
+            out.append(f"{name} {old} -> {new} takes a full restart (apachectl restart); a graceful "
+                       f"restart keeps {old} and logs {code} (\"changing {name} to {new} from original "
+                       f"value of {old} not allowed during restart\")")
+    return out
