@@ -32,7 +32,10 @@ def options_for(fx):
     resolve = make_resolve_options(None, (), (), "2.4.71", mpm, None)
     if mpm:
         resolve.modules.append(f"mpm_{mpm}_module")
-    return LintOptions(resolve, Settings(), snippet=mpm is not None,
+    settings = Settings()
+    if "--keepalive-clients" in args:
+        settings.options["AT302"] = {"idle_clients": float(args[args.index("--keepalive-clients") + 1])}
+    return LintOptions(resolve, settings, snippet=mpm is not None,
                        host=load_facts(ROOT / facts) if facts else None)
 
 

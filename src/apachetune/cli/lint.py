@@ -28,6 +28,9 @@ from apachetune.report import FORMATS
               help="Write the report to a file instead of standard output.")
 @click.option("--cpus", type=Finite(1, 65536, integer=True), default=None,
               help="CPU cores of the server, for ListenCoresBucketsRatio (default: this machine's).")
+@click.option("--keepalive-clients", type=Finite(0, 1e7), default=None,
+              help="Idle keep-alive clients expected at the peak: AT302 reports a section that cannot "
+                   "hold them (sets AT302's idle_clients option).")
 @click.option("--fix", "do_fix", is_flag=True,
               help="Apply the findings' fixes as minimal edits (checked by lint and apache2 -t, all or "
                    "nothing, backups kept), then report what remains.")
@@ -40,12 +43,14 @@ from apachetune.report import FORMATS
 @click.option("--facts", "facts_path", type=click.Path(dir_okay=False), default=None,
               help="Lint against a host described by a facts file (apachetune size --save-facts).")
 @resolve_options
-def command(file, fmt, fail_on, config_path, rules, output, cpus, do_fix, show_diff, no_httpd_check,
+def command(file, fmt, fail_on, config_path, rules, output, cpus, keepalive_clients, do_fix, show_diff, no_httpd_check,
             backup_dir, measure, facts_path, **resolve_kw):
     """Lint FILE (a main configuration, or a lone MPM snippet with --mpm; default: the main
     configuration found on this machine, from httpd -V or the distribution's usual place)."""
     file = main_file(file)
     settings = load_settings(Path(config_path) if config_path else find_config(Path.cwd()))
+    if keepalive_clients is not None:
+        settings.options.setdefault("AT302", {})["idle_clients"] = keepalive_clients
     only = None
     if rules:
         only = set()

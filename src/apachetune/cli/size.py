@@ -67,6 +67,8 @@ def render_text(session, all_mpms: bool = False) -> None:
     if rec.predicted_wait_ms is not None:
         out.print(f"Predicted mean queueing delay at the given peak: {rec.predicted_wait_ms:.2f} ms (Erlang C).")
     out.print(f"Verdict: {rec.verdict}")
+    for note in rec.notes:
+        out.print(f"Note: {note}")
     if all_mpms:
         side = Table(title="All three MPMs")
         side.add_column("directive")

@@ -30,6 +30,19 @@ def sizing_options(func):
         click.option("--threads-per-child", type=Finite(1, 100000, integer=True), help="ThreadsPerChild for worker/event."),
         click.option("--cpus", type=Finite(1, 100000, integer=True),
                      help="CPU cores of the server (default: measured, or this machine's)."),
+        click.option("--cpu-ms", type=Finite(0.001, 3.6e6),
+                     help="CPU time one request uses, ms (default: assumed from the profile). With a load "
+                          "given, only a given figure caps MaxRequestWorkers at what the CPUs keep busy."),
+        click.option("--keepalive-clients", type=Finite(0, 1e7),
+                     help="Idle keep-alive clients expected at the peak (default: estimated from the rate). "
+                          "prefork/worker get workers for them; event gets the AsyncRequestWorkerFactor "
+                          "whose connection limit holds them."),
+        click.option("--burst", type=Finite(1, 1e7, integer=True),
+                     help="Requests arriving together that the pool must already be running for "
+                          "(default: the access log's busiest second)."),
+        click.option("--tune-keepalive", is_flag=True,
+                     help="Also re-tune KeepAlive, KeepAliveTimeout, MaxKeepAliveRequests and Timeout "
+                          "where lint finds them safe (default: change them only where lint reports them)."),
         click.option("--access-log", type=click.Path(exists=True, dir_okay=False),
                      help="Read the peak rate (busiest minute) and, with %D/%T logged, the response time."),
         click.option("--log-format", default="combined", show_default=True,

@@ -57,3 +57,8 @@ def strtod_strict(text: str) -> float | None:
     if m.group("nan"):
         return float("nan")
     return sign * float(m.group("dec"))
+
+
+def keepalive_seconds(arg: str) -> float:
+    """KeepAliveTimeout's value in seconds (a trailing `ms` means milliseconds)."""
+    return atoi(arg) / 1000 if arg.strip().lower().endswith("ms") else atoi(arg)

@@ -116,6 +116,17 @@ def offered_load(mpm: str, rate: float, service_time: float, requests_per_connec
                                               keepalive_timeout, keepalive)
 
 
+def idle_keepalive_clients(rate: float, requests_per_connection: float, gap: float,
+                           keepalive_timeout: float) -> float:
+    """Connections idle in keep-alive at any moment, by Little's law: connections per second x
+    the idle seconds each spends (its gaps, each cut at KeepAliveTimeout, and KeepAliveTimeout
+    after its last response before the server closes it)."""
+    if requests_per_connection <= 1 or rate <= 0:
+        return 0.0
+    idle = (requests_per_connection - 1) * min(gap, keepalive_timeout) + keepalive_timeout
+    return rate / requests_per_connection * idle
+
+
 def peak_memory(max_request_workers: int, per_worker_mib: float, parent_mib: float = 0.0,
                 per_process_mib: float = 0.0, threads_per_child: int = 1, app_mib: float = 0.0) -> float:
     """Memory (PSS) of the whole server with every worker busy:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from apachetune.config.conditions import module_loaded
 from apachetune.config.effective import EffectiveConfig
-from apachetune.mpm.numbers import atoi
+from apachetune.mpm.numbers import atoi, keepalive_seconds
 from apachetune.sizing.facts import HostFacts
 from apachetune.sizing.profiles import PROFILES
 from apachetune.sizing.recommend import Figure, SizingInputs, choose_mpm
@@ -27,6 +27,10 @@ class Given:
     mpm: str | None = None
     threads_per_child: int | None = None
     cpus: int | None = None
+    keepalive_clients: float | None = None  # idle keep-alive clients expected at the peak
+    burst: int | None = None  # requests arriving together that the pool must be ready for
+    cpu_ms: float | None = None  # CPU time one request uses
+    tune_keepalive: bool = False  # also re-tune KeepAlive*/Timeout that lint finds safe
 
 
 def _pick(given, measured, profile_value, default, profile_name: str | None) -> Figure:
@@ -37,6 +41,21 @@ def _pick(given, measured, profile_value, default, profile_name: str | None) -> 
     if profile_value is not None and profile_name:
         return Figure(profile_value, f"profile {profile_name}")
     return Figure(default, "default")
+
+
+def _burst(given: Given, load) -> Figure:
+    if given.burst is not None:
+        return Figure(given.burst, "given")
+    return Figure(None, "none given (--burst N)")
+
+
+def _assumed_cpu(profile, service_time: float) -> Figure:
+    """CPU a request uses, assumed from the profile: a shorter request than the profile's uses
+    proportionally less; a longer one is taken as waiting (backend, disk, client), not as CPU."""
+    share = profile.cpu_seconds / profile.service_time
+    cpu = min(profile.cpu_seconds, share * service_time)
+    return Figure(round(cpu, 6), f"assumed: the {profile.name} profile's {share:.0%} of a request's time, "
+                  f"at most {profile.cpu_seconds * 1000:g} ms")
 
 
 def build_inputs(given: Given, host: HostFacts | None, eff: EffectiveConfig | None,
@@ -70,9 +89,14 @@ def build_inputs(given: Given, host: HostFacts | None, eff: EffectiveConfig | No
     default_profile = PROFILES["php" if mpm == "prefork" else "static"]
     kat = None
     tpc = None
+    core: dict[str, str] = {}
     if eff is not None:
         d = eff.get("KeepAliveTimeout")
-        kat = atoi(d.args[0]) if d and d.args else None
+        kat = keepalive_seconds(d.args[0]) if d and d.args else None
+        for name in ("KeepAlive", "MaxKeepAliveRequests", "Timeout"):
+            c = eff.get(name)
+            if c is not None and c.args:
+                core[name] = c.args[0]
         t = eff.get("ThreadsPerChild")
         tpc = atoi(t.args[0]) if t and t.args and mpm != "prefork" else None
     inputs = SizingInputs(
@@ -103,10 +127,22 @@ def build_inputs(given: Given, host: HostFacts | None, eff: EffectiveConfig | No
                                  "config" if eff else "default"),
         cpus=_pick(given.cpus, host.cpus if host else None, None, os.cpu_count() or 1, None)
         if given.cpus or host else Figure(os.cpu_count() or 1, "this machine (assumed)"),
-        cpu_seconds=Figure((profile or default_profile).cpu_seconds,
-                         f"assumed for the {(profile or default_profile).name} profile"),
+        cpu_seconds=Figure(given.cpu_ms / 1000, "given") if given.cpu_ms is not None else None,
         task_limit=Figure(host.task_limit, "measured") if host and host.task_limit else Figure(None, "unknown"),
+        keepalive=Figure("Off" if core.get("KeepAlive", "On").lower() == "off" else "On",
+                         "config" if "KeepAlive" in core else "default"),
+        max_keepalive_requests=Figure(atoi(core["MaxKeepAliveRequests"]), "config")
+        if "MaxKeepAliveRequests" in core else Figure(100, "default"),
+        timeout=Figure(atoi(core["Timeout"]), "config") if "Timeout" in core else Figure(60, "default"),
+        keepalive_clients=Figure(given.keepalive_clients, "given") if given.keepalive_clients is not None
+        else Figure(None, "estimated from the rate when one is known"),
+        burst=_burst(given, load),
+        burst_rate=Figure(load.busiest_second, f"busiest second of the {load.source}")
+        if load is not None and getattr(load, "busiest_second", None) else Figure(None, "none measured"),
+        tune_keepalive=Figure(given.tune_keepalive, "given" if given.tune_keepalive else "default"),
     )
+    if inputs.cpu_seconds is None:
+        inputs.cpu_seconds = _assumed_cpu(profile or default_profile, float(inputs.service_time.value))
     if idle_note is not None:
         inputs.per_worker_mib = Figure(inputs.per_worker_mib.value, f"{inputs.per_worker_mib.source}; {idle_note}")
     if evidence is not None and evidence.reached and eff is not None and eff.mpm:

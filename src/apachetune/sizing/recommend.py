@@ -12,8 +12,10 @@ from typing import Any
 
 from apachetune.lint.metadata import option_default
 from apachetune.mpm import is_fixed_point
+from apachetune.mpm.connections import CROWD_MARGIN, factor_for_crowd, stall
 from apachetune.mpm.directives import LIMITS
 from apachetune.mpm.restart import restart_headroom
+from apachetune.mpm.spawn import ramp_seconds
 from apachetune.sizing import model
 
 
@@ -45,6 +47,13 @@ class SizingInputs:
     cpu_seconds: Figure = Figure(None, "unknown")  # CPU a request uses (at most its service time)
     task_limit: Figure = Figure(None, "unknown")  # workers the kernel's task limits leave room for
     saturated_at: Figure = Figure(None, "no error log read")  # a MaxRequestWorkers the log says was reached
+    keepalive: Figure = Figure("On", "default")  # KeepAlive as configured
+    max_keepalive_requests: Figure = Figure(100, "default")
+    timeout: Figure = Figure(60, "default")
+    keepalive_clients: Figure = Figure(None, "unknown")  # idle keep-alive clients at the peak
+    burst: Figure = Figure(None, "none given")  # requests arriving together
+    burst_rate: Figure = Figure(None, "none measured")  # requests in the busiest second
+    tune_keepalive: Figure = Figure(False, "default")  # re-tune keep-alive values lint finds safe
 
     def to_json(self) -> dict[str, Any]:
         return {k: v.to_json() for k, v in self.__dict__.items()}
@@ -74,6 +83,9 @@ class Recommendation:
     cpu_bound: int | None = None  # workers the CPUs can keep busy (beyond: they only queue)
     task_bound: int | None = None  # workers the kernel's task limits leave room for
     bound_by: str = "memory"  # which bound set MaxRequestWorkers
+    keepalive_clients: float | None = None  # idle keep-alive clients the section was sized for
+    pool: int | None = None  # workers kept running for the peak and its bursts
+    notes: list[str] = field(default_factory=list)  # what the operator should know beyond the values
 
     def values(self) -> dict[str, int | float | str]:
         return {s.directive: s.value for s in self.settings}
@@ -92,6 +104,8 @@ class Recommendation:
             "verdict": self.verdict, "memory_short_mib": round(self.memory_short_mib, 1),
             "cpu_bound_workers": self.cpu_bound, "task_bound_workers": self.task_bound,
             "bound_by": self.bound_by,
+            "keepalive_clients": None if self.keepalive_clients is None else round(self.keepalive_clients, 1),
+            "pool_workers": self.pool, "notes": self.notes,
         }
 
 
@@ -116,31 +130,45 @@ def recommend(inputs: SizingInputs, mpm: str | None = None, max_utilisation: flo
     tpc = 1 if mpm == "prefork" else int(inputs.threads_per_child.value or 25)
     usable = model.usable_memory(float(inputs.available_mib.value), float(inputs.reserved_mib.value),
                                  float(inputs.headroom.value))
-    bound = model.memory_bound_workers(usable, float(inputs.per_worker_mib.value),
-                                       0.0 if mpm == "prefork" else float(inputs.per_process_mib.value), tpc)
+    per_worker, per_process = float(inputs.per_worker_mib.value), float(inputs.per_process_mib.value)
+    bound = model.memory_bound_workers(usable, per_worker, 0.0 if mpm == "prefork" else per_process, tpc)
     s = float(inputs.service_time.value)
+    keepalive = inputs.keepalive.value != "Off" or bool(inputs.tune_keepalive.value)
     kat = float(inputs.keepalive_timeout.value)
     if mpm in ("prefork", "worker"):
         kat = min(kat, float(option_default("AT302", "max_seconds")))  # lint's AT302: longer pins workers
+    rate = float(inputs.rate.value) if inputs.rate.value else None
+    rpc, gap = float(inputs.requests_per_connection.value), float(inputs.gap.value)
     load_workers = offered = None
-    if inputs.rate.value:
-        offered = model.offered_load(mpm, float(inputs.rate.value), s,
-                                     float(inputs.requests_per_connection.value), float(inputs.gap.value), kat)
+    busy = 0.0  # workers busy serving (not idling in keep-alive) at the peak, on average
+    if rate:
+        offered = model.offered_load(mpm, rate, s, rpc, gap, kat, keepalive)
         load_workers = model.workers_for(offered, s, max_utilisation)
+        busy = rate * s
+    crowd, crowd_given = _crowd(inputs, rate, rpc, gap, kat, keepalive)
     limit = LIMITS[mpm]["ServerLimit"] * (1 if mpm == "prefork" else min(tpc, LIMITS[mpm]["ThreadLimit"]))
-    cpu_bound = _cpu_bound(mpm, inputs, s, kat, max_utilisation)
+    cpu_bound = _cpu_bound(mpm, inputs, s, kat, max_utilisation, keepalive)
     task_bound = int(inputs.task_limit.value) if inputs.task_limit.value else None
     # What the load needs, twice over (bursts, slow clients), but no more than the CPUs can keep
     # busy; without a load, what the CPUs can keep busy. At least two processes' worth of
     # threads (one child of prefork), so a section never shrinks ThreadsPerChild to fit.
+    cpu_caps = cpu_bound is not None
     soft = [(b, why) for b, why in ((2 * load_workers if load_workers is not None else None, "load"),
-                                     (cpu_bound, "CPU")) if b is not None]
+                                     (cpu_bound if cpu_caps else None, "CPU")) if b is not None]
     wanted, wanted_by = min(soft) if soft else (None, "")
+    # Floors the CPU bound does not cap: workers the error log says ran out, and on prefork and
+    # worker the idle keep-alive clients given (they hold workers but use no CPU).
+    floors = []
     if inputs.saturated_at.value:
-        # The server's own log says it ran out at this MaxRequestWorkers: the peak needs more.
-        floor = math.ceil(EVIDENCE_MARGIN * int(inputs.saturated_at.value))
+        floors.append((math.ceil(EVIDENCE_MARGIN * int(inputs.saturated_at.value)), "error-log evidence"))
+    if crowd_given and mpm != "event":
+        floors.append((math.ceil(CROWD_MARGIN * (crowd + busy)), "idle keep-alive clients"))
+    pool, burst = _pool(inputs, load_workers, s, max_utilisation)
+    if burst:
+        floors.append((burst, "burst"))
+    for floor, why in floors:
         if wanted is None or floor > wanted:
-            wanted, wanted_by = floor, "error-log evidence"
+            wanted, wanted_by = floor, why
     if wanted is not None:
         floor = 2 if mpm == "prefork" else 2 * tpc
         wanted = max(wanted, floor) if mpm == "prefork" else max(floor, math.ceil(wanted / tpc) * tpc)
@@ -151,46 +179,116 @@ def recommend(inputs: SizingInputs, mpm: str | None = None, max_utilisation: flo
     if wanted is not None and wanted < mrw:
         mrw, bound_by = wanted, wanted_by
     mrw = max(1, mrw)
+    if mpm != "prefork" and inputs.threads_per_child.source != "given":
+        tpc, mrw = _fit_threads(mrw, tpc, lambda t: model.memory_bound_workers(usable, per_worker, per_process, t))
     short_mib = 0.0
     if load_workers is not None and load_workers > bound:
-        cost = float(inputs.per_worker_mib.value) + (
-            0.0 if mpm == "prefork" else float(inputs.per_process_mib.value) / tpc)
+        cost = per_worker + (0.0 if mpm == "prefork" else per_process / tpc)
         short_mib = (load_workers - bound) * cost
-    settings = _section(mpm, mrw, tpc, kat, inputs, bound_by)
+    notes: list[str] = []
+    if crowd_given and mpm != "event" and stall(mpm, {"MaxRequestWorkers": mrw}, crowd, busy):
+        # The crowd cannot be held: a short KeepAliveTimeout frees its workers sooner.
+        shorter = max(1.0, math.floor(kat * max(0.0, mrw - busy) / (CROWD_MARGIN * crowd)))
+        if shorter < kat:
+            kat = shorter
+        notes.append(f"{crowd:g} idle keep-alive clients do not fit in MaxRequestWorkers {mrw} ({bound_by} "
+                     f"bound): each holds a {'process' if mpm == 'prefork' else 'thread'} until KeepAliveTimeout "
+                     f"({kat:g} s), so new connections can wait that long; event holds them without a worker")
+    if crowd_given and mpm != "event":  # the crowd holds workers: they must already be running
+        pool = max(pool or 0, math.ceil(CROWD_MARGIN * (crowd + busy)))
+    if burst is not None and burst > mrw:
+        notes.append(f"a burst of {burst} requests exceeds MaxRequestWorkers {mrw}: {burst - mrw} wait in the "
+                     "listen backlog")
+    # Workers held at the peak on average: serving, and on prefork/worker idling in keep-alive.
+    held = (offered or 0.0) + (crowd if crowd_given and mpm != "event" else 0.0)
+    settings = _section(mpm, mrw, tpc, kat, inputs, bound_by, pool=pool, busy=busy, crowd=crowd,
+                        keepalive=keepalive, held=held)
     values = {x.directive: x.value for x in settings if x.directive in _MPM_KEYS}
     assert is_fixed_point(mpm, values), (mpm, values)
     real_mrw = int(next(x.value for x in settings if x.directive == "MaxRequestWorkers"))
+    if crowd and mpm == "event":
+        why = stall(mpm, {**values, "AsyncRequestWorkerFactor": values.get("AsyncRequestWorkerFactor", 2)},
+                    crowd, busy)
+        if why:
+            notes.append(why)
     capacity = real_mrw / s if s > 0 else math.inf
     wait = None
     if offered is not None:
         w = model.mean_queue_wait(real_mrw, offered, s)
         wait = None if math.isinf(w) else w * 1000
+    verdict = _verdict(inputs, load_workers, bound, cpu_bound if cpu_caps else None, short_mib,
+                       max_utilisation)
+    return Recommendation(mpm, settings, usable, bound, load_workers, offered, real_mrw, capacity, wait,
+                          verdict, short_mib, cpu_bound=cpu_bound, task_bound=task_bound, bound_by=bound_by,
+                          keepalive_clients=crowd, pool=pool, notes=notes)
+
+
+def _verdict(inputs: SizingInputs, load_workers: int | None, bound: int, cpu_bound: int | None,
+             short_mib: float, max_utilisation: float) -> str:
     evidence = ""
     if inputs.saturated_at.value:
         evidence = (f"; the error log shows MaxRequestWorkers {inputs.saturated_at.value} reached "
                     f"({inputs.saturated_at.source})")
     if load_workers is None and inputs.saturated_at.value:
-        verdict = (f"sized from the error log: the server ran out of workers at MaxRequestWorkers "
-                   f"{inputs.saturated_at.value} ({inputs.saturated_at.source}), so at least "
-                   f"{EVIDENCE_MARGIN - 1:.0%} more, within the machine's bounds")
-    elif load_workers is None:
+        return (f"sized from the error log: the server ran out of workers at MaxRequestWorkers "
+                f"{inputs.saturated_at.value} ({inputs.saturated_at.source}), so at least "
+                f"{EVIDENCE_MARGIN - 1:.0%} more, within the machine's bounds")
+    if load_workers is None:
         verdict = (f"no peak load given (--rate, --access-log or --status-url): MaxRequestWorkers is "
                    f"sized to what the CPUs can keep busy, not to all of memory ({bound} workers would "
                    "fit): " + _cpu_assumption(inputs, cpu_bound))
     elif cpu_bound is not None and load_workers > cpu_bound:
         verdict = (f"the CPUs cannot carry the load: {load_workers} workers needed, {cpu_bound} keep "
                    f"{inputs.cpus.value} CPUs busy ({_cpu_assumption(inputs, cpu_bound)}); more workers "
-                   "would only queue")
+                   "would only queue" + ("; if requests use less CPU, give --cpu-ms"
+                                         if inputs.cpu_seconds.source.startswith("assumed") else ""))
     elif load_workers <= bound:
         verdict = (f"memory carries the load: {load_workers} workers needed at "
                    f"{max_utilisation:.0%} utilisation, {bound} fit in memory")
     else:
         verdict = (f"memory cannot carry the load: {load_workers} workers needed, {bound} fit; "
                    f"short by {load_workers - bound} workers (~{short_mib:.0f} MiB)")
-    if evidence and not verdict.startswith("sized from the error log"):
-        verdict += evidence
-    return Recommendation(mpm, settings, usable, bound, load_workers, offered, real_mrw, capacity, wait,
-                          verdict, short_mib, cpu_bound=cpu_bound, task_bound=task_bound, bound_by=bound_by)
+    return verdict + evidence
+
+
+def _crowd(inputs: SizingInputs, rate: float | None, rpc: float, gap: float, kat: float,
+           keepalive: bool) -> tuple[float | None, bool]:
+    """Idle keep-alive clients at the peak, and whether they were given (rather than estimated
+    from the rate: then prefork/worker already count them in the offered load)."""
+    if inputs.keepalive_clients.value is not None:
+        return float(inputs.keepalive_clients.value), True
+    if rate and keepalive:
+        return model.idle_keepalive_clients(rate, rpc, gap, kat), False
+    return None, False
+
+
+def _pool(inputs: SizingInputs, load_workers: int | None, s: float,
+          utilisation: float) -> tuple[int | None, int | None]:
+    """Workers to keep running so that the peak and its bursts find them already forked (httpd
+    adds children only 1, 2, 4 ... 32 a second), and the burst in requests."""
+    burst = None
+    if inputs.burst.value is not None:
+        burst = int(inputs.burst.value)
+    elif inputs.burst_rate.value:
+        burst = model.workers_for(float(inputs.burst_rate.value) * s, s, utilisation)
+    need = max(load_workers or 0, burst or 0)
+    return (need or None), burst
+
+
+def _fit_threads(mrw: int, tpc: int, bound_for) -> tuple[int, int]:
+    """ThreadsPerChild (at most `tpc`) that keeps MaxRequestWorkers from being rounded down to a
+    multiple of it (a bound of 49 with 25 threads a process would become 25): as many processes
+    as rounding up needs, each with as many threads as fit. `bound_for(t)` is the memory bound
+    with t threads a process (smaller processes cost a little more each)."""
+    if mrw <= tpc or mrw % tpc == 0:
+        return tpc, mrw
+    processes = math.ceil(mrw / tpc)
+    threads = mrw // processes
+    while threads > 1 and processes * threads > bound_for(threads):
+        threads -= 1
+    if processes * threads > mrw - mrw % tpc:
+        return threads, processes * threads
+    return tpc, mrw
 
 
 # When the error log says MaxRequestWorkers was reached, at least this much more is recommended.
@@ -202,7 +300,8 @@ EVIDENCE_MARGIN = 1.25
 CPU_BURST = 2
 
 
-def _cpu_bound(mpm: str, inputs: SizingInputs, s: float, kat: float, utilisation: float) -> int | None:
+def _cpu_bound(mpm: str, inputs: SizingInputs, s: float, kat: float, utilisation: float,
+               keepalive: bool = True) -> int | None:
     """Workers the CPUs can keep busy: each request holds a worker for its occupancy (the service
     time, and on prefork/worker the keep-alive waits) but uses a CPU only for its CPU time (at most
     the service time), so cpus x occupancy / CPU time at the target utilisation, times CPU_BURST."""
@@ -210,7 +309,7 @@ def _cpu_bound(mpm: str, inputs: SizingInputs, s: float, kat: float, utilisation
     if not cpus or not cpu or s <= 0:
         return None
     held = model.offered_load(mpm, 1.0, s, float(inputs.requests_per_connection.value),
-                              float(inputs.gap.value), kat)  # worker-seconds per request
+                              float(inputs.gap.value), kat, keepalive)  # worker-seconds per request
     return max(1, math.ceil(CPU_BURST * float(cpus) * held / min(float(cpu), s) / utilisation))
 
 
@@ -228,19 +327,14 @@ _MPM_KEYS = {"StartServers", "MinSpareServers", "MaxSpareServers", "MinSpareThre
              "AsyncRequestWorkerFactor", "MaxConnectionsPerChild"}
 
 
-def _section(mpm: str, mrw: int, tpc: int, kat: float, inputs: SizingInputs,
-             bound_by: str = "memory") -> list[Setting]:
+def _section(mpm: str, mrw: int, tpc: int, kat: float, inputs: SizingInputs, bound_by: str = "memory",
+             pool: int | None = None, busy: float = 0.0, crowd: float | None = None,
+             keepalive: bool = True, held: float = 0.0) -> list[Setting]:
     src = f"{inputs.per_worker_mib.value} MiB a worker ({inputs.per_worker_mib.source})"
     out: list[Setting] = []
     if mpm == "prefork":
-        min_spare = max(1, min(5, mrw // 10))
-        max_spare = max(min_spare + 1, min(10, mrw // 5))
-        start = max(1, min(5, mrw, max_spare))
+        out += _prefork_pool(mrw, pool, held)
         out += [
-            Setting("StartServers", start, "children forked at start (within MaxSpareServers, "
-                    "so none is killed as idle right away)"),
-            Setting("MinSpareServers", min_spare, "idle children kept ready for bursts"),
-            Setting("MaxSpareServers", max_spare, "idle children above this are stopped"),
             Setting("ServerLimit", mrw, "equal to MaxRequestWorkers: no scoreboard reserved unused"),
             Setting("MaxRequestWorkers", mrw, f"set by the {bound_by} bound; memory at {src}"),
             Setting("MaxConnectionsPerChild", 10000 if _php(inputs) else 0,
@@ -251,38 +345,138 @@ def _section(mpm: str, mrw: int, tpc: int, kat: float, inputs: SizingInputs,
         tpc = max(1, min(tpc, mrw))
         mrw = max(tpc, mrw - mrw % tpc)
         servers = mrw // tpc
-        min_spare = max(1, min(75, mrw // 4))
-        max_spare = max(min_spare + tpc + 1, min(250, mrw // 2))
-        start = max(1, min(servers, 3, max_spare // tpc))
         headroom = min(restart_headroom(mpm, servers), LIMITS[mpm]["ServerLimit"] - servers)
+        out += _threaded_pool(mrw, tpc, pool, held)
         out += [
-            Setting("StartServers", start, "processes forked at start"),
             Setting("ServerLimit", servers + headroom,
                     f"MaxRequestWorkers / ThreadsPerChild = {servers}, plus {headroom} for processes that "
                     "finish their requests during a graceful restart"),
             Setting("ThreadLimit", tpc, "equal to ThreadsPerChild: no scoreboard reserved unused"),
             Setting("ThreadsPerChild", tpc, "threads per process (httpd's default of 25 unless "
-                    "MaxRequestWorkers is smaller)"),
-            Setting("MinSpareThreads", min_spare, "idle threads kept ready for bursts"),
-            Setting("MaxSpareThreads", max_spare, "at least MinSpareThreads + ThreadsPerChild + 1, "
-                    "as httpd requires"),
+                    "MaxRequestWorkers needs another division)"),
             Setting("MaxRequestWorkers", mrw, f"set by the {bound_by} bound; memory at {src}; a multiple of "
                     "ThreadsPerChild"),
         ]
         if mpm == "event":
-            out.append(Setting("AsyncRequestWorkerFactor", 2, "httpd's default: connections a "
-                               "process accepts per idle thread"))
+            out.append(_async_factor(mrw, tpc, busy, crowd))
         out.append(Setting("MaxConnectionsPerChild", 0, "processes are never recycled"))
-    out += [
-        Setting("KeepAlive", "On", "saves a TCP (and TLS) handshake per request"),
-        Setting("KeepAliveTimeout", int(kat) if float(kat).is_integer() else kat,
-                "idle keep-alive clients hold a worker this long on prefork/worker"
-                if mpm != "event" else "idle connections wait in event's listener, not in a worker"),
-        Setting("MaxKeepAliveRequests", 100 if mpm != "event" else 500,
-                "requests per connection before it is closed"),
-        Setting("Timeout", option_default("AT304", "max_seconds"),
-                "bounds each read and write on a slow client (lint's AT304 threshold)"),
+    return out + _keepalive_settings(mpm, kat, inputs, keepalive)
+
+
+def _prefork_pool(mrw: int, pool: int | None, held: float) -> list[Setting]:
+    """StartServers and the spare bounds: from the load when there is one (the pool is forked at
+    start and never reaped below it), else small and httpd-like. MinSpareServers stays within
+    what MaxRequestWorkers leaves above the workers held at the peak: with fewer idle than it and
+    no slot free, httpd logs AH00161 "server reached MaxRequestWorkers" though nothing waits."""
+    if pool:
+        pool = min(mrw, pool)
+        max_spare = max(2, pool)
+        min_spare = max(1, min(max_spare - 1, pool - math.ceil(held), mrw - math.ceil(held)))
+        start = max(1, min(pool, max_spare))
+        return [
+            Setting("StartServers", start, f"the pool the peak needs, forked at start{_ramp(start, mrw)}"),
+            Setting("MinSpareServers", min_spare, "idle children kept at the peak: the pool less the "
+                    "workers held on average"),
+            Setting("MaxSpareServers", max_spare, "at least the pool, so idle children are not killed "
+                    "between bursts and re-forked one a second"),
+        ]
+    min_spare = max(1, min(5, mrw // 10))
+    max_spare = max(min_spare + 1, min(10, mrw // 5))
+    start = max(1, min(5, mrw, max_spare))
+    return [
+        Setting("StartServers", start, "children forked at start (within MaxSpareServers, "
+                f"so none is killed as idle right away){_ramp(start, mrw)}"),
+        Setting("MinSpareServers", min_spare, "idle children kept ready for bursts"),
+        Setting("MaxSpareServers", max_spare, "idle children above this are stopped"),
     ]
+
+
+def _threaded_pool(mrw: int, tpc: int, pool: int | None, held: float) -> list[Setting]:
+    """As _prefork_pool, in threads (AH00286 / AH00484 when MinSpareThreads cannot be met)."""
+    servers = mrw // tpc
+    if pool:
+        pool = min(mrw, pool)
+        start = max(1, min(servers, math.ceil(pool / tpc)))
+        spare = max(pool - math.ceil(held), _default_min_spare_threads(mrw))
+        min_spare = max(1, min(start * tpc, spare, mrw - math.ceil(held)))
+        max_spare = max(min_spare + tpc + 1, start * tpc)
+        return [
+            Setting("StartServers", start, f"processes for the pool the peak needs ({pool} threads), "
+                    f"started at once{_ramp(start, servers)}"),
+            Setting("MinSpareThreads", min_spare, "idle threads kept at the peak: the pool less the "
+                    "workers held on average"),
+            Setting("MaxSpareThreads", max_spare, "at least the pool (and MinSpareThreads + "
+                    "ThreadsPerChild + 1, as httpd requires), so the pool is not reaped between bursts"),
+        ]
+    min_spare = _default_min_spare_threads(mrw)
+    max_spare = max(min_spare + tpc + 1, min(250, mrw // 2))
+    start = max(1, min(servers, 3, max_spare // tpc))
+    return [
+        Setting("StartServers", start, f"processes forked at start{_ramp(start, servers)}"),
+        Setting("MinSpareThreads", min_spare, "idle threads kept ready for bursts"),
+        Setting("MaxSpareThreads", max_spare, "at least MinSpareThreads + ThreadsPerChild + 1, "
+                "as httpd requires"),
+    ]
+
+
+def _default_min_spare_threads(mrw: int) -> int:
+    return max(1, min(75, mrw // 4))
+
+
+def _ramp(start: int, most: int) -> str:
+    if most <= start:
+        return ""
+    return (f"; beyond it httpd adds processes 1, 2, 4 ... 32 a second: {most} run after "
+            f"{ramp_seconds(start, most)} s of shortage")
+
+
+def _async_factor(mrw: int, tpc: int, busy: float, crowd: float | None) -> Setting:
+    if crowd:
+        factor = factor_for_crowd(crowd, busy, mrw, tpc)
+        if factor is not None and factor > 2:
+            return Setting("AsyncRequestWorkerFactor", factor,
+                           f"{crowd:.0f} idle keep-alive clients expected: each process accepts "
+                           "ThreadsPerChild + idle threads x this many connections, "
+                           f"{CROWD_MARGIN - 1:.0%} above the crowd and the busy ones")
+    return Setting("AsyncRequestWorkerFactor", 2, "httpd's default: connections a process accepts per "
+                   "idle thread" + (f"; holds the {crowd:.0f} idle keep-alive clients expected" if crowd else ""))
+
+
+def _keepalive_settings(mpm: str, kat: float, inputs: SizingInputs, keepalive: bool) -> list[Setting]:
+    """Keep-alive and Timeout values are the operator's: changed only where lint's rule of the
+    same threshold (AT302, AT303, AT304) reports them, where an idle crowd needs a shorter
+    KeepAliveTimeout, or on --tune-keepalive."""
+    tune = bool(inputs.tune_keepalive.value)
+    out: list[Setting] = []
+    if inputs.keepalive.value == "Off" and tune:
+        out.append(Setting("KeepAlive", "On", "--tune-keepalive: saves a TCP (and TLS) handshake per request"))
+    if keepalive:
+        now = float(inputs.keepalive_timeout.value)
+        value = int(kat) if float(kat).is_integer() else kat
+        if kat != now:
+            limit = float(option_default("AT302", "max_seconds"))
+            why = (f"lint AT302: above {limit:g} s idle clients hold {mpm}'s workers" if now > limit and kat == limit
+                   else "shorter, so idle keep-alive clients free their workers sooner")
+            out.append(Setting("KeepAliveTimeout", value, why))
+        elif tune:
+            out.append(Setting("KeepAliveTimeout", value, "idle keep-alive clients hold a worker this long on "
+                               "prefork/worker" if mpm != "event" else
+                               "idle connections wait in event's listener, not in a worker"))
+        requests = int(inputs.max_keepalive_requests.value)
+        minimum = int(option_default("AT303", "min_requests"))
+        if requests == 0 or requests < minimum:
+            out.append(Setting("MaxKeepAliveRequests", 100, f"lint AT303: {requests} is "
+                               + ("unlimited" if requests == 0 else f"under {minimum}")))
+        elif tune:
+            out.append(Setting("MaxKeepAliveRequests", 100 if mpm != "event" else 500,
+                               "requests per connection before it is closed"))
+    timeout = int(inputs.timeout.value)
+    limit = int(option_default("AT304", "max_seconds"))
+    if timeout > limit and (not inputs.reqtimeout_loaded.value or tune):
+        why = ("lint AT304: without mod_reqtimeout a slow client holds a worker this long at every read"
+               if not inputs.reqtimeout_loaded.value else
+               "--tune-keepalive: bounds each read and write on a slow client")
+        out.append(Setting("Timeout", limit, why))
     return out
 
 

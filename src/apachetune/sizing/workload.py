@@ -1,7 +1,7 @@
 """The load, read from what the server already records: an access log, or mod_status.
 
 - Access log: the busiest minute gives the peak rate (requests per second averaged over that
-  minute, steadier than one second); with %D (microseconds) or %T (seconds) in the LogFormat,
+  minute, steadier than one second), the busiest second the burst the pool must be ready for; with %D (microseconds) or %T (seconds) in the LogFormat,
   the mean response time.
 - mod_status `?auto`: Total Accesses read twice gives the rate; BusyWorkers averaged over the
   same period with Little's law (W = L / lambda) gives the mean time a worker spends per request.
@@ -35,6 +35,7 @@ class LoadSample:
     service_time: float | None  # seconds
     requests: int
     source: str
+    busiest_second: float | None = None  # requests in the busiest second (a burst's rate)
 
 
 def _fields(fmt: str) -> list[str]:
@@ -47,6 +48,7 @@ def from_access_log(path: str, log_format: str = "combined") -> LoadSample:
     time_index = next((i for i, f in enumerate(fields) if f in ("%D", "%T", "%{us}T", "%{ms}T")), None)
     scale = {"%D": 1e-6, "%{us}T": 1e-6, "%{ms}T": 1e-3, "%T": 1.0}.get(fields[time_index]) if time_index is not None else None
     per_minute: Counter[str] = Counter()
+    per_second: Counter[str] = Counter()
     total_seconds = 0.0
     timed = 0
     n = 0
@@ -57,6 +59,7 @@ def from_access_log(path: str, log_format: str = "combined") -> LoadSample:
             continue
         n += 1
         per_minute[m.group(1)[:-3]] += 1  # dd/Mon/yyyy:hh:mm
+        per_second[m.group(1)] += 1
         if len(per_minute) == 1:
             try:
                 stamp = datetime.strptime(m.group(1), "%d/%b/%Y:%H:%M:%S")
@@ -84,7 +87,7 @@ def from_access_log(path: str, log_format: str = "combined") -> LoadSample:
     else:
         rate = busiest / 60.0
     service = total_seconds / timed if timed else None
-    return LoadSample(rate, service, n, f"access log {path}")
+    return LoadSample(rate, service, n, f"access log {path}", float(max(per_second.values())))
 
 
 def _status(url: str) -> dict[str, float]:

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
 from apachetune.config.conditions import module_loaded
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Fix
-from apachetune.mpm.numbers import atoi
-
-
-def keepalive_seconds(arg: str) -> float:
-    """KeepAliveTimeout's value in seconds (a trailing `ms` means milliseconds)."""
-    return atoi(arg) / 1000 if arg.strip().lower().endswith("ms") else atoi(arg)
+from apachetune.mpm.connections import CROWD_MARGIN, factor_for_crowd, stall
+from apachetune.mpm.numbers import atoi, keepalive_seconds
 
 
 def _server_and_vhost(ctx: LintContext, name: str):
@@ -34,10 +32,13 @@ def keepalive_off(ctx: LintContext):
 
 
 def keepalive_pins_workers(ctx: LintContext):
-    if ctx.mpm not in ("prefork", "worker") or ctx.startup is None:
+    if ctx.mpm not in ("prefork", "worker", "event") or ctx.startup is None:
         return
     ka = ctx.eff.get("KeepAlive")
     if ka is not None and ka.args and ka.args[0].lower() == "off":
+        return
+    yield from _crowd_stalls(ctx)
+    if ctx.mpm == "event":
         return
     workers = ctx.startup.effective["MaxRequestWorkers"]
     limit = ctx.option("AT302", "max_seconds")
@@ -50,6 +51,31 @@ def keepalive_pins_workers(ctx: LintContext):
                 f"{'process' if ctx.mpm == 'prefork' else 'thread'} for up to {seconds:g} s after its "
                 f"last response; {workers} idle clients (MaxRequestWorkers) stall all new requests.",
                 d, (), Fix({"KeepAliveTimeout": f"{limit:g}"}))
+
+
+def _crowd_stalls(ctx: LintContext):
+    """The expected idle keep-alive crowd (option idle_clients, lint --keepalive-clients) against
+    what the section accepts: MaxRequestWorkers on prefork/worker, event's connection limit
+    (apachetune.mpm.connections, the same numbers generate sizes with)."""
+    crowd = ctx.option("AT302", "idle_clients")
+    why = stall(ctx.mpm, ctx.startup.effective, crowd) if crowd else None
+    if why is None:
+        return
+    if ctx.mpm == "event":
+        factor = factor_for_crowd(crowd, 0.0, ctx.startup.effective["MaxRequestWorkers"],
+                                  ctx.startup.effective["ThreadsPerChild"])
+        at = ctx.winner("AsyncRequestWorkerFactor") or ctx.anchor("MaxRequestWorkers")
+        yield ctx.finding("AT302", f"{why}.", at, (),
+                          Fix({"AsyncRequestWorkerFactor": str(factor)}) if factor else None)
+    else:
+        eff = ctx.startup.effective
+        tpc = int(eff.get("ThreadsPerChild", 1)) if ctx.mpm == "worker" else 1
+        workers = math.ceil(CROWD_MARGIN * crowd / tpc) * tpc
+        fix = {"MaxRequestWorkers": str(workers)}
+        if workers // tpc > int(eff["ServerLimit"]):
+            fix["ServerLimit"] = str(workers // tpc)
+        yield ctx.finding("AT302", f"{why}: new requests stall until a KeepAliveTimeout runs out.",
+                          ctx.winner("MaxRequestWorkers") or ctx.anchor("MaxRequestWorkers"), (), Fix(fix))
 
 
 def max_keepalive_requests(ctx: LintContext):
