@@ -119,7 +119,7 @@ def test_in_place_adds_a_block_when_no_mpm_settings_exist(tmp_path):
     main = tmp_path / "httpd.conf"
     main.write_text(f"{httpd.load_module_line('mpm_prefork')}\n"
                     "ServerName localhost\n")
-    r = invoke("generate", main, "--in-place", *SIZING, "--no-httpd-check")
+    r = invoke("generate", main, "--in-place", *SIZING, "--requests-per-connection", "1", "--no-httpd-check")
     assert r.exit_code == 0, r.output
     text = main.read_text()
     assert text.startswith("LoadModule mpm_prefork_module") and "<IfModule mpm_prefork_module>" in text

@@ -34,12 +34,20 @@ RESOLVE_KEYS = ("server_root", "defines", "modules", "httpd_version", "mpm", "en
               help="Where backups go (default: /var/backups/apachetune as root, else "
                    "~/.local/state/apachetune/backups; never where httpd reads).")
 @click.option("--target-mpm", type=MPM_CHOICE, help="Generate for this MPM (default: recommended).")
+@click.option("--allow-short", is_flag=True,
+              help="Write even when memory cannot carry the load (default: refuse, exit 1).")
 @sizing_options
 @resolve_options
-def command(file, output, in_place, show_diff, check, force, no_httpd_check, backup_dir, target_mpm, **kw):
+def command(file, output, in_place, show_diff, check, force, no_httpd_check, backup_dir, target_mpm,
+            allow_short, **kw):
     """Generate a tuned MPM section from `apachetune size`'s recommendation."""
-    if bool(output) == bool(in_place):
-        raise UsageError("give exactly one of -o FILE or --in-place")
+    if output and in_place:
+        raise UsageError("give one of -o FILE or --in-place, not both")
+    if not output and not in_place:
+        if not (show_diff or check):
+            raise UsageError("give -o FILE (a new mpm.conf) or --in-place (edit FILE's tree); "
+                             "--diff or --check alone show what --in-place would change")
+        in_place = True  # --diff / --check on FILE: what an in-place edit would change, nothing written
     if in_place and not file:
         raise UsageError("--in-place needs the main configuration FILE")
     resolve_kw = {k: kw.pop(k) for k in RESOLVE_KEYS}
@@ -48,6 +56,17 @@ def command(file, output, in_place, show_diff, check, force, no_httpd_check, bac
         target_mpm = running_mpm(file, resolve)
     session = run_sizing(SizingRequest.from_cli(file, resolve, target_mpm=target_mpm, **kw))
     ctx = click.get_current_context()
+    rec = session.recommendation
+    for note in rec.notes:
+        err.print(f"note: {note}")
+    if rec.memory_short_mib > 0 and not (show_diff or check):
+        err.print(f"{'warning' if allow_short else 'refused'}: memory cannot carry the load: "
+                  f"{rec.load_workers} workers needed, {rec.memory_bound} fit in {rec.usable_mib:.0f} MiB "
+                  f"(short by ~{rec.memory_short_mib:.0f} MiB)")
+        if not allow_short:
+            err.print("nothing was written (--allow-short writes the section anyway: the server will "
+                      "queue, not swap)")
+            ctx.exit(1)
     if output:
         target = Path(output)
         old = target.read_bytes() if target.exists() else b""
@@ -68,6 +87,10 @@ def command(file, output, in_place, show_diff, check, force, no_httpd_check, bac
         if show_diff:
             for path, data in edit_plan.rendered().items():
                 click.echo(unified_diff(edit_plan.files[path].to_bytes(), data, path), nl=False)
+        if check:
+            err.print(f"{len(edit_plan.changes)} change(s) needed:")
+            for change in edit_plan.changes:
+                err.print(f"  {change}")
         ctx.exit(1 if check else 0)
     for note in apply.restart_notes(session):
         err.print(f"note: {note}")
