@@ -142,3 +142,26 @@ def test_a_directive_continued_over_20000_lines(tmp_path):
     assert (finding["line"], finding["column"]) == (2, 1) and "reports line 20002" in finding["message"]
     if APACHE2:
         assert "line 20002 of" in run_httpd("-t", "-f", str(conf)).stderr
+
+
+@pytest.mark.parametrize("body, line", [
+    ("Define X " + "a" * (16 * 1024 * 1024) + "\n", 4),  # one physical line
+    ("Define X " + "a" * (8 * 1024 * 1024) + " \\\n" + "b" * (8 * 1024 * 1024) + "\n", 5),  # joined
+])
+def test_a_logical_line_over_16_mib_is_refused_as_httpd_does(tmp_path, body, line):
+    conf = tmp_path / "long.conf"
+    conf.write_text(MPM + "ServerName x\n# fine\n" + body + "ServerName y\n")
+    r = lint(conf)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    (finding,) = json.loads(r.stdout)["findings"]
+    assert (finding["file"], finding["line"], finding["column"]) == (str(conf), line, 1)
+    assert finding["message"] == f"Error reading {conf} at line {line}: Line too long"
+    if APACHE2:
+        assert f"Error reading {conf} at line {line}: Line too long" in run_httpd("-t", "-f", str(conf)).stderr
+
+
+def test_a_logical_line_just_under_16_mib_is_read(tmp_path):
+    conf = tmp_path / "long.conf"
+    conf.write_text(MPM + "ServerName x\nDefine X " + "a" * (16 * 1024 * 1024 - 64) + "\n")
+    r = lint(conf)
+    assert r.returncode in (0, 1), r.stderr

@@ -42,6 +42,9 @@ class _LineToken(Token):
     __slots__ = ("node",)
 
 
+MAX_LOGICAL_LINE = 16 * 1024 * 1024 - 1  # httpd's VARBUF_MAX_LEN, less the terminating NUL
+
+
 def _logical(raw: str) -> str:
     """A logical line's content: continuations joined verbatim, then trimmed (cfg_trim_line)."""
     if "\\" in raw:
@@ -98,6 +101,10 @@ class _LineTyper(PostLex):
             content_start = start + lead
             content_end = start + len(raw.rstrip(WHITESPACE))
             content = _logical(raw)
+            if len(content) >= MAX_LOGICAL_LINE:
+                # httpd reads a logical line into a buffer of 16 MiB (VARBUF_MAX_LEN)
+                raise ConfigSyntaxError(f"Error reading {filename} at line {last_line}: Line too long",
+                                        Position(filename, last_line, 1))
             if content:
                 line = first_line + raw.count("\n", 0, lead)
                 column = lead - (raw.rfind("\n", 0, lead) + 1) + 1
