@@ -238,3 +238,13 @@ def test_advised_section_holds_200_idle_keepalive_clients_on_real_httpd(mpm, tmp
     with RunningHttpd(tmp_path / "control", mpm, CONTROLS[mpm]) as h:
         answered, probe = _crowd_then_probe(h.port, CROWD, settle=3.0)
     assert not probe, f"control section did not stall ({answered} answered)"
+
+
+def test_a_crowd_memory_cannot_hold_says_so_after_rounding():
+    """Found by hypothesis: worker, 650 clients, 3010 MiB: the bound rounded down to a multiple
+    of ThreadsPerChild no longer held the crowd, and no note said so."""
+    ins, _ = build_inputs(Given(mpm="worker", keepalive_clients=650, memory_mib=3010, per_worker_mib=4,
+                                service_time_ms=20), None, None)
+    rec = recommend(ins, "worker")
+    if stall("worker", rec.values(), 650):
+        assert any("do not fit" in n for n in rec.notes)

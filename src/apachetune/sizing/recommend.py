@@ -186,12 +186,12 @@ def recommend(inputs: SizingInputs, mpm: str | None = None, max_utilisation: flo
         cost = per_worker + (0.0 if mpm == "prefork" else per_process / tpc)
         short_mib = (load_workers - bound) * cost
     notes: list[str] = []
-    if crowd_given and mpm != "event" and stall(mpm, {"MaxRequestWorkers": mrw}, crowd, busy):
+    if crowd_given and mpm != "event" and stall(mpm, {"MaxRequestWorkers": _rounded(mpm, mrw, tpc)}, crowd, busy):
         # The crowd cannot be held: a short KeepAliveTimeout frees its workers sooner.
         shorter = max(1.0, math.floor(kat * max(0.0, mrw - busy) / (CROWD_MARGIN * crowd)))
         if shorter < kat:
             kat = shorter
-        notes.append(f"{crowd:g} idle keep-alive clients do not fit in MaxRequestWorkers {mrw} ({bound_by} "
+        notes.append(f"{crowd:g} idle keep-alive clients do not fit in MaxRequestWorkers {_rounded(mpm, mrw, tpc)} ({bound_by} "
                      f"bound): each holds a {'process' if mpm == 'prefork' else 'thread'} until KeepAliveTimeout "
                      f"({kat:g} s), so new connections can wait that long; event holds them without a worker")
     if crowd_given and mpm != "event":  # the crowd holds workers: they must already be running
@@ -221,6 +221,14 @@ def recommend(inputs: SizingInputs, mpm: str | None = None, max_utilisation: flo
     return Recommendation(mpm, settings, usable, bound, load_workers, offered, real_mrw, capacity, wait,
                           verdict, short_mib, cpu_bound=cpu_bound, task_bound=task_bound, bound_by=bound_by,
                           keepalive_clients=crowd, pool=pool, notes=notes)
+
+
+def _rounded(mpm: str, mrw: int, tpc: int) -> int:
+    """MaxRequestWorkers as the section will state it (worker/event: a multiple of ThreadsPerChild)."""
+    if mpm == "prefork":
+        return mrw
+    tpc = max(1, min(tpc, mrw))
+    return max(tpc, mrw - mrw % tpc)
 
 
 def _verdict(inputs: SizingInputs, load_workers: int | None, bound: int, cpu_bound: int | None,
@@ -343,7 +351,7 @@ def _section(mpm: str, mrw: int, tpc: int, kat: float, inputs: SizingInputs, bou
         ]
     else:
         tpc = max(1, min(tpc, mrw))
-        mrw = max(tpc, mrw - mrw % tpc)
+        mrw = _rounded(mpm, mrw, tpc)
         servers = mrw // tpc
         headroom = min(restart_headroom(mpm, servers), LIMITS[mpm]["ServerLimit"] - servers)
         out += _threaded_pool(mrw, tpc, pool, held)
