@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from apachetune import httpd
+from apachetune.validate.mpmd_server import free_port
 from apachetune.validate.processes import stop_group
 
 APACHE2 = httpd.binary()
@@ -62,14 +63,6 @@ def render_upstream(dest: Path, *, with_mpm_conf: bool) -> Path:
     main = dest / "conf" / "httpd.conf"
     main.write_text(template)
     return main
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class RunningHttpd:

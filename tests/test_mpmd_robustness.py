@@ -14,6 +14,7 @@ import signal
 import socket
 import threading
 import time
+from contextlib import contextmanager
 
 import psutil
 import pytest
@@ -64,12 +65,18 @@ def probe(port: int, within: float) -> float | None:
     return time.monotonic() - start if ok else None
 
 
-def hold_every_worker(port: int, head: bytes, tail: bytes, n: int) -> list[Trickler]:
+@contextmanager
+def every_worker_held(port: int, head: bytes, tail: bytes, n: int):
+    """n trickling clients on the workers for the duration of the block, stopped after it."""
     clients = [Trickler(port, head, tail) for _ in range(n)]
     for c in clients:
         c.start()
     time.sleep(1.0)  # they have reached the workers
-    return clients
+    try:
+        yield clients
+    finally:
+        for c in clients:
+            c.stop.set()
 
 
 @pytest.mark.parametrize("mpm", ["prefork", "event"])
@@ -78,13 +85,8 @@ def test_a_body_trickled_one_byte_at_a_time_is_cut(mpm):
     overall body deadline (RequestReadTimeout body=2) frees the workers."""
     conf = {**POOLS[mpm], "Timeout": 10, "RequestReadTimeout": "header=2-4,MinRate=500 body=2,MinRate=500"}
     head = b"GET /index.html HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n"
-    with MpmdServer(mpm, conf) as srv:
-        clients = hold_every_worker(srv.port, head, b"x" * 1000, 4)
-        try:
-            served = probe(srv.port, within=15)
-        finally:
-            for c in clients:
-                c.stop.set()
+    with MpmdServer(mpm, conf) as srv, every_worker_held(srv.port, head, b"x" * 1000, 4):
+        served = probe(srv.port, within=15)
     assert served is not None, "a request trickling its body held every worker"
 
 
@@ -92,14 +94,9 @@ def test_a_body_trickled_one_byte_at_a_time_is_cut(mpm):
 def test_a_head_trickled_one_byte_at_a_time_is_cut(mpm):
     """The head gets header=2-4 seconds however steadily it trickles (Timeout is 30 s)."""
     conf = {**POOLS[mpm], "Timeout": 30, "RequestReadTimeout": "header=2-4,MinRate=500 body=2,MinRate=500"}
-    with MpmdServer(mpm, conf) as srv:
-        clients = hold_every_worker(srv.port, b"GET /index.html HTTP/1.1\r\nHost: x\r\nX-Slow: ",
-                                    b"y" * 1000, 4)
-        try:
-            served = probe(srv.port, within=15)
-        finally:
-            for c in clients:
-                c.stop.set()
+    head = b"GET /index.html HTTP/1.1\r\nHost: x\r\nX-Slow: "
+    with MpmdServer(mpm, conf) as srv, every_worker_held(srv.port, head, b"y" * 1000, 4):
+        served = probe(srv.port, within=15)
     assert served is not None, "a request trickling its head held every worker"
 
 

@@ -43,12 +43,6 @@ def _pick(given, measured, profile_value, default, profile_name: str | None) -> 
     return Figure(default, "default")
 
 
-def _burst(given: Given, load) -> Figure:
-    if given.burst is not None:
-        return Figure(given.burst, "given")
-    return Figure(None, "none given (--burst N)")
-
-
 def _assumed_cpu(profile, service_time: float) -> Figure:
     """CPU a request uses, assumed from the profile: a shorter request than the profile's uses
     proportionally less; a longer one is taken as waiting (backend, disk, client), not as CPU."""
@@ -99,6 +93,10 @@ def build_inputs(given: Given, host: HostFacts | None, eff: EffectiveConfig | No
                 core[name] = c.args[0]
         t = eff.get("ThreadsPerChild")
         tpc = atoi(t.args[0]) if t and t.args and mpm != "prefork" else None
+    service_time = _pick(given.service_time_ms / 1000 if given.service_time_ms else None,
+                         load.service_time if load else None,
+                         (profile or default_profile).service_time, default_profile.service_time,
+                         (profile or default_profile).name)
     inputs = SizingInputs(
         mpm=mpm_fig,
         available_mib=_pick(given.memory_mib, host.available_mib if host else None, None, 2048, None),
@@ -110,10 +108,7 @@ def build_inputs(given: Given, host: HostFacts | None, eff: EffectiveConfig | No
         per_process_mib=_pick(given.per_process_mib, per_process, (profile or default_profile).per_process_mib,
                               default_profile.per_process_mib, (profile or default_profile).name),
         rate=_pick(given.rate, load.peak_rate if load else None, None, None, None),
-        service_time=_pick(given.service_time_ms / 1000 if given.service_time_ms else None,
-                           load.service_time if load else None,
-                           (profile or default_profile).service_time, default_profile.service_time,
-                           (profile or default_profile).name),
+        service_time=service_time,
         requests_per_connection=_pick(given.requests_per_connection, None,
                                       (profile or default_profile).requests_per_connection,
                                       default_profile.requests_per_connection,
@@ -127,7 +122,8 @@ def build_inputs(given: Given, host: HostFacts | None, eff: EffectiveConfig | No
                                  "config" if eff else "default"),
         cpus=_pick(given.cpus, host.cpus if host else None, None, os.cpu_count() or 1, None)
         if given.cpus or host else Figure(os.cpu_count() or 1, "this machine (assumed)"),
-        cpu_seconds=Figure(given.cpu_ms / 1000, "given") if given.cpu_ms is not None else None,
+        cpu_seconds=Figure(given.cpu_ms / 1000, "given") if given.cpu_ms is not None
+        else _assumed_cpu(profile or default_profile, float(service_time.value)),
         task_limit=Figure(host.task_limit, "measured") if host and host.task_limit else Figure(None, "unknown"),
         keepalive=Figure("Off" if core.get("KeepAlive", "On").lower() == "off" else "On",
                          "config" if "KeepAlive" in core else "default"),
@@ -136,13 +132,11 @@ def build_inputs(given: Given, host: HostFacts | None, eff: EffectiveConfig | No
         timeout=Figure(atoi(core["Timeout"]), "config") if "Timeout" in core else Figure(60, "default"),
         keepalive_clients=Figure(given.keepalive_clients, "given") if given.keepalive_clients is not None
         else Figure(None, "estimated from the rate when one is known"),
-        burst=_burst(given, load),
+        burst=Figure(given.burst, "given") if given.burst is not None else Figure(None, "none given (--burst N)"),
         burst_rate=Figure(load.busiest_second, f"busiest second of the {load.source}")
-        if load is not None and getattr(load, "busiest_second", None) else Figure(None, "none measured"),
+        if load is not None and load.busiest_second else Figure(None, "none measured"),
         tune_keepalive=Figure(given.tune_keepalive, "given" if given.tune_keepalive else "default"),
     )
-    if inputs.cpu_seconds is None:
-        inputs.cpu_seconds = _assumed_cpu(profile or default_profile, float(inputs.service_time.value))
     if idle_note is not None:
         inputs.per_worker_mib = Figure(inputs.per_worker_mib.value, f"{inputs.per_worker_mib.source}; {idle_note}")
     if evidence is not None and evidence.reached and eff is not None and eff.mpm:

@@ -146,22 +146,24 @@ def recommend(inputs: SizingInputs, mpm: str | None = None, max_utilisation: flo
         load_workers = model.workers_for(offered, s, max_utilisation)
         busy = rate * s
     crowd, crowd_given = _crowd(inputs, rate, rpc, gap, kat, keepalive)
+    # A given crowd holds workers on prefork/worker (one estimated from the rate is already in
+    # the offered load; on event idle connections hold none).
+    crowd_held = crowd_given and mpm != "event"
     limit = LIMITS[mpm]["ServerLimit"] * (1 if mpm == "prefork" else min(tpc, LIMITS[mpm]["ThreadLimit"]))
     cpu_bound = _cpu_bound(mpm, inputs, s, kat, max_utilisation, keepalive)
     task_bound = int(inputs.task_limit.value) if inputs.task_limit.value else None
     # What the load needs, twice over (bursts, slow clients), but no more than the CPUs can keep
     # busy; without a load, what the CPUs can keep busy. At least two processes' worth of
     # threads (one child of prefork), so a section never shrinks ThreadsPerChild to fit.
-    cpu_caps = cpu_bound is not None
     soft = [(b, why) for b, why in ((2 * load_workers if load_workers is not None else None, "load"),
-                                     (cpu_bound if cpu_caps else None, "CPU")) if b is not None]
+                                     (cpu_bound, "CPU")) if b is not None]
     wanted, wanted_by = min(soft) if soft else (None, "")
     # Floors the CPU bound does not cap: workers the error log says ran out, and on prefork and
     # worker the idle keep-alive clients given (they hold workers but use no CPU).
     floors = []
     if inputs.saturated_at.value:
         floors.append((math.ceil(EVIDENCE_MARGIN * int(inputs.saturated_at.value)), "error-log evidence"))
-    if crowd_given and mpm != "event":
+    if crowd_held:
         floors.append((math.ceil(CROWD_MARGIN * (crowd + busy)), "idle keep-alive clients"))
     pool, burst = _pool(inputs, load_workers, s, max_utilisation)
     if burst:
@@ -186,29 +188,29 @@ def recommend(inputs: SizingInputs, mpm: str | None = None, max_utilisation: flo
         cost = per_worker + (0.0 if mpm == "prefork" else per_process / tpc)
         short_mib = (load_workers - bound) * cost
     notes: list[str] = []
-    if crowd_given and mpm != "event" and stall(mpm, {"MaxRequestWorkers": _rounded(mpm, mrw, tpc)}, crowd, busy):
+    stated = _rounded(mpm, mrw, tpc)  # MaxRequestWorkers as the section states it
+    if crowd_held and stall(mpm, {"MaxRequestWorkers": stated}, crowd, busy):
         # The crowd cannot be held: a short KeepAliveTimeout frees its workers sooner.
         shorter = max(1.0, math.floor(kat * max(0.0, mrw - busy) / (CROWD_MARGIN * crowd)))
         if shorter < kat:
             kat = shorter
-        notes.append(f"{crowd:g} idle keep-alive clients do not fit in MaxRequestWorkers {_rounded(mpm, mrw, tpc)} ({bound_by} "
+        notes.append(f"{crowd:g} idle keep-alive clients do not fit in MaxRequestWorkers {stated} ({bound_by} "
                      f"bound): each holds a {'process' if mpm == 'prefork' else 'thread'} until KeepAliveTimeout "
                      f"({kat:g} s), so new connections can wait that long; event holds them without a worker")
-    if crowd_given and mpm != "event":  # the crowd holds workers: they must already be running
+    if crowd_held:  # the crowd holds workers: they must already be running
         pool = max(pool or 0, math.ceil(CROWD_MARGIN * (crowd + busy)))
-    if burst is not None and burst > mrw:
-        notes.append(f"a burst of {burst} requests exceeds MaxRequestWorkers {mrw}: {burst - mrw} wait in the "
-                     "listen backlog")
+    if burst is not None and burst > stated:
+        notes.append(f"a burst of {burst} requests exceeds MaxRequestWorkers {stated}: {burst - stated} wait in "
+                     "the listen backlog")
     # Workers held at the peak on average: serving, and on prefork/worker idling in keep-alive.
-    held = (offered or 0.0) + (crowd if crowd_given and mpm != "event" else 0.0)
+    held = (offered or 0.0) + (crowd if crowd_held else 0.0)
     settings = _section(mpm, mrw, tpc, kat, inputs, bound_by, pool=pool, busy=busy, crowd=crowd,
                         keepalive=keepalive, held=held)
     values = {x.directive: x.value for x in settings if x.directive in _MPM_KEYS}
     assert is_fixed_point(mpm, values), (mpm, values)
     real_mrw = int(next(x.value for x in settings if x.directive == "MaxRequestWorkers"))
     if crowd and mpm == "event":
-        why = stall(mpm, {**values, "AsyncRequestWorkerFactor": values.get("AsyncRequestWorkerFactor", 2)},
-                    crowd, busy)
+        why = stall(mpm, values, crowd, busy)
         if why:
             notes.append(why)
     capacity = real_mrw / s if s > 0 else math.inf
@@ -216,8 +218,7 @@ def recommend(inputs: SizingInputs, mpm: str | None = None, max_utilisation: flo
     if offered is not None:
         w = model.mean_queue_wait(real_mrw, offered, s)
         wait = None if math.isinf(w) else w * 1000
-    verdict = _verdict(inputs, load_workers, bound, cpu_bound if cpu_caps else None, short_mib,
-                       max_utilisation)
+    verdict = _verdict(inputs, load_workers, bound, cpu_bound, short_mib, max_utilisation)
     return Recommendation(mpm, settings, usable, bound, load_workers, offered, real_mrw, capacity, wait,
                           verdict, short_mib, cpu_bound=cpu_bound, task_bound=task_bound, bound_by=bound_by,
                           keepalive_clients=crowd, pool=pool, notes=notes)
