@@ -1,6 +1,7 @@
 """validate / compare: fast versions (seconds each) on mpmd and, when installed, httpd."""
 
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -55,6 +56,28 @@ def test_validate_on_httpd(mpm, pinned):
     v = verdicts(data)
     assert v["saturation throughput"]["passed"], v["saturation throughput"]
     assert v["idle keep-alive clients pin workers"]["passed"], v["idle keep-alive clients pin workers"]
+
+
+@pytest.mark.parametrize("target", ["mpmd", pytest.param("httpd", marks=needs_httpd)])
+@pytest.mark.parametrize("mpm, crowd, pinned", [
+    ("event", 100, False),  # 2 x 25 threads, factor 2: event holds 2 x (25 + 24 x 2) = 146 connections
+    ("event", 200, True),  # a crowd beyond that fills it although every worker is idle
+    ("worker", 30, False),  # fewer idle clients than MaxRequestWorkers leave a worker free
+])
+def test_keepalive_plan_judges_the_expected_crowd(target, mpm, crowd, pinned):
+    code, data = run("validate", "--mpm", mpm, "--target", target, "--plan", "keepalive", "--format", "json",
+                     "--max-request-workers", "50", "--threads-per-child", "25", "--keepalive-clients", str(crowd))
+    v = verdicts(data)["idle keep-alive clients pin workers"]
+    assert v["predicted"] == ("pinned" if pinned else "not pinned"), v
+    assert v["passed"], v
+    assert v["measured"].startswith("pinned" if pinned else "served"), v
+    # The crowd is served up to what the section holds, the rest waits in the backlog: 146 here
+    # once the listener is off (the idle count one short), up to 2 x (25 + 25 x 2) = 150 for
+    # clients arriving one at a time (every worker idle at each accept). Each connection the
+    # server closes (event does when all of a process's workers were busy) lets one more in.
+    answered, closed = map(int, re.search(r"\((\d+) answered, (\d+) closed", v["detail"]).groups())
+    assert 145 <= answered - closed <= 151 if pinned else answered == crowd, v
+    assert code == 0
 
 
 def test_compare_runs_all_three_mpms():
@@ -121,15 +144,16 @@ def test_peak_memory_matches_the_sizing_model_on_mpmd(mpm):
     assert mem["passed"], mem
     assert 32 <= mem["predicted"] <= 40 and mem["measured"] >= 0.85 * 32, mem
     processes = "8 processes" if mpm == "prefork" else "2 processes"  # ceil(8 / ThreadsPerChild 4)
-    assert processes in mem["detail"] and "4.00 application" in mem["detail"], mem
+    assert processes in mem["detail"] and "busy at half load" in mem["detail"], mem
     assert code == 0
 
 
 def test_peak_memory_verdict_fails_on_a_wrong_per_worker_figure():
-    # A sizing figure of 16 MiB a worker against mpmd's few KiB: 8 x 20 MiB predicted, ~33 measured.
+    # A sizing figure of 16 MiB a worker (application memory included) against the ~4 MiB a worker
+    # really holds: 8 x 16 MiB predicted, ~33 measured.
     code, data = run("validate", "--mpm", "event", *MEMORY, "--per-worker-mb", "16")
     mem = verdicts(data)["peak memory at full concurrency"]
-    assert mem["passed"] is False and mem["predicted"] >= 8 * 20 and "--per-worker-mb" in mem["detail"], mem
+    assert mem["passed"] is False and mem["predicted"] >= 8 * 16 and "--per-worker-mb" in mem["detail"], mem
     assert code == 1
 
 
@@ -137,12 +161,17 @@ def test_peak_memory_verdict_fails_on_a_wrong_per_worker_figure():
 @pytest.mark.httpd
 @pytest.mark.parametrize("mpm", ["prefork", "event"])
 def test_peak_memory_matches_the_sizing_model_on_httpd(mpm):
-    # mod_lua holds the 4 MiB as 64 KiB strings (see targets.SLEEP_LUA); the saturation verdict
-    # is not asserted: building 4 MiB in Lua adds to each request's service time.
+    # mod_lua allocates the 4 MiB in one block (a request holds about twice that while Lua
+    # copies its buffer): the prediction measures what a busy worker holds at half load and
+    # extrapolates it to every worker busy. Within 10% (the issue's bound), not only the
+    # verdict's 15% + 1 MiB. The saturation verdict is not asserted: building 4 MiB in Lua
+    # adds to each request's service time.
     code, data = run("validate", "--mpm", mpm, "--target", "httpd", *MEMORY)
     mem = verdicts(data)["peak memory at full concurrency"]
     assert mem["passed"], mem
-    assert mem["measured"] >= 0.85 * 32, mem
+    assert mem["measured"] >= 8 * 4, mem  # every worker holds its block at the peak
+    assert abs(mem["measured"] - mem["predicted"]) <= 0.10 * mem["predicted"], mem
+    assert "busy at half load" in mem["detail"], mem
 
 
 def _facts(per_worker, per_process, parent=1.0):
@@ -158,10 +187,15 @@ def test_memory_verdict_formula():
     # prefork: one process a worker, whose PSS already is the per-worker figure.
     pre = ValidationSetup("mpmd", "prefork", {"ThreadsPerChild": 4}, 10, 50, 1, app_kb=2048)
     assert memory_verdict(pre, _facts(0.5, 2.0), 26.0).predicted == 26.0
-    # --per-worker-mb replaces the measured figure; the rest stays measured.
+    # --per-worker-mb replaces the measured figure; the rest stays measured. It is a worker
+    # measured under load (apachetune size), application memory included: not added again.
     given = ValidationSetup("mpmd", "worker", {"ThreadsPerChild": 4}, 10, 50, 1, per_worker_mib=3.0, app_kb=2048)
     v = memory_verdict(given, _facts(0.5, 2.0), 33.0)
-    assert v.predicted == 57.0 and v.passed is False and "--per-worker-mb" in v.detail
+    assert v.predicted == 37.0 and v.passed and "--per-worker-mb" in v.detail  # 1 + 3 x 2 + 10 x 3
+    assert "application memory included" in v.detail
+    # Measured under load: the idle worker plus what a busy one held beyond it at half load.
+    v = memory_verdict(setup, _facts(0.5, 2.0), 40.0, busy_extra=3.0)
+    assert v.predicted == 42.0 and "busy at half load" in v.detail  # 1 + 3 x 2 + 10 x (0.5 + 3)
     # An idle server that could not be measured: measured only, nothing to judge.
     v = memory_verdict(setup, "idle server not measured: no children", 12.0)
     assert v.passed is None and v.predicted is None and v.measured == 12.0

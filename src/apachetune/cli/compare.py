@@ -15,11 +15,11 @@ from apachetune.validate.run import compare_table
 @click.command("compare")
 @common_options
 def command(target, config, max_request_workers, threads_per_child, keepalive_timeout, service_time_ms, app_kb,
-            plans, duration, fmt, use_wrk):
+            keepalive_clients, plans, duration, fmt, use_wrk):
     """Run the same plan on prefork, worker and event and print them side by side."""
     reports = {mpm: run_one(target, mpm, config, max_request_workers, threads_per_child, keepalive_timeout,
                             service_time_ms, plans, duration, quiet=fmt == "json", use_wrk=use_wrk,
-                            app_kb=app_kb)
+                            app_kb=app_kb, keepalive_clients=keepalive_clients)
                for mpm in ("prefork", "worker", "event")}
     if fmt == "json":
         click.echo(json.dumps({m: r.to_json() for m, r in reports.items()}, indent=2))

@@ -31,6 +31,9 @@ def common_options(func):
         click.option("--app-kb", type=Finite(0, 1024 * 1024, integer=True), default=0, show_default=True,
                      help="Application memory each /app/sleep request holds (KiB, touched), part of the "
                           "peak-memory prediction."),
+        click.option("--keepalive-clients", type=Finite(0, 4000, integer=True),
+                     help="Idle keep-alive clients the keepalive plan opens (the crowd apachetune size "
+                          "expects) [default: MaxRequestWorkers]."),
         click.option("--plan", "plans", multiple=True, type=click.Choice(list(PLANS)),
                      help=f"Plans to run (repeatable; default: {' and '.join(DEFAULT_PLANS)})."),
         click.option("--duration", type=Finite(0.5, 120), default=2, show_default=True,
@@ -45,12 +48,12 @@ def common_options(func):
 
 
 def run_one(target, mpm, config, max_request_workers, threads_per_child, keepalive_timeout, service_time_ms,
-            plans, duration, per_worker_mb=None, quiet=False, use_wrk=None, app_kb=0):
+            plans, duration, per_worker_mb=None, quiet=False, use_wrk=None, app_kb=0, keepalive_clients=None):
     directives = load_directives(config, mpm, max_request_workers, threads_per_child, keepalive_timeout)
-    if "keepalive" in (plans or DEFAULT_PLANS) and int(directives.get("KeepAliveTimeout", 5)) < 3:
-        directives["KeepAliveTimeout"] = 3  # long enough to see a stall
+    if "keepalive" in (plans or DEFAULT_PLANS) and int(directives.get("KeepAliveTimeout", 5)) < 5:
+        directives["KeepAliveTimeout"] = 5  # the crowd outlasts opening it and the probe: a stall is seen
     setup = ValidationSetup(target, mpm, directives, int(directives["MaxRequestWorkers"]), service_time_ms,
-                            duration, per_worker_mb, use_wrk, app_kb)
+                            duration, per_worker_mb, use_wrk, app_kb, keepalive_clients)
     columns = [SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn()]
     with Progress(*columns, console=out, transient=True, disable=quiet) as progress:
         task = progress.add_task(f"{target} {mpm}: starting", total=None)
@@ -62,14 +65,14 @@ def run_one(target, mpm, config, max_request_workers, threads_per_child, keepali
 @click.option("--mpm", type=MPM_CHOICE, required=True)
 @common_options
 @click.option("--per-worker-mb", type=Finite(0.001, 1024 * 1024),
-              help="The sizing model's memory per worker (as from apachetune size): replaces the idle "
-                   "server's measured figure in the peak-memory prediction.")
+              help="The sizing model's memory per worker (as from apachetune size, measured under load): "
+                   "the whole worker, application memory included, so --app-kb is not added again.")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False), help="Write report.json, report.md, plots.")
 @click.option("--after", "after_config", type=click.Path(exists=True, dir_okay=False),
               help="A tuned section (e.g. from apachetune generate): run --config (the current one) and this "
                    "on the same workload and check the tuned one is no worse on p99 and errors.")
 def command(mpm, target, config, max_request_workers, threads_per_child, keepalive_timeout, service_time_ms,
-            app_kb, plans, duration, fmt, use_wrk, per_worker_mb, report_dir, after_config):
+            app_kb, keepalive_clients, plans, duration, fmt, use_wrk, per_worker_mb, report_dir, after_config):
     """Run an MPM section under load on mpmd (or httpd) and compare with the predictions."""
     if report_dir:
         check_report_dir(report_dir)
@@ -80,13 +83,13 @@ def command(mpm, target, config, max_request_workers, threads_per_child, keepali
             d = load_directives(cfg, mpm, None if cfg else max_request_workers, None if cfg else threads_per_child,
                                 keepalive_timeout)
             return ValidationSetup(target, mpm, d, int(d["MaxRequestWorkers"]), service_time_ms, duration,
-                                   app_kb=app_kb)
+                                   app_kb=app_kb, keepalive_clients=keepalive_clients)
 
         report = before_after(setup_for(config), setup_for(after_config))
     else:
         report = run_one(target, mpm, config, max_request_workers, threads_per_child, keepalive_timeout,
                          service_time_ms, plans, duration, per_worker_mb, quiet=fmt == "json", use_wrk=use_wrk,
-                         app_kb=app_kb)
+                         app_kb=app_kb, keepalive_clients=keepalive_clients)
     if report_dir:
         write_report(report, report_dir)
     if fmt == "json":

@@ -11,6 +11,9 @@ the integer part of AsyncRequestWorkerFactor, and always when it has no idle wor
 keep-alive connections wait in the listener and hold no worker, but they do count against that
 limit: a crowd of idle clients larger than it stalls new connections although every worker is
 free (measured: 200 idle clients on 2 x 25 threads with factor 2 stalled for 13 s; factor 4 did not).
+Clients arriving one at a time, each finding every worker idle, get up to processes x
+(ThreadsPerChild + ThreadsPerChild x factor) in (150 there, 146 once the listener has been off):
+the limit used here is the lower one, so the advice never leans on the difference.
 """
 
 from __future__ import annotations

@@ -141,11 +141,12 @@ def recommend(inputs: SizingInputs, mpm: str | None = None, max_utilisation: flo
     rpc, gap = float(inputs.requests_per_connection.value), float(inputs.gap.value)
     load_workers = offered = None
     busy = 0.0  # workers busy serving (not idling in keep-alive) at the peak, on average
+    crowd, crowd_given = _crowd(inputs, rate, rpc, gap, kat, keepalive)
     if rate:
-        offered = model.offered_load(mpm, rate, s, rpc, gap, kat, keepalive)
+        # A given crowd replaces the one the offered load would estimate from the rate.
+        offered = model.offered_load(mpm, rate, s, rpc, gap, kat, keepalive and not crowd_given)
         load_workers = model.workers_for(offered, s, max_utilisation)
         busy = rate * s
-    crowd, crowd_given = _crowd(inputs, rate, rpc, gap, kat, keepalive)
     # A given crowd holds workers on prefork/worker (one estimated from the rate is already in
     # the offered load; on event idle connections hold none).
     crowd_held = crowd_given and mpm != "event"

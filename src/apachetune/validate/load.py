@@ -204,20 +204,68 @@ def open_loop(host: str, port: int, path: str, rate: float, duration: float, tim
 
 
 class IdleClients:
-    """n keep-alive connections, each after one answered request, held open until closed."""
+    """n keep-alive connections, each after one request, held open until closed.
 
-    def __init__(self, host: str, port: int, n: int, path: str = "/index.html"):
+    The crowd forms as real ones do, a client at a time: each waits (at most `quiet` seconds)
+    for its answer before the next connects. Once one is not answered the server holds no
+    more, and the rest only connect and send (they wait in the listen backlog), so a crowd
+    larger than the server holds does not block the caller; `answered` says how many were
+    served. (All at once, the crowd would be a burst that busies every worker, and event closes
+    its keep-alive connections when a process's workers were all busy.)"""
+
+    def __init__(self, host: str, port: int, n: int, path: str = "/index.html", quiet: float = 0.5):
         import socket
 
         check_loopback(host)
-        self.socks = []
-        for _ in range(n):
-            s = socket.create_connection((host, port), timeout=10)
-            s.sendall(_request(path, True))
-            data = b""
-            while b"\r\n\r\n" not in data:
-                data += s.recv(4096)
-            self.socks.append(s)
+        self.socks: list = []
+        self.answered = 0
+        full = False
+        try:
+            for _ in range(n):
+                s = socket.create_connection((host, port), timeout=10)
+                self.socks.append(s)
+                s.sendall(_request(path, True))
+                if not full:
+                    full = not self._answer(s, quiet)
+                    self.answered += not full
+            for s in self.socks[self.answered + 1:] if full else ():
+                self.answered += self._answer(s, 0.05)  # served meanwhile (a connection closed)
+        except BaseException:
+            self.close()
+            raise
+
+    @staticmethod
+    def _answer(s, timeout: float) -> bool:
+        """Whether the response head arrives within `timeout`."""
+        s.settimeout(timeout)
+        head = b""
+        try:
+            while b"\r\n\r\n" not in head:
+                chunk = s.recv(4096)
+                if not chunk:
+                    return False
+                head += chunk
+            return True
+        except (TimeoutError, OSError):
+            return False
+        finally:
+            s.settimeout(10)
+
+    def closed_by_server(self) -> int:
+        """Connections of the crowd the server has closed (no longer idle clients: event closes
+        its keep-alive connections when all of a process's workers were busy)."""
+        import socket
+
+        n = 0
+        for s in self.socks:
+            s.setblocking(False)
+            try:
+                n += s.recv(1, socket.MSG_PEEK) == b""
+            except BlockingIOError:
+                pass
+            except OSError:
+                n += 1
+        return n
 
     def close(self) -> None:
         for s in self.socks:

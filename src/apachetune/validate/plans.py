@@ -3,8 +3,9 @@ its choices from; adding a plan is adding a function here and a line to the tabl
 
 - sweep: closed-loop concurrency 0.5x, 1x, 1.5x, 2x MaxRequestWorkers on /app/sleep?ms=S;
   throughput must saturate at MaxRequestWorkers / S within 15%.
-- keepalive: MaxRequestWorkers idle keep-alive clients, then one new request: prefork and
-  worker must stall (workers pinned), event must answer at once.
+- keepalive: the expected crowd of idle keep-alive clients (--keepalive-clients, default
+  MaxRequestWorkers), then one new request: it must wait exactly when the crowd fills what the
+  section holds (MaxRequestWorkers on prefork and worker, event's connection limit).
 - keepalive-off: 1.5x MaxRequestWorkers clients with keep-alive on, then with a connection per
   request; both must saturate at MaxRequestWorkers / S within 15%.
 - openloop: Poisson arrivals at 50% and 70% of capacity with exponential service times (mean
@@ -13,22 +14,26 @@ its choices from; adding a plan is adding a function here and a line to the tabl
   Erlang C long-run mean is reported beside it (a short run scatters widely around it).
 - static: a SURGE-shaped document set (heavy-tailed sizes, Zipf popularity) under a closed
   loop of MaxRequestWorkers connections (measured, no verdict).
-- memory: every request of the sweep holds K KiB of application memory (--app-kb); the peak
-  PSS of the target's processes during the sweep must be within 15% (+ 1 MiB) of the sizing
-  model's prediction from the idle server measured as `apachetune size` does (facts.measure_httpd):
-  parent + processes x per process + MaxRequestWorkers x (per worker + K), per worker
-  replaced by --per-worker-mb when given (model.peak_memory).
+- memory: every request of the sweep allocates K KiB of application memory (--app-kb) in one
+  block; the peak PSS of the target's processes during the sweep must be within 15% (+ 1 MiB)
+  of the sizing model's prediction: the idle server measured as `apachetune size` does
+  (facts.measure_httpd), plus what a busy worker held beyond an idle one in the sweep's first
+  step (half of MaxRequestWorkers busy), extrapolated to every worker busy (model.peak_memory);
+  per worker replaced by --per-worker-mb when given.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import psutil
 
 from apachetune.errors import UsageError
+from apachetune.mpm.connections import connection_limit, stall
+from apachetune.procmem import total_pss_uss
 from apachetune.sizing import model
 from apachetune.sizing.facts import HttpdFacts, measure_httpd
 from apachetune.validate.load import (
@@ -75,11 +80,14 @@ def sweep(run: PlanRun) -> None:
     setup, target, report, progress = run.setup, run.target, run.report, run.progress
     mrw, capacity, path = run.mrw, run.capacity, run.path
     idle = idle_facts(target, setup)
+    idle_pss = idle_total_pss(target)
     with Sampler(target) as sampler:
         best = 0.0
+        half: list[dict] = []
         for factor in (0.5, 1.0, 1.5, 2.0):
             c = max(1, int(mrw * factor))
             progress(f"sweep: {c} connections")
+            first = len(sampler.samples)
             if setup.use_wrk is not False and wrk_available():
                 pt = {"plan": "sweep", "x": c, **wrk_closed_loop(target.host, target.port, path, c,
                                                                  setup.duration)}
@@ -87,6 +95,8 @@ def sweep(run: PlanRun) -> None:
                 pt = {**point("sweep", c, closed_loop(target.host, target.port, path, c, setup.duration)),
                       "driver": "asyncio"}
             report.points.append(pt)
+            if factor == 0.5:
+                half = sampler.samples[first:]
             if factor >= 1.0:
                 best = max(best, pt["throughput_rps"])
     report.samples += sampler.samples
@@ -95,7 +105,7 @@ def sweep(run: PlanRun) -> None:
         "saturation throughput", round(capacity, 1), round(best, 1), "req/s", err <= 0.15,
         f"MaxRequestWorkers {mrw} / service time {setup.service_ms:g} ms; off by {err:.0%}"))
     peak = sampler.peak_pss_mib
-    report.verdicts.append(memory_verdict(setup, idle, peak))
+    report.verdicts.append(memory_verdict(setup, idle, peak, busy_worker_mib(half, idle_pss)))
 
 
 def static(run: PlanRun) -> None:
@@ -165,18 +175,26 @@ def keepalive_off(run: PlanRun) -> None:
 
 
 def keepalive(run: PlanRun) -> None:
-    """MaxRequestWorkers idle keep-alive clients, then one new request."""
+    """The expected crowd of idle keep-alive clients (--keepalive-clients, default
+    MaxRequestWorkers), then one new request: it must wait exactly when the crowd fills what
+    the section holds (mpm.connections: MaxRequestWorkers on prefork and worker, event's
+    connection limit)."""
     setup, target, report, progress = run.setup, run.target, run.report, run.progress
-    mrw = run.mrw
-    progress(f"keep-alive: {mrw} idle clients")
-    with IdleClients(target.host, target.port, mrw):
+    crowd = setup.keepalive_clients if setup.keepalive_clients is not None else run.mrw
+    values = {"MaxRequestWorkers": run.mrw, "ThreadsPerChild": setup.threads_per_child,
+              "AsyncRequestWorkerFactor": setup.directives.get("AsyncRequestWorkerFactor", 2)}
+    limit = connection_limit(setup.mpm, values)
+    progress(f"keep-alive: {crowd} idle clients")
+    with IdleClients(target.host, target.port, crowd) as idle:
         elapsed = time_one_request(target.host, target.port, "/index.html", 1.5)
+        closed = idle.closed_by_server()
     pinned = elapsed is None
-    expect = setup.mpm in ("prefork", "worker")
+    expect = stall(setup.mpm, values, crowd) is not None
     report.verdicts.append(Verdict(
         "idle keep-alive clients pin workers", "pinned" if expect else "not pinned",
         "pinned" if pinned else f"served in {elapsed * 1000:.0f} ms", "", pinned == expect,
-        f"{mrw} idle clients, then one new request"))
+        f"{crowd} idle clients ({idle.answered} answered, {closed} closed by the server), then one new "
+        f"request; the section holds {limit} connections"))
 
 
 # Name -> plan, in the order they run when several are asked for.
@@ -199,34 +217,66 @@ def idle_facts(target: Target, setup: ValidationSetup) -> HttpdFacts | str:
     ThreadsPerChild (mpmd's children have one listener thread besides, httpd's two); a
     sentence instead when it cannot be measured.
 
-    Like a live server's, its workers have served requests first (MaxRequestWorkers
-    connections of /app/sleep without application memory, a few rounds each), so the figures
-    include what serving a request leaves behind (buffers, the allocator's retained heap, a
-    thread's touched stack), not only a freshly forked worker."""
-    closed_loop(target.host, target.port, f"/app/sleep?ms={setup.service_ms:g}", setup.max_request_workers,
+    Like a live server's, its workers have served the application first (MaxRequestWorkers
+    connections of /app/sleep, a few rounds each), so the figures include what serving a
+    request leaves behind (buffers, the allocator's retained heap, a thread's touched stack),
+    not only a freshly forked worker."""
+    closed_loop(target.host, target.port, setup.app_path, setup.max_request_workers,
                 min(2.0, max(0.3, 4 * setup.service_ms / 1000)))
     try:
-        return measure_httpd(target.parent(), threads_per_child=setup.threads_per_child)
+        return measure_httpd(target.parent(), samples=3, interval=0.1, threads_per_child=setup.threads_per_child)
     except (psutil.Error, UsageError) as e:
         return f"idle server not measured: {e}"
 
 
-def memory_verdict(setup: ValidationSetup, idle: HttpdFacts | str, peak: float) -> Verdict:
-    """Peak PSS during the sweep against model.peak_memory: within 15% + 1 MiB."""
+def idle_total_pss(target: Target, looks: int = 3) -> float:
+    """The idle server's PSS, the highest of a few looks: the allocator gives a freed block back
+    now and then and takes it again with the next request (a threaded child's arena)."""
+    highest = 0.0
+    for i in range(looks):
+        highest = max(highest, total_pss_uss(target.pids())[0])
+        if i + 1 < looks:
+            time.sleep(0.1)
+    return highest
+
+
+def busy_worker_mib(samples: list[dict], idle_pss: float) -> float | None:
+    """What a busy worker holds beyond an idle one, sampled under load as `apachetune size
+    --sample` samples a live server: the server's PSS above its idle PSS, per busy worker
+    (the status page's BusyWorkers, less the one serving the status request), the highest seen
+    in the samples of the sweep's first step (half of MaxRequestWorkers busy), as `size` keeps
+    the highest figure: a worker between two requests counts as busy but holds nothing, so
+    lower samples understate. Whatever the application allocates and however it allocates it
+    is in this figure; None without a sample with a busy worker."""
+    per = [(s["pss_mib"] - idle_pss) / (s["busy"] - 1) for s in samples if s.get("busy", 0) > 1]
+    return max(0.0, *per) if per else None
+
+
+def memory_verdict(setup: ValidationSetup, idle: HttpdFacts | str, peak: float,
+                   busy_extra: float | None = None) -> Verdict:
+    """Peak PSS during the sweep against model.peak_memory: within 15% + 1 MiB.
+
+    Per worker: --per-worker-mb when given (a worker measured under load by apachetune size,
+    application memory included); else the idle worker plus what a busy worker was measured
+    to hold beyond it at half load (`busy_extra`); else, unmeasured, the idle worker plus
+    --app-kb."""
     name, unit = "peak memory at full concurrency", "MiB PSS"
     if isinstance(idle, str):
         return Verdict(name, None, round(peak, 1), unit, None, idle)
     mrw, tpc = setup.max_request_workers, setup.threads_per_child
-    per_worker = setup.per_worker_mib if setup.per_worker_mib else idle.per_worker_mib
-    source = "--per-worker-mb" if setup.per_worker_mib else "measured idle"
     per_process = 0.0 if tpc == 1 else idle.per_process_mib
-    app = setup.app_kb / 1024
-    predicted = model.peak_memory(mrw, per_worker, idle.parent_pss_mib, per_process, tpc, app)
+    if setup.per_worker_mib:
+        per_worker, extra, source = setup.per_worker_mib, 0.0, "--per-worker-mb, application memory included"
+    elif busy_extra is not None:
+        per_worker, extra, source = idle.per_worker_mib, busy_extra, "measured idle + busy at half load"
+    else:
+        per_worker, extra, source = idle.per_worker_mib, setup.app_kb / 1024, "measured idle + --app-kb"
+    predicted = model.peak_memory(mrw, per_worker + extra, idle.parent_pss_mib, per_process, tpc)
     processes = mrw if tpc == 1 else math.ceil(mrw / tpc)
     off = peak - predicted
     ok = abs(off) <= MEMORY_TOLERANCE * predicted + MEMORY_SLACK_MIB
     pct = f"{abs(off) / predicted:.0%}" if predicted > 0 else "-"
     return Verdict(name, round(predicted, 1), round(peak, 1), unit, ok,
                    f"parent {idle.parent_pss_mib:.2f} + {processes} processes x {per_process:.2f} + "
-                   f"{mrw} workers x ({per_worker:.2f} a worker ({source}) + {app:.2f} application) MiB; "
+                   f"{mrw} workers x ({per_worker:.2f} + {extra:.2f} busy) MiB ({source}); "
                    f"off by {off:+.1f} MiB ({pct})")

@@ -33,6 +33,7 @@ class ValidationSetup:
     per_worker_mib: float | None = None  # the sizing model's figure; default: measured idle
     use_wrk: bool | None = None  # closed-loop sweep with wrk: None = when installed
     app_kb: int = 0  # application memory each /app/sleep request holds (KiB)
+    keepalive_clients: int | None = None  # the keepalive plan's crowd; default MaxRequestWorkers
 
     @property
     def threads_per_child(self) -> int:

@@ -22,19 +22,15 @@ from apachetune.validate.processes import (
     wait_until_serving,
 )
 
-# /app/sleep?ms=N&kb=K as in mpmd: hold K KiB of touched memory for the N ms of service time,
-# then let it go with the request's Lua state. Held as distinct 64 KiB strings rather than one
-# string.rep of K KiB: Lua builds a long string in a buffer and copies it, and glibc keeps the
-# freed multi-MiB buffer in the heap (its mmap threshold rises after the first such free), so
-# one big string costs each worker about 2 x K for good, against K for the 64 KiB pieces
-# (below the mmap threshold, returned to the system when the state is closed).
+# /app/sleep?ms=N&kb=K as in mpmd: allocate K KiB in one block, as an application builds a
+# page or a result, and hold it for the N ms of service time. Lua builds a long string in a
+# buffer and copies it, so a request holds about 2 x K while it sleeps: validate does not assume
+# K, it measures what a busy worker holds (plans.busy_worker_mib).
 SLEEP_LUA = """function handle(r)
   local args = r:parseargs()
   local ms = tonumber(args["ms"]) or 0
   local kb = math.floor(tonumber(args["kb"]) or 0)
-  local held, piece = {}, string.rep("x", 1024)
-  for i = 1, math.floor(kb / 64) do held[i] = piece:rep(64) end
-  if kb % 64 > 0 then held[#held + 1] = piece:rep(kb % 64) end
+  local held = kb > 0 and string.rep("x", kb * 1024) or ""
   if ms > 0 then r.usleep(ms * 1000) end
   r.content_type = "text/plain"
   r:puts(#held >= 0 and "ok\\n" or "")
