@@ -33,7 +33,6 @@ import psutil
 
 from apachetune.errors import UsageError
 from apachetune.mpm.connections import connection_limit, stall
-from apachetune.procmem import total_pss_uss
 from apachetune.sizing import model
 from apachetune.sizing.facts import HttpdFacts, measure_httpd
 from apachetune.validate.load import (
@@ -80,7 +79,9 @@ def sweep(run: PlanRun) -> None:
     setup, target, report, progress = run.setup, run.target, run.report, run.progress
     mrw, capacity, path = run.mrw, run.capacity, run.path
     idle = idle_facts(target, setup)
-    idle_pss = idle_total_pss(target)
+    # The idle server's PSS from the same look as its per-worker figure (a threaded child's
+    # arena keeps or gives back a freed block: two looks could see two states).
+    idle_pss = None if isinstance(idle, str) else idle.parent_pss_mib + sum(c.pss_mib for c in idle.children)
     with Sampler(target) as sampler:
         best = 0.0
         half: list[dict] = []
@@ -223,24 +224,14 @@ def idle_facts(target: Target, setup: ValidationSetup) -> HttpdFacts | str:
     not only a freshly forked worker."""
     closed_loop(target.host, target.port, setup.app_path, setup.max_request_workers,
                 min(2.0, max(0.3, 4 * setup.service_ms / 1000)))
+    time.sleep(setup.service_ms / 1000 + 0.3)  # the requests the client left finish: truly idle
     try:
         return measure_httpd(target.parent(), samples=3, interval=0.1, threads_per_child=setup.threads_per_child)
     except (psutil.Error, UsageError) as e:
         return f"idle server not measured: {e}"
 
 
-def idle_total_pss(target: Target, looks: int = 3) -> float:
-    """The idle server's PSS, the highest of a few looks: the allocator gives a freed block back
-    now and then and takes it again with the next request (a threaded child's arena)."""
-    highest = 0.0
-    for i in range(looks):
-        highest = max(highest, total_pss_uss(target.pids())[0])
-        if i + 1 < looks:
-            time.sleep(0.1)
-    return highest
-
-
-def busy_worker_mib(samples: list[dict], idle_pss: float) -> float | None:
+def busy_worker_mib(samples: list[dict], idle_pss: float | None) -> float | None:
     """What a busy worker holds beyond an idle one, sampled under load as `apachetune size
     --sample` samples a live server: the server's PSS above its idle PSS, per busy worker
     (the status page's BusyWorkers, less the one serving the status request), the highest seen
@@ -248,6 +239,8 @@ def busy_worker_mib(samples: list[dict], idle_pss: float) -> float | None:
     the highest figure: a worker between two requests counts as busy but holds nothing, so
     lower samples understate. Whatever the application allocates and however it allocates it
     is in this figure; None without a sample with a busy worker."""
+    if idle_pss is None:
+        return None
     per = [(s["pss_mib"] - idle_pss) / (s["busy"] - 1) for s in samples if s.get("busy", 0) > 1]
     return max(0.0, *per) if per else None
 

@@ -1,0 +1,128 @@
+"""apachetune against the folklore, on real httpd, three workloads, one machine, one run.
+
+For each workload a live httpd (the validate target: mod_lua allocating the application's
+memory in one block and sleeping the service time) is measured three ways:
+- "free memory / 20 MB": MaxRequestWorkers = budget / 20;
+- apache2buddy's method: budget / the largest httpd process's RSS, read on the idle server;
+- apachetune: `apachetune generate` from the figures `size --sample` reads on the server under
+  load (PSS per worker and per process, the application included), the workload's rate and
+  service time, the same budget.
+Each section then runs under `validate --target httpd --plan sweep` (closed loop to 2 x
+MaxRequestWorkers): its peak PSS is set against the budget, its throughput against what the
+workload needs. Prints a Markdown table (docs/sizing.md quotes it). Needs apache2 with mod_lua.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from apachetune.cli.validate import run_one
+from apachetune.sizing.facts import measure_httpd
+from apachetune.validate.load import closed_loop
+from apachetune.validate.targets import HttpdTarget
+
+BUDGET_MIB = 512  # the memory httpd may use on the imagined machine
+
+
+@dataclass
+class Workload:
+    name: str
+    mpm: str
+    service_ms: float
+    app_kb: int
+    rate: float
+    cpu_ms: float
+
+
+WORKLOADS = [
+    Workload("php-like (8 MiB a request, 100 ms)", "prefork", 100, 8192, 200, 20),
+    Workload("static (5 ms)", "event", 5, 0, 1000, 1),
+    Workload("proxy (50 ms backend wait, 512 KiB)", "worker", 50, 512, 400, 2),
+]
+
+
+def measure(w: Workload) -> dict:
+    """The live server: the largest process's RSS idle (apache2buddy), then PSS under load
+    (half the workers busy) as `size --sample 3` reads it."""
+    base = ({"MaxRequestWorkers": 16, "StartServers": 16, "MinSpareServers": 16, "MaxSpareServers": 16}
+            if w.mpm == "prefork" else {"MaxRequestWorkers": 16, "ThreadsPerChild": 8, "StartServers": 2})
+    tpc = 1 if w.mpm == "prefork" else 8
+    path = f"/app/sleep?ms={w.service_ms:g}&kb={w.app_kb}"
+    with HttpdTarget(w.mpm, base) as t:
+        closed_loop(t.host, t.port, path, 16, 2.0)  # every worker has served
+        idle = measure_httpd(t.parent(), threads_per_child=tpc)
+        largest_rss = max(c.rss_mib for c in idle.children)
+        done = threading.Event()
+        loader = threading.Thread(target=lambda: (closed_loop(t.host, t.port, path, 8, 4.0), done.set()))
+        loader.start()
+        loaded = measure_httpd(t.parent(), samples=3, interval=1.0, threads_per_child=tpc)
+        loader.join()
+    return {"largest_rss": largest_rss, "per_worker": loaded.per_worker_mib,
+            "per_process": loaded.per_process_mib}
+
+
+def apachetune_section(w: Workload, m: dict, out: Path) -> dict:
+    args = [sys.executable, "-m", "apachetune", "generate", "-o", str(out), "--no-measure", "--no-httpd-check",
+            "--target-mpm", w.mpm, "--memory", str(BUDGET_MIB), "--per-worker-mb", f"{m['per_worker']:.2f}",
+            "--per-process-mb", f"{m['per_process']:.2f}", "--rate", f"{w.rate:g}",
+            "--service-time-ms", f"{w.service_ms:g}", "--cpus", "2", "--cpu-ms", f"{w.cpu_ms:g}",
+            "--requests-per-connection", "1", "--keepalive-clients", "0", "--allow-short"]
+    subprocess.run(args, check=True, capture_output=True)
+    size_args = [a for a in args[6:] if a not in ("--no-httpd-check", "--allow-short")]
+    size = subprocess.run([sys.executable, "-m", "apachetune", "size", *size_args, "--format", "json"],
+                          capture_output=True, text=True, check=True)
+    return json.loads(size.stdout)["recommendation"]
+
+
+def run(w: Workload, method: str, mrw: int, config: Path | None) -> dict:
+    tpc = None if w.mpm == "prefork" else min(25, mrw)
+    if tpc:
+        mrw = max(tpc, mrw - mrw % tpc)
+    report = run_one("httpd", w.mpm, str(config) if config else None, None if config else mrw,
+                     None if config else tpc, None, w.service_ms, ["sweep"], 2.0, quiet=True, app_kb=w.app_kb)
+    v = {x.name: x for x in report.verdicts}
+    best = max((p["throughput_rps"] for p in report.points), default=0.0)
+    mem = v["peak memory at full concurrency"]
+    return {"method": method, "mrw": report.setup.max_request_workers, "peak": mem.measured,
+            "predicted": mem.predicted, "memory_ok": mem.passed, "throughput": best,
+            "saturation_ok": v["saturation throughput"].passed}
+
+
+def main() -> int:
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for w in WORKLOADS:
+            m = measure(w)
+            conf = Path(tmp) / f"{w.mpm}.conf"
+            rec = apachetune_section(w, m, conf)
+            methods = [("free memory / 20 MB", BUDGET_MIB // 20, None),
+                       (f"apache2buddy (largest RSS {m['largest_rss']:.1f} MiB)",
+                        int(BUDGET_MIB // m["largest_rss"]), None),
+                       (f"apachetune ({m['per_worker']:.1f} MiB a worker under load)", rec["max_request_workers"],
+                        conf)]
+            for method, mrw, config in methods:
+                r = run(w, method, mrw, config)
+                rows.append((w, r))
+                print(w.name, r, flush=True)
+    print(f"\nBudget {BUDGET_MIB} MiB; closed loop to 2 x MaxRequestWorkers on real httpd "
+          "(validate --target httpd --plan sweep).\n")
+    print("| workload | method | MaxRequestWorkers | peak PSS MiB | within budget | req/s (needed) | "
+          "validate verdicts |")
+    print("|---|---|---|---|---|---|---|")
+    for w, r in rows:
+        fits = "yes" if r["peak"] <= BUDGET_MIB else f"no ({r['peak'] / BUDGET_MIB:.1f}x)"
+        verdicts = "memory {} / saturation {}".format(*("pass" if ok else "FAIL" for ok in
+                                                         (r["memory_ok"], r["saturation_ok"])))
+        print(f"| {w.name}, {w.mpm} | {r['method']} | {r['mrw']} | {r['peak']:.0f} | {fits} | "
+              f"{r['throughput']:.0f} ({w.rate:g}) | {verdicts} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
