@@ -41,7 +41,7 @@ class Workload:
 
 
 WORKLOADS = [
-    Workload("php-like (8 MiB a request, 100 ms)", "prefork", 100, 8192, 200, 20),
+    Workload("php-like (8 MiB a request, 500 ms)", "prefork", 500, 8192, 40, 20),
     Workload("static (5 ms)", "event", 5, 0, 1000, 1),
     Workload("proxy (50 ms backend wait, 512 KiB)", "worker", 50, 512, 400, 2),
 ]
@@ -85,7 +85,8 @@ def run(w: Workload, method: str, mrw: int, config: Path | None) -> dict:
     if tpc:
         mrw = max(tpc, mrw - mrw % tpc)
     report = run_one("httpd", w.mpm, str(config) if config else None, None if config else mrw,
-                     None if config else tpc, None, w.service_ms, ["sweep"], 2.0, quiet=True, app_kb=w.app_kb)
+                     None if config else tpc, None, w.service_ms, ["sweep"], max(2.0, 10 * w.service_ms / 1000),
+                     quiet=True, app_kb=w.app_kb)
     v = {x.name: x for x in report.verdicts}
     best = max((p["throughput_rps"] for p in report.points), default=0.0)
     mem = v["peak memory at full concurrency"]
@@ -94,10 +95,10 @@ def run(w: Workload, method: str, mrw: int, config: Path | None) -> dict:
             "saturation_ok": v["saturation throughput"].passed}
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for w in WORKLOADS:
+        for w in [w for w in WORKLOADS if not argv or w.mpm in argv]:
             m = measure(w)
             conf = Path(tmp) / f"{w.mpm}.conf"
             rec = apachetune_section(w, m, conf)
@@ -125,4 +126,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
