@@ -3,9 +3,11 @@ section memory cannot carry is refused unless --allow-short."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from apachetune.cli import cli
@@ -56,3 +58,22 @@ def test_memory_short_is_refused_unless_allow_short(tmp_path):
     r = run(*args, "--allow-short")
     assert r.exit_code == 0, r.stderr
     assert "warning: memory cannot carry the load" in r.stderr and out.exists()
+
+
+@pytest.mark.parametrize("command", ["size", "generate"])
+@pytest.mark.parametrize("mpm", ["prefork", "worker", "event"])
+def test_mpm_names_the_servers_mpm_without_a_file_too(command, mpm, tmp_path):
+    """--mpm means the server's MPM in every command: with no configuration to read it from,
+    the section is for that MPM (it was an event section whatever --mpm said)."""
+    out = tmp_path / "mpm.conf"
+    args = [command, "--mpm", mpm, "--no-measure", "--memory", "4096", "--rate", "50", "--per-worker-mb", "8"]
+    args += ["-o", str(out), "--no-httpd-check"] if command == "generate" else ["--format", "json"]
+    r = CliRunner().invoke(cli, args)
+    assert r.exit_code == 0, r.output
+    if command == "generate":
+        assert f"<IfModule mpm_{mpm}_module>" in out.read_text()
+        assert out.read_text().count("<IfModule mpm_") == 1
+    else:
+        rec = json.loads(r.output)["recommendation"]
+        assert rec["mpm"] == mpm and f"given with --mpm ({mpm})" in rec["mpm_reasons"][0]
+        assert (len(rec["mpm_reasons"]) > 1) == (mpm != "event")  # the alternative is named

@@ -51,7 +51,7 @@ def command(file, output, in_place, show_diff, check, force, no_httpd_check, bac
     if in_place and not file:
         raise UsageError("--in-place needs the main configuration FILE")
     resolve_kw = {k: kw.pop(k) for k in RESOLVE_KEYS}
-    resolve = make_resolve_options(**resolve_kw) if file else None
+    resolve = make_resolve_options(**resolve_kw)
     if in_place and not target_mpm:
         target_mpm = running_mpm(file, resolve)
     session = run_sizing(SizingRequest.from_cli(file, resolve, target_mpm=target_mpm, **kw))

@@ -23,7 +23,7 @@ from apachetune.sizing.session import SizingRequest, run_sizing
 def command(file, fmt, all_mpms, target_mpm, **kw):
     """Recommend MaxRequestWorkers and a full MPM section from measured (or given) figures."""
     resolve_kw = {k: kw.pop(k) for k in ("server_root", "defines", "modules", "httpd_version", "mpm", "env_file")}
-    req = SizingRequest.from_cli(file, make_resolve_options(**resolve_kw) if file else None,
+    req = SizingRequest.from_cli(file, make_resolve_options(**resolve_kw),
                                  target_mpm=target_mpm, **kw)
     session = run_sizing(req)
     if fmt == "json":

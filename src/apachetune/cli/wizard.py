@@ -44,7 +44,7 @@ def command(file, yes, output, in_place, force, no_httpd_check, **kw):
         file = ask("Main configuration file (empty for none)", found, show_default=True) or None
         if file and not Path(file).is_file():
             raise click.BadParameter(f"{file} does not exist", param_hint="FILE")
-    resolve = make_resolve_options(**resolve_kw) if file else None
+    resolve = make_resolve_options(**resolve_kw)
     out.print("Reading the machine..." if not (kw.get("no_measure") or kw.get("facts_path")) else "")
     first = run_sizing(SizingRequest.from_cli(file, resolve, **kw))
     inp = first.inputs

@@ -10,7 +10,7 @@ from apachetune.config.resolver import ResolveOptions, resolve
 from apachetune.errors import UsageError
 from apachetune.sizing.facts import HostFacts
 from apachetune.sizing.plan import Given, build_inputs
-from apachetune.sizing.recommend import Recommendation, SizingInputs, recommend
+from apachetune.sizing.recommend import Recommendation, SizingInputs, choose_mpm, recommend
 
 
 @dataclass
@@ -84,7 +84,18 @@ def run_sizing(req: SizingRequest) -> SizingSession:
         load = from_access_log(req.access_log, req.log_format) if req.access_log else \
             from_status(req.status_url, seconds=max(2, req.sample_seconds))
     evidence = _error_log(req, eff)
-    inputs, reasons = build_inputs(req.given, host, eff, load, evidence)
+    given = req.given
+    assumed = req.resolve.mpm if req.resolve else None
+    if assumed and not given.mpm and (eff is None or not eff.mpm):
+        # --mpm names the server's MPM wherever no configuration says it (one meaning in every
+        # command): with nothing loaded to argue for another, the section is for that MPM.
+        given = Given(**{**given.__dict__, "mpm": assumed})
+    inputs, reasons = build_inputs(given, host, eff, load, evidence)
+    if given is not req.given:
+        better, why = choose_mpm(eff.modules if eff else frozenset(), assumed)
+        reasons = [f"the server's MPM, given with --mpm ({assumed})"]
+        if better != assumed:
+            reasons.append(f"--target-mpm {better} to size for {better} instead: {why[0]}")
     rec = recommend(inputs)
     rec.mpm_reasons = reasons
     return SizingSession(req, eff, host, inputs, rec, load, evidence)
