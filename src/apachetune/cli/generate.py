@@ -11,15 +11,13 @@ from pathlib import Path
 
 import click
 
-from apachetune.cli.options import MPM_CHOICE, make_resolve_options, resolve_options
+from apachetune.cli.options import MPM_CHOICE, pop_resolve_options, resolve_options
 from apachetune.cli.sizing_options import sizing_options
 from apachetune.console import err, out
 from apachetune.errors import UsageError
 from apachetune.generate import apply
 from apachetune.generate.diff import unified_diff
 from apachetune.sizing.session import SizingRequest, run_sizing
-
-RESOLVE_KEYS = ("server_root", "defines", "modules", "httpd_version", "mpm", "env_file")
 
 
 @click.command("generate")
@@ -50,8 +48,7 @@ def command(file, output, in_place, show_diff, check, force, no_httpd_check, bac
         in_place = True  # --diff / --check on FILE: what an in-place edit would change, nothing written
     if in_place and not file:
         raise UsageError("--in-place needs the main configuration FILE")
-    resolve_kw = {k: kw.pop(k) for k in RESOLVE_KEYS}
-    resolve = make_resolve_options(**resolve_kw)
+    resolve = pop_resolve_options(kw)
     if in_place and not target_mpm:
         target_mpm = running_mpm(file, resolve)
     session = run_sizing(SizingRequest.from_cli(file, resolve, target_mpm=target_mpm, **kw))

@@ -30,6 +30,16 @@ def resolve_options(func):
     return func
 
 
+# resolve_options' parameters, as a command receives them among its keyword arguments.
+RESOLVE_KEYS = ("server_root", "defines", "modules", "httpd_version", "mpm", "env_file")
+
+
+def pop_resolve_options(kw: dict) -> ResolveOptions:
+    """resolve_options' values taken out of a command's keyword arguments (the rest are the
+    command's own, e.g. sizing_options'), as ResolveOptions."""
+    return make_resolve_options(**{k: kw.pop(k) for k in RESOLVE_KEYS})
+
+
 def make_resolve_options(server_root, defines, modules, httpd_version, mpm, env_file) -> ResolveOptions:
     from apachetune.config.conditions import Version
     from apachetune.errors import UsageError

@@ -7,7 +7,7 @@ import json
 import click
 from rich.table import Table
 
-from apachetune.cli.options import MPM_CHOICE, make_resolve_options, resolve_options
+from apachetune.cli.options import MPM_CHOICE, pop_resolve_options, resolve_options
 from apachetune.cli.sizing_options import sizing_options
 from apachetune.console import out
 from apachetune.sizing.session import SizingRequest, run_sizing
@@ -22,9 +22,7 @@ from apachetune.sizing.session import SizingRequest, run_sizing
 @resolve_options
 def command(file, fmt, all_mpms, target_mpm, **kw):
     """Recommend MaxRequestWorkers and a full MPM section from measured (or given) figures."""
-    resolve_kw = {k: kw.pop(k) for k in ("server_root", "defines", "modules", "httpd_version", "mpm", "env_file")}
-    req = SizingRequest.from_cli(file, make_resolve_options(**resolve_kw),
-                                 target_mpm=target_mpm, **kw)
+    req = SizingRequest.from_cli(file, pop_resolve_options(kw), target_mpm=target_mpm, **kw)
     session = run_sizing(req)
     if fmt == "json":
         payload = session.to_json()

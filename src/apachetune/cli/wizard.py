@@ -12,8 +12,8 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from apachetune.cli.generate import RESOLVE_KEYS, report_and_exit, running_mpm
-from apachetune.cli.options import make_resolve_options, resolve_options
+from apachetune.cli.generate import report_and_exit, running_mpm
+from apachetune.cli.options import pop_resolve_options, resolve_options
 from apachetune.cli.params import Finite, MemorySize
 from apachetune.cli.sizing_options import sizing_options
 from apachetune.console import out
@@ -35,7 +35,7 @@ def command(file, yes, output, in_place, force, no_httpd_check, **kw):
     """Size httpd interactively and write the tuned MPM settings."""
     ask = (lambda text, default, **o: default) if yes else (lambda text, default, **o: click.prompt(
         text, default=default, **o))
-    resolve_kw = {k: kw.pop(k) for k in RESOLVE_KEYS}
+    resolve = pop_resolve_options(kw)
     if file is None:
         from apachetune.config.locate import find_main_file
 
@@ -44,7 +44,6 @@ def command(file, yes, output, in_place, force, no_httpd_check, **kw):
         file = ask("Main configuration file (empty for none)", found, show_default=True) or None
         if file and not Path(file).is_file():
             raise click.BadParameter(f"{file} does not exist", param_hint="FILE")
-    resolve = make_resolve_options(**resolve_kw)
     out.print("Reading the machine..." if not (kw.get("no_measure") or kw.get("facts_path")) else "")
     first = run_sizing(SizingRequest.from_cli(file, resolve, **kw))
     inp = first.inputs

@@ -86,12 +86,13 @@ def run_sizing(req: SizingRequest) -> SizingSession:
     evidence = _error_log(req, eff)
     given = req.given
     assumed = req.resolve.mpm if req.resolve else None
-    if assumed and not given.mpm and (eff is None or not eff.mpm):
-        # --mpm names the server's MPM wherever no configuration says it (one meaning in every
-        # command): with nothing loaded to argue for another, the section is for that MPM.
+    # --mpm names the server's MPM wherever no configuration says it (one meaning in every
+    # command): with nothing loaded to argue for another, the section is for that MPM.
+    mpm_from_option = bool(assumed) and not given.mpm and (eff is None or not eff.mpm)
+    if mpm_from_option:
         given = Given(**{**given.__dict__, "mpm": assumed})
     inputs, reasons = build_inputs(given, host, eff, load, evidence)
-    if given is not req.given:
+    if mpm_from_option:
         better, why = choose_mpm(eff.modules if eff else frozenset(), assumed)
         reasons = [f"the server's MPM, given with --mpm ({assumed})"]
         if better != assumed:
