@@ -9,7 +9,9 @@ memory in one block and sleeping the service time) is measured three ways:
   service time, the same budget.
 Each section then runs under `validate --target httpd --plan sweep` (closed loop to 2 x
 MaxRequestWorkers): its peak PSS is set against the budget, its throughput against what the
-workload needs. Prints a Markdown table (docs/sizing.md quotes it). Needs apache2 with mod_lua.
+workload needs. Writes the `## Sizing methods side by side` section of docs/benchmarks.md
+(docs/sizing.md quotes it); `python benchmarks/side_by_side_bench.py [prefork|worker|event]`
+runs a subset and writes nothing. Needs apache2 with mod_lua (skipped without).
 """
 
 from __future__ import annotations
@@ -22,10 +24,17 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from apachetune.cli.validate import run_one
-from apachetune.sizing.facts import measure_httpd
-from apachetune.validate.load import closed_loop
-from apachetune.validate.targets import HttpdTarget
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from parse_bench import write_section  # noqa: E402
+
+from apachetune import httpd  # noqa: E402
+from apachetune.cli.validate import run_one  # noqa: E402
+from apachetune.sizing.facts import measure_httpd  # noqa: E402
+from apachetune.validate.load import closed_loop  # noqa: E402
+from apachetune.validate.targets import HttpdTarget  # noqa: E402
 
 BUDGET_MIB = 512  # the memory httpd may use on the imagined machine
 
@@ -96,6 +105,9 @@ def run(w: Workload, method: str, mrw: int, config: Path | None) -> dict:
 
 
 def main(argv: list[str]) -> int:
+    if httpd.binary() is None or not httpd.module_path("lua").exists():
+        print("skipped: needs apache2 with mod_lua")
+        return 0
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for w in [w for w in WORKLOADS if not argv or w.mpm in argv]:
@@ -111,17 +123,21 @@ def main(argv: list[str]) -> int:
                 r = run(w, method, mrw, config)
                 rows.append((w, r))
                 print(w.name, r, flush=True)
-    print(f"\nBudget {BUDGET_MIB} MiB; closed loop to 2 x MaxRequestWorkers on real httpd "
-          "(validate --target httpd --plan sweep).\n")
-    print("| workload | method | MaxRequestWorkers | peak PSS MiB | within budget | req/s (needed) | "
-          "validate verdicts |")
-    print("|---|---|---|---|---|---|---|")
+    lines = [f"`python benchmarks/side_by_side_bench.py`: a {BUDGET_MIB} MiB budget; each section under a closed "
+             "loop to 2 x MaxRequestWorkers on real httpd (validate --target httpd --plan sweep). Peak PSS is "
+             "given as a ratio of the budget; what each method's throughput buys, in req/s against the "
+             "workload's need.", "",
+             "| workload | method | MaxRequestWorkers | peak PSS MiB (x budget) | req/s (needed) | validate verdicts |",
+             "|---|---|---|---|---|---|"]
     for w, r in rows:
-        fits = "yes" if r["peak"] <= BUDGET_MIB else f"no ({r['peak'] / BUDGET_MIB:.1f}x)"
         verdicts = "memory {} / saturation {}".format(*("pass" if ok else "FAIL" for ok in
                                                          (r["memory_ok"], r["saturation_ok"])))
-        print(f"| {w.name}, {w.mpm} | {r['method']} | {r['mrw']} | {r['peak']:.0f} | {fits} | "
-              f"{r['throughput']:.0f} ({w.rate:g}) | {verdicts} |")
+        lines.append(f"| {w.name}, {w.mpm} | {r['method']} | {r['mrw']} | {r['peak']:.0f} "
+                     f"({r['peak'] / BUDGET_MIB:.2f}x) | {r['throughput']:.0f} ({w.rate:g}) | {verdicts} |")
+    print("\n".join(lines))
+    if not argv:
+        heading = "## Sizing methods side by side"
+        write_section(ROOT / "docs" / "benchmarks.md", heading, heading + "\n\n" + "\n".join(lines) + "\n")
     return 0
 
 
