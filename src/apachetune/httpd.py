@@ -69,6 +69,19 @@ def load_module_line(name: str) -> str:
     return f"LoadModule {name}_module {module_path(name)}"
 
 
+@cache
+def version() -> str | None:
+    """The installed httpd's version (`-v`: "Server version: Apache/2.4.71 (Debian)"), or None."""
+    if binary() is None:
+        return None
+    try:
+        out = run("-v", timeout=20).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = re.search(r"Apache/(\d+\.\d+\.\d+)", out)
+    return m.group(1) if m else None
+
+
 def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """httpd's environment: PATH and the C locale (messages in English), plus `extra`."""
     env = {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/bin"), "LANG": "C"}

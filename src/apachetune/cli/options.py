@@ -18,8 +18,10 @@ def resolve_options(func):
                      help="Define NAME, like httpd -D (repeatable)."),
         click.option("--module", "modules", multiple=True, metavar="NAME",
                      help="Treat module NAME (ssl_module, ssl or mod_ssl.c) as loaded (repeatable)."),
-        click.option("--httpd-version", default="2.4.71", show_default=True,
-                     help="The httpd version <IfVersion> compares with."),
+        click.option("--httpd-version", default=None, metavar="X.Y.Z",
+                     help="The httpd 2.4.x to model: <IfVersion>, the directives it knows, its "
+                          "start-up checks and wording (default: the installed apache2/httpd's, "
+                          "else 2.4.71)."),
         click.option("--mpm", type=MPM_CHOICE, default=None,
                      help="The MPM to assume when no MPM is loaded (a lone snippet such as httpd-mpm.conf)."),
         click.option("--env-file", type=click.Path(dir_okay=False), default=None,
@@ -44,6 +46,7 @@ def make_resolve_options(server_root, defines, modules, httpd_version, mpm, env_
     from apachetune.config.conditions import Version
     from apachetune.errors import UsageError
 
+    httpd_version, version_source = httpd_version_or_installed(httpd_version)
     try:
         Version.parse(httpd_version)
     except ValueError as e:
@@ -55,7 +58,24 @@ def make_resolve_options(server_root, defines, modules, httpd_version, mpm, env_
         else:
             module_ids.append(m.removeprefix("mod_") + "_module")
     return ResolveOptions(server_root=server_root, defines=list(defines), modules=module_ids,
-                          httpd_version=httpd_version, mpm=mpm, env_file=env_file)
+                          httpd_version=httpd_version, version_source=version_source, mpm=mpm,
+                          env_file=env_file)
+
+
+def httpd_version_or_installed(given: str | None) -> tuple[str, str]:
+    """The version to model and where it came from: --httpd-version, else the installed
+    httpd's, else the version apachetune's tables were taken from."""
+    if given:
+        return given, "--httpd-version"
+    import os
+
+    from apachetune import httpd
+    from apachetune.mpm.versions import DEFAULT_VERSION
+
+    found = httpd.version()
+    if found:
+        return found, f"the installed {os.path.basename(httpd.binary() or 'httpd')}"
+    return str(DEFAULT_VERSION), "no httpd installed; --httpd-version to choose"
 
 
 def main_file(file: str | None) -> str:

@@ -86,7 +86,8 @@ def show_before_after(session) -> None:
     rec = session.recommendation
     now: dict[str, object] = {}
     if session.eff is not None and session.eff.mpm == rec.mpm:
-        now.update(simulate_startup(rec.mpm, [(d.name, d.args) for d in session.eff.directives]).effective)
+        now.update(simulate_startup(rec.mpm, [(d.name, d.args) for d in session.eff.directives],
+                                    version=session.eff.httpd_version).effective)
     if session.eff is not None:
         for name in ("KeepAlive", "KeepAliveTimeout", "MaxKeepAliveRequests", "Timeout"):
             d = session.eff.get(name)

@@ -70,6 +70,12 @@ class Version:
         return f"{self.major}.{self.minor}.{self.patch}{self.add}"
 
 
+def at_least(version: Version, text: str) -> bool:
+    """`version` is `text` (X.Y.Z) or later."""
+    v = Version.parse(text)
+    return (version.major, version.minor, version.patch) >= (v.major, v.minor, v.patch)
+
+
 _BAD_VERSION = ("Version appears to be invalid. It must have the format "
                 "major[.minor[.patch]] where major, minor and patch are numbers.")
 

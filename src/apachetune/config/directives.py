@@ -34,6 +34,7 @@ class DirectiveSpec:
     allowed: str
     help: str
     help_by_module: tuple[tuple[str, str], ...] = ()
+    since: str | None = None  # the first 2.4.x release that has it (None: every 2.4.x)
 
     def help_for(self, module: str | None) -> str:
         """httpd's help text as the given module words it (MPMs word some differently)."""
@@ -77,10 +78,13 @@ def _entries(path) -> list[dict]:
 @lru_cache(maxsize=1)
 def registry() -> dict[str, DirectiveSpec]:
     entries = _entries(rules_dir() / "registry" / "directives.yaml")
+    with open(rules_dir() / "registry" / "since.yaml", encoding="utf-8") as fh:
+        since = {name.lower(): str(v) for name, v in (yaml.load(fh, Loader=_Loader) or {}).items()}
     return {
         e["name"].lower(): DirectiveSpec(e["name"], tuple(e["modules"]), e.get("kind"),
                                          tuple(e.get("contexts") or ()), e.get("allowed", ""),
-                                         e.get("help", ""), tuple((e.get("help_by_module") or {}).items()))
+                                         e.get("help", ""), tuple((e.get("help_by_module") or {}).items()),
+                                         since.get(e["name"].lower()))
         for e in entries
     }
 

@@ -96,6 +96,7 @@ class EffectiveConfig:
     module_positions: dict[str, Position] = field(default_factory=dict)  # LoadModule lines
     generated_files: set[str] = field(default_factory=set)  # macro expansions: in files, not on disk
     missing_modules: list = field(default_factory=list)  # (module, .so path, Position): not on disk
+    httpd_version_source: str = "default"  # where httpd_version came from (--httpd-version, installed)
 
     @property
     def directives(self) -> list[ResolvedDirective]:

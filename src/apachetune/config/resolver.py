@@ -22,11 +22,17 @@ from apachetune.config import cache
 from apachetune.config.conditions import (
     ConditionError,
     Version,
+    at_least,
     ifversion,
     module_loaded,
     split_negation,
 )
-from apachetune.config.directives import canonical_name, directive_modules, too_many_arguments
+from apachetune.config.directives import (
+    canonical_name,
+    directive_modules,
+    lookup,
+    too_many_arguments,
+)
 from apachetune.config.effective import (
     EffectiveConfig,
     InactiveSection,
@@ -69,6 +75,7 @@ class ResolveOptions:
     env_file: str | None = None  # a Debian-style envvars; default: `envvars` beside the main file
     use_env_file: bool = True
     httpd_version: str = "2.4.71"
+    version_source: str = "default"  # where httpd_version came from, for the report
     modules: list[str] = field(default_factory=list)  # extra modules taken as loaded (--module)
     mpm: str | None = None  # the MPM to assume when none is loaded (a lone snippet)
     builtin_modules: tuple[str, ...] = DEBIAN_BUILTIN_MODULES
@@ -242,7 +249,7 @@ class Resolver:
             mpms_loaded=[MPM_MODULES[m] for m in st.mpms], inactive=st.inactive,
             generated_files=set(st.generated), missing_modules=list(st.missing_modules),
             inclusions=st.inclusions, warnings=st.warnings, httpd_version=st.opts.httpd_version,
-            module_positions=st.module_positions,
+            module_positions=st.module_positions, httpd_version_source=st.opts.version_source,
         )
 
     def read_file(self, path: str, chain: tuple, by) -> list:
@@ -350,7 +357,8 @@ class Resolver:
         lname = node.lname
         raw = st.substitute(node.raw_args, node)
         known_conditional = lname in CONDITIONAL_SECTIONS and (
-            lname != "ifversion" or module_loaded("version_module", frozenset(st.modules)))
+            lname != "ifversion" or module_loaded("version_module", frozenset(st.modules))) and (
+            _in_version("<" + node.name, st))  # <IfFile>, <IfDirective>, <IfSection>: 2.4.34
         if known_conditional:
             try:
                 result, reason = self.condition(lname, raw)
@@ -449,7 +457,13 @@ def _parse_cached(path: str, by=None) -> ConfigFile:
 
 def _directive_known(name: str, st: _State) -> bool:
     """Whether httpd would know directive `name` with the modules loaded so far."""
-    return any(module_loaded(m, frozenset(st.modules)) for m in directive_modules(name))
+    return _in_version(name, st) and any(module_loaded(m, frozenset(st.modules)) for m in directive_modules(name))
+
+
+def _in_version(name: str, st: _State) -> bool:
+    """Whether the modelled httpd version has directive `name` (registry's `since`)."""
+    spec = lookup(name)
+    return spec is None or spec.since is None or at_least(st.version, spec.since)
 
 
 def resolve(main_file: str | os.PathLike[str], options: ResolveOptions | None = None) -> EffectiveConfig:

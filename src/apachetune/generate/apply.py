@@ -82,5 +82,6 @@ def restart_notes(session: SizingSession) -> list[str]:
     eff, rec = session.eff, session.recommendation
     if eff is None or eff.mpm != rec.mpm:
         return []  # a new MPM is loaded by a full restart anyway
-    before = simulate_startup(eff.mpm, [(d.name, d.args) for d in eff.directives]).effective
+    before = simulate_startup(eff.mpm, [(d.name, d.args) for d in eff.directives],
+                              version=eff.httpd_version).effective
     return needs_full_restart(rec.mpm, before, rec.values())

@@ -70,7 +70,7 @@ def lint(target: EffectiveConfig | str | os.PathLike[str], options: LintOptions)
     buckets = _buckets(eff, options.cpus)
     if mpm:
         ctx_items = [(d.name, d.args) for d in eff.directives]
-        startup = simulate_startup(mpm, ctx_items, listen_buckets=buckets)
+        startup = simulate_startup(mpm, ctx_items, listen_buckets=buckets, version=eff.httpd_version)
     ctx = LintContext(eff, mpm, startup, snippet=options.snippet, listen_buckets=buckets,
                       settings=options.settings, host=options.host)
     rules = all_rules()
@@ -97,7 +97,8 @@ def lint(target: EffectiveConfig | str | os.PathLike[str], options: LintOptions)
             if not suppress.suppressed(f.rule, f.location.file, f.location.line):
                 findings.append(f)
     findings.sort(key=lambda f: (f.location.file, f.location.line, f.location.column, f.rule))
-    return LintResult(eff.main_file, findings, startup.to_json() if startup else None, files=eff.files)
+    return LintResult(eff.main_file, findings, startup.to_json() if startup else None, files=eff.files,
+                      httpd_version=eff.httpd_version, httpd_version_source=eff.httpd_version_source)
 
 
 def exit_code(result: LintResult, fail_on: str) -> int:

@@ -71,6 +71,8 @@ class LintResult:
     mpm: dict[str, Any] | None  # the contract's "mpm" object (StartupResult.to_json())
     fatal: bool = False  # the configuration could not be read (syntax / include error): exit 2
     files: dict[str, Any] = field(default_factory=dict)  # path -> ConfigFile, for showing lines
+    httpd_version: str | None = None  # the httpd version the checks modelled, and why that one
+    httpd_version_source: str = ""
 
     def summary(self) -> dict[str, int]:
         counts = {s: 0 for s in SEVERITIES}

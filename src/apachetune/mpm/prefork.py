@@ -23,11 +23,17 @@ def check_prefork(run: StartupState, buckets: int) -> None:
                 f"{v['ServerLimit']}, decreasing to match")
     elif v["MaxRequestWorkers"] < 1:
         run.raise_to_one("MaxRequestWorkers", "AH00182")
-    if v["StartServers"] < 1:
+    if v["StartServers"] < run.rules.start_servers_floor:
         run.raise_to_one("StartServers", "AH00184")
     if v["MinSpareServers"] < 1:
         run.raise_to_one("MinSpareServers", "AH00186", SPARE_WARNING)
     # prefork_run(): silent adjustments before the first fork.
+    if not run.rules.buckets:  # before 2.4.17: only "don't thrash"
+        if v["MaxSpareServers"] < v["MinSpareServers"] + 1:
+            run.set("MaxSpareServers", v["MinSpareServers"] + 1)
+        if v["StartServers"] > v["MaxRequestWorkers"]:
+            run.set("StartServers", v["MaxRequestWorkers"])
+        return
     if v["MaxRequestWorkers"] < buckets:
         run.set("MaxRequestWorkers", buckets)
     if v["StartServers"] < buckets:

@@ -12,6 +12,12 @@ class StartupMessage:
     level: str  # "warning" (printed by -t), "info" (only with -e info) or "error" (httpd stops)
     text: str  # exactly what httpd prints after "AHnnnnn: "
     directive: str | None = None  # the directive it is about
+    # The stderr lines as the modelled httpd version prints them ("AHnnnnn: text" from 2.4.20;
+    # older versions split the long warnings over several lines). Empty: one line, as 2.4.20+.
+    lines: tuple[str, ...] = ()
+
+    def printed(self) -> tuple[str, ...]:
+        return self.lines or (f"{self.code}: {self.text}",)
 
     def to_json(self) -> dict[str, str]:
         return {"code": self.code, "text": self.text}

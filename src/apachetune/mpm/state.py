@@ -6,14 +6,16 @@ from __future__ import annotations
 from apachetune.mpm.directives import DEFAULTS, MPM_DIRECTIVES
 from apachetune.mpm.numbers import atoi
 from apachetune.mpm.result import Adjustment, StartupMessage
+from apachetune.mpm.versions import StartupRules, joined_text, printed_lines, rules_for
 
 # What httpd adds when a spare minimum is below 1.
 SPARE_WARNING = " to avoid almost certain server failure. Please read the documentation"
 
 
 class StartupState:
-    def __init__(self, mpm: str, configured: dict[str, str]):
+    def __init__(self, mpm: str, configured: dict[str, str], rules: StartupRules | None = None):
         self.mpm = mpm
+        self.rules = rules or rules_for(None)
         self.configured = configured
         self.v: dict[str, int | float] = dict(DEFAULTS[mpm])
         for name in MPM_DIRECTIVES[mpm]:
@@ -31,7 +33,8 @@ class StartupState:
         second pass's ErrorLog line, whose code is always the next one."""
         before = self.v[name]
         if code is not None and text is not None:
-            self.messages.append(StartupMessage(code, "warning", text, name))
+            lines = printed_lines(code, text, self.rules)
+            self.messages.append(StartupMessage(code, "warning", joined_text(lines), name, lines))
         if code is not None and log is not None:
             self.error_log.append(StartupMessage(f"AH{int(code[2:]) + 1:05d}", "warning", log, name))
         if before != value:

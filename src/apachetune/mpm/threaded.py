@@ -72,31 +72,40 @@ def check_threaded(run: StartupState, buckets: int) -> None:
                 f"MaxRequestWorkers of {v['MaxRequestWorkers']} would require {daemons} servers and "
                 f"exceed ServerLimit of {sl}, decreasing to {sl * tpc}")
         daemons = sl
-    if v["StartServers"] < 1:
+    if v["StartServers"] < run.rules.start_servers_floor:
         run.raise_to_one("StartServers", c_ss)
     if v["MinSpareThreads"] < 1:
         run.raise_to_one("MinSpareThreads", c_minspare, SPARE_WARNING)
     # worker_run() / event_run(): silent adjustments before the first fork.
-    if daemons < buckets:
-        daemons = buckets
-        run.set("MaxRequestWorkers", daemons * tpc)
-    if v["StartServers"] < buckets:
-        run.set("StartServers", buckets)
-    if v["MinSpareThreads"] < tpc * (buckets - 1) + buckets:
-        run.set("MinSpareThreads", tpc * (buckets - 1) + buckets)
-    if v["MaxSpareThreads"] < v["MinSpareThreads"] + (tpc + 1) * buckets:
-        run.set("MaxSpareThreads", v["MinSpareThreads"] + (tpc + 1) * buckets)
+    floor = run.rules.spare_floor
+    if floor == "thread":  # before 2.4.17: only "don't thrash", no buckets
+        if v["MaxSpareThreads"] < v["MinSpareThreads"] + tpc:
+            run.set("MaxSpareThreads", v["MinSpareThreads"] + tpc)
+    else:
+        if daemons < buckets:
+            daemons = buckets
+            run.set("MaxRequestWorkers", daemons * tpc)
+        if v["StartServers"] < buckets:
+            run.set("StartServers", buckets)
+        min_floor = tpc * buckets if floor == "process" else tpc * (buckets - 1) + buckets
+        if v["MinSpareThreads"] < min_floor:
+            run.set("MinSpareThreads", min_floor)
+        max_gap = (tpc + 1) * buckets if floor == "bucket" else tpc * buckets
+        if v["MaxSpareThreads"] < v["MinSpareThreads"] + max_gap:
+            run.set("MaxSpareThreads", v["MinSpareThreads"] + max_gap)
     if v["StartServers"] > daemons:  # only that many children are started
         run.set("StartServers", daemons)
 
 
 def read_worker_factor(run: StartupState) -> None:
-    """event.c set_worker_factor: kept in 1/16ths, at least 1 (refusals are in reading.py)."""
+    """event.c set_worker_factor: kept in 1/16ths, at least 1 (1/16 before 2.4.30; refusals are in
+    reading.py)."""
     raw = run.configured.get("AsyncRequestWorkerFactor")
     if raw is None:
         return
     scaled = double_to_uint(strtod_strict(raw) * _WORKER_FACTOR_SCALE)
-    run.v["AsyncRequestWorkerFactor"] = max(scaled, _WORKER_FACTOR_SCALE) / _WORKER_FACTOR_SCALE
+    floor = _WORKER_FACTOR_SCALE if run.rules.factor_floor_one else 1  # 1/16 before 2.4.30
+    run.v["AsyncRequestWorkerFactor"] = max(scaled, floor) / _WORKER_FACTOR_SCALE
 
 
 def double_to_uint(x: float) -> int:

@@ -23,6 +23,7 @@ def render(result: LintResult) -> str:
             for r in f.related:
                 out.append(f"      see {display_path(r.file)}:{r.line}:{r.column}")
         out.append("")
+    version = f"httpd {result.httpd_version}" if result.httpd_version else "httpd"
     if result.mpm and result.mpm.get("startup_messages"):
         out.append(f"httpd ({result.mpm['name']} MPM) will print at start-up:")
         for m in result.mpm["startup_messages"]:
@@ -32,4 +33,7 @@ def render(result: LintResult) -> str:
     total = sum(s.values())
     out.append(f"{total} finding(s): {s['error']} error(s), {s['warning']} warning(s), {s['info']} info"
                if total else "No findings.")
+    if result.httpd_version:
+        why = f" ({result.httpd_version_source})" if result.httpd_version_source else ""
+        out.append(f"Checked as {version}{why}.")
     return "\n".join(out) + "\n"

@@ -142,7 +142,8 @@ def build_inputs(given: Given, host: HostFacts | None, eff: EffectiveConfig | No
     if evidence is not None and evidence.reached and eff is not None and eff.mpm:
         from apachetune.mpm import simulate_startup
 
-        current = simulate_startup(eff.mpm, [(d.name, d.args) for d in eff.directives]).effective
+        current = simulate_startup(eff.mpm, [(d.name, d.args) for d in eff.directives],
+                                   version=eff.httpd_version).effective
         codes = ", ".join(f"{c} x{n}" for c, n in sorted(evidence.counts.items()))
         inputs.saturated_at = Figure(current["MaxRequestWorkers"],
                                      f"error log {evidence.path}: {codes}, last {evidence.last_seen}")

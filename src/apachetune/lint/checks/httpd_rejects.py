@@ -6,7 +6,7 @@ ap_check_cmd_context), so the finding reads like the error httpd would print.
 
 from __future__ import annotations
 
-from apachetune.config.conditions import module_loaded
+from apachetune.config.conditions import Version, at_least, module_loaded
 from apachetune.config.directives import ARG_WORDS, lookup, shipped_modules, suggest
 from apachetune.config.effective import ResolvedSection
 from apachetune.config.words import split_words
@@ -59,6 +59,10 @@ def unknown_or_not_loaded(ctx: LintContext):
                 yield f
                 continue
             yield ctx.finding("AT501", base + extra, item)
+        elif spec.since and not at_least(Version.parse(ctx.eff.httpd_version), spec.since):
+            # httpd's own words: a version before the directive's does not know it at all.
+            yield ctx.finding("AT501", f"{base} ({spec.name} came with httpd {spec.since}; this is "
+                              f"httpd {ctx.eff.httpd_version})", item)
         elif not any(module_loaded(m, loaded) for m in spec.modules):
             mods = " or ".join(spec.modules)
             yield ctx.finding("AT502", f"{base} ({spec.name} is defined by {mods}, which is not loaded)",
