@@ -42,12 +42,18 @@ from apachetune.report import FORMATS
               help="Lint against this host too (somaxconn, mounts, memory, the running httpd's limits).")
 @click.option("--facts", "facts_path", type=click.Path(dir_okay=False), default=None,
               help="Lint against a host described by a facts file (apachetune size --save-facts).")
+@click.option("--from-dump", "from_dump", type=click.Path(dir_okay=False, allow_dash=True), default=None,
+              metavar="FILE",
+              help="Lint the output of `apachectl -t -D DUMP_CONFIG` (FILE, or - for standard input): "
+                   "the live server's view, findings at the files and lines it names.")
 @resolve_options
 def command(file, fmt, fail_on, config_path, rules, output, cpus, keepalive_clients, do_fix, show_diff, no_httpd_check,
-            backup_dir, measure, facts_path, **resolve_kw):
+            backup_dir, measure, facts_path, from_dump, **resolve_kw):
     """Lint FILE (a main configuration, or a lone MPM snippet with --mpm; default: the main
     configuration found on this machine, from httpd -V or the distribution's usual place)."""
-    file = main_file(file)
+    if from_dump and (file or do_fix):
+        raise UsageError("--from-dump reads the dump instead of FILE, and cannot --fix it")
+    file = file if from_dump else main_file(file)
     settings = load_settings(Path(config_path) if config_path else find_config(Path.cwd()))
     if keepalive_clients is not None:
         settings.options.setdefault("AT302", {})["idle_clients"] = keepalive_clients
@@ -60,14 +66,16 @@ def command(file, fmt, fail_on, config_path, rules, output, cpus, keepalive_clie
             except KeyError:
                 raise UsageError(f"--rule: unknown rule, name or group {selector!r}") from None
     resolve = make_resolve_options(**resolve_kw)
-    snippet = resolve.mpm is not None
+    snippet = resolve.mpm is not None and not from_dump
     if snippet:
         resolve.modules.append(f"mpm_{resolve.mpm}_module")
     options = LintOptions(resolve, settings, snippet=snippet, only=only, cpus=cpus,
                           host=_host(measure, facts_path))
     if show_diff and not do_fix:
         raise UsageError("--diff goes with --fix")
-    if do_fix:
+    if from_dump:
+        result = _lint_dump(from_dump, options)
+    elif do_fix:
         from apachetune.cli.fix import run_fix
 
         result = run_fix(file, options, show_diff, not no_httpd_check, backup_dir)
@@ -81,6 +89,26 @@ def command(file, fmt, fail_on, config_path, rules, output, cpus, keepalive_clie
     else:
         click.echo(report, nl=False)
     click.get_current_context().exit(exit_code(result, fail_on or settings.fail_on or "error"))
+
+
+def _lint_dump(source: str, options):
+    from apachetune.console import err
+    from apachetune.lint.dump import lint_dump
+
+    if source == "-":
+        text, name = click.get_text_stream("stdin").read(), "<stdin>"
+    else:
+        try:
+            text, name = Path(source).read_text(encoding="utf-8", errors="surrogateescape"), source
+        except OSError as e:
+            raise UsageError(f"--from-dump: cannot read {source}: {e.strerror}") from None
+    result, dump = lint_dump(text, name, options)
+    if not dump.origins:
+        err.print(f"{name}: no '# In file:' / '# N:' lines: is this `httpd -t -D DUMP_CONFIG` output "
+            "(mod_info must be loaded)? Findings point into the dump itself.")
+    if options.resolve.mpm is None:
+        err.print(f"MPM: {dump.mpm or 'none'} ({dump.mpm_reason})")
+    return result
 
 
 def _host(measure: bool, facts_path: str | None):
