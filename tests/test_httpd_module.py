@@ -40,3 +40,26 @@ def test_run_without_httpd_says_so(monkeypatch):
     monkeypatch.setattr(httpd, "binary", lambda: None)
     with pytest.raises(FileNotFoundError, match="not installed"):
         httpd.run("-v")
+
+
+def test_version_is_read_once_per_binary_and_again_when_it_changes(monkeypatch, tmp_path):
+    """`-v` is asked once per binary (kept in the cache directory); an upgraded binary (another
+    size or mtime) is asked again, so the default --httpd-version follows the upgrade."""
+    fake = tmp_path / "httpd"
+    calls = tmp_path / "calls"
+
+    def install(version: str) -> None:
+        fake.write_text(f"#!/bin/sh\necho x >> {calls}\necho 'Server version: Apache/{version} (Fake)'\n")
+        fake.chmod(0o755)
+
+    monkeypatch.setenv("APACHETUNE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(httpd, "binary", lambda: str(fake))
+    install("2.4.6")
+    for _ in range(2):
+        httpd.version.cache_clear()
+        assert httpd.version() == "2.4.6"
+    assert calls.read_text().count("x") == 1
+    install("2.4.62")  # the package was upgraded
+    httpd.version.cache_clear()
+    assert httpd.version() == "2.4.62"
+    httpd.version.cache_clear()

@@ -46,7 +46,7 @@ def test_dump_gives_the_trees_findings_at_the_trees_lines(tmp_path, tree):
     envfile.write_text("".join(f"export {k}='{v}'\n" for k, v in env.items()))
     whole = lint_cli(str(main), "-d", str(root), "--env-file", str(envfile), "--format", "json")
     from_dump = lint_cli("--from-dump", "-", "--format", "json", stdin=dump)
-    ours = [f for f in placed(from_dump.stdout)]
+    ours = placed(from_dump.stdout)
     theirs = [f for f in placed(whole.stdout) if f[0] not in _TREE_ONLY]
     assert ours == theirs
     assert ours, "the tree must give the comparison something to compare"

@@ -14,21 +14,11 @@ from hypothesis import strategies as st
 
 from apachetune.mpm import simulate_startup
 from httpd_oracle import MODULES_DIR, needs_httpd, run_httpd, startup_messages
+from mpm_cases import EDGE, NAMES
 
 pytestmark = [needs_httpd, pytest.mark.httpd]
 
-EDGE = ["0", "1", "-1", "2", "3", "16", "25", "30", "64", "75", "250", "256", "400", "199999",
-        "200000", "200001", "19999", "20000", "20001", "99999", "100000", "100001", "four", "  12",
-        "12abc", "+5", "-0", "99999999999", "", "1.5", "0.5", "2x", "2147483648", "-2147483649"]
 VALUES = st.one_of(st.sampled_from(EDGE), st.integers(-10, 1000).map(str))
-NAMES = {
-    "prefork": ["StartServers", "MinSpareServers", "MaxSpareServers", "ServerLimit", "MaxRequestWorkers",
-                "MaxClients", "MaxConnectionsPerChild", "MaxRequestsPerChild", "ListenBacklog"],
-    "worker": ["StartServers", "MinSpareThreads", "MaxSpareThreads", "ServerLimit", "ThreadLimit",
-               "ThreadsPerChild", "MaxRequestWorkers", "MaxClients", "MaxConnectionsPerChild",
-               "MaxRequestsPerChild", "ListenBacklog", "maxclients", "SERVERLIMIT"],
-}
-NAMES["event"] = NAMES["worker"] + ["AsyncRequestWorkerFactor"]
 
 
 def section(mpm):

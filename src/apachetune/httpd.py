@@ -8,6 +8,7 @@ calls this module; no other module starts httpd.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -71,14 +72,36 @@ def load_module_line(name: str) -> str:
 
 @cache
 def version() -> str | None:
-    """The installed httpd's version (`-v`: "Server version: Apache/2.4.71 (Debian)"), or None."""
-    if binary() is None:
+    """The installed httpd's version (`-v`: "Server version: Apache/2.4.71 (Debian)"), or None.
+    Every command that reads a configuration asks, so the answer is kept in the cache directory
+    for as long as the binary is the same file (path, size, mtime): no httpd run per command."""
+    exe = binary()
+    if exe is None:
         return None
+    try:
+        st = os.stat(exe)
+    except OSError:
+        return None
+    from apachetune.paths import cache_dir
+
+    identity = f"{os.path.realpath(exe)}:{st.st_size}:{st.st_mtime_ns}"
+    kept = cache_dir() / f"httpd-version-{hashlib.sha256(identity.encode()).hexdigest()[:16]}"
+    try:
+        return kept.read_text().strip() or None
+    except OSError:
+        pass
     try:
         out = run("-v", timeout=20).stdout
     except (OSError, subprocess.SubprocessError):
         return None
     m = re.search(r"Apache/(\d+\.\d+\.\d+)", out)
+    if m:
+        try:
+            tmp = kept.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(m.group(1))
+            os.replace(tmp, kept)
+        except OSError:
+            pass  # a read-only cache costs one httpd run a command, nothing more
     return m.group(1) if m else None
 
 

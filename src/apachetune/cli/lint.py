@@ -105,7 +105,7 @@ def _lint_dump(source: str, options):
     result, dump = lint_dump(text, name, options)
     if not dump.origins:
         err.print(f"{name}: no '# In file:' / '# N:' lines: is this `httpd -t -D DUMP_CONFIG` output "
-            "(mod_info must be loaded)? Findings point into the dump itself.")
+                  "(mod_info must be loaded)? Findings point into the dump itself.")
     if options.resolve.mpm is None:
         err.print(f"MPM: {dump.mpm or 'none'} ({dump.mpm_reason})")
     return result

@@ -70,7 +70,7 @@ def httpd_version_or_installed(given: str | None) -> tuple[str, str]:
     import os
 
     from apachetune import httpd
-    from apachetune.mpm.versions import DEFAULT_VERSION
+    from apachetune.config.conditions import DEFAULT_VERSION
 
     found = httpd.version()
     if found:

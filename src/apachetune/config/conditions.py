@@ -70,6 +70,10 @@ class Version:
         return f"{self.major}.{self.minor}.{self.patch}{self.add}"
 
 
+# The httpd apachetune's tables were taken from (`apache2 -L`, the live start-up oracle).
+DEFAULT_VERSION = Version(2, 4, 71)
+
+
 def at_least(version: Version, text: str) -> bool:
     """`version` is `text` (X.Y.Z) or later."""
     v = Version.parse(text)

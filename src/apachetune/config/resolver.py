@@ -20,6 +20,7 @@ from pathlib import Path
 
 from apachetune.config import cache
 from apachetune.config.conditions import (
+    DEFAULT_VERSION,
     ConditionError,
     Version,
     at_least,
@@ -74,7 +75,7 @@ class ResolveOptions:
     env: dict[str, str] | None = None  # default: os.environ
     env_file: str | None = None  # a Debian-style envvars; default: `envvars` beside the main file
     use_env_file: bool = True
-    httpd_version: str = "2.4.71"
+    httpd_version: str = str(DEFAULT_VERSION)
     version_source: str = "default"  # where httpd_version came from, for the report
     modules: list[str] = field(default_factory=list)  # extra modules taken as loaded (--module)
     mpm: str | None = None  # the MPM to assume when none is loaded (a lone snippet)

@@ -15,8 +15,6 @@ from apachetune.lint.finding import LintResult
 
 # What `apachectl -t -D DUMP_CONFIG 2>&1` adds around the dump.
 _NOISE = re.compile(r"^(Syntax OK|AH\d{5}: .*|\[[^\]]*\] \[[^\]]*\] .*)$")
-
-
 # Rules about lines httpd does not print in a dump (LoadModule).
 _NOT_IN_A_DUMP = frozenset({"AT505"})
 
@@ -33,6 +31,8 @@ def lint_dump(text: str, name: str, options: LintOptions) -> tuple[LintResult, D
                                       use_env_file=False, env={})
         result = lint(main, dataclasses.replace(options, resolve=resolve, snippet=False))
 
+    first_file = next((f for f, _ in dump.origins.values()), None)  # the main file, where httpd began
+
     def origin(loc: Position) -> Position:
         if loc.file != str(main):
             return loc
@@ -42,7 +42,6 @@ def lint_dump(text: str, name: str, options: LintOptions) -> tuple[LintResult, D
         # A finding about the whole configuration (line 1 of the dump): the main file's.
         return Position(first_file, 1, 1) if loc.line == 1 and first_file else Position(name, loc.line, loc.column)
 
-    first_file = next(iter(dict.fromkeys(f for f, _ in dump.origins.values())), None)
     # The dump has no LoadModule lines: "no MPM loaded" says nothing about the server.
     result.findings = [f for f in result.findings if f.rule not in _NOT_IN_A_DUMP]
     for finding in result.findings:

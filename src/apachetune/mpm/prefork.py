@@ -31,16 +31,14 @@ def check_prefork(run: StartupState, buckets: int) -> None:
     if not run.rules.buckets:  # before 2.4.17: only "don't thrash"
         if v["MaxSpareServers"] < v["MinSpareServers"] + 1:
             run.set("MaxSpareServers", v["MinSpareServers"] + 1)
-        if v["StartServers"] > v["MaxRequestWorkers"]:
-            run.set("StartServers", v["MaxRequestWorkers"])
-        return
-    if v["MaxRequestWorkers"] < buckets:
-        run.set("MaxRequestWorkers", buckets)
-    if v["StartServers"] < buckets:
-        run.set("StartServers", buckets)
-    if v["MinSpareServers"] < buckets:
-        run.set("MinSpareServers", buckets)
-    if v["MaxSpareServers"] < v["MinSpareServers"] + buckets:
-        run.set("MaxSpareServers", v["MinSpareServers"] + buckets)
+    else:
+        if v["MaxRequestWorkers"] < buckets:
+            run.set("MaxRequestWorkers", buckets)
+        if v["StartServers"] < buckets:
+            run.set("StartServers", buckets)
+        if v["MinSpareServers"] < buckets:
+            run.set("MinSpareServers", buckets)
+        if v["MaxSpareServers"] < v["MinSpareServers"] + buckets:
+            run.set("MaxSpareServers", v["MinSpareServers"] + buckets)
     if v["StartServers"] > v["MaxRequestWorkers"]:  # only that many children are started
         run.set("StartServers", v["MaxRequestWorkers"])

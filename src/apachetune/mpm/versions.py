@@ -16,9 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from apachetune.config.conditions import Version, at_least
-
-DEFAULT_VERSION = Version(2, 4, 71)
+from apachetune.config.conditions import DEFAULT_VERSION, Version, at_least
 
 
 @dataclass(frozen=True, slots=True)
