@@ -13,9 +13,12 @@ from httpd_oracle import ROOT, dump_config, needs_httpd
 from test_dump_config_oracle import TREES
 
 
-def lint_cli(*args, stdin=None):
-    return subprocess.run([sys.executable, "-m", "apachetune", "lint", *args], input=stdin,
-                          capture_output=True, text=True, timeout=120)
+def lint_cli(*args, stdin: str | bytes | None = None):
+    data = stdin.encode() if isinstance(stdin, str) else stdin
+    proc = subprocess.run([sys.executable, "-m", "apachetune", "lint", *args], input=data,
+                          capture_output=True, timeout=120)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout.decode(errors="replace"),
+                                       proc.stderr.decode(errors="replace"))
 
 
 def placed(report: str) -> list[tuple[str, str, int]]:
@@ -86,3 +89,12 @@ def test_an_empty_section_mod_info_left_open_is_closed_where_the_indentation_end
     assert lines[3] == "</Location>"
     assert dump.origins[lines.index("KeepAlive On") + 1] == ("/a.conf", 3)
     assert dump.origins[lines.index("  Options None") + 1] == ("/a.conf", 5)
+
+
+def test_bytes_that_are_not_utf8_are_read_not_a_traceback():
+    """A dump piped from a server whose files hold Latin-1 text (or garbage): findings, no crash."""
+    dump = b"# In file: /x.conf\n#  7:\nServerName caf\xe9\n#  8:\nKeepAliveTimout 5\n\xff\xfe\x00\n"
+    result = lint_cli("--from-dump", "-", "--format", "json", stdin=dump)
+    assert "Traceback" not in result.stderr
+    findings = json.loads(result.stdout)["findings"]
+    assert ("AT501", "/x.conf", 8) in [(f["rule"], f["file"], f["line"]) for f in findings]

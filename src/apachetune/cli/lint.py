@@ -95,13 +95,15 @@ def _lint_dump(source: str, options):
     from apachetune.console import err
     from apachetune.lint.dump import lint_dump
 
+    # Bytes that are not UTF-8 are kept as they are (surrogateescape), as for any configuration.
     if source == "-":
-        text, name = click.get_text_stream("stdin").read(), "<stdin>"
+        data, name = click.get_binary_stream("stdin").read(), "<stdin>"
     else:
         try:
-            text, name = Path(source).read_text(encoding="utf-8", errors="surrogateescape"), source
+            data, name = Path(source).read_bytes(), source
         except OSError as e:
             raise UsageError(f"--from-dump: cannot read {source}: {e.strerror}") from None
+    text = data.decode("utf-8", errors="surrogateescape")
     result, dump = lint_dump(text, name, options)
     if not dump.origins:
         err.print(f"{name}: no '# In file:' / '# N:' lines: is this `httpd -t -D DUMP_CONFIG` output "

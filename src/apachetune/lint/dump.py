@@ -26,7 +26,7 @@ def lint_dump(text: str, name: str, options: LintOptions) -> tuple[LintResult, D
     modules = [*options.resolve.modules, *dump.modules] + ([f"mpm_{mpm}_module"] if mpm else [])
     with tempfile.TemporaryDirectory(prefix="apachetune-dump-") as tmp:
         main = Path(tmp) / "dump.conf"
-        main.write_text(dump.text)
+        main.write_bytes(dump.text.encode("utf-8", errors="surrogateescape"))
         resolve = dataclasses.replace(options.resolve, server_root=tmp, modules=modules, mpm=mpm,
                                       use_env_file=False, env={})
         result = lint(main, dataclasses.replace(options, resolve=resolve, snippet=False))
