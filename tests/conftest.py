@@ -7,3 +7,10 @@ import pytest
 def _backups_in_tmp(tmp_path_factory, monkeypatch):
     """Every write's backups go to a per-test directory, never /var/backups or ~/.local/state."""
     monkeypatch.setenv("APACHETUNE_BACKUP_DIR", str(tmp_path_factory.mktemp("backups")))
+
+
+@pytest.fixture(autouse=True)
+def _no_result_replay(monkeypatch):
+    """No test sees another's cached lint result (a test that patches apachetune would be replayed
+    the unpatched answer); the cache tests turn it back on."""
+    monkeypatch.setenv("APACHETUNE_NO_CACHE", "1")

@@ -7,6 +7,7 @@ In a source checkout or editable install the data sits at the repository root
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 _PKG = Path(__file__).resolve().parent
@@ -46,3 +47,20 @@ def cache_dir() -> Path:
         root = root / "apachetune"
     root.mkdir(parents=True, exist_ok=True)
     return root
+
+
+def is_private(st: os.stat_result, kind: int) -> bool:
+    """`st` is of `kind` (stat.S_IFDIR, S_IFREG), owned by this user and writable by no one else."""
+    return stat.S_IFMT(st.st_mode) == kind and st.st_uid == os.geteuid() and not st.st_mode & 0o022
+
+
+def private_cache_dir(name: str) -> Path | None:
+    """cache_dir()/name, created 0700; None when it is not private to this user (a planted
+    entry must never be read)."""
+    try:
+        d = cache_dir() / name
+        d.mkdir(mode=0o700, exist_ok=True)
+        st = os.lstat(d)
+    except OSError:
+        return None
+    return d if is_private(st, stat.S_IFDIR) else None

@@ -6,6 +6,7 @@ reporter, return an exit code. Library modules never import click.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import signal
@@ -14,23 +15,30 @@ import sys
 import click
 
 from apachetune import __version__
-from apachetune.console import error
 from apachetune.errors import ApachetuneError
 
-# name -> module under apachetune.cli that defines a click command called `command`.
-# Imported lazily so `apachetune --version` stays fast.
+
+def error(message: str) -> None:
+    from apachetune.console import error as print_error  # rich: loaded only to print
+
+    print_error(message)
+
+
+# name -> (module under apachetune.cli that defines a click command called `command`, its one-line
+# help). Imported lazily, and the list in --help comes from here, so `apachetune --version` and
+# `apachetune --help` load no command (and none of rich, lark, yaml or psutil).
 COMMANDS = {
-    "compare": "compare",
-    "explain": "explain",
-    "generate": "generate",
-    "lint": "lint",
-    "parse": "parse",
-    "restore": "restore",
-    "rules": "rules",
-    "size": "size",
-    "validate": "validate",
-    "vhosts": "vhosts",
-    "wizard": "wizard",
+    "compare": ("compare", "Run one plan on prefork, worker and event, side by side."),
+    "explain": ("explain", "Explain a lint rule: why it matters and how to fix it."),
+    "generate": ("generate", "Write a tuned MPM section (new file or minimal edit)."),
+    "lint": ("lint", "Lint a configuration: httpd's checks, MPM sizing, tuning."),
+    "parse": ("parse", "Show the configuration httpd would read (or as JSON)."),
+    "restore": ("restore", "Restore the files of a backup run (all or nothing)."),
+    "rules": ("rules", "List the lint rules (id, severity, name, title)."),
+    "size": ("size", "Recommend MaxRequestWorkers and a full MPM section."),
+    "validate": ("validate", "Run an MPM section under load on mpmd or httpd."),
+    "vhosts": ("vhosts", "Show which virtual host answers on each address:port."),
+    "wizard": ("wizard", "Size httpd interactively and write the tuned settings."),
 }
 
 
@@ -39,10 +47,16 @@ class LazyGroup(click.Group):
         return sorted(COMMANDS)
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        mod = COMMANDS.get(name)
-        if mod is None:
+        if name not in COMMANDS:
             return None
-        return importlib.import_module(f"apachetune.cli.{mod}").command
+        module, summary = COMMANDS[name]
+        command = importlib.import_module(f"apachetune.cli.{module}").command
+        command.short_help = summary
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, COMMANDS[name][1]) for name in self.list_commands(ctx)])
 
     def invoke(self, ctx: click.Context):
         # Library errors carry a position and an exit code: print them as `error: file:line:col:
@@ -76,9 +90,25 @@ def _terminate(signum, frame) -> None:
     raise Terminated(signum)
 
 
+# Commands that read a configuration, report and exit: the cyclic collector stays off for the
+# whole run (resolve and lint already pause it, apachetune/collector.py; this covers the rest of
+# the command, about 10% more). Commands that run for minutes (validate, compare, the wizard,
+# size's sampling) keep it.
+SHORT_LIVED = frozenset({"lint", "parse", "vhosts", "rules", "explain"})
+
+
 def main() -> None:
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _terminate)
+    if len(sys.argv) > 1 and sys.argv[1] in SHORT_LIVED:
+        gc.disable()
+    try:
+        _run()
+    finally:
+        gc.freeze()  # the interpreter's last collection at exit then has nothing to walk
+
+
+def _run() -> None:
     try:
         rc = cli.main(standalone_mode=False)
     except click.exceptions.Abort as e:  # click turns KeyboardInterrupt (and Terminated) into Abort

@@ -6,18 +6,24 @@ from pathlib import Path
 
 import click
 
-from apachetune.cli.options import main_file, make_resolve_options, resolve_options
+from apachetune.cli.options import (
+    httpd_version_or_installed,
+    main_file,
+    make_resolve_options,
+    resolve_options,
+)
 from apachetune.cli.params import Finite
+from apachetune.config import observed
 from apachetune.errors import UsageError
-from apachetune.lint.engine import LintOptions, exit_code, lint
-from apachetune.lint.metadata import resolve_selector
-from apachetune.lint.settings import find_config, load_settings
-from apachetune.report import FORMATS
+
+# The report formats (apachetune.report.FORMATS), named here so that a replayed run never imports
+# the reporters, the rule engine or Lark.
+FORMAT_NAMES = ("github", "json", "sarif", "text")
 
 
 @click.command("lint")
 @click.argument("file", required=False, type=click.Path(exists=True, dir_okay=False))
-@click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(FORMAT_NAMES), default="text", show_default=True)
 @click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default=None,
               help="Exit 1 when a finding is at or above this severity (default: error).")
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False), default=None,
@@ -53,6 +59,46 @@ def command(file, fmt, fail_on, config_path, rules, output, cpus, keepalive_clie
     configuration found on this machine, from httpd -V or the distribution's usual place)."""
     if from_dump and (file or do_fix):
         raise UsageError("--from-dump reads the dump instead of FILE, and cannot --fix it")
+    if show_diff and not do_fix:
+        raise UsageError("--diff goes with --fix")
+    # A plain lint of a named file is replayed from the result cache when nothing it read changed.
+    cacheable = bool(file) and not (do_fix or measure or facts_path or from_dump)
+    cache_key = None
+    if cacheable:
+        from apachetune.lint import result_cache
+
+        params = click.get_current_context().params
+        cache_key = result_cache.key("lint", params, " ".join(httpd_version_or_installed(resolve_kw["httpd_version"])))
+        hit = result_cache.replay(cache_key)
+        if hit is not None:
+            _emit(hit.report, hit.output)
+            click.get_current_context().exit(hit.exit_code)
+    with observed.recording() as seen:
+        report, code = _lint(file, fmt, fail_on, config_path, rules, cpus, keepalive_clients, do_fix, show_diff,
+                             no_httpd_check, backup_dir, measure, facts_path, from_dump, resolve_kw)
+    if report is None:  # --fix --diff: nothing written, nothing more to report
+        return 0
+    _emit(report, output)
+    if cache_key is not None:
+        result_cache.store(cache_key, seen, result_cache.Entry(report, output, code))
+    click.get_current_context().exit(code)
+
+
+def _emit(report: str, output: str | None) -> None:
+    if output:
+        Path(output).write_text(report)
+    else:
+        click.echo(report, nl=False)
+
+
+def _lint(file, fmt, fail_on, config_path, rules, cpus, keepalive_clients, do_fix, show_diff, no_httpd_check,
+          backup_dir, measure, facts_path, from_dump, resolve_kw) -> tuple[str | None, int]:
+    """The report and the exit code (None for the report of --fix --diff, which prints the diff)."""
+    from apachetune.lint.engine import LintOptions, exit_code, lint
+    from apachetune.lint.metadata import resolve_selector
+    from apachetune.lint.settings import find_config, load_settings
+    from apachetune.report import FORMATS
+
     file = file if from_dump else main_file(file)
     settings = load_settings(Path(config_path) if config_path else find_config(Path.cwd()))
     if keepalive_clients is not None:
@@ -71,24 +117,17 @@ def command(file, fmt, fail_on, config_path, rules, output, cpus, keepalive_clie
         resolve.modules.append(f"mpm_{resolve.mpm}_module")
     options = LintOptions(resolve, settings, snippet=snippet, only=only, cpus=cpus,
                           host=_host(measure, facts_path))
-    if show_diff and not do_fix:
-        raise UsageError("--diff goes with --fix")
     if from_dump:
         result = _lint_dump(from_dump, options)
     elif do_fix:
         from apachetune.cli.fix import run_fix
 
         result = run_fix(file, options, show_diff, not no_httpd_check, backup_dir)
-        if result is None:  # --diff: nothing written, nothing more to report
-            return 0
+        if result is None:
+            return None, 0
     else:
         result = lint(file, options)
-    report = FORMATS[fmt](result)
-    if output:
-        Path(output).write_text(report)
-    else:
-        click.echo(report, nl=False)
-    click.get_current_context().exit(exit_code(result, fail_on or settings.fail_on or "error"))
+    return FORMATS[fmt](result), exit_code(result, fail_on or settings.fail_on or "error")
 
 
 def _lint_dump(source: str, options):

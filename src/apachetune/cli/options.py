@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
-from apachetune.config.resolver import ResolveOptions
+if TYPE_CHECKING:
+    from apachetune.config.resolver import ResolveOptions
 
 MPM_CHOICE = click.Choice(["prefork", "worker", "event"])
 
@@ -44,6 +47,7 @@ def pop_resolve_options(kw: dict) -> ResolveOptions:
 
 def make_resolve_options(server_root, defines, modules, httpd_version, mpm, env_file) -> ResolveOptions:
     from apachetune.config.conditions import Version
+    from apachetune.config.resolver import ResolveOptions
     from apachetune.errors import UsageError
 
     httpd_version, version_source = httpd_version_or_installed(httpd_version)

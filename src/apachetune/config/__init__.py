@@ -1,10 +1,22 @@
-"""Reading httpd configuration: grammar -> lossless tree -> resolved effective config."""
+"""Reading httpd configuration: grammar -> lossless tree -> resolved effective config.
 
-from apachetune.config.parser import parse_file, parse_text
-from apachetune.config.tree import Blank, Comment, ConfigFile, Directive, Node, Section
-from apachetune.config.words import split_words
+The names below load on first use (PEP 562): importing a light submodule such as
+config.observed must not load Lark and the grammar.
+"""
 
-__all__ = [
-    "Blank", "Comment", "ConfigFile", "Directive", "Node", "Section",
-    "parse_file", "parse_text", "split_words",
-]
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    "parse_file": "parser", "parse_text": "parser",
+    "Blank": "tree", "Comment": "tree", "ConfigFile": "tree", "Directive": "tree", "Node": "tree",
+    "Section": "tree", "split_words": "words",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)

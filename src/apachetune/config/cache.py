@@ -19,7 +19,7 @@ from typing import Any
 
 from apachetune import __version__
 from apachetune.config.tree import Blank, Comment, ConfigFile, Directive, Node, Section
-from apachetune.paths import cache_dir, grammars_dir
+from apachetune.paths import grammars_dir, is_private, private_cache_dir
 
 FORMAT = 2  # bump when the entry layout changes; old entries then never match a key
 MAX_ENTRY_BYTES = 64 << 20
@@ -41,19 +41,8 @@ def enabled() -> bool:
     return os.environ.get("APACHETUNE_NO_CACHE", "") in ("", "0")
 
 
-def _private(st: os.stat_result, kind: int) -> bool:
-    return stat.S_IFMT(st.st_mode) == kind and st.st_uid == os.geteuid() and not st.st_mode & 0o022
-
-
 def _dir() -> Path | None:
-    """cache_dir()/parsed-v2, created 0700; None when it is not private to this user."""
-    d = cache_dir() / f"parsed-v{FORMAT}"
-    try:
-        d.mkdir(mode=0o700, exist_ok=True)
-        st = os.lstat(d)
-    except OSError:
-        return None
-    return d if _private(st, stat.S_IFDIR) else None
+    return private_cache_dir(f"parsed-v{FORMAT}")
 
 
 # -- plain data <-> nodes -------------------------------------------------------------------------
@@ -109,7 +98,7 @@ def load(path: str, data: bytes) -> ConfigFile | None:
         return None
     try:
         with os.fdopen(fd, "rb") as fh:
-            if not _private(os.fstat(fh.fileno()), stat.S_IFREG):
+            if not is_private(os.fstat(fh.fileno()), stat.S_IFREG):
                 return None
             raw = fh.read(MAX_ENTRY_BYTES + 1)
         if len(raw) > MAX_ENTRY_BYTES:

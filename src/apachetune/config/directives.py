@@ -129,9 +129,14 @@ def directive_modules(name: str) -> tuple[str, ...]:
 def canonical_name(name: str, loaded: frozenset[str] | set[str] | None = None) -> str:
     """httpd's spelling of `name` when the module defining it is loaded (else as written)."""
     spec = lookup(name)
-    if spec is None or (loaded is not None and not any(m in loaded for m in spec.modules)):
+    if spec is None:
         return name
-    return spec.name
+    if loaded is None:
+        return spec.name
+    for module in spec.modules:  # a loop, not any(): this runs for every directive read
+        if module in loaded:
+            return spec.name
+    return name
 
 
 def suggest(name: str, limit: int = 3) -> list[str]:

@@ -24,10 +24,10 @@ class ResolvedDirective:
     node: Directive
     include_chain: tuple[Position, ...] = ()
     conditions: tuple[str, ...] = ()  # enclosing conditional sections, e.g. "<IfModule mpm_event_module>"
+    lname: str = field(init=False, repr=False)  # name.lower(): the checks compare it on every item
 
-    @property
-    def lname(self) -> str:
-        return self.name.lower()
+    def __post_init__(self) -> None:
+        self.lname = self.name.lower()
 
     @property
     def position(self) -> Position:
@@ -51,10 +51,10 @@ class ResolvedSection:
     children: list[ResolvedDirective | ResolvedSection] = field(default_factory=list)
     include_chain: tuple[Position, ...] = ()
     conditions: tuple[str, ...] = ()
+    lname: str = field(init=False, repr=False)
 
-    @property
-    def lname(self) -> str:
-        return self.name.lower()
+    def __post_init__(self) -> None:
+        self.lname = self.name.lower()
 
     @property
     def position(self) -> Position:

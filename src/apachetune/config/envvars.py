@@ -13,6 +13,8 @@ import re
 import shlex
 from pathlib import Path
 
+from apachetune.config import observed
+
 _ASSIGN = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 _PARAM = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 
@@ -46,6 +48,7 @@ def read_envvars(path: str | os.PathLike[str], base: dict[str, str] | None = Non
         env["SUFFIX"] = "-" + base_name[len("apache2-"):] if base_name.startswith("apache2-") else ""
     depth = 0
     text = Path(path).read_text(errors="replace")
+    observed.file_read(path)
     for raw in text.splitlines():
         line = raw.strip()
         if not line or line.startswith("#"):

@@ -1,10 +1,10 @@
 """Text -> lossless tree, reading lines the way httpd does.
 
-The grammar (grammars/httpd.lark) is LALR with Lark's contextual lexer; its one
-real terminal is a whole logical line. `_LineTyper`, the post-lexer, decides
-what each line is with httpd's own rules (server/config.c ap_build_config_sub)
-and checks start/end tag names, so every syntax error is reported at the line
-httpd would blame, with a message in httpd's words.
+The grammar (grammars/httpd.lark) is LALR over three kinds of token: a run of lines that neither
+open nor close a section, a section's start tag, its end tag. Our lexer (`_LineLexer`) cuts the
+text into logical lines with the grammar's LINE pattern and decides what each line is with
+httpd's own rules (server/config.c ap_build_config_sub), checking start/end tag names, so every
+syntax error is reported at the line httpd would blame, with a message in httpd's words.
 
 Sections left open at the end of a file are an error ("<X> was not closed."),
 except conditional sections (<IfModule>, <IfDefine>, ...): httpd reads the body
@@ -17,11 +17,12 @@ from __future__ import annotations
 import os
 import re
 import stat
+import sys
 from functools import lru_cache
 
 from lark import Lark, Token, Transformer
 from lark.exceptions import LarkError, UnexpectedInput
-from lark.lark import PostLex
+from lark.lexer import Lexer
 
 from apachetune.config.tree import Blank, Comment, ConfigFile, Directive, Node, Section
 from apachetune.config.words import WHITESPACE, next_word, split_words
@@ -34,8 +35,10 @@ CONDITIONAL_SECTIONS = frozenset(
 )
 
 _CONTINUATION = re.compile(r"\\\r?\n")
-_LOGICAL_LINE = re.compile(r"(?:[^\n]*\\\r?\n)*(?:[^\n]*\n|[^\n]+)").finditer
 _FIRST_WORD = re.compile(r"([^ \t\n\v\f\r]*)[ \t\n\v\f\r]*").match
+
+
+_intern = sys.intern  # directive names repeat on every line: one string each, and faster lookups
 
 
 class _LineToken(Token):
@@ -57,11 +60,21 @@ def _logical(raw: str) -> str:
 MAX_NESTING = 10_000
 
 
-class _LineTyper(PostLex):
-    always_accept = ("LINE", "LINES")
+def _grammar() -> str:
+    return (grammars_dir() / "httpd.lark").read_text()
 
-    def __init__(self) -> None:
-        self.filename = "<string>"
+
+# A logical line, as the grammar defines LINE (one definition, read from the grammar file).
+_LOGICAL_LINE = re.compile(re.search(r"^LINE: /(.*)/$", _grammar(), re.M).group(1)).finditer
+
+
+class _LineLexer(Lexer):
+    """Lark's lexer for grammars/httpd.lark: logical lines, typed as httpd types them."""
+
+    filename = "<string>"  # the file being parsed (set by parse_text)
+
+    def __init__(self, lexer_conf=None) -> None:
+        pass
 
     def _error(self, message: str, node: Node) -> ConfigSyntaxError:
         return ConfigSyntaxError(message, Position(self.filename, node.line, node.column))
@@ -74,108 +87,76 @@ class _LineTyper(PostLex):
         out.node = nodes
         return out
 
-    @staticmethod
-    def _logical_lines(stream):
-        """(text, offset, first line, last line) of each logical line in the token stream."""
-        for tok in stream:
-            if tok.type == "LINES":  # a run of lines: split it here, cheaper than one token each
-                line, base = tok.line, tok.start_pos
-                for m in _LOGICAL_LINE(tok.value):
-                    raw = m.group()
-                    n = raw.count("\n")
-                    yield raw, base + m.start(), line, line + n - (raw[-1] == "\n")
-                    line += n
-            else:
-                raw = tok.value
-                n = raw.count("\n")
-                yield raw, tok.start_pos, tok.line, tok.line + n - (raw[-1] == "\n")
+    def lex(self, text: str):
+        """LEAVES, SECTION_OPEN and SECTION_CLOSE tokens for the parser, one logical line at a time.
 
-    def process(self, stream):
-        filename = self.filename
+        A section with no section inside is complete when its end tag is read, and goes to the
+        parser as one of the leaves around it: the common <Directory>, <Location> and <IfModule>
+        blocks then cost the parser nothing, and its work follows the nesting, not the lines."""
+        filename = _LineLexer.filename
         stack: list[Section] = []
-        leaves: list[Node] = []
+        leaves: list[Node] = []  # nodes of the innermost open level not yet handed to the parser
+        pending: _LineToken | None = None  # the innermost start tag, while no section opened inside
         eof = 0
-        for raw, start, first_line, last_line in self._logical_lines(stream):
+        line_no = 1
+        for m in _LOGICAL_LINE(text):
+            raw = m.group()
+            start = m.start()
+            first_line = line_no
+            line_no += raw.count("\n")
+            last_line = line_no - (raw[-1] == "\n")
             end = eof = start + len(raw)
-            lead = len(raw) - len(raw.lstrip(WHITESPACE))
-            content_start = start + lead
-            content_end = start + len(raw.rstrip(WHITESPACE))
             content = _logical(raw)
+            if not content:
+                leaves.append(Blank(filename, first_line, 1, last_line, start, end))
+                continue
             if len(content) >= MAX_LOGICAL_LINE:
                 # httpd reads a logical line into a buffer of 16 MiB (VARBUF_MAX_LEN)
                 raise ConfigSyntaxError(f"Error reading {filename} at line {last_line}: Line too long",
                                         Position(filename, last_line, 1))
-            if content:
+            lead = len(raw) - len(raw.lstrip(WHITESPACE))
+            if lead:
                 line = first_line + raw.count("\n", 0, lead)
                 column = lead - (raw.rfind("\n", 0, lead) + 1) + 1
             else:
                 line, column = first_line, 1
-            if not content:
-                kind = "BLANK"
-                node: Node = Blank(filename, line, column, last_line, start, end)
-            elif content[0] == "#":
-                kind = "COMMENT"
-                node = Comment(filename, line, column, last_line, start, end, text=content)
-            else:
-                first = _FIRST_WORD(content)
-                word, rest = first.group(1), first.end()
-                if "\\" in word or word[:1] in "\"'":  # quoting or escapes: httpd's full rules
-                    word, rest = next_word(content)
-                if word.startswith("</"):
-                    kind = "SECTION_CLOSE"
-                    node = Blank(filename, line, column, last_line, start, end)
-                    if not word.endswith(">"):
-                        raise self._error(f"{word}> directive missing closing '>'", node)
-                    name = word[2:-1]
-                    if not stack:
-                        raise self._error(f"{word} without matching <{name}> section", node)
-                    top = stack[-1]
-                    if name.lower() != top.lname:
-                        raise self._error(f"Expected </{top.name}> but saw {word}", node)
-                    stack.pop()
-                    top.close_start, top.close_line, top.close_column = start, line, column
-                    top.end, top.end_line = end, last_line
-                elif word.startswith("<"):
-                    kind = "SECTION_OPEN"
-                    cmd = word[:-1] if word.endswith(">") and len(word) > 1 else word
-                    args_text = content[rest:]
-                    if not args_text and cmd is not word:
-                        raw_args = ""
-                    else:
-                        gt = args_text.rfind(">")
-                        bad = Node(filename, line, column, last_line, start, end)
-                        if gt < 0:
-                            raise self._error(f"{cmd}> directive missing closing '>'", bad)
-                        raw_args = args_text[:gt].strip(WHITESPACE)
-                    if len(stack) >= MAX_NESTING:
-                        raise self._error(f"{cmd}> is nested more than {MAX_NESTING} sections deep; "
-                                          "refusing to read further", Node(filename, line, column, last_line,
-                                                                           start, end))
-                    node = Section(
-                        filename, line, column, last_line, start, end,
-                        name=cmd[1:], args=split_words(raw_args), raw_args=raw_args, tag_args=args_text,
-                        open_end_line=last_line, open_end=end, content_start=content_start,
-                    )
-                    stack.append(node)
+            if content[0] == "#":
+                leaves.append(Comment(filename, line, column, last_line, start, end, text=content))
+                continue
+            first = _FIRST_WORD(content)
+            word, rest = first.group(1), first.end()
+            if "\\" in word or word[:1] in "\"'":  # quoting or escapes: httpd's full rules
+                word, rest = next_word(content)
+            if word.startswith("</"):
+                here = Blank(filename, line, column, last_line, start, end)
+                top = self._close(stack, word, here)
+                if pending is not None and pending.node is top:
+                    leaves = [self._complete(top, leaves)]
+                    pending = None
                 else:
-                    kind = "DIRECTIVE"
-                    node = Directive(
-                        filename, line, column, last_line, start, end,
-                        name=word, args=split_words(content[rest:]), raw_args=content[rest:],
-                        content_start=content_start, content_end=content_end,
-                    )
-            if kind == "SECTION_OPEN" or kind == "SECTION_CLOSE":
+                    if leaves:
+                        yield self._leaves(leaves)
+                    leaves = []
+                    yield self._token("SECTION_CLOSE", raw, start, first_line, last_line, here)
+            elif word.startswith("<"):
+                if pending is not None:
+                    yield pending
                 if leaves:
                     yield self._leaves(leaves)
-                    leaves = []
-                out = _LineToken(kind, raw, start_pos=start, line=first_line, column=1,
-                                 end_line=last_line, end_column=1, end_pos=end)
-                out.node = node
-                yield out
+                leaves = []
+                section = self._open(stack, word, content, rest, line, column, last_line, start, end)
+                section.content_start = start + lead
+                pending = self._token("SECTION_OPEN", raw, start, first_line, last_line, section)
             else:
-                leaves.append(node)
-        if leaves:
-            yield self._leaves(leaves)
+                raw_args = content[rest:]
+                args = split_words(raw_args)
+                if len(args) == 1 and args[0] == raw_args:
+                    args = [raw_args]  # one plain word: share the string (memory per line)
+                leaves.append(Directive(
+                    filename, line, column, last_line, start, end,
+                    name=_intern(word), args=args, raw_args=raw_args,
+                    content_start=start + lead, content_end=start + len(raw.rstrip(WHITESPACE)),
+                ))
         # End of file: conditional sections may stay open; others may not.
         for section in reversed(stack):
             if section.lname not in CONDITIONAL_SECTIONS:
@@ -183,14 +164,77 @@ class _LineTyper(PostLex):
                     f"<{section.name}> was not closed (expected </{section.name}> before the end of the file)",
                     section,
                 )
-        for section in reversed(stack):
+        while stack:
+            section = stack.pop()
             section.closed = False
             section.close_start = section.end = eof
             section.close_line, section.close_column = section.end_line, 1
-            out = _LineToken("SECTION_CLOSE", "", start_pos=eof, line=section.end_line, column=1,
-                             end_line=section.end_line, end_column=1, end_pos=eof)
-            out.node = Blank(filename, section.end_line, 1, section.end_line, eof, eof)
-            yield out
+            if pending is not None and pending.node is section:
+                leaves = [self._complete(section, leaves)]
+                pending = None
+                continue
+            if leaves:
+                yield self._leaves(leaves)
+            leaves = []
+            yield self._token("SECTION_CLOSE", "", eof, section.end_line, section.end_line,
+                              Blank(filename, section.end_line, 1, section.end_line, eof, eof))
+        if leaves:
+            yield self._leaves(leaves)
+
+    @staticmethod
+    def _token(kind: str, raw: str, start: int, first_line: int, last_line: int, node: Node) -> _LineToken:
+        out = _LineToken(kind, raw, start_pos=start, line=first_line, column=1, end_line=last_line,
+                         end_column=1, end_pos=start + len(raw))
+        out.node = node
+        return out
+
+    def _open(self, stack: list[Section], word: str, content: str, rest: int, line: int, column: int,
+              last_line: int, start: int, end: int) -> Section:
+        """A start tag: its section, pushed on `stack` (httpd's checks of the tag on the way)."""
+        filename = _LineLexer.filename
+        cmd = word[:-1] if word.endswith(">") and len(word) > 1 else word
+        args_text = content[rest:]
+        here = Node(filename, line, column, last_line, start, end)
+        if not args_text and cmd is not word:
+            raw_args = ""
+        else:
+            gt = args_text.rfind(">")
+            if gt < 0:
+                raise self._error(f"{cmd}> directive missing closing '>'", here)
+            raw_args = args_text[:gt].strip(WHITESPACE)
+        if len(stack) >= MAX_NESTING:
+            raise self._error(f"{cmd}> is nested more than {MAX_NESTING} sections deep; refusing to read "
+                              "further", here)
+        section = Section(filename, line, column, last_line, start, end, name=_intern(cmd[1:]),
+                          args=split_words(raw_args), raw_args=raw_args, tag_args=args_text,
+                          open_end_line=last_line, open_end=end)
+        stack.append(section)
+        return section
+
+    def _close(self, stack: list[Section], word: str, here: Blank) -> Section:
+        """An end tag: the section it closes, popped from `stack` (httpd's checks of the tag)."""
+        if not word.endswith(">"):
+            raise self._error(f"{word}> directive missing closing '>'", here)
+        name = word[2:-1]
+        if not stack:
+            raise self._error(f"{word} without matching <{name}> section", here)
+        top = stack[-1]
+        if name.lower() != top.lname:
+            raise self._error(f"Expected </{top.name}> but saw {word}", here)
+        stack.pop()
+        top.close_start, top.close_line, top.close_column = here.start, here.line, here.column
+        top.end, top.end_line = here.end, here.end_line
+        return top
+
+    @staticmethod
+    def _complete(section: Section, children: list[Node]) -> Section:
+        """A section with no section inside, finished here rather than by the parser."""
+        section.children = children
+        for child in children:
+            child.parent = section
+        if not section.closed and children:
+            section.end_line = max(section.end_line, children[-1].end_line)
+        return section
 
 
 class _Run:
@@ -235,14 +279,9 @@ class _Build(Transformer):
         return section
 
 
-_typer = _LineTyper()
-
-
 @lru_cache(maxsize=1)
 def _lark() -> Lark:
-    grammar = (grammars_dir() / "httpd.lark").read_text()
-    return Lark(grammar, parser="lalr", lexer="contextual", postlex=_typer,
-                transformer=_Build(), maybe_placeholders=False)
+    return Lark(_grammar(), parser="lalr", lexer=_LineLexer, transformer=_Build(), maybe_placeholders=False)
 
 
 def _decode(data: str | bytes) -> str:
@@ -257,7 +296,7 @@ def parse_text(data: str | bytes, filename: str = "<string>") -> ConfigFile:
     newline = "\r\n" if "\r\n" in text[: text.find("\n") + 1] else "\n"
     if not text:
         return ConfigFile(filename, text, [], newline)
-    _typer.filename = filename
+    _LineLexer.filename = filename
     try:
         children = _lark().parse(text)
     except ConfigSyntaxError:

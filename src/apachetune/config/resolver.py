@@ -18,7 +18,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from apachetune.config import cache
+from apachetune import collector
+from apachetune.config import cache, observed
 from apachetune.config.conditions import (
     DEFAULT_VERSION,
     ConditionError,
@@ -100,7 +101,7 @@ class _State:
         env_file = opts.env_file
         if env_file is None and opts.use_env_file:
             candidate = Path(main).resolve().parent / "envvars"
-            env_file = str(candidate) if candidate.is_file() else None
+            env_file = str(candidate) if observed.isfile(str(candidate)) else None
         if env_file:
             self.env.update(read_envvars(env_file, base={}))
         self.server_root = os.path.abspath(opts.server_root) if opts.server_root else str(
@@ -115,6 +116,15 @@ class _State:
         self.missing_modules: list[tuple[str, str, Position]] = []  # LoadModule of a missing file
         self.generated: set[str] = set()  # pseudo-files of macro expansions (not on disk)
         self.stack: list[str] = []  # files being read (cycle detection)
+        self.loaded_answers: dict[str, bool] = {}  # State.loaded's answers for the modules loaded so far
+
+    def loaded(self, name: str) -> bool:
+        """httpd's find_module for `name` with the modules loaded so far (remembered until the
+        next LoadModule: <IfModule> is asked for the same few modules thousands of times)."""
+        found = self.loaded_answers.get(name)
+        if found is None:
+            found = self.loaded_answers[name] = module_loaded(name, frozenset(self.modules))
+        return found
 
     # ${VAR}: the Define table, then the environment; unknown names stay as written.
     def substitute(self, text: str, node: Node) -> str:
@@ -126,6 +136,8 @@ class _State:
             value = self.defines.get(name)
             if value is None:
                 value = self.env.get(name)
+                if self.opts.env is None:
+                    observed.environ(name)  # a cached result depends on it
             if value is None:
                 if ":" not in name:
                     self.warnings.append(
@@ -171,21 +183,21 @@ def _expand_include(pattern: str, optional: bool) -> Iterator[str]:
 
     def nofnmatch(path: str, depth: int) -> Iterator[str]:
         budget(path)
-        if os.path.isdir(path):
+        if observed.isdir(path):
             if depth > MAX_INCLUDE_DEPTH:
                 raise ResolveError(
                     f"Include/IncludeOptional: Directory '{path}' exceeds the maximum include "
                     f"directory nesting level of {MAX_INCLUDE_DEPTH}. You have probably a "
                     "recursion somewhere.")
             try:
-                names = os.listdir(path)
+                names = observed.listdir(path)
             except OSError as e:
                 raise ResolveError(f"Include/IncludeOptional: Could not open directory {path}: "
                                    f"{e.strerror}") from None
             for name in sorted(names, key=os.fsencode):
                 yield from nofnmatch(os.path.join(path, name), depth + 1)
             return
-        if not os.path.lexists(path):
+        if not observed.lexists(path):
             if optional:
                 return
             raise ResolveError(f"Could not open configuration file {path}: No such file or directory")
@@ -201,7 +213,7 @@ def _expand_include(pattern: str, optional: bool) -> Iterator[str]:
                 yield from nofnmatch(path, 0)
             return
         try:
-            entries = os.listdir(base)
+            entries = observed.listdir(base)
         except FileNotFoundError:
             if optional:
                 return
@@ -213,7 +225,7 @@ def _expand_include(pattern: str, optional: bool) -> Iterator[str]:
         matches = sorted((os.path.join(base, n) for n in entries if _match_segment(seg, n)),
                          key=_strcmp_key)
         if rest:
-            matches = [m for m in matches if os.path.isdir(m)]
+            matches = [m for m in matches if observed.isdir(m)]
         if not matches:
             if not optional:
                 raise ResolveError(f"Include/IncludeOptional: No matches for the wildcard "
@@ -314,7 +326,7 @@ class Resolver:
             # said where the tree is (a copy of /etc/httpd in a repository, linted in CI), so the
             # directive's own path is not judged.
             if st.opts.server_root is None:
-                if not os.path.isdir(args[0]):
+                if not observed.isdir(args[0]):
                     raise ResolveError("ServerRoot must be a valid directory", node.position)
                 st.server_root = os.path.abspath(args[0])
             return
@@ -333,11 +345,12 @@ class Resolver:
             module_id = args[0]
             if module_id not in st.modules:
                 st.modules[module_id] = st.root_relative(args[1])
+                st.loaded_answers.clear()
                 st.module_positions[module_id] = node.position
                 so = st.modules[module_id]
                 # httpd loads it at once; a missing file is only judged when its directory is on
                 # this machine (a tree copied from a server without its modules is not wrong).
-                if os.path.isdir(os.path.dirname(so)) and not os.path.exists(so):
+                if observed.isdir(os.path.dirname(so)) and not observed.exists(so):
                     st.missing_modules.append((module_id, so, node.position))
                 if module_id in MPM_MODULES:
                     st.mpms.append(module_id)
@@ -346,7 +359,7 @@ class Resolver:
             return
         if lname in ("loadfile", "defaultruntimedir"):
             return
-        if lname in ("use", "undefmacro") and module_loaded("macro_module", frozenset(st.modules)):
+        if lname in ("use", "undefmacro") and st.loaded("macro_module"):
             self.macro_directive(lname, args_text, node, chain, conds, top, out)
             return
         # httpd keeps the name as its module spells it when the module is loaded.
@@ -358,7 +371,7 @@ class Resolver:
         lname = node.lname
         raw = st.substitute(node.raw_args, node)
         known_conditional = lname in CONDITIONAL_SECTIONS and (
-            lname != "ifversion" or module_loaded("version_module", frozenset(st.modules))) and (
+            lname != "ifversion" or st.loaded("version_module")) and (
             _in_version("<" + node.name, st))  # <IfFile>, <IfDirective>, <IfSection>: 2.4.34
         if known_conditional:
             try:
@@ -376,7 +389,7 @@ class Resolver:
             return
         if not node.closed:
             raise ResolveError(f"<{node.name}> was not closed.", node.position)
-        if lname == "macro" and module_loaded("macro_module", frozenset(st.modules)):
+        if lname == "macro" and st.loaded("macro_module"):
             cf = st.files[node.file]
             try:  # httpd keeps the body as lines: nothing in it is read until a Use
                 macro = define(raw, cf.text[node.open_end:node.close_start], node.open_end_line, node.file)
@@ -427,13 +440,13 @@ class Resolver:
         if not word:
             raise ConditionError(f"<{lname}> directive requires additional arguments")
         if lname == "ifmodule":
-            found = module_loaded(word, frozenset(st.modules))
+            found = st.loaded(word)
             what = f"module {word} is {'loaded' if found else 'not loaded'}"
         elif lname == "ifdefine":
             found = word in st.defines
             what = f"{word} is {'defined' if found else 'not defined'}"
         elif lname == "iffile":
-            found = os.path.exists(st.root_relative(word))
+            found = observed.exists(st.root_relative(word))
             what = f"file {word} {'exists' if found else 'does not exist'}"
         elif lname == "ifdirective":
             found = _directive_known(word, st)
@@ -449,6 +462,7 @@ def _parse_cached(path: str, by=None) -> ConfigFile:
         data = read_config_bytes(path)
     except ConfigReadError as e:
         raise ResolveError(e.message, by) from None
+    observed.file_read(path)
     cf = cache.load(path, data)
     if cf is None:
         cf = parse_text(data, path)
@@ -458,7 +472,7 @@ def _parse_cached(path: str, by=None) -> ConfigFile:
 
 def _directive_known(name: str, st: _State) -> bool:
     """Whether httpd would know directive `name` with the modules loaded so far."""
-    return _in_version(name, st) and any(module_loaded(m, frozenset(st.modules)) for m in directive_modules(name))
+    return _in_version(name, st) and any(st.loaded(m) for m in directive_modules(name))
 
 
 def _in_version(name: str, st: _State) -> bool:
@@ -469,4 +483,5 @@ def _in_version(name: str, st: _State) -> bool:
 
 def resolve(main_file: str | os.PathLike[str], options: ResolveOptions | None = None) -> EffectiveConfig:
     """Read `main_file` and everything it includes, as httpd would; see ResolveOptions."""
-    return Resolver(os.fspath(main_file), options or ResolveOptions()).run()
+    with collector.paused():  # the tree is built at once and kept: see apachetune/collector.py
+        return Resolver(os.fspath(main_file), options or ResolveOptions()).run()

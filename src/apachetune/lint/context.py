@@ -6,15 +6,19 @@ read files or choose their own severity (the engine stamps it from rules/*.yaml)
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass, field
 
-from apachetune.config.effective import EffectiveConfig, ResolvedDirective
+from apachetune.config.conditions import module_loaded
+from apachetune.config.effective import EffectiveConfig, ResolvedDirective, ResolvedSection
 from apachetune.config.tree import Node, Section
 from apachetune.lint.finding import Finding, Fix, Location
 from apachetune.lint.host import HostLimits
 from apachetune.lint.settings import Settings
 from apachetune.mpm import StartupResult
 from apachetune.mpm.directives import canonical
+
+Scoped = tuple[ResolvedDirective | ResolvedSection, tuple[ResolvedSection, ...]]
 
 
 def location_of(item) -> Location:
@@ -32,9 +36,34 @@ class LintContext:
     settings: Settings = field(default_factory=Settings)
     host: HostLimits | None = None  # lint --measure / --facts: the host the server runs on
     _mpm_items: list[ResolvedDirective] = field(default_factory=list)
+    _walk: list[Scoped] = field(default_factory=list, repr=False)
+    _named: dict[str, list[Scoped]] = field(default_factory=dict, repr=False)
+    _loaded: dict[str, bool] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self._mpm_items = [d for d in self.eff.directives if canonical(d.name) is not None]
+        # One walk of the tree, indexed by name, shared by every check: a check asks for the
+        # few directives it reads instead of walking 50,000 items itself.
+        self._walk = list(self.eff.walk())
+        named: dict[str, list[Scoped]] = defaultdict(list)
+        for scoped in self._walk:
+            named[scoped[0].name.lower()].append(scoped)
+        self._named = dict(named)
+
+    def module_loaded(self, name: str) -> bool:
+        """httpd's find_module for `name` (an identifier or a source file name), remembered."""
+        found = self._loaded.get(name)
+        if found is None:
+            found = self._loaded[name] = module_loaded(name, frozenset(self.eff.modules))
+        return found
+
+    def walk(self) -> list[Scoped]:
+        """Every resolved item with its enclosing sections, in document order."""
+        return self._walk
+
+    def named(self, name: str) -> list[Scoped]:
+        """Every directive or section called `name` (any case), with its enclosing sections."""
+        return self._named.get(name.lower(), [])
 
     @property
     def mpm_items(self) -> list[ResolvedDirective]:

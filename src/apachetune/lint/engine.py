@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from apachetune import collector
 from apachetune.config.effective import EffectiveConfig
 from apachetune.config.resolver import ResolveOptions, resolve
 from apachetune.errors import ConfigSyntaxError, ResolveError
@@ -64,7 +65,11 @@ def lint(target: EffectiveConfig | str | os.PathLike[str], options: LintOptions)
     a path, resolve it first (lint_file)."""
     if not isinstance(target, EffectiveConfig):
         return lint_file(target, options)
-    eff = target
+    with collector.paused():  # lint walks the whole tree into lists: see apachetune/collector.py
+        return _lint(target, options)
+
+
+def _lint(eff: EffectiveConfig, options: LintOptions) -> LintResult:
     mpm = eff.mpm
     startup = None
     buckets = _buckets(eff, options.cpus)

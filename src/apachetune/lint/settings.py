@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from apachetune.config import observed
 from apachetune.errors import UsageError
 from apachetune.lint.finding import SEVERITIES
 from apachetune.lint.metadata import all_rules, resolve_selector
@@ -41,7 +42,7 @@ def find_config(start: Path) -> Path | None:
     for directory in [start, *start.parents]:
         for name in CONFIG_NAMES:
             candidate = directory / name
-            if candidate.is_file():
+            if observed.isfile(str(candidate)):
                 return candidate
     return None
 
@@ -67,6 +68,7 @@ def load_settings(path: Path | None) -> Settings:
         return Settings()
     try:
         root = yaml.compose(path.read_text())
+        observed.file_read(str(path))
     except OSError as e:
         raise UsageError(f"{path}: cannot read settings: {e.strerror}") from None
     except yaml.YAMLError as e:

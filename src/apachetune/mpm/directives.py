@@ -46,13 +46,10 @@ DEPRECATION_CODES = {
 ALL_MPM_DIRECTIVES = frozenset(n.lower() for names in MPM_DIRECTIVES.values() for n in names) | frozenset(LEGACY_NAMES)
 
 
+# lower-case name (legacy names too) -> canonical spelling: one dict lookup per directive linted.
+_CANONICAL = {n.lower(): n for names in MPM_DIRECTIVES.values() for n in names} | LEGACY_NAMES
+
+
 def canonical(name: str) -> str | None:
     """The canonical MPM directive for `name` (legacy names mapped), or None."""
-    lname = name.lower()
-    if lname in LEGACY_NAMES:
-        return LEGACY_NAMES[lname]
-    for names in MPM_DIRECTIVES.values():
-        for n in names:
-            if n.lower() == lname:
-                return n
-    return None
+    return _CANONICAL.get(name.lower())

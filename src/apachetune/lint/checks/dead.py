@@ -98,7 +98,7 @@ def mpm_directive_of_other_mpm(ctx: LintContext):
     if ctx.mpm is None:
         return
     own = {n.lower() for n in MPM_DIRECTIVES[ctx.mpm]}
-    for item, _parents in ctx.eff.walk():
+    for item, _parents in ctx.walk():
         if isinstance(item, ResolvedSection):
             continue
         canon = canonical(item.name)
@@ -113,7 +113,7 @@ def mpm_directive_of_other_mpm(ctx: LintContext):
 
 
 def deprecated_name(ctx: LintContext):
-    for item, _parents in ctx.eff.walk():
+    for item, _parents in ctx.walk():
         if isinstance(item, ResolvedDirective) and item.lname in LEGACY_NAMES:
             new = LEGACY_NAMES[item.lname]
             yield ctx.finding("AT404", f"{item.name} is a deprecated name; use {new}.", item, (),

@@ -6,10 +6,9 @@ ap_check_cmd_context), so the finding reads like the error httpd would print.
 
 from __future__ import annotations
 
-from apachetune.config.conditions import Version, at_least, module_loaded
+from apachetune.config.conditions import Version, at_least
 from apachetune.config.directives import ARG_WORDS, lookup, shipped_modules, suggest
 from apachetune.config.effective import ResolvedSection
-from apachetune.config.words import split_words
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Fix, Location
 from apachetune.mpm.directives import MPM_DIRECTIVES, canonical
@@ -30,7 +29,7 @@ def _third_party_loaded(ctx: LintContext) -> list[str]:
 
 
 def _items(ctx: LintContext):
-    yield from ctx.eff.walk()
+    yield from ctx.walk()
 
 
 def _name_of(item) -> str:
@@ -39,78 +38,97 @@ def _name_of(item) -> str:
 
 def unknown_or_not_loaded(ctx: LintContext):
     third_party = _third_party_loaded(ctx)
-    loaded = frozenset(ctx.eff.modules)
+    verdicts: dict[str, tuple[str, str, str | None] | None] = {}  # one verdict per name, not per line
     for item, _parents in _items(ctx):
         name = _name_of(item)
-        if name.startswith("\ufeff") or canonical(item.name) is not None:
-            continue  # the BOM (AT506) and MPM directives (AT403) have their own rules
-        spec = lookup(name)
-        base = (f"Invalid command '{name}', perhaps misspelled or defined by a module not included "
-                "in the server configuration")
-        if spec is None:
-            hint = suggest(name.lstrip("<"))
-            extra = f"; did you mean {' or '.join(hint)}?" if hint else ""
-            if third_party:
-                # A loaded module we have no table for may define it: still reported, as a
-                # warning naming the possible owners, never silently dropped.
-                f = ctx.finding("AT501", base + extra + f" (unless {' or '.join(third_party)}, which "
-                                "apachetune has no table for, defines it)", item)
-                f.severity = "warning"
-                yield f
-                continue
-            yield ctx.finding("AT501", base + extra, item)
-        elif spec.since and not at_least(Version.parse(ctx.eff.httpd_version), spec.since):
-            # httpd's own words: a version before the directive's does not know it at all.
-            yield ctx.finding("AT501", f"{base} ({spec.name} came with httpd {spec.since}; this is "
-                              f"httpd {ctx.eff.httpd_version})", item)
-        elif not any(module_loaded(m, loaded) for m in spec.modules):
-            mods = " or ".join(spec.modules)
-            yield ctx.finding("AT502", f"{base} ({spec.name} is defined by {mods}, which is not loaded)",
-                              item)
+        if name not in verdicts:
+            verdicts[name] = _unknown_verdict(ctx, name, item, third_party)
+        verdict = verdicts[name]
+        if verdict is not None:
+            rule, message, severity = verdict
+            f = ctx.finding(rule, message, item)
+            if severity:
+                f.severity = severity
+            yield f
+
+
+def _unknown_verdict(ctx: LintContext, name: str, item, third_party: list[str]):
+    """(rule, message, severity or None) for directive `name`, or None when httpd knows it."""
+    if name.startswith("\ufeff") or canonical(item.name) is not None:
+        return None  # the BOM (AT506) and MPM directives (AT403) have their own rules
+    spec = lookup(name)
+    base = (f"Invalid command '{name}', perhaps misspelled or defined by a module not included "
+            "in the server configuration")
+    if spec is None:
+        hint = suggest(name.lstrip("<"))
+        extra = f"; did you mean {' or '.join(hint)}?" if hint else ""
+        if third_party:
+            # A loaded module we have no table for may define it: still reported, as a
+            # warning naming the possible owners, never silently dropped.
+            return ("AT501", base + extra + f" (unless {' or '.join(third_party)}, which apachetune has "
+                    "no table for, defines it)", "warning")
+        return "AT501", base + extra, None
+    if spec.since and not at_least(Version.parse(ctx.eff.httpd_version), spec.since):
+        # httpd's own words: a version before the directive's does not know it at all.
+        return ("AT501", f"{base} ({spec.name} came with httpd {spec.since}; this is "
+                f"httpd {ctx.eff.httpd_version})", None)
+    if not any(ctx.module_loaded(m) for m in spec.modules):
+        mods = " or ".join(spec.modules)
+        return "AT502", f"{base} ({spec.name} is defined by {mods}, which is not loaded)", None
+    return None
+
+
+# Whether a directive of each kind (its cmd_how) has the wrong number of words: httpd's checks in
+# invoke_cmd, given the word count, the words, and whether the first word is missing or empty.
+_WRONG_COUNT = {
+    "NO_ARGS": lambda n, words, empty_first: n != 0,
+    "TAKE1": lambda n, words, empty_first: empty_first or n != 1,
+    "TAKE2": lambda n, words, empty_first: n != 2 or "" in words,
+    "TAKE12": lambda n, words, empty_first: empty_first or n > 2,
+    "TAKE3": lambda n, words, empty_first: n != 3 or "" in words,
+    "TAKE23": lambda n, words, empty_first: n < 2 or n > 3 or "" in words[:2],
+    "TAKE123": lambda n, words, empty_first: empty_first or n > 3,
+    "TAKE13": lambda n, words, empty_first: empty_first or n == 2 or n > 3,
+    "ITERATE": lambda n, words, empty_first: empty_first,
+    "ITERATE2": lambda n, words, empty_first: n < 2 or empty_first,
+    "FLAG": lambda n, words, empty_first: empty_first or words[0].lower() not in ("on", "off"),
+}
 
 
 def argument_count(ctx: LintContext):
-    loaded = frozenset(ctx.eff.modules)
+    checked: dict[str, object] = {}  # lower-case name -> its spec, or None when not checked here
     for item, _parents in _items(ctx):
         if isinstance(item, ResolvedSection):
             continue
-        spec = lookup(item.name)
-        if spec is None or not any(module_loaded(m, loaded) for m in spec.modules):
+        lname = item.name.lower()
+        if lname not in checked:
+            spec = lookup(item.name)
+            if spec is None or spec.kind not in _WRONG_COUNT \
+                    or not any(ctx.module_loaded(m) for m in spec.modules) \
+                    or (canonical(item.name) is not None and ctx.startup is not None):
+                spec = None  # unknown, not loaded, or an MPM directive (the start-up model: AT116)
+            checked[lname] = spec
+        spec = checked[lname]
+        if spec is None:
             continue
-        if canonical(item.name) is not None and ctx.startup is not None:
-            continue  # MPM directives: the start-up model reports these (AT116)
-        words = split_words(item.args_text)
+        words = item.args  # the arguments as httpd splits them (ap_getword_conf)
         n = len(words)
-        empty_first = n == 0 or words[0] == ""
-        kind = spec.kind
-        bad = {
-            "NO_ARGS": n != 0,
-            "TAKE1": empty_first or n != 1,
-            "TAKE2": n != 2 or "" in words,
-            "TAKE12": empty_first or n > 2,
-            "TAKE3": n != 3 or "" in words,
-            "TAKE23": n < 2 or n > 3 or "" in words[:2],
-            "TAKE123": empty_first or n > 3,
-            "TAKE13": empty_first or n == 2 or n > 3,
-            "ITERATE": empty_first,
-            "ITERATE2": n < 2 or empty_first,
-            "FLAG": empty_first or words[0].lower() not in ("on", "off"),
-        }.get(kind, False)
-        if not bad:
+        if not _WRONG_COUNT[spec.kind](n, words, n == 0 or words[0] == ""):
             continue
-        if kind == "FLAG":
+        if spec.kind == "FLAG":
             text = f"{spec.name} must be On or Off"
-        elif kind == "NO_ARGS":
+        elif spec.kind == "NO_ARGS":
             text = f"{spec.name} takes no arguments"
         else:
-            text = f"{spec.name} {ARG_WORDS[kind]}" + (f", {spec.help}" if spec.help else "")
+            text = f"{spec.name} {ARG_WORDS[spec.kind]}" + (f", {spec.help}" if spec.help else "")
         yield ctx.finding("AT503", text, item)
 
 
 def context(ctx: LintContext):
+    specs: dict[str, object] = {}
     for item, parents in _items(ctx):
         name = _name_of(item)
-        spec = lookup(name)
+        spec = specs[name] if name in specs else specs.setdefault(name, lookup(name))
         if spec is None or not parents:
             if spec is not None and not parents and spec.contexts and "server config" not in spec.contexts:
                 yield ctx.finding("AT504", f"{spec.name} not allowed here", item)

@@ -4,28 +4,15 @@ from __future__ import annotations
 
 import math
 
-from apachetune.config.conditions import module_loaded
+from apachetune.lint.checks.scopes import server_and_vhost
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Fix
 from apachetune.mpm.connections import CROWD_MARGIN, factor_for_crowd, stall
 from apachetune.mpm.numbers import atoi, keepalive_seconds
 
 
-def _server_and_vhost(ctx: LintContext, name: str):
-    """The directive as set in server context and in each <VirtualHost> (the ones in force)."""
-    found = []
-    last = ctx.eff.get(name)
-    if last is not None:
-        found.append(last)
-    for item, parents in ctx.eff.walk():
-        if parents and parents[-1].lname == "virtualhost" and getattr(item, "lname", "") == name.lower() \
-                and not hasattr(item, "children"):
-            found.append(item)
-    return found
-
-
 def keepalive_off(ctx: LintContext):
-    for d in _server_and_vhost(ctx, "KeepAlive"):
+    for d in server_and_vhost(ctx, "KeepAlive"):
         if d.args and d.args[0].lower() == "off":
             yield ctx.finding("AT301", "KeepAlive Off: every request opens a new TCP (and TLS) connection.",
                               d, (), Fix({"KeepAlive": "On"}))
@@ -42,7 +29,7 @@ def keepalive_pins_workers(ctx: LintContext):
         return
     workers = ctx.startup.effective["MaxRequestWorkers"]
     limit = ctx.option("AT302", "max_seconds")
-    for d in _server_and_vhost(ctx, "KeepAliveTimeout"):
+    for d in server_and_vhost(ctx, "KeepAliveTimeout"):
         seconds = keepalive_seconds(d.args[0]) if d.args else 0
         if seconds > limit:
             yield ctx.finding(
@@ -80,7 +67,7 @@ def _crowd_stalls(ctx: LintContext):
 
 def max_keepalive_requests(ctx: LintContext):
     minimum = ctx.option("AT303", "min_requests")
-    for d in _server_and_vhost(ctx, "MaxKeepAliveRequests"):
+    for d in server_and_vhost(ctx, "MaxKeepAliveRequests"):
         if not d.args:
             continue
         n = atoi(d.args[0])
@@ -95,10 +82,10 @@ def max_keepalive_requests(ctx: LintContext):
 
 
 def long_timeout_without_reqtimeout(ctx: LintContext):
-    if module_loaded("reqtimeout_module", frozenset(ctx.eff.modules)):
+    if ctx.module_loaded("reqtimeout_module"):
         return
     limit = ctx.option("AT304", "max_seconds")
-    for d in _server_and_vhost(ctx, "Timeout"):
+    for d in server_and_vhost(ctx, "Timeout"):
         if d.args and atoi(d.args[0]) > limit:
             yield ctx.finding(
                 "AT304",

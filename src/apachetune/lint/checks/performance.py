@@ -10,10 +10,10 @@ from __future__ import annotations
 from apachetune.config.effective import ResolvedDirective
 from apachetune.lint.checks.scopes import (
     child_directives,
+    covering,
     directives_named,
     directory_sections,
     document_roots,
-    is_ancestor,
     norm_dir,
     option_words,
 )
@@ -23,12 +23,6 @@ from apachetune.mpm.numbers import atoi
 
 PHP_MODULES = ("php_module", "php5_module", "php7_module", "php8_module")
 DEBUG_LEVELS = {"debug"} | {f"trace{n}" for n in range(1, 9)}
-
-
-def _covers_a_docroot(path: str, roots: set[str], strictly_above: bool) -> bool:
-    if path == "/":
-        return True
-    return any(is_ancestor(path, r) and (not strictly_above or path != r) for r in roots)
 
 
 def hostname_lookups(ctx: LintContext):
@@ -43,9 +37,9 @@ def hostname_lookups(ctx: LintContext):
 
 
 def allow_override_on_trees(ctx: LintContext):
-    roots = document_roots(ctx)
+    above_roots = covering(document_roots(ctx), strictly_above=True)
     for section, path in directory_sections(ctx):
-        if not _covers_a_docroot(path, roots, strictly_above=True):
+        if path not in above_roots:
             continue
         for name in ("AllowOverride", "AllowOverrideList"):
             for d in child_directives(section, name):
@@ -58,9 +52,9 @@ def allow_override_on_trees(ctx: LintContext):
 
 
 def symlink_checks(ctx: LintContext):
-    roots = document_roots(ctx)
+    trees = covering(document_roots(ctx), strictly_above=False)
     for section, path in directory_sections(ctx):
-        if not _covers_a_docroot(path, roots, strictly_above=False):
+        if path not in trees:
             continue
         for d in child_directives(section, "Options"):
             words = option_words(d)
@@ -77,13 +71,13 @@ def symlink_checks(ctx: LintContext):
 
 
 def multiviews(ctx: LintContext):
-    roots = document_roots(ctx)
+    trees = covering(document_roots(ctx), strictly_above=False)
     for d, parents in directives_named(ctx, "Options"):
         if ("", "multiviews") not in option_words(d) and ("+", "multiviews") not in option_words(d):
             continue
         broad = not parents or all(p.lname == "virtualhost" for p in parents)
         if not broad and parents[-1].lname == "directory" and parents[-1].args:
-            broad = _covers_a_docroot(norm_dir(parents[-1].args[0]), roots, strictly_above=False)
+            broad = norm_dir(parents[-1].args[0]) in trees
         if broad:
             yield ctx.finding(
                 "AT604", "Options MultiViews over a whole document tree: every request for a missing "

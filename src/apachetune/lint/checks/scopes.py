@@ -27,9 +27,8 @@ def norm_dir(path: str) -> str:
 
 def directives_named(ctx: LintContext, name: str) -> Iterator[tuple[ResolvedDirective, tuple[ResolvedSection, ...]]]:
     """Every directive called `name`, in any context, with its enclosing sections."""
-    lname = name.lower()
-    for item, parents in ctx.eff.walk():
-        if isinstance(item, ResolvedDirective) and item.lname == lname:
+    for item, parents in ctx.named(name):
+        if isinstance(item, ResolvedDirective):
             yield item, parents
 
 
@@ -50,18 +49,27 @@ def document_roots(ctx: LintContext) -> set[str]:
     return {norm_dir(d.args[0]) for d in server_and_vhost(ctx, "DocumentRoot") if d.args}
 
 
-def is_ancestor(parent: str, child: str) -> bool:
-    """`parent` is `child` or a directory above it."""
-    if parent == "/":
-        return True
-    return child == parent or child.startswith(parent + "/")
+def covering(roots: set[str], strictly_above: bool) -> frozenset[str]:
+    """Every directory path that is a document root (unless `strictly_above`) or above one:
+    `path in covering(...)` answers "does <Directory path> apply to a whole document tree?"
+    in one lookup, however many virtual hosts there are."""
+    out = {"/"}
+    for root in roots:
+        if not strictly_above:
+            out.add(root)
+        cut = root.rfind("/")
+        while cut > 0:
+            out.add(root[:cut])
+            cut = root.rfind("/", 0, cut)
+    return frozenset(out)
 
 
 def directory_sections(ctx: LintContext) -> Iterator[tuple[ResolvedSection, str]]:
     """Every <Directory> section with its normalised path."""
-    for item, _parents in ctx.eff.walk():
-        if isinstance(item, ResolvedSection) and item.lname in DIRECTORY_SECTIONS and item.args:
-            yield item, norm_dir(item.args[0])
+    for name in DIRECTORY_SECTIONS:
+        for item, _parents in ctx.named(name):
+            if isinstance(item, ResolvedSection) and item.args:
+                yield item, norm_dir(item.args[0])
 
 
 def child_directives(section: ResolvedSection, name: str) -> list[ResolvedDirective]:

@@ -12,7 +12,6 @@ from apachetune.lint.checks.keepalive import keepalive_seconds
 from apachetune.lint.checks.scopes import (
     child_directives,
     directives_named,
-    is_ancestor,
     norm_dir,
     option_words,
     server_and_vhost,
@@ -46,7 +45,7 @@ def _limits_access(section: ResolvedSection) -> bool:
 
 
 def status_pages_open(ctx: LintContext):
-    for item, _parents in ctx.eff.walk():
+    for item, _parents in ctx.walk():
         if not isinstance(item, ResolvedSection) or item.lname not in ("location", "locationmatch"):
             continue
         for d in child_directives(item, "SetHandler"):
@@ -95,15 +94,23 @@ def trace_enable(ctx: LintContext):
                 "included) back to the client.", d, (), Fix({"TraceEnable": "Off"}))
 
 
-def _options_at(path: str, sections: list[tuple[ResolvedSection, str]]):
-    """Merge Options from every <Directory> above or at `path`, shortest path first (as httpd
-    merges per-directory configuration). Returns the options in force and the directive that
-    last turned Indexes on."""
+def _ancestors(path: str) -> list[str]:
+    """`path`, every directory above it, and "/"."""
+    out = ["/", path]
+    cut = path.rfind("/")
+    while cut > 0:
+        out.append(path[:cut])
+        cut = path.rfind("/", 0, cut)
+    return out
+
+
+def _options_at(sections: list[ResolvedSection]):
+    """Merge Options from the <Directory> sections above or at a path, given shortest path first
+    (as httpd merges per-directory configuration). Returns the options in force and the directive
+    that last turned Indexes on."""
     opts = {"followsymlinks"}  # httpd 2.4's default
     indexes_by: ResolvedDirective | None = None
-    ordered = sorted((s for s in sections if is_ancestor(s[1], path)),
-                     key=lambda s: (0 if s[1] == "/" else s[1].count("/") + 1))
-    for section, _ in ordered:
+    for section in sections:
         for d in child_directives(section, "Options"):
             words = option_words(d)
             if any(sign == "" for sign, _ in words):
@@ -122,20 +129,25 @@ def _options_at(path: str, sections: list[tuple[ResolvedSection, str]]):
 
 
 def indexes_at_docroot(ctx: LintContext):
-    all_sections: list[tuple[ResolvedSection, str, ResolvedSection | None]] = []
-    roots: list[tuple[ResolvedDirective, ResolvedSection | None]] = []
-    for item, parents in ctx.eff.walk():
+    # <Directory> sections by path: (document order, section, its virtual host or None)
+    by_path: dict[str, list[tuple[int, ResolvedSection, ResolvedSection | None]]] = {}
+    for order, (item, parents) in enumerate(ctx.named("Directory")):
         vhost = parents[0] if parents and parents[0].lname == "virtualhost" else None
-        if isinstance(item, ResolvedSection) and item.lname == "directory" and item.args:
-            all_sections.append((item, norm_dir(item.args[0]), vhost))
-        elif isinstance(item, ResolvedDirective) and item.lname == "documentroot" and item.args \
+        if isinstance(item, ResolvedSection) and item.args:
+            by_path.setdefault(norm_dir(item.args[0]), []).append((order, item, vhost))
+    roots: list[tuple[ResolvedDirective, ResolvedSection | None]] = []
+    for item, parents in ctx.named("DocumentRoot"):
+        vhost = parents[0] if parents and parents[0].lname == "virtualhost" else None
+        if isinstance(item, ResolvedDirective) and item.args \
                 and (not parents or (len(parents) == 1 and vhost is not None)):
             roots.append((item, vhost))
     reported: set[int] = set()
     for root, vhost in roots:
         path = norm_dir(root.args[0])
-        sections = [(s, p) for s, p, v in all_sections if v is None or v is vhost]
-        opts, by = _options_at(path, sections)
+        applying = sorted((0 if p == "/" else p.count("/") + 1, order, section)
+                          for p in set(_ancestors(path)) for order, section, v in by_path.get(p, ())
+                          if v is None or v is vhost)
+        opts, by = _options_at([section for _, _, section in applying])
         if "indexes" in opts and by is not None and id(by) not in reported:
             reported.add(id(by))
             yield ctx.finding(

@@ -61,7 +61,7 @@ READERS = {"keepalivetimeout": _keepalive_timeout, "listencoresbucketsratio": _b
 
 
 def refused_values(ctx: LintContext):
-    for item, _parents in ctx.eff.walk():
+    for item, _parents in ctx.walk():
         if isinstance(item, ResolvedSection):
             continue
         reader = READERS.get(item.lname)
