@@ -77,3 +77,61 @@ def test_mpm_names_the_servers_mpm_without_a_file_too(command, mpm, tmp_path):
         rec = json.loads(r.output)["recommendation"]
         assert rec["mpm"] == mpm and f"given with --mpm ({mpm})" in rec["mpm_reasons"][0]
         assert (len(rec["mpm_reasons"]) > 1) == (mpm != "event")  # the alternative is named
+
+
+MPM_LINES = ("StartServers", "MinSpareThreads", "MaxSpareThreads", "ThreadLimit", "ThreadsPerChild",
+             "MaxRequestWorkers", "MaxConnectionsPerChild")
+
+
+def _httpd_check_args():
+    from apachetune import httpd
+
+    return [] if httpd.binary() is not None and httpd.module_path("mpm_event").exists() else ["--no-httpd-check"]
+
+
+def _findings(root: Path) -> set[tuple[str, str, int]]:
+    r = run("lint", str(root / "apache2.conf"), "-d", str(root), "--format", "json")
+    return {(f["rule"], f["file"], f["line"]) for f in json.loads(r.output)["findings"]}
+
+
+def test_output_into_the_tree_that_already_sets_the_mpm_is_refused_naming_each_line(tmp_path):
+    root = debian(tmp_path)
+    before = snapshot(root)
+    target = root / "conf-enabled" / "mpm-tuned.conf"
+    r = run("generate", str(root / "apache2.conf"), "-d", str(root), "--no-measure", "--rate", "100",
+            "-o", str(target), *_httpd_check_args())
+    assert r.exit_code == 1 and not target.exists() and snapshot(root) == before
+    mpm_conf = root / "mods-enabled" / "mpm_event.conf"
+    lines = mpm_conf.read_text().splitlines()
+    for name in MPM_LINES:
+        number = next(i for i, line in enumerate(lines, 1) if line.strip().startswith(name))
+        assert f"{mpm_conf}:{number}: {name}" in r.stderr
+    assert "--in-place" in r.stderr and "nothing was written" in r.stderr
+
+
+def test_output_into_the_tree_once_the_old_lines_are_gone_adds_no_finding(tmp_path):
+    root = debian(tmp_path)
+    mpm_conf = (root / "mods-enabled" / "mpm_event.conf").resolve()
+    mpm_conf.write_text("".join(line for line in mpm_conf.read_text().splitlines(keepends=True)
+                                if not line.strip().startswith(MPM_LINES)))
+    before = _findings(root)
+    target = root / "conf-enabled" / "mpm-tuned.conf"
+    r = run("generate", str(root / "apache2.conf"), "-d", str(root), "--no-measure", "--rate", "100",
+            "-o", str(target), *_httpd_check_args())
+    assert r.exit_code == 0, r.output + r.stderr
+    assert target.exists() and "does not include" not in r.stderr
+    assert _findings(root) == before  # nothing overridden (AT402), nothing new
+    parsed = run("parse", str(root / "apache2.conf"), "-d", str(root), "--json")
+    found = [d for d in json.loads(parsed.output)["effective"] if d.get("directive") == "MaxRequestWorkers"]
+    assert len(found) == 1  # read once, from the new file
+    assert json.loads(parsed.output)["files"][found[0]["file"]]["file"] == str(target)
+
+
+def test_output_outside_the_tree_says_how_to_include_it(tmp_path):
+    root = debian(tmp_path)
+    target = tmp_path / "mpm.conf"
+    r = run("generate", str(root / "apache2.conf"), "-d", str(root), "--no-measure", "--rate", "100",
+            "-o", str(target), "--no-httpd-check")
+    assert r.exit_code == 0 and target.exists()
+    assert f"Include {target}" in r.stderr and "remove the lines above" in r.stderr
+    assert f"{(root / 'mods-enabled' / 'mpm_event.conf')}:" in r.stderr

@@ -220,3 +220,70 @@ def test_unified_diff_shows_only_changed_line():
     assert "-ServerLimit 16\n" in diff and "+ServerLimit 8\n" in diff
     assert "-# keep" not in diff and "+# keep" not in diff
     assert unified_diff(old, old, "mpm.conf") == ""
+
+
+LINK_CRASH_SCRIPT = textwrap.dedent("""
+    import sys
+    from pathlib import Path
+    from apachetune.generate.transaction import FileChange, LinkChange, Transaction
+    enabled = Path(sys.argv[2])
+    conf = enabled / "mpm.conf"
+    Transaction([LinkChange(enabled / "mpm_event.load", None, "../available/mpm_event.load"),
+                 LinkChange(enabled / "mpm_prefork.load", "../available/mpm_prefork.load", None),
+                 FileChange(conf, b"MaxRequestWorkers 10\\n", conf.read_bytes())],
+                backup_root=Path(sys.argv[1])).commit()
+""")
+
+
+def links_tree(tmp_path: Path) -> Path:
+    available, enabled = tmp_path / "available", tmp_path / "enabled"
+    available.mkdir()
+    enabled.mkdir()
+    for mpm in ("event", "prefork"):
+        (available / f"mpm_{mpm}.load").write_text(f"LoadModule mpm_{mpm}_module x.so\n")
+    (enabled / "mpm_event.load").symlink_to("../available/mpm_event.load")
+    (enabled / "mpm.conf").write_text("MaxRequestWorkers 150\n")
+    return enabled
+
+
+def links(d: Path) -> dict[str, str | None]:
+    return {p.name: (os.readlink(p) if p.is_symlink() else p.read_text()) for p in sorted(d.iterdir())}
+
+
+def test_links_are_switched_with_the_files_and_restored_by_restore(tmp_path):
+    enabled = links_tree(tmp_path)
+    before = links(enabled)
+    result = subprocess.run([sys.executable, "-c", LINK_CRASH_SCRIPT, str(tmp_path / "backups"), str(enabled)],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert links(enabled) == {"mpm.conf": "MaxRequestWorkers 10\n",
+                              "mpm_prefork.load": "../available/mpm_prefork.load"}
+    run_dir = next((tmp_path / "backups").iterdir())
+    restore_run(run_dir, backup_root=tmp_path / "backups")
+    assert links(enabled) == before
+
+
+@pytest.mark.parametrize("step", ["prepared", "staged", "installed-1", "installed-2", "installed-3"])
+def test_kill_9_while_switching_links_is_undone(tmp_path, step):
+    enabled = links_tree(tmp_path)
+    before = links(enabled)
+    env = {**os.environ, "APACHETUNE_CRASH_AT": step}
+    proc = subprocess.run([sys.executable, "-c", LINK_CRASH_SCRIPT, str(tmp_path / "backups"), str(enabled)],
+                          env=env, capture_output=True)
+    assert proc.returncode == -9, proc.stderr
+    assert not [p for p in enabled.iterdir() if p.name.startswith(".~apachetune")] or step.startswith("installed")
+    recover_pending(tmp_path / "backups")
+    assert links(enabled) == before
+
+
+def test_a_link_changed_meanwhile_is_refused(tmp_path):
+    enabled = links_tree(tmp_path)
+    (enabled / "mpm_event.load").unlink()
+    (enabled / "mpm_event.load").symlink_to("../available/mpm_prefork.load")
+    before = links(enabled)
+    from apachetune.generate.transaction import LinkChange
+
+    with pytest.raises(TransactionError, match="changed by someone else"):
+        Transaction([LinkChange(enabled / "mpm_event.load", None, "../available/mpm_event.load")],
+                    backup_root=tmp_path / "backups").commit()
+    assert links(enabled) == before

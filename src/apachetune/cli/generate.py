@@ -32,12 +32,16 @@ from apachetune.sizing.session import SizingRequest, run_sizing
               help="Where backups go (default: /var/backups/apachetune as root, else "
                    "~/.local/state/apachetune/backups; never where httpd reads).")
 @click.option("--target-mpm", type=MPM_CHOICE, help="Generate for this MPM (default: recommended).")
+@click.option("--switch-mpm", is_flag=True,
+              help="With --in-place and --target-mpm: load that MPM instead of the running one (the "
+                   "LoadModule line, or Debian's mods-enabled links as a2enmod does), checked by lint "
+                   "and apache2 -t before anything is written.")
 @click.option("--allow-short", is_flag=True,
               help="Write even when memory cannot carry the load (default: refuse, exit 1).")
 @sizing_options
 @resolve_options
 def command(file, output, in_place, show_diff, check, force, no_httpd_check, backup_dir, target_mpm,
-            allow_short, **kw):
+            switch_mpm, allow_short, **kw):
     """Generate a tuned MPM section from `apachetune size`'s recommendation."""
     if output and in_place:
         raise UsageError("give one of -o FILE or --in-place, not both")
@@ -49,8 +53,14 @@ def command(file, output, in_place, show_diff, check, force, no_httpd_check, bac
     if in_place and not file:
         raise UsageError("--in-place needs the main configuration FILE")
     resolve = pop_resolve_options(kw)
-    if in_place and not target_mpm:
-        target_mpm = running_mpm(file, resolve)
+    running = running_mpm(file, resolve) if in_place else None
+    if switch_mpm and (output or not in_place or not target_mpm or target_mpm == running):
+        raise UsageError("--switch-mpm goes with --in-place (or --diff/--check) and a --target-mpm other "
+                         f"than the running one ({running or 'none'})")
+    if in_place and not switch_mpm and target_mpm and target_mpm != running:
+        raise UsageError(f"--target-mpm {target_mpm}: the tree runs {running}; its settings would never be "
+                         f"read. Add --switch-mpm to load {target_mpm} instead")
+    target_mpm = target_mpm or running
     session = run_sizing(SizingRequest.from_cli(file, resolve, target_mpm=target_mpm, **kw))
     ctx = click.get_current_context()
     rec = session.recommendation
@@ -68,12 +78,20 @@ def command(file, output, in_place, show_diff, check, force, no_httpd_check, bac
         target = Path(output)
         old = target.read_bytes() if target.exists() else b""
         data = apply.new_file_bytes(session)
+        place = apply.placement(session, resolve, target, data)
+        refused = _tell_placement(place, target, file)
         if show_diff or check:
             if show_diff:
                 click.echo(unified_diff(old, data, str(target)), nl=False)
-            ctx.exit(1 if check and old != data else 0)
+            ctx.exit(1 if check and (old != data or refused) else 0)
+        if refused:
+            err.print("nothing was written")
+            ctx.exit(1)
         report_and_exit(apply.write_new_file(session, target, force, not no_httpd_check,
-                                             Path(backup_dir) if backup_dir else None))
+                                             Path(backup_dir) if backup_dir else None,
+                                             tree=resolve if place is not None and place.read_by_tree else None))
+    if switch_mpm:
+        _switch(session, resolve, show_diff, check, no_httpd_check, backup_dir)
     edit_plan = apply.plan(session)
     if edit_plan.empty:
         out.print("The configuration already has these values; nothing to change.")
@@ -93,6 +111,47 @@ def command(file, output, in_place, show_diff, check, force, no_httpd_check, bac
         err.print(f"note: {note}")
     report_and_exit(apply.write_in_place(session, resolve, not no_httpd_check, edit_plan,
                                          Path(backup_dir) if backup_dir else None))
+
+
+def _tell_placement(place: apply.Placement | None, target: Path, file: str | None) -> bool:
+    """Say how the new file sits in FILE's tree; True when writing it would duplicate settings
+    the tree reads (refused: the file's values and the old lines would both be read, and every
+    old one reported by lint as overridden)."""
+    if place is None:
+        return False
+    if place.duplicates:
+        verb = "would set again" if place.read_by_tree else "sets too"
+        err.print(f"{file}'s tree already sets what {target} {verb}:")
+        for d in place.duplicates:
+            err.print(f"  {d.node.file}:{d.node.line}: {d.name} {d.args_text}")
+    if place.read_by_tree and place.duplicates:
+        err.print(f"refused: remove those lines first, or use --in-place (it changes them where they are, "
+                  f"with a backup) instead of -o {target}")
+        return True
+    if not place.read_by_tree:
+        err.print(f"note: {file} does not include {target}: add `Include {target.resolve()}` to it"
+                  + (" and remove the lines above" if place.duplicates else ""))
+    return False
+
+
+def _switch(session, resolve, show_diff: bool, check: bool, no_httpd_check: bool, backup_dir) -> None:
+    ctx = click.get_current_context()
+    if show_diff or check:
+        switch, edit_plan, _ = apply.switched(session, resolve)
+        contents = apply.switch_contents(switch, edit_plan)
+        if show_diff:
+            for change in switch.changes:
+                click.echo(f"# {change}")
+            for path, data in contents.items():
+                old = Path(switch.link_target_of(path) or path).read_bytes()
+                click.echo(unified_diff(old, data, path), nl=False)
+        if check:
+            err.print(f"{len(switch.changes) + len(edit_plan.changes)} change(s) needed:")
+            for change in switch.changes + edit_plan.changes:
+                err.print(f"  {change}")
+        ctx.exit(1 if check else 0)
+    report_and_exit(apply.write_switch(session, resolve, not no_httpd_check,
+                                       Path(backup_dir) if backup_dir else None))
 
 
 def running_mpm(file, resolve) -> str:
@@ -117,6 +176,8 @@ def report_and_exit(result: apply.ApplyResult) -> None:
             out.print(f"wrote {path}")
         for path in commit.written:
             out.print(f"updated {path}")
+        for link in commit.links:
+            out.print(f"link {link}")
         if commit.backups:
             out.print(f"backups in {commit.run_dir} (undo: apachetune restore {commit.run_dir})")
     for change in result.changes:

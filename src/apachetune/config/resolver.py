@@ -81,7 +81,10 @@ class ResolveOptions:
     modules: list[str] = field(default_factory=list)  # extra modules taken as loaded (--module)
     mpm: str | None = None  # the MPM to assume when none is loaded (a lone snippet)
     builtin_modules: tuple[str, ...] = DEBIAN_BUILTIN_MODULES
-    overlay: dict[str, bytes] = field(default_factory=dict)  # path -> content to read instead of the file
+    # path -> content to read instead of the file; a path not on disk yet is read where an Include
+    # would find it if it existed (a new file generate is about to write)
+    overlay: dict[str, bytes] = field(default_factory=dict)
+    hidden: frozenset[str] = frozenset()  # paths read as absent (links a switch of MPM removes)
 
 
 # Directives the resolver itself acts on (they never reach lint's checks).
@@ -166,7 +169,14 @@ def _match_segment(pattern: str, name: str) -> bool:
     return fnmatch.fnmatchcase(name, pattern)
 
 
-def _expand_include(pattern: str, optional: bool) -> Iterator[str]:
+def _planned_in(directory: str, planned: frozenset[str]) -> list[str]:
+    """Names of planned new files (overlay paths not on disk) directly in `directory`."""
+    return [os.path.basename(p) for p in planned
+            if os.path.dirname(p) == os.path.normpath(directory) and not os.path.lexists(p)]
+
+
+def _expand_include(pattern: str, optional: bool, planned: frozenset[str] = frozenset(),
+                    hidden: frozenset[str] = frozenset()) -> Iterator[str]:
     """Files an Include of `pattern` reads, in httpd's order (ap_dir_fnmatch / ap_dir_nofnmatch).
 
     A generator, as httpd reads each file as the walk reaches it: the first unreadable file ends
@@ -190,14 +200,15 @@ def _expand_include(pattern: str, optional: bool) -> Iterator[str]:
                     f"directory nesting level of {MAX_INCLUDE_DEPTH}. You have probably a "
                     "recursion somewhere.")
             try:
-                names = observed.listdir(path)
+                names = [n for n in observed.listdir(path) if os.path.join(path, n) not in hidden] \
+                    + _planned_in(path, planned)
             except OSError as e:
                 raise ResolveError(f"Include/IncludeOptional: Could not open directory {path}: "
                                    f"{e.strerror}") from None
             for name in sorted(names, key=os.fsencode):
                 yield from nofnmatch(os.path.join(path, name), depth + 1)
             return
-        if not observed.lexists(path):
+        if (path in hidden or not observed.lexists(path)) and path not in planned:
             if optional:
                 return
             raise ResolveError(f"Could not open configuration file {path}: No such file or directory")
@@ -213,7 +224,8 @@ def _expand_include(pattern: str, optional: bool) -> Iterator[str]:
                 yield from nofnmatch(path, 0)
             return
         try:
-            entries = observed.listdir(base)
+            entries = [n for n in observed.listdir(base) if os.path.join(base, n) not in hidden] \
+                + _planned_in(base, planned)
         except FileNotFoundError:
             if optional:
                 return
@@ -311,7 +323,7 @@ class Resolver:
         if lname in ("include", "includeoptional") and args:
             optional = lname == "includeoptional"
             pattern = st.root_relative(args[0])
-            files = _expand_include(pattern, optional)
+            files = _expand_include(pattern, optional, frozenset(st.opts.overlay), st.opts.hidden)
             while True:
                 try:
                     f = next(files)

@@ -53,17 +53,20 @@ def check_overlay(main: str, resolve: ResolveOptions, overlay: dict[str, bytes],
     if not run_httpd:
         report.httpd = "skipped (--no-httpd-check)"
     elif report.ok:
-        report = _httpd_tree(main, opts, overlay, report)
+        report = _httpd_tree(main, opts, report)
     return report
 
 
 def httpd_check(main: str, opts: ResolveOptions, overlay: dict[str, bytes]) -> CheckReport:
     """`apache2 -t` on a temporary copy of the tree with `overlay` in place (no MPM message allowed)."""
     return _httpd_tree(main, ResolveOptions(**{**opts.__dict__, "overlay": {**opts.overlay, **overlay}}),
-                       overlay, CheckReport(True))
+                       CheckReport(True))
 
 
-def _httpd_tree(main: str, opts: ResolveOptions, overlay: dict[str, bytes], report: CheckReport) -> CheckReport:
+def _httpd_tree(main: str, opts: ResolveOptions, report: CheckReport) -> CheckReport:
+    """apache2 -t on a copy of the tree with every overlaid file (and planned link) in place and
+    every hidden path gone."""
+    overlay = opts.overlay
     if httpd.binary() is None:
         return _unchecked(report, "apache2 -t could not check it: no apache2/httpd on PATH")
     from apachetune.config.resolver import resolve
@@ -78,8 +81,13 @@ def _httpd_tree(main: str, opts: ResolveOptions, overlay: dict[str, bytes], repo
         copy = Path(tmp) / "root"
         shutil.copytree(root, copy, symlinks=True)
         (copy / "logs").mkdir(exist_ok=True)  # httpd's default ErrorLog directory, needed to run -t
+        for hidden in opts.hidden:  # links a switch of MPM removes
+            if Path(hidden).parent.resolve().is_relative_to(root.resolve()):
+                (copy / Path(hidden).parent.resolve().relative_to(root.resolve()) / Path(hidden).name) \
+                    .unlink(missing_ok=True)
         for path, data in overlay.items():
             target = copy / Path(path).resolve().relative_to(root.resolve())
+            target.unlink(missing_ok=True)  # a planned link is checked as the file it will show
             target.write_bytes(data)
         copied_main = copy / Path(main).resolve().relative_to(root.resolve())
         text = copied_main.read_text(errors="surrogateescape")

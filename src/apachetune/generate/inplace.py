@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from apachetune.config.effective import EffectiveConfig, ResolvedDirective
 from apachetune.config.tree import ConfigFile, Section
 from apachetune.generate.render import DIRECTIVE_ORDER, format_value
-from apachetune.mpm.directives import canonical
+from apachetune.mpm.directives import canonical, setting_key
 
 
 @dataclass
@@ -30,14 +30,10 @@ class EditPlan:
         return not any(cf.edits for cf in self.files.values())
 
 
-def _key(name: str) -> str:
-    return (canonical(name) or name).lower()
-
-
 def _winners(eff: EffectiveConfig) -> dict[str, ResolvedDirective]:
     found: dict[str, ResolvedDirective] = {}
     for d in eff.directives:
-        found[_key(d.name)] = d
+        found[setting_key(d.name)] = d
     return found
 
 
@@ -47,12 +43,12 @@ def plan_in_place(eff: EffectiveConfig, mpm: str, values: dict[str, int | float 
     ordered = sorted(values, key=lambda n: DIRECTIVE_ORDER.index(n) if n in DIRECTIVE_ORDER else 99)
     anchor: ResolvedDirective | None = None  # where the MPM settings live today
     for name in ordered:
-        if canonical(name) and _key(name) in winners:
-            anchor = winners[_key(name)]
+        if canonical(name) and setting_key(name) in winners:
+            anchor = winners[setting_key(name)]
     missing = []
     for name in ordered:
         text = format_value(values[name])
-        current = winners.get(_key(name))
+        current = winners.get(setting_key(name))
         if current is None:
             missing.append(name)
             continue

@@ -49,11 +49,46 @@ class FileChange:
 
 
 @dataclass
+class LinkChange:
+    """A symbolic link made, retargeted or removed (Debian's mods-enabled/*.load and *.conf)."""
+
+    path: Path  # the link itself (never followed)
+    new: str | None  # its target after the change; None: the link is removed
+    old: str | None  # its target when the plan was made; None: no link there yet
+
+
+def _link_target(path: Path) -> str | None:
+    """The link's target; None when nothing is there; refuses anything that is not a link."""
+    if path.is_symlink():
+        return os.readlink(path)
+    if os.path.lexists(path):
+        raise TransactionError(f"{path} is not a symbolic link; nothing was written")
+    return None
+
+
+def _set_link(path: Path, target: str | None, staging: Path | None = None) -> None:
+    """Make `path` a link to `target` (atomically: made aside, renamed over), or remove it."""
+    if target is None:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        return
+    where = staging if staging is not None and staging.is_dir() \
+        and staging.stat().st_dev == path.parent.stat().st_dev else path.parent
+    tmp = where / f".~apachetune-{os.getpid()}-{path.name}~"
+    tmp.unlink(missing_ok=True)
+    os.symlink(target, tmp)
+    os.replace(tmp, path)
+
+
+@dataclass
 class CommitResult:
     run_dir: Path
     written: list[Path] = field(default_factory=list)
     created: list[Path] = field(default_factory=list)
     backups: dict[Path, Path] = field(default_factory=dict)
+    links: list[str] = field(default_factory=list)  # "PATH -> TARGET" made, "PATH removed"
 
 
 def sha256(data: bytes | None) -> str | None:
@@ -127,12 +162,13 @@ def _describe(e: OSError) -> str:
 
 
 class Transaction:
-    def __init__(self, changes: list[FileChange], *, force: bool = False, backup_root: Path | None = None,
+    def __init__(self, changes: list[FileChange | LinkChange], *, force: bool = False, backup_root: Path | None = None,
                  label: str = "apachetune"):
         self.changes = changes
         self.force = force
         self.backup_root = backup_root or default_backup_root()
         self.label = label
+        self._staging: Path | None = None
 
     # -- 1: preflight --------------------------------------------------------------------------
 
@@ -143,6 +179,11 @@ class Transaction:
             if path in seen:
                 raise TransactionError(f"{path}: changed twice in one transaction")
             seen.add(path)
+            if isinstance(ch, LinkChange):
+                if not path.parent.is_dir():
+                    raise TransactionError(f"{path}: directory {path.parent} does not exist")
+                self._check_unchanged(ch)
+                continue
             if path.is_symlink() and not self.force:
                 target = os.readlink(path)
                 raise TransactionError(f"{path} is a symbolic link (to {target}); pass --force to write "
@@ -161,7 +202,12 @@ class Transaction:
                                            "--force to replace it")
             self._check_unchanged(ch)
 
-    def _check_unchanged(self, ch: FileChange) -> None:
+    def _check_unchanged(self, ch: FileChange | LinkChange) -> None:
+        if isinstance(ch, LinkChange):
+            if _link_target(ch.path) != ch.old:
+                raise TransactionError(f"{ch.path} was changed by someone else since it was read; nothing "
+                                       "was written (run the command again)")
+            return
         if ch.old is None:
             return
         try:
@@ -178,12 +224,17 @@ class Transaction:
         recover_pending(self.backup_root)
         self.preflight()
         run_dir = self._make_run_dir()
+        self._staging = run_dir / "staging"
         result = CommitResult(run_dir)
         journal: dict[str, Any] = {"label": self.label, "state": "prepared", "created": time.time(),
                                    "files": []}
         staged: list[tuple[FileChange, Path | None, dict[str, Any]]] = []
         try:
             for ch in self.changes:  # 2: backups and the journal
+                if isinstance(ch, LinkChange):  # the journal itself keeps the old target
+                    journal["files"].append({"path": str(ch.path), "kind": "link", "old_link": ch.old,
+                                             "new_link": ch.new})
+                    continue
                 entry: dict[str, Any] = {"path": str(ch.path), "old_sha256": sha256(ch.old),
                                          "new_sha256": sha256(ch.new), "backup": None, "links": 1}
                 if ch.path.exists():
@@ -215,7 +266,10 @@ class Transaction:
             for n, (ch, tmp, entry) in enumerate(staged, 1):
                 self._install(ch, tmp, entry)
                 done.append((ch, entry))
-                (result.written if ch.old is not None else result.created).append(ch.path)
+                if isinstance(ch, LinkChange):
+                    result.links.append(f"{ch.path} -> {ch.new}" if ch.new else f"{ch.path} removed")
+                else:
+                    (result.written if ch.old is not None else result.created).append(ch.path)
                 _failpoint(f"installed-{n}")
             for parent in {ch.path.parent for ch in self.changes}:
                 _fsync_dir(parent)
@@ -245,10 +299,12 @@ class Transaction:
             raise TransactionError(f"cannot create the backup directory: {_describe(e)}") from None
         return run_dir
 
-    def _stage(self, ch: FileChange, run_dir: Path) -> Path | None:
+    def _stage(self, ch: FileChange | LinkChange, run_dir: Path) -> Path | None:
         """The new content, fsynced, on the target's file system; None for a write through
         the inode (several hard links). Staged files live in the run directory when it is on
         the same file system, else beside the target under a name no Include pattern matches."""
+        if isinstance(ch, LinkChange):
+            return None  # made at install time, aside then renamed over
         if ch.path.exists() and ch.path.stat().st_nlink > 1:
             return None
         target_dev = ch.path.parent.stat().st_dev
@@ -265,7 +321,10 @@ class Transaction:
             os.chmod(tmp, 0o644)
         return tmp
 
-    def _install(self, ch: FileChange, tmp: Path | None, entry: dict[str, Any]) -> None:
+    def _install(self, ch: FileChange | LinkChange, tmp: Path | None, entry: dict[str, Any]) -> None:
+        if isinstance(ch, LinkChange):
+            _set_link(ch.path, ch.new, self._staging)
+            return
         if tmp is None:  # several hard links: rewrite the inode so every name sees the new text
             fd = os.open(ch.path, os.O_WRONLY | os.O_TRUNC)
             try:
@@ -296,6 +355,12 @@ def _roll_back(journal: dict[str, Any]) -> list[str]:
     restored = []
     for entry in journal["files"]:
         path = Path(entry["path"])
+        if entry.get("kind") == "link":
+            current_link = os.readlink(path) if path.is_symlink() else None
+            if current_link != entry["old_link"]:
+                _set_link(path, entry["old_link"])
+                restored.append(str(path))
+            continue
         current = path.read_bytes() if path.exists() else None
         if sha256(current) == entry["old_sha256"]:
             continue
@@ -366,9 +431,14 @@ def restore_run(run_dir: Path, *, backup_root: Path | None = None) -> CommitResu
         journal = json.loads((run_dir / JOURNAL).read_text())
     except (OSError, ValueError) as e:
         raise TransactionError(f"{run_dir}: not an apachetune backup ({e})") from None
-    changes = []
+    changes: list[FileChange | LinkChange] = []
     for entry in journal["files"]:
         path = Path(entry["path"])
+        if entry.get("kind") == "link":
+            current_link = os.readlink(path) if path.is_symlink() else None
+            if current_link != entry["old_link"]:
+                changes.append(LinkChange(path, entry["old_link"], current_link))
+            continue
         current = path.read_bytes() if path.exists() else None
         if entry["backup"] is None:
             continue  # a created file: restore leaves it (remove it by hand if unwanted)

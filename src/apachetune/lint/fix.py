@@ -19,7 +19,7 @@ from apachetune.config.tree import ConfigFile, Directive, Section
 from apachetune.config.words import split_words
 from apachetune.lint.engine import LintOptions, lint, lint_file
 from apachetune.lint.finding import Finding, LintResult
-from apachetune.mpm.directives import canonical
+from apachetune.mpm.directives import setting_key
 from apachetune.report.paths import display_path
 
 MAX_ROUNDS = 4
@@ -41,10 +41,6 @@ class FixOutcome:
         return {f.rule for f in self.after.findings} - {f.rule for f in self.before.findings}
 
 
-def _key(name: str) -> str:
-    return (canonical(name) or name).lower()
-
-
 def _node_at(eff: EffectiveConfig, finding: Finding) -> Directive | None:
     cf = eff.files.get(finding.location.file)
     if cf is None:
@@ -58,7 +54,7 @@ def _node_at(eff: EffectiveConfig, finding: Finding) -> Directive | None:
 def _winner(eff: EffectiveConfig, name: str) -> ResolvedDirective | None:
     found = None
     for d in eff.directives:
-        if _key(d.name) == _key(name):
+        if setting_key(d.name) == setting_key(name):
             found = d
     return found
 
@@ -105,7 +101,7 @@ class _Round:
             return False
 
     def _set(self, f: Finding, node: Directive | None, name: str, value: str) -> None:
-        target = node if node is not None and _key(node.name) == _key(name) else None
+        target = node if node is not None and setting_key(node.name) == setting_key(name) else None
         if target is None:
             winner = _winner(self.eff, name)
             target = winner.node if winner is not None else None

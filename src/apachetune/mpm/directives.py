@@ -53,3 +53,8 @@ _CANONICAL = {n.lower(): n for names in MPM_DIRECTIVES.values() for n in names} 
 def canonical(name: str) -> str | None:
     """The canonical MPM directive for `name` (legacy names mapped), or None."""
     return _CANONICAL.get(name.lower())
+
+
+def setting_key(name: str) -> str:
+    """The setting a directive sets, lower case: MaxClients and MaxRequestWorkers are one."""
+    return (canonical(name) or name).lower()
