@@ -1,5 +1,6 @@
 """The wizard, through its prompts (scripted input) and in a real terminal (a pty)."""
 
+import json
 import os
 import pty
 import select
@@ -44,21 +45,20 @@ def test_bad_answer_is_asked_again(tmp_path):
     assert "is not one of" in result.output and out.exists()
 
 
-def test_in_a_real_terminal(tmp_path):
-    """Drive the wizard through a pseudo-terminal, answering prompts as a person would."""
-    out = tmp_path / "pty.conf"
+def drive(args: list[str], answers: list[tuple[str, str]], timeout: float = 60) -> tuple[int, str, list[str]]:
+    """Run `apachetune wizard ARGS` in a pseudo-terminal, answering each prompt (matched by a piece
+    of its text) as a person would. Returns the exit code, everything shown, and the prompts
+    answered (in order)."""
     master, slave = pty.openpty()
     env = {**os.environ, "TERM": "xterm", "COLUMNS": "100"}
-    proc = subprocess.Popen([sys.executable, "-m", "apachetune", "wizard", str(SAMPLE), "--no-measure",
-                             "--no-httpd-check"], stdin=slave, stdout=slave, stderr=slave, env=env,
-                            close_fds=True, start_new_session=True)
+    proc = subprocess.Popen([sys.executable, "-m", "apachetune", "wizard", *args], stdin=slave, stdout=slave,
+                            stderr=slave, env=env, close_fds=True, start_new_session=True)
     os.close(slave)
-    answers = iter([("MPM", "event"), ("Memory available", "2048"), ("other services", "256"),
-                    ("per worker", "0.5"), ("Peak requests", "500"), ("response time", "20"),
-                    ("Write the tuned", "y"), ("Where", str(out))])
+    pending = iter(answers)
+    current = next(pending, None)
+    answered: list[str] = []
     seen = b""
-    pending = next(answers)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + timeout
     try:
         while time.monotonic() < deadline:
             ready, _, _ = select.select([master], [], [], 0.5)
@@ -70,9 +70,10 @@ def test_in_a_real_terminal(tmp_path):
                 if not chunk:
                     break
                 seen += chunk
-            if pending and pending[0].encode() in seen.rsplit(b"\n", 1)[-1]:
-                os.write(master, pending[1].encode() + b"\r")
-                pending = next(answers, None)
+            if current and current[0].encode() in seen.rsplit(b"\n", 1)[-1]:
+                os.write(master, current[1].encode() + b"\r")
+                answered.append(current[0])
+                current = next(pending, None)
             if proc.poll() is not None and not ready:
                 break
     finally:
@@ -80,7 +81,69 @@ def test_in_a_real_terminal(tmp_path):
             proc.kill()
         proc.wait(5)
         os.close(master)
-    text = seen.decode(errors="replace")
-    assert proc.returncode == 0, text
+    return proc.returncode, seen.decode(errors="replace"), answered
+
+
+def sample_copy(tmp_path: Path) -> Path:
+    import shutil
+
+    root = tmp_path / "site"
+    shutil.copytree(SAMPLE.parent, root)
+    return root
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+SIZING = [("Memory available", "2048"), ("other services", "256"), ("per worker", "0.5"),
+          ("Peak requests", "500"), ("response time", "20")]
+
+
+def test_in_a_real_terminal(tmp_path):
+    """A new file: every question, then where to write."""
+    out = tmp_path / "pty.conf"
+    code, text, _ = drive([str(SAMPLE), "--no-measure", "--no-httpd-check"],
+                          [("MPM", "event"), *SIZING, ("Write the tuned", "y"), ("Where", str(out))])
+    assert code == 0, text
     assert "now and recommended" in text and out.exists(), text
     assert "MaxRequestWorkers" in out.read_text()
+
+
+def test_in_place_asks_before_writing(tmp_path):
+    root = sample_copy(tmp_path)
+    before = snapshot(root)
+    args = [str(root / "apache2.conf"), "--in-place", "--no-measure", "--no-httpd-check"]
+    code, text, answered = drive(args, [("MPM", "event"), *SIZING, ("Write to the files", "n")])
+    assert code == 0 and "Nothing written" in text and snapshot(root) == before, text
+    assert answered[-1] == "Write to the files"
+    code, text, _ = drive(args, [("MPM", "event"), *SIZING, ("Write to the files", "y")])
+    assert code == 0, text
+    assert snapshot(root) != before and "updated" in text
+
+
+def test_a_tree_that_cannot_take_a_write_is_refused_before_the_first_question(tmp_path):
+    root = sample_copy(tmp_path)
+    with open(root / "apache2.conf", "a") as fh:
+        fh.write("\nMaxSpareServers 10\n")  # a prefork directive on an event server: AT403, an error
+    code, text, answered = drive([str(root / "apache2.conf"), "--in-place", "--no-measure"],
+                                 [("MPM", "event")], timeout=30)
+    assert code == 1 and answered == [], text
+    assert "block writing" in text and "AT403" in text and "nothing was asked" in text
+
+
+def test_choosing_another_mpm_uses_its_defaults_and_offers_the_switch(tmp_path):
+    root = sample_copy(tmp_path)
+    main = root / "apache2.conf"
+    size = CliRunner().invoke(cli, ["size", str(main), "--no-measure", "--target-mpm", "prefork", "--format", "json"])
+    per_worker = json.loads(size.output)["inputs"]["per_worker_mib"]["value"]
+    code, text, answered = drive(
+        [str(main), "--in-place", "--no-measure", "--no-httpd-check"],
+        [("MPM", "prefork"), ("Switch it to prefork", "y"), ("Memory available", "8192"),
+         ("other services", "256"), ("per worker", ""), ("Peak requests", "20"), ("response time", "20"),
+         ("Write to the files", "y")])
+    assert code == 0, text
+    assert f"[{per_worker}]" in text  # the prompt's default: size's per-worker figure for prefork
+    assert "LoadModule mpm_prefork_module" in (root / "mods-enabled" / "mpm_event.load").read_text()
+    values = {d.name: d.args[0] for d in parse_file(root / "mods-enabled" / "mpm_event.conf").directives()}
+    assert "MaxRequestWorkers" in values

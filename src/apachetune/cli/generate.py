@@ -79,7 +79,7 @@ def command(file, output, in_place, show_diff, check, force, no_httpd_check, bac
         old = target.read_bytes() if target.exists() else b""
         data = apply.new_file_bytes(session)
         place = apply.placement(session, resolve, target, data)
-        refused = _tell_placement(place, target, file)
+        refused = tell_placement(place, target, file)
         if show_diff or check:
             if show_diff:
                 click.echo(unified_diff(old, data, str(target)), nl=False)
@@ -113,7 +113,7 @@ def command(file, output, in_place, show_diff, check, force, no_httpd_check, bac
                                          Path(backup_dir) if backup_dir else None))
 
 
-def _tell_placement(place: apply.Placement | None, target: Path, file: str | None) -> bool:
+def tell_placement(place: apply.Placement | None, target: Path, file: str | None) -> bool:
     """Say how the new file sits in FILE's tree; True when writing it would duplicate settings
     the tree reads (refused: the file's values and the old lines would both be read, and every
     old one reported by lint as overridden)."""

@@ -12,11 +12,11 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from apachetune.cli.generate import report_and_exit, running_mpm
+from apachetune.cli.generate import report_and_exit, tell_placement
 from apachetune.cli.options import pop_resolve_options, resolve_options
 from apachetune.cli.params import Finite, MemorySize
 from apachetune.cli.sizing_options import sizing_options
-from apachetune.console import out
+from apachetune.console import err, out
 from apachetune.generate import apply
 from apachetune.mpm import simulate_startup
 from apachetune.sizing.session import SizingRequest, run_sizing
@@ -24,10 +24,11 @@ from apachetune.sizing.session import SizingRequest, run_sizing
 
 @click.command("wizard")
 @click.argument("file", required=False, type=click.Path(exists=True, dir_okay=False))
-@click.option("--yes", "-y", is_flag=True, help="Accept every default without asking.")
+@click.option("--yes", "-y", is_flag=True, help="Accept every default without asking (and write to -o or "
+              "--in-place without confirming).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Where to write a new mpm.conf.")
 @click.option("--in-place", is_flag=True, help="Write by editing FILE's tree in place.")
-@click.option("--force", is_flag=True, help="With -o: replace an existing file (a .bak is kept).")
+@click.option("--force", is_flag=True, help="With -o: replace an existing file (a backup is kept).")
 @click.option("--no-httpd-check", is_flag=True, help="Do not run apache2 -t before writing.")
 @sizing_options
 @resolve_options
@@ -44,16 +45,35 @@ def command(file, yes, output, in_place, force, no_httpd_check, **kw):
         file = ask("Main configuration file (empty for none)", found, show_default=True) or None
         if file and not Path(file).is_file():
             raise click.BadParameter(f"{file} does not exist", param_hint="FILE")
+    if in_place and not file:
+        raise click.UsageError("--in-place needs the main configuration FILE")
+    # Before any question: can the tree take a write at all?
+    blockers = _tree_blockers(file, resolve) if file else []
+    if blockers:
+        out.print("The configuration already has problems that block writing to it:")
+        for line in blockers:
+            out.print(f"  {line}")
+        if in_place:
+            err.print("refused: fix these first (nothing was asked, nothing written)")
+            click.get_current_context().exit(1)
+        out.print("The wizard still sizes it; the result can go to a new file.")
     out.print("Reading the machine..." if not (kw.get("no_measure") or kw.get("facts_path")) else "")
     first = run_sizing(SizingRequest.from_cli(file, resolve, **kw))
-    inp = first.inputs
     if first.host and first.host.httpd:
         h = first.host.httpd
         out.print(f"Found httpd (pid {h.parent_pid}, {h.mpm or 'unknown'} MPM, {len(h.children)} children): "
                   f"{h.per_worker_mib:.2f} MiB a worker (PSS/USS).")
     if first.host and first.host.services:
         out.print("Other services: " + ", ".join(f"{k} {v} MiB" for k, v in first.host.services.items()))
-    mpm = ask("MPM", str(inp.mpm.value), type=click.Choice(["prefork", "worker", "event"]))
+    running = first.eff.mpm if first.eff is not None else None
+    mpm = ask("MPM", str(first.inputs.mpm.value), type=click.Choice(["prefork", "worker", "event"]))
+    switch = False
+    if in_place and running and mpm != running:
+        switch = yes or click.confirm(f"The server runs {running}. Switch it to {mpm} (its LoadModule line, or "
+                                      "the mods-enabled links)?", default=False)
+        if not switch:
+            raise click.UsageError(f"--in-place edits the running MPM ({running}); choose it, or switch")
+    inp = first.inputs_for(mpm)  # the same per-MPM defaults as `size --target-mpm`
     memory = ask("Memory available (MiB)", float(inp.available_mib.value), type=MemorySize(lo=1))
     reserve = ask("Memory to leave to other services (MiB)", float(inp.reserved_mib.value),
                   type=MemorySize(lo=0))
@@ -67,19 +87,44 @@ def command(file, yes, output, in_place, force, no_httpd_check, **kw):
                                                                   "no_measure": True}))
     session.host = first.host
     show_before_after(session)
-    if in_place and file and mpm != (session.eff.mpm if session.eff else None):
-        mpm_now = running_mpm(file, resolve)
-        raise click.UsageError(f"--in-place edits the running MPM ({mpm_now}); choose it, or use -o")
     target = "in-place" if in_place else output
     if not target:
         if yes or not click.confirm("Write the tuned configuration?", default=False):
             out.print("Nothing written. `apachetune generate` writes the same values.")
             return
-        target = click.prompt("Where (a new file's path, or 'in-place')", default="mpm-tuned.conf")
+        can_edit = file and not blockers and mpm == running
+        target = click.prompt("Where (a new file's path" + (", or 'in-place')" if can_edit else ")"),
+                              default="mpm-tuned.conf")
+        if target == "in-place" and not can_edit:
+            raise click.UsageError("in-place is not possible here (no FILE, problems above, or another MPM)")
+    elif not yes and not click.confirm(f"Write to {'the files of ' + file if target == 'in-place' else target}?",
+                                       default=False):
+        out.print("Nothing written.")
+        return
     run_httpd = not no_httpd_check
+    if switch:
+        report_and_exit(apply.write_switch(session, resolve, run_httpd))
     if target == "in-place":
         report_and_exit(apply.write_in_place(session, resolve, run_httpd))
-    report_and_exit(apply.write_new_file(session, target, force, run_httpd))
+    data = apply.new_file_bytes(session)
+    place = apply.placement(session, resolve, Path(target), data)
+    if tell_placement(place, Path(target), file):
+        err.print("nothing was written")
+        click.get_current_context().exit(1)
+    report_and_exit(apply.write_new_file(session, target, force, run_httpd,
+                                         tree=resolve if place is not None and place.read_by_tree else None))
+
+
+def _tree_blockers(file: str, resolve) -> list[str]:
+    """What in the tree as it is would still refuse a write of new MPM settings: its errors (a
+    start-up change, AT1xx, is not one: the write replaces the MPM section it comes from)."""
+    from apachetune.generate.check import blocking
+    from apachetune.lint.engine import LintOptions, lint
+    from apachetune.lint.settings import Settings
+
+    result = lint(file, LintOptions(resolve, Settings()))
+    found = blocking([f for f in result.findings if not f.rule.startswith("AT1")])
+    return found or (["the configuration cannot be read"] if result.fatal else [])
 
 
 def show_before_after(session) -> None:

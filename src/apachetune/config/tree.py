@@ -202,6 +202,11 @@ class ConfigFile:
         prefix = self.newline if self.text and not self.text.endswith("\n") else ""
         self._add(len(self.text), len(self.text), prefix + text.replace("\n", self.newline))
 
+    def comment_out(self, directive: Directive) -> None:
+        """Turn a directive into a comment ("#" before its name; httpd joins a comment's
+        continuation lines too, so the whole directive goes), keeping it to restore by hand."""
+        self._add(directive.content_start, directive.content_start, "#")
+
     def remove(self, node: Node) -> None:
         """Delete a node's whole line(s) (a section with everything inside it)."""
         self._add(node.start, node.end, "")

@@ -12,7 +12,7 @@ from apachetune.errors import UsageError
 from apachetune.generate.check import CheckReport, check_new_file, check_overlay
 from apachetune.generate.inplace import EditPlan, plan_in_place
 from apachetune.generate.render import Setting, render_mpm_conf
-from apachetune.generate.switch import SwitchPlan, plan_switch
+from apachetune.generate.switch import SwitchPlan, disable_foreign, plan_switch
 from apachetune.generate.transaction import CommitResult, FileChange, LinkChange, Transaction
 from apachetune.mpm.directives import setting_key
 from apachetune.sizing.session import SizingSession
@@ -109,7 +109,13 @@ def switched(session: SizingSession, resolve: ResolveOptions) -> tuple[SwitchPla
     eff = do_resolve(session.eff.main_file, opts)
     if eff.mpm != mpm:
         raise UsageError(f"--switch-mpm: once switched, the tree would load {eff.mpm or 'no MPM'}, not {mpm}")
-    return switch, plan_in_place(eff, mpm, session.recommendation.values()), opts
+    disabled = disable_foreign(eff, mpm)
+    edit_plan = plan_in_place(eff, mpm, session.recommendation.values())
+    for cf in eff.files.values():  # files with only commented-out lines are edits too
+        if cf.edits:
+            edit_plan.files.setdefault(cf.path, cf)
+    edit_plan.changes[:0] = disabled
+    return switch, edit_plan, opts
 
 
 def switch_contents(switch: SwitchPlan, edit_plan: EditPlan) -> dict[str, bytes]:

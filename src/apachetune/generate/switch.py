@@ -100,3 +100,20 @@ def _switch_line(plan: SwitchPlan, eff: EffectiveConfig, where, current: str, to
     plan.files[cf.path] = cf.render()
     plan.changes.append(f"{where.file}:{where.line}: LoadModule mpm_{current}_module {so} -> "
                         f"mpm_{to_mpm}_module {new_so}")
+
+
+def disable_foreign(eff: EffectiveConfig, to_mpm: str) -> list[str]:
+    """In the switched tree, comment out the directives read unconditionally that only the old
+    MPM knows (ThreadsPerChild on a bare line, with prefork loaded, is httpd's "Invalid command":
+    it would not start). Returns what was changed."""
+    from apachetune.mpm.directives import LEGACY_NAMES, MPM_DIRECTIVES, canonical
+
+    known = {n.lower() for n in MPM_DIRECTIVES[to_mpm]} | set(LEGACY_NAMES)
+    changes = []
+    for d in eff.directives:
+        name = canonical(d.name)
+        if name is None or name.lower() in known:
+            continue
+        eff.files[d.node.file].comment_out(d.node)
+        changes.append(f"{d.node.file}:{d.node.line}: {d.name} commented out ({to_mpm} does not know it)")
+    return changes

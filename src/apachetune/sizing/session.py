@@ -50,10 +50,15 @@ class SizingSession:
     load: object = None  # a LoadSample from an access log or mod_status
     evidence: object = None  # ErrorLogEvidence from the error log
 
-    def for_mpm(self, mpm: str) -> Recommendation:
+    def inputs_for(self, mpm: str) -> SizingInputs:
+        """The inputs `size --target-mpm MPM` would use (each MPM has its own defaults: a prefork
+        child carries a whole process, a thread only its stack)."""
         inputs, _ = build_inputs(Given(**{**self.request.given.__dict__, "mpm": mpm}), self.host, self.eff,
                                  self.load, self.evidence)
-        return recommend(inputs, mpm)
+        return inputs
+
+    def for_mpm(self, mpm: str) -> Recommendation:
+        return recommend(self.inputs_for(mpm), mpm)
 
     def to_json(self) -> dict[str, Any]:
         return {
