@@ -51,6 +51,13 @@ def sizing_options(func):
                      help="Read the MPM's 'MaxRequestWorkers reached' messages (AH00161/AH00286/AH00484, "
                           "AH00287/AH10159, AH00288/AH03490, AH00162, AH00159) as evidence "
                           "[default: the configuration's ErrorLog, when readable]."),
+        click.option("--php-ini", type=click.Path(exists=True, dir_okay=False),
+                     help="mod_php's php.ini (memory_limit bounds a child) [default: the distribution's, "
+                          "unless --no-measure]."),
+        click.option("--php-fpm-conf", "php_fpm_confs", multiple=True, type=click.Path(exists=True),
+                     help="A php-fpm pool file or pool directory (repeatable): pm.max_children is judged "
+                          "against the workers httpd hands PHP requests to [default: the distribution's "
+                          "pool.d, unless --no-measure]."),
         click.option("--status-url", help="Sample mod_status (?auto, ExtendedStatus On) for --sample seconds: "
                      "rate and, by Little's law, the time per request."),
     ]

@@ -29,15 +29,19 @@ class SizingRequest:
     log_format: str = "combined"
     status_url: str | None = None
     error_log: str | None = None  # default: the configuration's ErrorLog, when readable
+    php_ini: str | None = None
+    php_fpm_confs: tuple[str, ...] = ()
 
     @classmethod
     def from_cli(cls, file, resolve_options, *, facts_path=None, save_facts=None, pid=None, pidfile=None,
                  sample_seconds=1, no_measure=False, target_mpm=None, access_log=None,
-                 log_format="combined", status_url=None, error_log=None, **given) -> SizingRequest:
+                 log_format="combined", status_url=None, error_log=None, php_ini=None, php_fpm_confs=(),
+                 **given) -> SizingRequest:
         if target_mpm:
             given["mpm"] = target_mpm
         return cls(file, resolve_options, Given(**given), facts_path, save_facts, pid, pidfile,
-                   sample_seconds, no_measure, target_mpm, access_log, log_format, status_url, error_log)
+                   sample_seconds, no_measure, target_mpm, access_log, log_format, status_url, error_log,
+                   php_ini, tuple(php_fpm_confs))
 
 
 @dataclass
@@ -49,6 +53,7 @@ class SizingSession:
     recommendation: Recommendation
     load: object = None  # a LoadSample from an access log or mod_status
     evidence: object = None  # ErrorLogEvidence from the error log
+    php: object = None  # PhpSetup: mod_php's memory_limit, php-fpm pools httpd hands requests to
 
     def inputs_for(self, mpm: str) -> SizingInputs:
         """The inputs `size --target-mpm MPM` would use (each MPM has its own defaults: a prefork
@@ -67,6 +72,7 @@ class SizingSession:
             "host": self.host.to_json() if self.host else None,
             "recommendation": self.recommendation.to_json(),
             "error_log": self.evidence.to_json() if self.evidence is not None else None,
+            "php": self.php.to_json() if self.php is not None else None,
         }
 
 
@@ -104,7 +110,13 @@ def run_sizing(req: SizingRequest) -> SizingSession:
             reasons.append(f"--target-mpm {better} to size for {better} instead: {why[0]}")
     rec = recommend(inputs)
     rec.mpm_reasons = reasons
-    return SizingSession(req, eff, host, inputs, rec, load, evidence)
+    from apachetune.sizing.php import find_php, judge
+
+    php = find_php(eff, req.php_ini, list(req.php_fpm_confs), search_host=not req.no_measure)
+    if php is not None:
+        rec.notes += judge(php, rec.mpm, rec.max_request_workers, rec.load_workers, rec.usable_mib,
+                           float(inputs.per_worker_mib.value))
+    return SizingSession(req, eff, host, inputs, rec, load, evidence, php)
 
 
 def _error_log(req: SizingRequest, eff: EffectiveConfig | None):
