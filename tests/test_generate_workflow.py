@@ -135,3 +135,19 @@ def test_output_outside_the_tree_says_how_to_include_it(tmp_path):
     assert r.exit_code == 0 and target.exists()
     assert f"Include {target}" in r.stderr and "remove the lines above" in r.stderr
     assert f"{(root / 'mods-enabled' / 'mpm_event.conf')}:" in r.stderr
+
+
+def test_mpm_option_reads_the_same_block_in_parse_lint_and_size(tmp_path):
+    """--mpm names the server's MPM in every command: a lone httpd-mpm.conf-style file's
+    <IfModule mpm_event_module> block is read by parse, lint and size alike."""
+    conf = tmp_path / "httpd-mpm.conf"
+    conf.write_text("<IfModule mpm_prefork_module>\n    MaxRequestWorkers 250\n</IfModule>\n"
+                    "<IfModule mpm_event_module>\n    ThreadsPerChild 30\n    MaxRequestWorkers 400\n</IfModule>\n")
+    parsed = json.loads(run("parse", str(conf), "--mpm", "event", "--json").output)
+    assert [(d["directive"], d["args"]) for d in parsed["effective"]] == [
+        ("ThreadsPerChild", ["30"]), ("MaxRequestWorkers", ["400"])]
+    lint = json.loads(run("lint", str(conf), "--mpm", "event", "--format", "json").output)
+    assert any(f["rule"] == "AT108" for f in lint["findings"])  # 400 is not a multiple of 30
+    sized = json.loads(run("size", str(conf), "--mpm", "event", "--no-measure", "--memory", "2048",
+                           "--format", "json").output)
+    assert sized["inputs"]["threads_per_child"] == {"value": 30, "source": "config"}

@@ -113,8 +113,6 @@ def _lint(file, fmt, fail_on, config_path, rules, cpus, keepalive_clients, do_fi
                 raise UsageError(f"--rule: unknown rule, name or group {selector!r}") from None
     resolve = make_resolve_options(**resolve_kw)
     snippet = resolve.mpm is not None and not from_dump
-    if snippet:
-        resolve.modules.append(f"mpm_{resolve.mpm}_module")
     options = LintOptions(resolve, settings, snippet=snippet, only=only, cpus=cpus,
                           host=_host(measure, facts_path))
     if from_dump:

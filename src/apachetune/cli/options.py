@@ -61,6 +61,8 @@ def make_resolve_options(server_root, defines, modules, httpd_version, mpm, env_
             module_ids.append(m)
         else:
             module_ids.append(m.removeprefix("mod_") + "_module")
+    if mpm:  # one meaning everywhere: the server's MPM, so its <IfModule mpm_X_module> blocks are read
+        module_ids.append(f"mpm_{mpm}_module")
     return ResolveOptions(server_root=server_root, defines=list(defines), modules=module_ids,
                           httpd_version=httpd_version, version_source=version_source, mpm=mpm,
                           env_file=env_file)
