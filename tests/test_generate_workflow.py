@@ -151,3 +151,12 @@ def test_mpm_option_reads_the_same_block_in_parse_lint_and_size(tmp_path):
     sized = json.loads(run("size", str(conf), "--mpm", "event", "--no-measure", "--memory", "2048",
                            "--format", "json").output)
     assert sized["inputs"]["threads_per_child"] == {"value": 30, "source": "config"}
+
+
+def test_output_for_another_mpm_says_it_is_not_read_until_switched(tmp_path):
+    root = debian(tmp_path)
+    r = run("generate", str(root / "apache2.conf"), "-d", str(root), "--no-measure", "--rate", "20",
+            "--target-mpm", "prefork", "--allow-short", "-o", str(tmp_path / "prefork.conf"), "--no-httpd-check")
+    assert r.exit_code == 0, r.output + r.stderr
+    assert "runs event: this prefork section is read only once the server loads prefork" in r.stderr
+    assert "--switch-mpm" in r.stderr

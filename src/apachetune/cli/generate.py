@@ -80,6 +80,10 @@ def command(file, output, in_place, show_diff, check, force, no_httpd_check, bac
         data = apply.new_file_bytes(session)
         place = apply.placement(session, resolve, target, data)
         refused = tell_placement(place, target, file)
+        running = session.eff.mpm if session.eff is not None else None
+        if running and running != rec.mpm:
+            err.print(f"note: {file} runs {running}: this {rec.mpm} section is read only once the server loads "
+                      f"{rec.mpm} (generate {file} --in-place --target-mpm {rec.mpm} --switch-mpm does both)")
         if show_diff or check:
             if show_diff:
                 click.echo(unified_diff(old, data, str(target)), nl=False)
