@@ -270,3 +270,42 @@ def test_event_closes_keepalive_connections_when_every_worker_is_busy(kind):
             if kind == "mpmd" and mpm == "event":
                 assert int(t.status()["ConnsClosedBusy"]) >= resets[mpm] > 0
     assert resets["event"] > 0 and resets["worker"] == 0, resets
+
+
+def test_ready_pipe_is_written_once_listening_and_closed_on_exit(tmp_path):
+    """mpmd -r FD: the runner is told when connections are queued (no polling), and a server
+    that cannot start closes the pipe (end of file) instead of leaving the runner waiting."""
+    import select
+    import subprocess
+
+    from apachetune.validate.mpmd_server import binary, free_port
+    from apachetune.validate.processes import stop_group
+
+    port = free_port()
+    conf = tmp_path / "ok.conf"
+    conf.write_text(f"Listen 127.0.0.1:{port}\nDocumentRoot {tmp_path}\n")
+    (tmp_path / "index.html").write_text("hi\n")
+    r, w = os.pipe()
+    proc = subprocess.Popen([str(binary()), "-f", str(conf), "-m", "worker", "-r", str(w)], pass_fds=(w,),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    os.close(w)
+    try:
+        assert select.select([r], [], [], 10)[0], "no readiness within 10 s"
+        assert os.read(r, 64) == b"ready\n"
+        with socket.create_connection(("127.0.0.1", port), timeout=5):
+            pass  # listening: the connection is queued, no retry needed
+        assert os.read(r, 64) == b""  # written once, then closed (children never hold it)
+    finally:
+        stop_group(proc)
+        os.close(r)
+    bad = tmp_path / "bad.conf"
+    bad.write_text("ThreadsPerChild banana\n")
+    r, w = os.pipe()
+    proc = subprocess.Popen([str(binary()), "-f", str(bad), "-m", "worker", "-r", str(w)], pass_fds=(w,),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    os.close(w)
+    try:
+        assert select.select([r], [], [], 10)[0] and os.read(r, 64) == b""
+        assert proc.wait(10) == 2
+    finally:
+        os.close(r)

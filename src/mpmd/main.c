@@ -1,8 +1,9 @@
-/* main.c: mpmd -f CONF -m prefork|worker|event [-t]
+/* main.c: mpmd -f CONF -m prefork|worker|event [-t] [-r FD]
  * Reads the directives, applies httpd's start-up adjustments, listens (on
  * loopback unless Listen says otherwise) and runs the chosen model until
  * SIGTERM or SIGINT, then stops every child and reaps it. SIGHUP is a
- * graceful restart: the file is read again and the children replaced. */
+ * graceful restart: the file is read again and the children replaced. With -r FD it writes
+ * "ready" to FD (a pipe from its runner) once it listens, so nobody polls for it. */
 #define _GNU_SOURCE
 #include "mpmd.h"
 
@@ -25,18 +26,23 @@ static void on_stop(int sig) { (void)sig; mpmd_stop = 1; }
 static void on_restart(int sig) { (void)sig; mpmd_restart = 1; }
 
 static int usage(void) {
-    fprintf(stderr, "usage: mpmd -f CONFIG -m prefork|worker|event [-t]\n");
+    fprintf(stderr, "usage: mpmd -f CONFIG -m prefork|worker|event [-t] [-r FD]\n");
     return 2;
 }
 
 int main(int argc, char **argv) {
     const char *path = NULL, *model = NULL;
-    int test_only = 0, opt;
-    while ((opt = getopt(argc, argv, "f:m:t")) != -1) {
+    int test_only = 0, ready_fd = -1, opt;
+    while ((opt = getopt(argc, argv, "f:m:tr:")) != -1) {
         if (opt == 'f') path = optarg;
         else if (opt == 'm') model = optarg;
         else if (opt == 't') test_only = 1;
-        else return usage();
+        else if (opt == 'r') {
+            char *end;
+            long fd = strtol(optarg, &end, 10);
+            if (*end || fd < 0 || fd > 65535) return usage();
+            ready_fd = (int)fd;
+        } else return usage();
     }
     if (!path || !model) return usage();
     enum mpm_kind kind;
@@ -98,6 +104,13 @@ int main(int argc, char **argv) {
         return 1;
     }
     fprintf(stderr, "mpmd: %s listening on %s:%d\n", model, c.listen_host, c.listen_port);
+    if (ready_fd >= 0) {
+        /* Connections are queued from here on: the runner may send its first request now.
+         * Closed before any fork, so only this write ever reaches the pipe. */
+        ssize_t n = write(ready_fd, "ready\n", 6);
+        (void)n; /* a runner that went away is not our failure */
+        close(ready_fd);
+    }
     int rc = kind == MPM_PREFORK ? prefork_run(&c, path, lfd, &sb) : threaded_run(&c, path, lfd, &sb);
     close(lfd);
     return rc == MPMD_OK ? 0 : 1;

@@ -118,10 +118,15 @@ class MpmdServer:
     def __enter__(self) -> MpmdServer:
         self._write_conf()
         cmd = self.command or [str(binary())]
-        self.proc = subprocess.Popen([*cmd, "-f", str(self.conf), "-m", self.mpm],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+        ready_r, ready_w = os.pipe()  # mpmd -r: told, not polled, when it listens
         try:
-            wait_until_serving(self.proc, self.url + "/server-status?auto", 10, token=self.token)
+            self.proc = subprocess.Popen([*cmd, "-f", str(self.conf), "-m", self.mpm, "-r", str(ready_w)],
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+                                         pass_fds=(ready_w,))
+        finally:
+            os.close(ready_w)
+        try:
+            wait_until_serving(self.proc, self.url + "/server-status?auto", 10, token=self.token, ready_fd=ready_r)
         except ServerExited as e:
             self._cleanup()
             raise MpmdError(f"mpmd exited: {e}") from None
@@ -131,6 +136,8 @@ class MpmdServer:
         except TimeoutError:
             self.stop()
             raise MpmdError("mpmd did not answer within 10 s") from None
+        finally:
+            os.close(ready_r)
         return self
 
     def status(self) -> dict[str, str]:
