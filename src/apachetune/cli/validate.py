@@ -109,4 +109,6 @@ def command(mpm, target, config, max_request_workers, threads_per_child, keepali
             points.add_row(p["plan"], str(p["x"]), str(p["throughput_rps"]), str(p["latency_ms"]["p50"]),
                            str(p["latency_ms"]["p99"]), str(p["errors"] or ""))
         out.print(points)
+        for note in report.notes:
+            out.print(f"Note: {note}")
     click.get_current_context().exit(0 if report.passed else 1)

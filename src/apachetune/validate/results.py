@@ -50,11 +50,12 @@ class ValidationReport:
     points: list[dict[str, Any]] = field(default_factory=list)
     verdicts: list[Verdict] = field(default_factory=list)
     samples: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # how it was measured (the warm-up, ...)
 
     def to_json(self) -> dict[str, Any]:
         return {"target": self.setup.target, "mpm": self.setup.mpm, "directives": self.setup.directives,
                 "service_ms": self.setup.service_ms, "points": self.points,
-                "verdicts": [v.to_json() for v in self.verdicts], "samples": self.samples}
+                "verdicts": [v.to_json() for v in self.verdicts], "samples": self.samples, "notes": self.notes}
 
     @property
     def passed(self) -> bool:
