@@ -140,3 +140,25 @@ def test_sample_path_mean_converges_to_erlang_c():
         jobs.append((t, rng.expovariate(1 / s)))
     waits = sample_path_waits(jobs, c)
     assert abs(sum(waits) / len(waits) - mean_queue_wait(c, rate * s, s)) < 0.1 * mean_queue_wait(c, rate * s, s)
+
+
+def test_event_connections_held_beyond_the_workers_add_their_memory():
+    from apachetune.sizing import model
+
+    base = model.peak_memory(400, 0.15, 0.8, 0.33, 25)
+    assert model.peak_memory(400, 0.15, 0.8, 0.33, 25, held_connections=400, per_connection_mib=0.032) == \
+        pytest.approx(base + 400 * 0.032)
+
+
+def test_only_event_holds_connections_beyond_its_workers():
+    from apachetune.validate.plans import _held_beyond_workers
+    from apachetune.validate.results import ValidationSetup
+
+    def held(mpm, connections, factor=2):
+        setup = ValidationSetup("mpmd", mpm, {"ThreadsPerChild": 25, "AsyncRequestWorkerFactor": factor}, 400, 50, 2)
+        return _held_beyond_workers(setup, connections)
+
+    assert held("worker", 800) == 0 and held("prefork", 800) == 0
+    assert held("event", 800) == 400  # within the connection limit: 1,168 (mpm/connections.py)
+    assert held("event", 2000) == 1168 - 400  # the connection limit caps them
+    assert held("event", 300) == 0

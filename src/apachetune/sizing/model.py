@@ -128,15 +128,19 @@ def idle_keepalive_clients(rate: float, requests_per_connection: float, gap: flo
 
 
 def peak_memory(max_request_workers: int, per_worker_mib: float, parent_mib: float = 0.0,
-                per_process_mib: float = 0.0, threads_per_child: int = 1, app_mib: float = 0.0) -> float:
+                per_process_mib: float = 0.0, threads_per_child: int = 1, app_mib: float = 0.0,
+                held_connections: int = 0, per_connection_mib: float = 0.0) -> float:
     """Memory (PSS) of the whole server with every worker busy:
 
     parent + processes x per process + MaxRequestWorkers x (per worker + application memory
-    a request holds), with processes = MaxRequestWorkers for prefork (threads_per_child 1)
-    and ceil(MaxRequestWorkers / ThreadsPerChild) for worker and event. The per-worker and
+    a request holds) + the connections event holds beyond its workers x what each costs it,
+    with processes = MaxRequestWorkers for prefork (threads_per_child 1) and
+    ceil(MaxRequestWorkers / ThreadsPerChild) for worker and event. The per-worker and
     per-process figures are those of facts.measure_httpd (prefork: a child's PSS and 0;
-    threaded: USS per thread and PSS - USS per process).
+    threaded: USS per thread and PSS - USS per process). prefork and worker hold no connection
+    beyond their workers (the rest wait in the kernel's backlog): `held_connections` is 0 there.
     """
     tpc = max(1, threads_per_child)
     processes = max_request_workers if tpc == 1 else math.ceil(max_request_workers / tpc)
-    return parent_mib + processes * per_process_mib + max_request_workers * (per_worker_mib + app_mib)
+    return (parent_mib + processes * per_process_mib + max_request_workers * (per_worker_mib + app_mib)
+            + held_connections * per_connection_mib)

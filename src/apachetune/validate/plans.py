@@ -138,7 +138,10 @@ def sweep(run: PlanRun) -> None:
         "saturation throughput", round(capacity, 1), round(best, 1), "req/s", err <= 0.15,
         f"MaxRequestWorkers {mrw} / service time {setup.service_ms:g} ms; off by {err:.0%}"))
     peak = sampler.peak_pss_mib
-    report.verdicts.append(memory_verdict(setup, idle, peak, busy_worker_mib(half, idle_pss)))
+    held = _held_beyond_workers(setup, max(1, int(mrw * 2.0)))
+    per_connection = connection_mib(target, setup, idle_pss) if held else None
+    report.verdicts.append(memory_verdict(setup, idle, peak, busy_worker_mib(half, idle_pss),
+                                          held if per_connection is not None else 0, per_connection or 0.0))
 
 
 def static(run: PlanRun) -> None:
@@ -263,6 +266,33 @@ def idle_facts(target: Target, setup: ValidationSetup) -> HttpdFacts | str:
         return f"idle server not measured: {e}"
 
 
+def _held_beyond_workers(setup: ValidationSetup, connections: int) -> int:
+    """Connections event holds beyond its workers at `connections` clients (its connection
+    limit caps them); 0 for prefork and worker, whose other clients wait in the backlog."""
+    if setup.mpm != "event":
+        return 0
+    values = {"MaxRequestWorkers": setup.max_request_workers, "ThreadsPerChild": setup.threads_per_child,
+              "AsyncRequestWorkerFactor": setup.directives.get("AsyncRequestWorkerFactor", 2)}
+    return max(0, min(connections, connection_limit("event", values)) - setup.max_request_workers)
+
+
+def connection_mib(target: Target, setup: ValidationSetup, idle_pss: float | None) -> float | None:
+    """What one idle keep-alive connection costs the server (event keeps each in its own pool,
+    apart from any worker): the PSS with MaxRequestWorkers of them held, above the idle PSS,
+    per connection. None when it cannot be measured."""
+    if idle_pss is None:
+        return None
+    n = setup.max_request_workers
+    with IdleClients(target.host, target.port, n) as crowd:  # as the keepalive plan forms its crowd
+        if crowd.answered < n:
+            return None
+        try:
+            held = measure_httpd(target.parent(), samples=3, interval=0.1, threads_per_child=setup.threads_per_child)
+        except (psutil.Error, UsageError):
+            return None
+    return max(0.0, (held.parent_pss_mib + sum(c.pss_mib for c in held.children) - idle_pss) / n)
+
+
 def busy_worker_mib(samples: list[dict], idle_pss: float | None) -> float | None:
     """What a busy worker holds beyond an idle one, sampled under load as `apachetune size
     --sample` samples a live server: the server's PSS above its idle PSS, per busy worker
@@ -278,7 +308,8 @@ def busy_worker_mib(samples: list[dict], idle_pss: float | None) -> float | None
 
 
 def memory_verdict(setup: ValidationSetup, idle: HttpdFacts | str, peak: float,
-                   busy_extra: float | None = None) -> Verdict:
+                   busy_extra: float | None = None, held_connections: int = 0,
+                   per_connection_mib: float = 0.0) -> Verdict:
     """Peak PSS during the sweep against model.peak_memory: within 15% + 1 MiB.
 
     Per worker: --per-worker-mb when given (a worker measured under load by apachetune size,
@@ -296,12 +327,15 @@ def memory_verdict(setup: ValidationSetup, idle: HttpdFacts | str, peak: float,
         per_worker, extra, source = idle.per_worker_mib, busy_extra, "measured idle + busy at half load"
     else:
         per_worker, extra, source = idle.per_worker_mib, setup.app_kb / 1024, "measured idle + --app-kb"
-    predicted = model.peak_memory(mrw, per_worker + extra, idle.parent_pss_mib, per_process, tpc)
+    predicted = model.peak_memory(mrw, per_worker + extra, idle.parent_pss_mib, per_process, tpc,
+                                  held_connections=held_connections, per_connection_mib=per_connection_mib)
     processes = mrw if tpc == 1 else math.ceil(mrw / tpc)
     off = peak - predicted
     ok = abs(off) <= MEMORY_TOLERANCE * predicted + MEMORY_SLACK_MIB
     pct = f"{abs(off) / predicted:.0%}" if predicted > 0 else "-"
     return Verdict(name, round(predicted, 1), round(peak, 1), unit, ok,
                    f"parent {idle.parent_pss_mib:.2f} + {processes} processes x {per_process:.2f} + "
-                   f"{mrw} workers x ({per_worker:.2f} + {extra:.2f} busy) MiB ({source}); "
-                   f"off by {off:+.1f} MiB ({pct})")
+                   f"{mrw} workers x ({per_worker:.2f} + {extra:.2f} busy) MiB ({source})"
+                   + (f" + {held_connections} connections held beyond the workers x "
+                      f"{per_connection_mib * 1024:.1f} KiB (measured idle keep-alive)" if held_connections else "")
+                   + f"; off by {off:+.1f} MiB ({pct})")
