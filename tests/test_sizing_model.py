@@ -162,3 +162,13 @@ def test_only_event_holds_connections_beyond_its_workers():
     assert held("event", 800) == 400  # within the connection limit: 1,168 (mpm/connections.py)
     assert held("event", 2000) == 1168 - 400  # the connection limit caps them
     assert held("event", 300) == 0
+
+
+def test_event_sets_memory_aside_for_the_idle_crowd_it_holds():
+    crowd = 5000
+    event = recommend(inputs(mpm="event", available_mib=1024, keepalive_clients=crowd), "event")
+    alone = recommend(inputs(mpm="event", available_mib=1024), "event")
+    assert event.connections_mib == pytest.approx(crowd * model.EVENT_CONNECTION_MIB)
+    assert event.memory_bound < alone.memory_bound
+    worker = recommend(inputs(mpm="worker", available_mib=1024, keepalive_clients=crowd), "worker")
+    assert worker.connections_mib == 0  # its idle clients hold workers (counted as workers), not connections

@@ -55,7 +55,9 @@ def render_text(session, all_mpms: bool = False) -> None:
     for s in rec.settings:
         table.add_row(s.directive, str(s.value), s.reason)
     out.print(table)
-    bounds = [f"memory {rec.memory_bound} ({rec.usable_mib:.0f} MiB usable)"]
+    held = (f", less {rec.connections_mib:.1f} MiB for the {rec.keepalive_clients:.0f} idle keep-alive "
+            f"connections event holds itself") if rec.connections_mib else ""
+    bounds = [f"memory {rec.memory_bound} ({rec.usable_mib:.0f} MiB usable{held})"]
     if rec.cpu_bound is not None:
         bounds.append(f"CPU {rec.cpu_bound}")
     if rec.task_bound is not None:

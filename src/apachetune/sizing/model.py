@@ -127,6 +127,12 @@ def idle_keepalive_clients(rate: float, requests_per_connection: float, gap: flo
     return rate / requests_per_connection * idle
 
 
+# What one connection event holds beyond its workers costs httpd (its own pool and buckets):
+# measured by `apachetune validate --mpm event --target httpd` on httpd 2.4.71 (MaxRequestWorkers
+# idle keep-alive connections held, PSS above the idle server, per connection; docs/validate.md).
+EVENT_CONNECTION_MIB = 32.8 / 1024
+
+
 def peak_memory(max_request_workers: int, per_worker_mib: float, parent_mib: float = 0.0,
                 per_process_mib: float = 0.0, threads_per_child: int = 1, app_mib: float = 0.0,
                 held_connections: int = 0, per_connection_mib: float = 0.0) -> float:
