@@ -50,3 +50,10 @@ def test_the_modules_directory_is_named_once():
     # Distribution knowledge lives in httpd.py; everything else asks it.
     holders = [p for p in modules() if "/usr/lib/apache2/modules" in p.read_text()]
     assert holders == [PKG / "httpd.py"]
+
+
+def test_results_are_rendered_by_report_not_by_the_cli():
+    # cli/ parses options and calls; the tables of lint, size, the wizard, validate and compare
+    # are report/'s (issue 10).
+    for p in (PKG / "cli").glob("*.py"):
+        assert "rich.table" not in imports(p), p.name

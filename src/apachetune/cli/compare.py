@@ -5,11 +5,9 @@ from __future__ import annotations
 import json
 
 import click
-from rich.table import Table
 
 from apachetune.cli.validate import common_options, run_one
-from apachetune.console import out
-from apachetune.validate.run import compare_table
+from apachetune.report.validation import print_comparison
 
 
 @click.command("compare")
@@ -24,10 +22,4 @@ def command(target, config, max_request_workers, threads_per_child, keepalive_ti
     if fmt == "json":
         click.echo(json.dumps({m: r.to_json() for m, r in reports.items()}, indent=2))
         return
-    table = Table(title=f"{target}: prefork vs worker vs event (service time {service_time_ms:g} ms)")
-    table.add_column("")
-    for m in reports:
-        table.add_column(m)
-    for row in compare_table(reports):
-        table.add_row(*row)
-    out.print(table)
+    print_comparison(reports, target, service_time_ms)

@@ -6,11 +6,11 @@ import json
 
 import click
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from apachetune.cli.options import MPM_CHOICE
 from apachetune.cli.params import Finite
 from apachetune.console import out
+from apachetune.report.validation import print_validation
 from apachetune.validate.plans import DEFAULT_PLANS, PLANS
 from apachetune.validate.report import check_report_dir, write_report
 from apachetune.validate.results import ValidationSetup
@@ -95,20 +95,5 @@ def command(mpm, target, config, max_request_workers, threads_per_child, keepali
     if fmt == "json":
         click.echo(json.dumps(report.to_json(), indent=2))
     else:
-        table = Table(title=f"{target} {mpm}: predicted vs measured")
-        for col in ("verdict", "predicted", "measured", "unit", "result"):
-            table.add_column(col)
-        for v in report.verdicts:
-            table.add_row(v.name, str(v.predicted), str(v.measured), v.unit,
-                          "pass" if v.passed else "FAIL" if v.passed is False else "-")
-        out.print(table)
-        points = Table(title="load points")
-        for col in ("plan", "x", "req/s", "p50 ms", "p99 ms", "errors"):
-            points.add_column(col)
-        for p in report.points:
-            points.add_row(p["plan"], str(p["x"]), str(p["throughput_rps"]), str(p["latency_ms"]["p50"]),
-                           str(p["latency_ms"]["p99"]), str(p["errors"] or ""))
-        out.print(points)
-        for note in report.notes:
-            out.print(f"Note: {note}")
+        print_validation(report, target, mpm)
     click.get_current_context().exit(0 if report.passed else 1)

@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.table import Table
 
 from apachetune.cli.generate import report_and_exit, tell_placement
 from apachetune.cli.options import pop_resolve_options, resolve_options
@@ -18,7 +17,7 @@ from apachetune.cli.params import Finite, MemorySize
 from apachetune.cli.sizing_options import sizing_options
 from apachetune.console import err, out
 from apachetune.generate import apply
-from apachetune.mpm import simulate_startup
+from apachetune.report.sizing import print_before_after
 from apachetune.sizing.session import SizingRequest, run_sizing
 
 
@@ -86,7 +85,7 @@ def command(file, yes, output, in_place, force, no_httpd_check, **kw):
     session = run_sizing(SizingRequest.from_cli(file, resolve, **{**given, "facts_path": kw.get("facts_path"),
                                                                   "no_measure": True}))
     session.host = first.host
-    show_before_after(session)
+    print_before_after(session)
     target = "in-place" if in_place else output
     if not target:
         if yes or not click.confirm("Write the tuned configuration?", default=False):
@@ -125,31 +124,3 @@ def _tree_blockers(file: str, resolve) -> list[str]:
     result = lint(file, LintOptions(resolve, Settings()))
     found = blocking([f for f in result.findings if not f.rule.startswith("AT1")])
     return found or (["the configuration cannot be read"] if result.fatal else [])
-
-
-def show_before_after(session) -> None:
-    rec = session.recommendation
-    now: dict[str, object] = {}
-    if session.eff is not None and session.eff.mpm == rec.mpm:
-        now.update(simulate_startup(rec.mpm, [(d.name, d.args) for d in session.eff.directives],
-                                    version=session.eff.httpd_version).effective)
-    if session.eff is not None:
-        for name in ("KeepAlive", "KeepAliveTimeout", "MaxKeepAliveRequests", "Timeout"):
-            d = session.eff.get(name)
-            now[name] = d.args_text if d else "(default)"
-    table = Table(title=f"{rec.mpm}: now and recommended")
-    for col in ("directive", "now", "recommended", "why"):
-        table.add_column(col)
-    for s in rec.settings:
-        before = now.get(s.directive, "–")
-        mark = "" if _same(before, s.value) else " *"
-        table.add_row(s.directive, str(before), f"{s.value}{mark}", s.reason)
-    out.print(table)
-    out.print(f"Capacity ≈ {rec.predicted_capacity_rps:.0f} req/s; {rec.verdict}.")
-
-
-def _same(a, b) -> bool:
-    try:
-        return float(a) == float(b)
-    except (TypeError, ValueError):
-        return str(a).lower() == str(b).lower()
