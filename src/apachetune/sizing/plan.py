@@ -52,106 +52,125 @@ def _assumed_cpu(profile, service_time: float) -> Figure:
                   f"at most {profile.cpu_seconds * 1000:g} ms")
 
 
+# Figures a profile supplies (the requested one, else the MPM's default: php for prefork, static
+# for the threaded MPMs), each overridden by what is given and, where there is one, measured.
+_PROFILE_FIGURES = ("per_worker_mib", "per_process_mib", "requests_per_connection", "gap")
+
+# Figures read from the configuration, else httpd's default: (directive, how httpd reads it, default).
+_CONFIG_FIGURES = {
+    "keepalive_timeout": ("KeepAliveTimeout", keepalive_seconds, 5),
+    "max_keepalive_requests": ("MaxKeepAliveRequests", atoi, 100),
+    "timeout": ("Timeout", atoi, 60),
+    "keepalive": ("KeepAlive", lambda v: "Off" if v.lower() == "off" else "On", "On"),
+}
+
+
 def build_inputs(given: Given, host: HostFacts | None, eff: EffectiveConfig | None,
                  load=None, evidence=None) -> tuple[SizingInputs, list[str]]:
     """The inputs and the reasons behind the MPM choice."""
     profile = PROFILES.get(given.profile) if given.profile else None
     httpd = host.httpd if host else None
-    loaded = frozenset(eff.modules) if eff else frozenset()
-    current = (eff.mpm if eff else None) or (httpd.mpm if httpd else None)
-    if given.mpm:
-        mpm, reasons = given.mpm, ["chosen on the command line"]
-        mpm_fig = Figure(mpm, "given")
-    elif profile and not eff:
-        mpm, reasons = profile.mpm, [f"the {profile.name} profile runs {profile.mpm}"]
-        mpm_fig = Figure(mpm, f"profile {profile.name}")
-    else:
-        mpm, reasons = choose_mpm(loaded, current)
-        mpm_fig = Figure(mpm, "recommended")
-    # Measured per-worker figures only describe the MPM that was measured.
-    measured_same = httpd is not None and httpd.mpm == mpm
-    per_worker = httpd.per_worker_mib if measured_same and httpd.per_worker_mib > 0 else None
-    idle_note = None
-    if per_worker is not None and httpd.idle and given.per_worker_mib is None:
-        # An idle or just-started server's workers are as small as a fresh fork: sizing from
-        # them overcommits memory (measured: 2.4x the budget under load). Not used.
-        idle_note = (f"the running httpd (pid {httpd.parent_pid}) was idle: {httpd.idle}; its "
-                     f"{per_worker:.2f} MiB a worker is not used. Measure it under load (--sample N "
-                     "while it serves) or give --per-worker-mb")
-        per_worker = None
-    per_process = httpd.per_process_mib if measured_same else None
+    mpm_fig, reasons = _choose_mpm(given, profile, eff, httpd)
+    mpm = str(mpm_fig.value)
+    chosen = profile or PROFILES["php" if mpm == "prefork" else "static"]
     default_profile = PROFILES["php" if mpm == "prefork" else "static"]
-    kat = None
-    tpc = None
-    core: dict[str, str] = {}
-    if eff is not None:
-        d = eff.get("KeepAliveTimeout")
-        kat = keepalive_seconds(d.args[0]) if d and d.args else None
-        for name in ("KeepAlive", "MaxKeepAliveRequests", "Timeout"):
-            c = eff.get(name)
-            if c is not None and c.args:
-                core[name] = c.args[0]
-        t = eff.get("ThreadsPerChild")
-        tpc = atoi(t.args[0]) if t and t.args and mpm != "prefork" else None
+    per_worker, per_process, idle_note = _measured_worker(httpd, mpm, given)
+    measured = {"per_worker_mib": per_worker, "per_process_mib": per_process}
+    figures = {name: _pick(getattr(given, name, None), measured.get(name), getattr(chosen, name),
+                           getattr(default_profile, name), chosen.name) for name in _PROFILE_FIGURES}
+    figures |= {name: _from_config(eff, *spec) for name, spec in _CONFIG_FIGURES.items()}
     service_time = _pick(given.service_time_ms / 1000 if given.service_time_ms else None,
-                         load.service_time if load else None,
-                         (profile or default_profile).service_time, default_profile.service_time,
-                         (profile or default_profile).name)
+                         load.service_time if load else None, chosen.service_time, default_profile.service_time,
+                         chosen.name)
     inputs = SizingInputs(
         mpm=mpm_fig,
         available_mib=_pick(given.memory_mib, host.available_mib if host else None, None, 2048, None),
         reserved_mib=_pick(given.reserve_mib, host.reserved_mib if host else None, None, 0, None),
         headroom=_pick(given.headroom, None, None, 0.10, None),
-        per_worker_mib=_pick(given.per_worker_mib, per_worker,
-                             (profile or default_profile).per_worker_mib, default_profile.per_worker_mib,
-                             (profile or default_profile).name),
-        per_process_mib=_pick(given.per_process_mib, per_process, (profile or default_profile).per_process_mib,
-                              default_profile.per_process_mib, (profile or default_profile).name),
         rate=_pick(given.rate, load.peak_rate if load else None, None, None, None),
         service_time=service_time,
-        requests_per_connection=_pick(given.requests_per_connection, None,
-                                      (profile or default_profile).requests_per_connection,
-                                      default_profile.requests_per_connection,
-                                      (profile or default_profile).name),
-        gap=_pick(None, None, (profile or default_profile).gap, default_profile.gap,
-                  (profile or default_profile).name),
-        keepalive_timeout=Figure(kat, "config") if kat is not None else Figure(5, "default"),
-        threads_per_child=Figure(given.threads_per_child, "given") if given.threads_per_child
-        else (Figure(tpc, "config") if tpc else Figure(25, "default")),
-        reqtimeout_loaded=Figure(module_loaded("reqtimeout_module", loaded) if eff else True,
-                                 "config" if eff else "default"),
+        threads_per_child=_threads_per_child(given, eff, mpm),
+        reqtimeout_loaded=Figure(module_loaded("reqtimeout_module", frozenset(eff.modules)), "config")
+        if eff else Figure(True, "default"),
         cpus=_pick(given.cpus, host.cpus if host else None, None, os.cpu_count() or 1, None)
         if given.cpus or host else Figure(os.cpu_count() or 1, "this machine (assumed)"),
         cpu_seconds=Figure(given.cpu_ms / 1000, "given") if given.cpu_ms is not None
-        else _assumed_cpu(profile or default_profile, float(service_time.value)),
+        else _assumed_cpu(chosen, float(service_time.value)),
         task_limit=Figure(host.task_limit, "measured") if host and host.task_limit else Figure(None, "unknown"),
-        keepalive=Figure("Off" if core.get("KeepAlive", "On").lower() == "off" else "On",
-                         "config" if "KeepAlive" in core else "default"),
-        max_keepalive_requests=Figure(atoi(core["MaxKeepAliveRequests"]), "config")
-        if "MaxKeepAliveRequests" in core else Figure(100, "default"),
-        timeout=Figure(atoi(core["Timeout"]), "config") if "Timeout" in core else Figure(60, "default"),
         keepalive_clients=Figure(given.keepalive_clients, "given") if given.keepalive_clients is not None
         else Figure(None, "estimated from the rate when one is known"),
         burst=Figure(given.burst, "given") if given.burst is not None else Figure(None, "none given (--burst N)"),
         burst_rate=Figure(load.busiest_second, f"busiest second of the {load.source}")
         if load is not None and load.busiest_second else Figure(None, "none measured"),
         tune_keepalive=Figure(given.tune_keepalive, "given" if given.tune_keepalive else "default"),
+        **figures,
     )
+    _say_where_from(inputs, host, load, idle_note)
+    if evidence is not None and evidence.reached and eff is not None and eff.mpm:
+        inputs.saturated_at = _saturated_at(eff, evidence)
+    return inputs, reasons
+
+
+def _choose_mpm(given: Given, profile, eff: EffectiveConfig | None, httpd) -> tuple[Figure, list[str]]:
+    if given.mpm:
+        return Figure(given.mpm, "given"), ["chosen on the command line"]
+    if profile and not eff:
+        return Figure(profile.mpm, f"profile {profile.name}"), [f"the {profile.name} profile runs {profile.mpm}"]
+    loaded = frozenset(eff.modules) if eff else frozenset()
+    current = (eff.mpm if eff else None) or (httpd.mpm if httpd else None)
+    mpm, reasons = choose_mpm(loaded, current)
+    return Figure(mpm, "recommended"), reasons
+
+
+def _measured_worker(httpd, mpm: str, given: Given) -> tuple[float | None, float | None, str | None]:
+    """The running httpd's per-worker and per-process figures, when it runs `mpm` (they describe
+    only the MPM measured); a note instead of the per-worker figure when the server was idle."""
+    if httpd is None or httpd.mpm != mpm:
+        return None, None, None
+    per_worker = httpd.per_worker_mib if httpd.per_worker_mib > 0 else None
+    if per_worker is not None and httpd.idle and given.per_worker_mib is None:
+        # An idle or just-started server's workers are as small as a fresh fork: sizing from
+        # them overcommits memory (measured: 2.4x the budget under load). Not used.
+        return None, httpd.per_process_mib, (
+            f"the running httpd (pid {httpd.parent_pid}) was idle: {httpd.idle}; its {per_worker:.2f} MiB a "
+            "worker is not used. Measure it under load (--sample N while it serves) or give --per-worker-mb")
+    return per_worker, httpd.per_process_mib, None
+
+
+def _from_config(eff: EffectiveConfig | None, directive: str, read, default) -> Figure:
+    d = eff.get(directive) if eff is not None else None
+    if d is None or not d.args:
+        return Figure(default, "default")
+    return Figure(read(d.args[0]), "config")
+
+
+def _threads_per_child(given: Given, eff: EffectiveConfig | None, mpm: str) -> Figure:
+    if given.threads_per_child:
+        return Figure(given.threads_per_child, "given")
+    t = eff.get("ThreadsPerChild") if eff is not None and mpm != "prefork" else None
+    tpc = atoi(t.args[0]) if t is not None and t.args else None
+    return Figure(tpc, "config") if tpc else Figure(25, "default")
+
+
+def _say_where_from(inputs: SizingInputs, host: HostFacts | None, load, idle_note: str | None) -> None:
+    """Sources that need more than a word: the idle server not used, the memory figure read,
+    the sample the load came from."""
     if idle_note is not None:
         inputs.per_worker_mib = Figure(inputs.per_worker_mib.value, f"{inputs.per_worker_mib.source}; {idle_note}")
-    if evidence is not None and evidence.reached and eff is not None and eff.mpm:
-        from apachetune.mpm import simulate_startup
-
-        current = simulate_startup(eff.mpm, [(d.name, d.args) for d in eff.directives],
-                                   version=eff.httpd_version).effective
-        codes = ", ".join(f"{c} x{n}" for c, n in sorted(evidence.counts.items()))
-        inputs.saturated_at = Figure(current["MaxRequestWorkers"],
-                                     f"error log {evidence.path}: {codes}, last {evidence.last_seen}")
     if host is not None and host.memory_source != "MemAvailable" and inputs.available_mib.source == "measured":
         inputs.available_mib = Figure(inputs.available_mib.value, f"measured ({host.memory_source})")
-    if load is not None:  # say which sample the load figures came from
+    if load is not None:
         for name in ("rate", "service_time"):
             fig = getattr(inputs, name)
             if fig.source == "measured":
                 setattr(inputs, name, Figure(fig.value, f"measured ({load.source})"))
-    return inputs, reasons
+
+
+def _saturated_at(eff: EffectiveConfig, evidence) -> Figure:
+    """The MaxRequestWorkers the error log says was reached (as httpd ran it)."""
+    from apachetune.mpm import simulate_startup
+
+    current = simulate_startup(eff.mpm, [(d.name, d.args) for d in eff.directives],
+                               version=eff.httpd_version).effective
+    codes = ", ".join(f"{c} x{n}" for c, n in sorted(evidence.counts.items()))
+    return Figure(current["MaxRequestWorkers"], f"error log {evidence.path}: {codes}, last {evidence.last_seen}")
