@@ -257,3 +257,29 @@ def test_a_crowd_memory_cannot_hold_says_so_after_rounding():
     rec = recommend(ins, "worker")
     if stall("worker", rec.values(), 650):
         assert any("do not fit" in n for n in rec.notes)
+
+
+# Measured with tools/measure_event_limit.py on a build of the 2.4.29 tag (tools/build_httpd.sh) and
+# Debian's 2.4.71: idle keep-alive clients 2 processes x 25 threads held before a new one waited.
+HELD = {("2.4.71", 1.5): 100, ("2.4.71", 2.0): 150, ("2.4.29", 1.5): 126, ("2.4.29", 2.0): 151}
+
+
+@pytest.mark.parametrize("version, factor", sorted(HELD))
+def test_event_connection_limit_per_version_is_just_below_what_httpd_held(version, factor):
+    limit = connection_limit("event", {"MaxRequestWorkers": 50, "ThreadsPerChild": 25,
+                                       "AsyncRequestWorkerFactor": factor}, version=version)
+    assert HELD[(version, factor)] - 5 <= limit <= HELD[(version, factor)]
+
+
+def test_lint_judges_a_fractional_factor_by_the_version(tmp_path):
+    conf = tmp_path / "mpm.conf"
+    conf.write_text("StartServers 2\nServerLimit 2\nThreadsPerChild 25\nMaxRequestWorkers 50\n"
+                    "AsyncRequestWorkerFactor 1.5\n")
+
+    def at302(version):
+        r = CliRunner().invoke(cli, ["lint", str(conf), "--mpm", "event", "--keepalive-clients", "110",
+                                     "--httpd-version", version, "--format", "json"])
+        return [f for f in json.loads(r.output)["findings"] if f["rule"] == "AT302"]
+
+    assert at302("2.4.71")  # 2.4.30 and later use the factor's integer part: about 98 connections
+    assert not at302("2.4.29")  # before, the whole factor: about 122

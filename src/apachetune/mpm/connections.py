@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import math
 
+from apachetune.mpm.versions import rules_for
+
 # Idle clients are not spread evenly over the processes and come and go; the limit is kept
 # this much above the expected crowd plus the busy connections.
 CROWD_MARGIN = 1.25
@@ -30,22 +32,28 @@ def event_processes(max_request_workers: int, threads_per_child: int) -> int:
     return max(1, int(max_request_workers) // max(1, int(threads_per_child)))
 
 
-def connection_limit(mpm: str, values: dict, busy: float = 0.0) -> int:
+def connection_limit(mpm: str, values: dict, busy: float = 0.0, version: str | None = None) -> int:
     """Connections the server accepts before new ones wait, with `busy` workers busy on average.
 
-    `values` are the effective MPM values (after httpd's start-up adjustments)."""
+    `values` are the effective MPM values (after httpd's start-up adjustments); `version` the
+    httpd modelled (before 2.4.30 event used the whole factor, in 1/16ths)."""
     mrw = int(values["MaxRequestWorkers"])
     if mpm != "event":
         return mrw
     tpc = int(values["ThreadsPerChild"])
-    factor = math.floor(float(values.get("AsyncRequestWorkerFactor", 2)))
+    factor = float(values.get("AsyncRequestWorkerFactor", 2))
     processes = event_processes(mrw, tpc)
     busy_each = min(float(tpc), busy / processes)
     if busy_each >= tpc:
         return int(busy)  # no idle worker anywhere: nothing more is accepted
     # One idle worker fewer than the idle count: the limit is met while a worker takes the
     # connection just accepted (measured on 2.4.71: 2 x 25 threads, factor 2 held 146, not 150).
-    return math.floor(processes * (tpc + max(0.0, tpc - 1 - busy_each) * factor))
+    idle = max(0.0, tpc - 1 - busy_each)
+    if rules_for(version).integer_factor:
+        extra = idle * math.floor(factor)
+    else:  # idle x worker_factor / WORKER_FACTOR_SCALE in integers (event.c before 2.4.30)
+        extra = math.floor(idle * max(1, int(factor * 16)) / 16)
+    return math.floor(processes * (tpc + extra))
 
 
 def factor_for_crowd(crowd: float, busy: float, max_request_workers: int, threads_per_child: int,
@@ -65,12 +73,12 @@ def factor_for_crowd(crowd: float, busy: float, max_request_workers: int, thread
     return factor
 
 
-def stall(mpm: str, values: dict, crowd: float, busy: float = 0.0) -> str | None:
+def stall(mpm: str, values: dict, crowd: float, busy: float = 0.0, version: str | None = None) -> str | None:
     """Why `crowd` idle keep-alive clients (plus `busy` busy workers) stall new connections on
     this section, or None when they do not."""
     if crowd <= 0:
         return None
-    limit = connection_limit(mpm, values, busy)
+    limit = connection_limit(mpm, values, busy, version)
     if crowd + busy < limit:
         return None
     if mpm == "event":

@@ -45,7 +45,7 @@ def _crowd_stalls(ctx: LintContext):
     what the section accepts: MaxRequestWorkers on prefork/worker, event's connection limit
     (apachetune.mpm.connections, the same numbers generate sizes with)."""
     crowd = ctx.option("AT302", "idle_clients")
-    why = stall(ctx.mpm, ctx.startup.effective, crowd) if crowd else None
+    why = stall(ctx.mpm, ctx.startup.effective, crowd, version=ctx.eff.httpd_version) if crowd else None
     if why is None:
         return
     if ctx.mpm == "event":
