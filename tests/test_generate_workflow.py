@@ -160,3 +160,10 @@ def test_output_for_another_mpm_says_it_is_not_read_until_switched(tmp_path):
     assert r.exit_code == 0, r.output + r.stderr
     assert "runs event: this prefork section is read only once the server loads prefork" in r.stderr
     assert "--switch-mpm" in r.stderr
+
+
+def test_generate_states_the_verdict_on_the_terminal(tmp_path):
+    r = run("generate", "--no-measure", "--memory", "2048", "--rate", "100", "--mpm", "event",
+            "-o", str(tmp_path / "mpm.conf"), "--no-httpd-check")
+    assert r.exit_code == 0, r.output + r.stderr
+    assert "event: memory carries the load" in r.stderr

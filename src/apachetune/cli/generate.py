@@ -64,6 +64,7 @@ def command(file, output, in_place, show_diff, check, force, no_httpd_check, bac
     session = run_sizing(SizingRequest.from_cli(file, resolve, target_mpm=target_mpm, **kw))
     ctx = click.get_current_context()
     rec = session.recommendation
+    err.print(f"{rec.mpm}: {rec.verdict}")
     for note in rec.notes:
         err.print(f"note: {note}")
     if rec.memory_short_mib > 0 and not (show_diff or check):
