@@ -92,3 +92,15 @@ def test_generate_says_it_too(tmp_path):
     r = CliRunner().invoke(cli, ["generate", str(FPM), "--no-measure", "--memory", "4096", "--rate", "200",
                                  "--service-time-ms", "100", "--php-fpm-conf", str(POOLS), "-o", str(tmp_path / "mpm.conf"), "--no-httpd-check"])
     assert "note: php-fpm pool [www]" in r.stderr
+
+
+def test_a_bad_value_is_an_error_naming_the_file_and_line(tmp_path):
+    bad = tmp_path / "php.ini"
+    bad.write_text("[PHP]\nengine = On\nmemory_limit = lots\n")
+    r = CliRunner().invoke(cli, ["size", str(MOD), "--no-measure", "--php-ini", str(bad)])
+    assert r.exit_code == 2 and f"{bad}:3:1: memory_limit = lots: expected a size" in r.stderr
+    assert "Traceback" not in r.output + r.stderr
+    pool = tmp_path / "www.conf"
+    pool.write_text("[www]\nlisten = /run/php/php8.2-fpm.sock\npm.max_children = ${MAX}\n")
+    r = CliRunner().invoke(cli, ["size", str(FPM), "--no-measure", "--php-fpm-conf", str(pool)])
+    assert r.exit_code == 2 and "pm.max_children = ${MAX}: expected a whole number" in r.stderr

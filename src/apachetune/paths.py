@@ -64,3 +64,37 @@ def private_cache_dir(name: str) -> Path | None:
     except OSError:
         return None
     return d if is_private(st, stat.S_IFDIR) else None
+
+
+def read_private(directory: Path, name: str, max_bytes: int) -> bytes | None:
+    """The bytes of cache entry `name`, if it is a regular file private to this user (never
+    through a symlink) and not larger than `max_bytes`; else None."""
+    try:
+        fd = os.open(directory / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as fh:
+            if not is_private(os.fstat(fh.fileno()), stat.S_IFREG):
+                return None
+            raw = fh.read(max_bytes + 1)
+    except OSError:
+        return None
+    return raw if len(raw) <= max_bytes else None
+
+
+def write_private(directory: Path, name: str, raw: bytes) -> None:
+    """Write cache entry `name` (mode 0600) atomically: a temporary file renamed over it. A cache
+    that cannot be written is no error."""
+    target = directory / name
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
+        os.replace(tmp, target)
+    except OSError:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass

@@ -12,14 +12,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import stat
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from apachetune import __version__
 from apachetune.config.tree import Blank, Comment, ConfigFile, Directive, Node, Section
-from apachetune.paths import grammars_dir, is_private, private_cache_dir
+from apachetune.paths import grammars_dir, private_cache_dir, read_private, write_private
 
 FORMAT = 2  # bump when the entry layout changes; old entries then never match a key
 MAX_ENTRY_BYTES = 64 << 20
@@ -89,20 +88,10 @@ def _decode(path: str, item: list[Any], parent: Section | ConfigFile) -> Node:
 def load(path: str, data: bytes) -> ConfigFile | None:
     """The parse of `data` (the bytes of `path`) saved earlier, if any."""
     d = _dir() if enabled() else None
-    if d is None:
-        return None
-    entry = d / f"{_key(path, data)}.json"
-    try:
-        fd = os.open(entry, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
+    raw = read_private(d, f"{_key(path, data)}.json", MAX_ENTRY_BYTES) if d is not None else None
+    if raw is None:
         return None
     try:
-        with os.fdopen(fd, "rb") as fh:
-            if not is_private(os.fstat(fh.fileno()), stat.S_IFREG):
-                return None
-            raw = fh.read(MAX_ENTRY_BYTES + 1)
-        if len(raw) > MAX_ENTRY_BYTES:
-            return None
         doc = json.loads(raw)
         if doc.get("format") != FORMAT or doc.get("path") != path:
             return None
@@ -111,7 +100,7 @@ def load(path: str, data: bytes) -> ConfigFile | None:
             return None
         cf = ConfigFile(path, text, [], doc["newline"])
         cf.children = [_decode(path, item, cf) for item in doc["nodes"]]
-    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None
     return cf
 
@@ -120,18 +109,10 @@ def store(path: str, data: bytes, cf: ConfigFile) -> None:
     d = _dir() if enabled() else None
     if d is None:
         return
-    target = d / f"{_key(path, data)}.json"
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
         doc = {"format": FORMAT, "path": path, "newline": cf.newline, "bom": cf.text.startswith("\ufeff"),
                "nodes": [_encode(n) for n in cf.children]}
         raw = json.dumps(doc, separators=(",", ":")).encode()
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(raw)
-        os.replace(tmp, target)
-    except (OSError, ValueError, TypeError, RecursionError):
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
+    except (ValueError, TypeError, RecursionError):
+        return
+    write_private(d, f"{_key(path, data)}.json", raw)

@@ -14,14 +14,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import stat
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from apachetune import __version__
 from apachetune.config.observed import Observations
-from apachetune.paths import grammars_dir, is_private, private_cache_dir, rules_dir
+from apachetune.paths import grammars_dir, private_cache_dir, read_private, rules_dir, write_private
 
 FORMAT = 1
 MAX_ENTRY_BYTES = 256 << 20
@@ -66,19 +65,10 @@ class Entry:
 def replay(entry_key: str) -> Entry | None:
     """The entry saved under `entry_key` if every observation it made still holds."""
     d = private_cache_dir(f"lint-results-v{FORMAT}") if enabled() else None
-    if d is None:
+    raw = read_private(d, f"{entry_key}.json", MAX_ENTRY_BYTES) if d is not None else None
+    if raw is None:
         return None
     try:
-        fd = os.open(d / f"{entry_key}.json", os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        with os.fdopen(fd, "rb") as fh:
-            if not is_private(os.fstat(fh.fileno()), stat.S_IFREG):
-                return None
-            raw = fh.read(MAX_ENTRY_BYTES + 1)
-        if len(raw) > MAX_ENTRY_BYTES:
-            return None
         doc = json.loads(raw)
         if doc.get("format") != FORMAT or doc.get("key") != entry_key:
             return None
@@ -87,7 +77,7 @@ def replay(entry_key: str) -> Entry | None:
         entry = Entry(doc["report"], doc["output"], doc["exit"])
         if not isinstance(entry.report, str) or not isinstance(entry.exit_code, int):
             return None
-    except (OSError, ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, AttributeError):
         return None
     return entry
 
@@ -97,18 +87,6 @@ def store(entry_key: str, observations: Observations, entry: Entry) -> None:
     d = private_cache_dir(f"lint-results-v{FORMAT}") if enabled() else None
     if d is None or not observations.replayable():
         return
-    target = d / f"{entry_key}.json"
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     doc = {"format": FORMAT, "key": entry_key, "observations": observations.to_json(),
            "report": entry.report, "output": entry.output, "exit": entry.exit_code}
-    try:
-        raw = json.dumps(doc, separators=(",", ":")).encode()
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(raw)
-        os.replace(tmp, target)
-    except (OSError, ValueError, TypeError):
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
+    write_private(d, f"{entry_key}.json", json.dumps(doc, separators=(",", ":")).encode())

@@ -39,6 +39,21 @@ def php_size_mib(text: str) -> float | None:
     return number * {"": 1 / 1048576, "k": 1 / 1024, "m": 1, "g": 1024}[m.group(2).lower()]
 
 
+def _size_in(path: str, key: str, text: str) -> float | None:
+    """php_size_mib of `key = text` read from `path`; a value PHP's shorthand does not allow is
+    a usage error naming the file and line."""
+    try:
+        return php_size_mib(text)
+    except ValueError:
+        line = 0
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for number, raw in enumerate(fh, 1):
+                if raw.split("=", 1)[0].strip().lower() == key and "=" in raw:
+                    line = number
+        raise UsageError(f"{path}:{line}:1: {key} = {text}: expected a size such as 128M, 1G, "
+                         "134217728 or -1") from None
+
+
 def read_ini(path: str) -> dict[str, dict[str, str]]:
     """{section: {key: value}} of a PHP or php-fpm INI file ('' is the part before any section)."""
     try:
@@ -122,10 +137,14 @@ def read_pools(paths: list[str]) -> list[FpmPool]:
                 if not name or "listen" not in keys:
                     continue
                 children = keys.get("pm.max_children")
-                limit = keys.get("php_admin_value[memory_limit]") or keys.get("php_value[memory_limit]")
+                if children is not None and not children.isdigit():
+                    raise UsageError(f"{file}: [{name}] pm.max_children = {children}: expected a whole number")
+                key = "php_admin_value[memory_limit]" if "php_admin_value[memory_limit]" in keys \
+                    else "php_value[memory_limit]"
+                limit = keys.get(key)
                 pools.append(FpmPool(name, file, keys["listen"], keys.get("pm", "dynamic"),
-                                     int(children) if children and children.isdigit() else None,
-                                     php_size_mib(limit) if limit else None))
+                                     int(children) if children else None,
+                                     _size_in(file, key, limit) if limit else None))
     return pools
 
 
@@ -148,17 +167,28 @@ def find_php(eff: EffectiveConfig | None, php_ini: str | None = None, fpm_paths:
                     ini = path
                     break
         if ini:
-            setup.ini = ini
-            value = read_ini(ini)[""].get("memory_limit") or next(
-                (keys["memory_limit"] for keys in read_ini(ini).values() if "memory_limit" in keys), None)
-            setup.memory_limit_mib = php_size_mib(value) if value else 128.0  # PHP's built-in default
+            try:
+                sections = read_ini(ini)
+                value = next((keys["memory_limit"] for keys in sections.values() if "memory_limit" in keys), None)
+                setup.memory_limit_mib = _size_in(ini, "memory_limit", value) if value else 128.0  # PHP's default
+                setup.ini = ini
+            except UsageError as e:
+                if php_ini:  # the file given: its error is the user's to see
+                    raise
+                setup.notes.append(f"{e} (not judged)")
     targets = _fcgi_targets(eff)
     setup.handlers = [f"{d.node.file}:{d.node.line}: {target}" for d, target in targets]
     if targets:
         paths = list(fpm_paths or [])
         if not paths and search_host:
             paths = [p for pattern in POOL_GLOBS for p in sorted(glob.glob(pattern))]
-        pools = read_pools(paths)
+        try:
+            pools = read_pools(paths)
+        except UsageError as e:
+            if fpm_paths:
+                raise
+            pools = []  # a pool file found on the host that we cannot read (e.g. ${VAR} values)
+            setup.notes.append(f"{e} (php-fpm pools not judged)")
         wanted = {target for _, target in targets}
         setup.pools = [p for p in pools if any(_same_endpoint(p.listen, t) for t in wanted)]
         if paths and not setup.pools:
