@@ -53,6 +53,20 @@ def command(file, output, in_place, show_diff, check, force, no_httpd_check, bac
     if in_place and not file:
         raise UsageError("--in-place needs the main configuration FILE")
     resolve = pop_resolve_options(kw)
+    target_mpm = _target_mpm(file, resolve, output, in_place, target_mpm, switch_mpm)
+    session = run_sizing(SizingRequest.from_cli(file, resolve, target_mpm=target_mpm, **kw))
+    _say_verdict(session.recommendation, allow_short, refuse=not (show_diff or check))
+    backups = Path(backup_dir) if backup_dir else None
+    if output:
+        _new_file(session, resolve, file, Path(output), show_diff, check, force, no_httpd_check, backups)
+    if switch_mpm:
+        _switch(session, resolve, show_diff, check, no_httpd_check, backup_dir)
+    _in_place(session, resolve, show_diff, check, no_httpd_check, backups)
+
+
+def _target_mpm(file, resolve, output, in_place: bool, target_mpm: str | None, switch_mpm: bool) -> str | None:
+    """The MPM to size for: --target-mpm, else (in place) the one the tree runs; a target the
+    tree does not run is refused in place unless --switch-mpm loads it."""
     running = running_mpm(file, resolve) if in_place else None
     if switch_mpm and (output or not in_place or not target_mpm or target_mpm == running):
         raise UsageError("--switch-mpm goes with --in-place (or --diff/--check) and a --target-mpm other "
@@ -60,50 +74,59 @@ def command(file, output, in_place, show_diff, check, force, no_httpd_check, bac
     if in_place and not switch_mpm and target_mpm and target_mpm != running:
         raise UsageError(f"--target-mpm {target_mpm}: the tree runs {running}; its settings would never be "
                          f"read. Add --switch-mpm to load {target_mpm} instead")
-    target_mpm = target_mpm or running
-    session = run_sizing(SizingRequest.from_cli(file, resolve, target_mpm=target_mpm, **kw))
-    ctx = click.get_current_context()
-    rec = session.recommendation
+    return target_mpm or running
+
+
+def _say_verdict(rec, allow_short: bool, refuse: bool) -> None:
+    """The verdict and notes on the terminal; a section memory cannot carry refused (exit 1)
+    unless --allow-short, when something would be written."""
     err.print(f"{rec.mpm}: {rec.verdict}")
     for note in rec.notes:
         err.print(f"note: {note}")
-    if rec.memory_short_mib > 0 and not (show_diff or check):
+    if rec.memory_short_mib > 0 and refuse:
         err.print(f"{'warning' if allow_short else 'refused'}: memory cannot carry the load: "
                   f"{rec.load_workers} workers needed, {rec.memory_bound} fit in {rec.usable_mib:.0f} MiB "
                   f"(short by ~{rec.memory_short_mib:.0f} MiB)")
         if not allow_short:
             err.print("nothing was written (--allow-short writes the section anyway: the server will "
                       "queue, not swap)")
-            ctx.exit(1)
-    if output:
-        target = Path(output)
-        old = target.read_bytes() if target.exists() else b""
-        data = apply.new_file_bytes(session)
-        place = apply.placement(session, resolve, target, data)
-        refused = tell_placement(place, target, file)
-        running = session.eff.mpm if session.eff is not None else None
-        if running and running != rec.mpm:
-            err.print(f"note: {file} runs {running}: this {rec.mpm} section is read only once the server loads "
-                      f"{rec.mpm} (generate {file} --in-place --target-mpm {rec.mpm} --switch-mpm does both)")
-        if show_diff or check:
-            if show_diff:
-                click.echo(unified_diff(old, data, str(target)), nl=False)
-            ctx.exit(1 if check and (old != data or refused) else 0)
-        if refused:
-            err.print("nothing was written")
-            ctx.exit(1)
-        report_and_exit(apply.write_new_file(session, target, force, not no_httpd_check,
-                                             Path(backup_dir) if backup_dir else None,
-                                             tree=resolve if place is not None and place.read_by_tree else None))
-    if switch_mpm:
-        _switch(session, resolve, show_diff, check, no_httpd_check, backup_dir)
+            click.get_current_context().exit(1)
+
+
+def _new_file(session, resolve, file, target: Path, show_diff: bool, check: bool, force: bool,
+              no_httpd_check: bool, backups: Path | None) -> None:
+    """-o: a new mpm.conf, placed in FILE's tree when there is one (see tell_placement)."""
+    ctx = click.get_current_context()
+    rec = session.recommendation
+    old = target.read_bytes() if target.exists() else b""
+    data = apply.new_file_bytes(session)
+    place = apply.placement(session, resolve, target, data)
+    refused = tell_placement(place, target, file)
+    running = session.eff.mpm if session.eff is not None else None
+    if running and running != rec.mpm:
+        err.print(f"note: {file} runs {running}: this {rec.mpm} section is read only once the server loads "
+                  f"{rec.mpm} (generate {file} --in-place --target-mpm {rec.mpm} --switch-mpm does both)")
+    if show_diff or check:
+        if show_diff:
+            click.echo(unified_diff(old, data, str(target)), nl=False)
+        ctx.exit(1 if check and (old != data or refused) else 0)
+    if refused:
+        err.print("nothing was written")
+        ctx.exit(1)
+    report_and_exit(apply.write_new_file(session, target, force, not no_httpd_check, backups,
+                                         tree=resolve if place is not None and place.read_by_tree else None))
+
+
+def _in_place(session, resolve, show_diff: bool, check: bool, no_httpd_check: bool, backups: Path | None) -> None:
+    """--in-place (and --diff/--check on FILE alone): minimal edits where the settings are."""
+    ctx = click.get_current_context()
     edit_plan = apply.plan(session)
     if edit_plan.empty:
         out.print("The configuration already has these values; nothing to change.")
         ctx.exit(0)
+    for note in apply.restart_notes(session):
+        err.print(f"note: {note}")
     if show_diff or check:
-        for note in apply.restart_notes(session):
-            err.print(f"note: {note}")
         if show_diff:
             for path, data in edit_plan.rendered().items():
                 click.echo(unified_diff(edit_plan.files[path].to_bytes(), data, path), nl=False)
@@ -112,10 +135,7 @@ def command(file, output, in_place, show_diff, check, force, no_httpd_check, bac
             for change in edit_plan.changes:
                 err.print(f"  {change}")
         ctx.exit(1 if check else 0)
-    for note in apply.restart_notes(session):
-        err.print(f"note: {note}")
-    report_and_exit(apply.write_in_place(session, resolve, not no_httpd_check, edit_plan,
-                                         Path(backup_dir) if backup_dir else None))
+    report_and_exit(apply.write_in_place(session, resolve, not no_httpd_check, edit_plan, backups))
 
 
 def tell_placement(place: apply.Placement | None, target: Path, file: str | None) -> bool:

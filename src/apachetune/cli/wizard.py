@@ -72,33 +72,14 @@ def command(file, yes, output, in_place, force, no_httpd_check, **kw):
                                       "the mods-enabled links)?", default=False)
         if not switch:
             raise click.UsageError(f"--in-place edits the running MPM ({running}); choose it, or switch")
-    inp = first.inputs_for(mpm)  # the same per-MPM defaults as `size --target-mpm`
-    memory = ask("Memory available (MiB)", float(inp.available_mib.value), type=MemorySize(lo=1))
-    reserve = ask("Memory to leave to other services (MiB)", float(inp.reserved_mib.value),
-                  type=MemorySize(lo=0))
-    per_worker = ask("Memory per worker (MiB)", float(inp.per_worker_mib.value), type=Finite(0.01, 1024 * 1024))
-    rate = ask("Peak requests per second (0 if unknown)", float(inp.rate.value or 0), type=Finite(0, 1e9))
-    service_ms = ask("Mean response time (ms)", round(float(inp.service_time.value) * 1000, 3),
-                     type=Finite(0.01, 3.6e6))
-    given = dict(kw, target_mpm=mpm, memory_mib=memory, reserve_mib=reserve, per_worker_mib=per_worker,
-                 rate=rate or None, service_time_ms=service_ms)
+    given = dict(kw, target_mpm=mpm, **_ask_figures(ask, first.inputs_for(mpm)))
     session = run_sizing(SizingRequest.from_cli(file, resolve, **{**given, "facts_path": kw.get("facts_path"),
                                                                   "no_measure": True}))
     session.host = first.host
     print_before_after(session)
-    target = "in-place" if in_place else output
-    if not target:
-        if yes or not click.confirm("Write the tuned configuration?", default=False):
-            out.print("Nothing written. `apachetune generate` writes the same values.")
-            return
-        can_edit = file and not blockers and mpm == running
-        target = click.prompt("Where (a new file's path" + (", or 'in-place')" if can_edit else ")"),
-                              default="mpm-tuned.conf")
-        if target == "in-place" and not can_edit:
-            raise click.UsageError("in-place is not possible here (no FILE, problems above, or another MPM)")
-    elif not yes and not click.confirm(f"Write to {'the files of ' + file if target == 'in-place' else target}?",
-                                       default=False):
-        out.print("Nothing written.")
+    target = _where(yes, file, "in-place" if in_place else output, can_edit=bool(file) and not blockers
+                    and mpm == running)
+    if target is None:
         return
     run_httpd = not no_httpd_check
     if switch:
@@ -112,6 +93,40 @@ def command(file, yes, output, in_place, force, no_httpd_check, **kw):
         click.get_current_context().exit(1)
     report_and_exit(apply.write_new_file(session, target, force, run_httpd,
                                          tree=resolve if place is not None and place.read_by_tree else None))
+
+
+def _ask_figures(ask, inp) -> dict:
+    """The sizing figures, each asked with the chosen MPM's default (as `size --target-mpm`)."""
+    # In this order on the terminal (a dict keeps the order its values are asked in).
+    return {
+        "memory_mib": ask("Memory available (MiB)", float(inp.available_mib.value), type=MemorySize(lo=1)),
+        "reserve_mib": ask("Memory to leave to other services (MiB)", float(inp.reserved_mib.value),
+                           type=MemorySize(lo=0)),
+        "per_worker_mib": ask("Memory per worker (MiB)", float(inp.per_worker_mib.value),
+                              type=Finite(0.01, 1024 * 1024)),
+        "rate": ask("Peak requests per second (0 if unknown)", float(inp.rate.value or 0), type=Finite(0, 1e9))
+        or None,
+        "service_time_ms": ask("Mean response time (ms)", round(float(inp.service_time.value) * 1000, 3),
+                               type=Finite(0.01, 3.6e6)),
+    }
+
+
+def _where(yes: bool, file: str | None, target: str | None, can_edit: bool) -> str | None:
+    """Where to write ("in-place" or a new file's path), confirmed; None: nothing to write."""
+    if not target:
+        if yes or not click.confirm("Write the tuned configuration?", default=False):
+            out.print("Nothing written. `apachetune generate` writes the same values.")
+            return None
+        target = click.prompt("Where (a new file's path" + (", or 'in-place')" if can_edit else ")"),
+                              default="mpm-tuned.conf")
+        if target == "in-place" and not can_edit:
+            raise click.UsageError("in-place is not possible here (no FILE, problems above, or another MPM)")
+        return target
+    if not yes and not click.confirm(f"Write to {'the files of ' + str(file) if target == 'in-place' else target}?",
+                                     default=False):
+        out.print("Nothing written.")
+        return None
+    return target
 
 
 def _tree_blockers(file: str, resolve) -> list[str]:
