@@ -133,7 +133,6 @@ def recommend(inputs: SizingInputs, mpm: str | None = None, max_utilisation: flo
     usable = model.usable_memory(float(inputs.available_mib.value), float(inputs.reserved_mib.value),
                                  float(inputs.headroom.value))
     per_worker, per_process = float(inputs.per_worker_mib.value), float(inputs.per_process_mib.value)
-    bound = model.memory_bound_workers(usable, per_worker, 0.0 if mpm == "prefork" else per_process, tpc)
     s = float(inputs.service_time.value)
     keepalive = inputs.keepalive.value != "Off" or bool(inputs.tune_keepalive.value)
     kat = float(inputs.keepalive_timeout.value)
@@ -144,12 +143,11 @@ def recommend(inputs: SizingInputs, mpm: str | None = None, max_utilisation: flo
     load_workers = offered = None
     busy = 0.0  # workers busy serving (not idling in keep-alive) at the peak, on average
     crowd, crowd_given = _crowd(inputs, rate, rpc, gap, kat, keepalive)
-    held_mib = 0.0
-    if mpm == "event" and crowd:
-        # event keeps the idle crowd itself, each connection in its own memory: set it aside
-        # before the workers are counted (validate measured the peak 10-25% over without it).
-        held_mib = crowd * model.EVENT_CONNECTION_MIB
-        bound = model.memory_bound_workers(max(0.0, usable - held_mib), per_worker, per_process, tpc)
+    # event keeps the idle crowd itself, each connection in its own memory: set it aside before
+    # the workers are counted (validate measured the peak 10-25% over without it).
+    held_mib = crowd * model.EVENT_CONNECTION_MIB if mpm == "event" and crowd else 0.0
+    bound = model.memory_bound_workers(max(0.0, usable - held_mib), per_worker,
+                                       0.0 if mpm == "prefork" else per_process, tpc)
     if rate:
         # A given crowd replaces the one the offered load would estimate from the rate.
         offered = model.offered_load(mpm, rate, s, rpc, gap, kat, keepalive and not crowd_given)
