@@ -30,6 +30,7 @@ lint: setup
 
 test: setup mpmd
 	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -n 2 -q tests
 
 bench: setup mpmd

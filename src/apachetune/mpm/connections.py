@@ -19,6 +19,8 @@ the limit used here is the lower one, so the advice never leans on the differenc
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
 from apachetune.mpm.versions import rules_for
 
@@ -32,7 +34,7 @@ def event_processes(max_request_workers: int, threads_per_child: int) -> int:
     return max(1, int(max_request_workers) // max(1, int(threads_per_child)))
 
 
-def connection_limit(mpm: str, values: dict, busy: float = 0.0, version: str | None = None) -> int:
+def connection_limit(mpm: str, values: Mapping[str, Any], busy: float = 0.0, version: str | None = None) -> int:
     """Connections the server accepts before new ones wait, with `busy` workers busy on average.
 
     `values` are the effective MPM values (after httpd's start-up adjustments); `version` the
@@ -73,7 +75,7 @@ def factor_for_crowd(crowd: float, busy: float, max_request_workers: int, thread
     return factor
 
 
-def stall(mpm: str, values: dict, crowd: float, busy: float = 0.0, version: str | None = None) -> str | None:
+def stall(mpm: str, values: Mapping[str, Any], crowd: float, busy: float = 0.0, version: str | None = None) -> str | None:
     """Why `crowd` idle keep-alive clients (plus `busy` busy workers) stall new connections on
     this section, or None when they do not."""
     if crowd <= 0:

@@ -20,6 +20,7 @@ _LONG_MIN = -(2**63)
 
 def atoi(text: str) -> int:
     m = _ATOI.match(text)
+    assert m is not None  # the pattern matches any text (every part is optional)
     sign, digits = m.group(1), m.group(2)
     if not digits:
         return 0

@@ -26,6 +26,7 @@ def read_lines(mpm: str, directives: Iterable[tuple[str, list[str]]] | Mapping[s
         if canon is None:
             continue
         words = [args] if isinstance(args, str) else list(args)
+        error: str | None
         if len(words) != 1 or words[0] == "":
             error = _takes_one(name, mpm)  # config.c refuses it before the handler runs
         else:

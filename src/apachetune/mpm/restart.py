@@ -12,6 +12,8 @@ MaxRequestWorkers / ThreadsPerChild starts the new generation short of processes
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
 RESTART_KEPT = {
     "prefork": {"ServerLimit": "AH00179"},
@@ -29,7 +31,7 @@ def restart_headroom(mpm: str, processes: int) -> int:
     return max(1, math.ceil(processes / 4))
 
 
-def needs_full_restart(mpm: str, before: dict, after: dict) -> list[str]:
+def needs_full_restart(mpm: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
     """The changes a graceful restart would not apply, as sentences (empty: graceful is enough)."""
     out = []
     for name, code in RESTART_KEPT.get(mpm, {}).items():

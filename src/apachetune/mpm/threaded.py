@@ -103,7 +103,10 @@ def read_worker_factor(run: StartupState) -> None:
     raw = run.configured.get("AsyncRequestWorkerFactor")
     if raw is None:
         return
-    scaled = double_to_uint(strtod_strict(raw) * _WORKER_FACTOR_SCALE)
+    value = strtod_strict(raw)
+    if value is None:
+        return  # refused while reading (reading.py): httpd stops before this step
+    scaled = double_to_uint(value * _WORKER_FACTOR_SCALE)
     floor = _WORKER_FACTOR_SCALE if run.rules.factor_floor_one else 1  # 1/16 before 2.4.30
     run.v["AsyncRequestWorkerFactor"] = max(scaled, floor) / _WORKER_FACTOR_SCALE
 
