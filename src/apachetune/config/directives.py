@@ -12,17 +12,18 @@ from __future__ import annotations
 import difflib
 import json
 import os
+from collections.abc import Collection
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
+from typing import Any
 
 import yaml
 
 from apachetune.paths import cache_dir, rules_dir
 
-try:
-    _Loader = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - libyaml not built
-    _Loader = yaml.SafeLoader
+# libyaml's loader when PyYAML was built with it, else the pure-Python one.
+_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,17 +55,18 @@ class DirectiveSpec:
         return f"https://httpd.apache.org/docs/2.4/mod/{page}.html#{anchor}"
 
 
-def _entries(path) -> list[dict]:
+def _entries(path: Path) -> list[dict[str, Any]]:
     """The YAML entries, through a JSON copy in the cache (5x faster to load, keyed by mtime)."""
     stat = path.stat()
     try:
         cached = cache_dir() / f"directives-{stat.st_mtime_ns}-{stat.st_size}.json"
         if cached.exists():
-            return json.loads(cached.read_text())
+            loaded: list[dict[str, Any]] = json.loads(cached.read_text())
+            return loaded
     except OSError:
         cached = None
     with open(path, encoding="utf-8") as fh:
-        entries = yaml.load(fh, Loader=_Loader)
+        entries: list[dict[str, Any]] = yaml.load(fh, Loader=_Loader)
     if cached is not None:
         try:
             tmp = cached.with_suffix(f".{os.getpid()}.tmp")
@@ -126,7 +128,7 @@ def directive_modules(name: str) -> tuple[str, ...]:
     return spec.modules if spec else ()
 
 
-def canonical_name(name: str, loaded: frozenset[str] | set[str] | None = None) -> str:
+def canonical_name(name: str, loaded: Collection[str] | None = None) -> str:
     """httpd's spelling of `name` when the module defining it is loaded (else as written)."""
     spec = lookup(name)
     if spec is None:

@@ -54,7 +54,8 @@ def close_empty_sections(text: str) -> str:
         if closing and open_sections:
             open_sections.pop()
         elif stripped.startswith("<") and not closing:
-            open_sections.append((indent, _FIRST_WORD.match(stripped).group(1)))
+            first = _FIRST_WORD.match(stripped)
+            open_sections.append((indent, first.group(1) if first else stripped))
         out.extend(held)
         held = []
         out.append(line)

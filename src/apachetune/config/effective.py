@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from apachetune.config.tree import ConfigFile, Directive, Section
+from apachetune.config.tree import ConfigFile, Directive, Node, Section
 from apachetune.errors import Position
 
 
@@ -95,7 +95,7 @@ class EffectiveConfig:
     httpd_version: str
     module_positions: dict[str, Position] = field(default_factory=dict)  # LoadModule lines
     generated_files: set[str] = field(default_factory=set)  # macro expansions: in files, not on disk
-    missing_modules: list = field(default_factory=list)  # (module, .so path, Position): not on disk
+    missing_modules: list[tuple[str, str, Position]] = field(default_factory=list)  # LoadModule of a missing .so
     httpd_version_source: str = "default"  # where httpd_version came from (--httpd-version, installed)
 
     @property
@@ -109,7 +109,9 @@ class EffectiveConfig:
 
     def walk(self) -> Iterator[tuple[ResolvedDirective | ResolvedSection, tuple[ResolvedSection, ...]]]:
         """Every resolved item with its enclosing scoped sections, in document order."""
-        def rec(items, parents):
+        Item = ResolvedDirective | ResolvedSection
+
+        def rec(items: list[Item], parents: tuple[ResolvedSection, ...]) -> Iterator[tuple[Item, tuple[ResolvedSection, ...]]]:
             for item in items:
                 yield item, parents
                 if isinstance(item, ResolvedSection):
@@ -132,7 +134,7 @@ class EffectiveConfig:
     def dump_config(self) -> str:
         """What `httpd -t -D DUMP_CONFIG` prints for this configuration (mod_info's format)."""
         out: list[str] = []
-        state = {"file": None}
+        state: dict[str, str | None] = {"file": None}
 
         def indent(nest: int, filename: str, linenum: int) -> None:
             if state["file"] != filename:
@@ -152,7 +154,8 @@ class EffectiveConfig:
             for depth in range(shown, level):
                 show_open(chain[depth], depth)
 
-        def rec(items, level: int, shown: int, chain: list[ResolvedSection]) -> int:
+        def rec(items: list[ResolvedDirective | ResolvedSection], level: int, shown: int,
+                chain: list[ResolvedSection]) -> int:
             for item in items:
                 if isinstance(item, ResolvedSection) and item.children:
                     if level < rec(item.children, level + 1, shown, [*chain, item]):
@@ -178,14 +181,15 @@ class EffectiveConfig:
         """A crossplane-like payload: every file with its parsed nodes, plus the effective tree."""
         file_index = {path: i for i, path in enumerate(self.files)}
 
-        def node_json(node) -> dict[str, Any]:
+        def node_json(node: Node) -> dict[str, Any]:
             if isinstance(node, Section):
                 return {"section": node.name, "args": node.args, "line": node.line,
                         "column": node.column, "closed": node.closed,
                         "block": [node_json(c) for c in node.children if isinstance(c, (Directive, Section))]}
+            assert isinstance(node, Directive)  # only directives and sections are passed
             return {"directive": node.name, "args": node.args, "line": node.line, "column": node.column}
 
-        def item_json(item) -> dict[str, Any]:
+        def item_json(item: ResolvedDirective | ResolvedSection) -> dict[str, Any]:
             base = {"file": file_index.get(item.node.file, item.node.file), "line": item.node.line,
                     "column": item.node.column, "args": item.args}
             if item.include_chain:

@@ -48,7 +48,7 @@ def read_envvars(path: str | os.PathLike[str], base: dict[str, str] | None = Non
         env["SUFFIX"] = "-" + base_name[len("apache2-"):] if base_name.startswith("apache2-") else ""
     depth = 0
     text = Path(path).read_text(errors="replace")
-    observed.file_read(path)
+    observed.file_read(os.fspath(path))
     for raw in text.splitlines():
         line = raw.strip()
         if not line or line.startswith("#"):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 # A file modified this recently may change again within its timestamp's granularity without its
@@ -39,14 +39,14 @@ class Observations:
     def still_hold(self) -> bool:
         return all(_observe(kind, key) == value for (kind, key), value in self.seen.items())
 
-    def to_json(self) -> list:
+    def to_json(self) -> list[list[object]]:
         return [[kind, key, value] for (kind, key), value in self.seen.items()]
 
     @classmethod
-    def from_json(cls, rows: list) -> Observations:
+    def from_json(cls, rows: list[list[object]]) -> Observations:
         obs = cls()
         for kind, key, value in rows:
-            if kind not in _OBSERVERS or not isinstance(key, str):
+            if not isinstance(kind, str) or kind not in _OBSERVERS or not isinstance(key, str):
                 raise ValueError(f"unknown observation {kind!r}")
             obs.seen[(kind, key)] = tuple(value) if isinstance(value, list) else value
         return obs
@@ -80,14 +80,14 @@ def _path_kind(path: str) -> str:
     return "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"
 
 
-def _listing(path: str) -> tuple:
+def _listing(path: str) -> tuple[object, ...]:
     try:
         return tuple(sorted(os.listdir(path)))
     except OSError as e:
         return ("\0error", e.errno)
 
 
-def _file_signature(path: str) -> tuple | None:
+def _file_signature(path: str) -> tuple[int, ...] | None:
     try:
         st = os.stat(path)
     except OSError:
@@ -95,7 +95,8 @@ def _file_signature(path: str) -> tuple | None:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-_OBSERVERS = {"path": _path_kind, "list": _listing, "file": _file_signature, "env": os.environ.get}
+_OBSERVERS: dict[str, Callable[[str], object]] = {
+    "path": _path_kind, "list": _listing, "file": _file_signature, "env": os.environ.get}
 
 
 def _observe(kind: str, key: str) -> object:

@@ -18,7 +18,9 @@ import os
 import re
 import stat
 import sys
+from collections.abc import Iterator
 from functools import lru_cache
+from typing import Any
 
 from lark import Lark, Token, Transformer
 from lark.exceptions import LarkError, UnexpectedInput
@@ -43,6 +45,7 @@ _intern = sys.intern  # directive names repeat on every line: one string each, a
 
 class _LineToken(Token):
     __slots__ = ("node",)
+    node: Any  # the line's Node, or a LEAVES run's list of nodes
 
 
 MAX_LOGICAL_LINE = 16 * 1024 * 1024 - 1  # httpd's VARBUF_MAX_LEN, less the terminating NUL
@@ -64,8 +67,15 @@ def _grammar() -> str:
     return (grammars_dir() / "httpd.lark").read_text()
 
 
-# A logical line, as the grammar defines LINE (one definition, read from the grammar file).
-_LOGICAL_LINE = re.compile(re.search(r"^LINE: /(.*)/$", _grammar(), re.M).group(1)).finditer
+def _line_pattern() -> str:
+    """LINE's pattern in the grammar: the one definition of a logical line."""
+    m = re.search(r"^LINE: /(.*)/$", _grammar(), re.M)
+    if m is None:  # pragma: no cover - the grammar ships with the package
+        raise RuntimeError("grammars/httpd.lark defines no LINE terminal")
+    return m.group(1)
+
+
+_LOGICAL_LINE = re.compile(_line_pattern()).finditer
 
 
 class _LineLexer(Lexer):
@@ -73,7 +83,7 @@ class _LineLexer(Lexer):
 
     filename = "<string>"  # the file being parsed (set by parse_text)
 
-    def __init__(self, lexer_conf=None) -> None:
+    def __init__(self, lexer_conf: object = None) -> None:
         pass
 
     def _error(self, message: str, node: Node) -> ConfigSyntaxError:
@@ -87,7 +97,9 @@ class _LineLexer(Lexer):
         out.node = nodes
         return out
 
-    def lex(self, text: str):
+    # Lark calls a custom lexer without __future_interface__ with the whole text (its interface 0),
+    # not with the lexer state its base class declares.
+    def lex(self, text: str) -> Iterator[_LineToken]:  # type: ignore[override]
         """LEAVES, SECTION_OPEN and SECTION_CLOSE tokens for the parser, one logical line at a time.
 
         A section with no section inside is complete when its end tag is read, and goes to the
@@ -124,6 +136,7 @@ class _LineLexer(Lexer):
                 leaves.append(Comment(filename, line, column, last_line, start, end, text=content))
                 continue
             first = _FIRST_WORD(content)
+            assert first is not None  # every part of the pattern is optional: it always matches
             word, rest = first.group(1), first.end()
             if "\\" in word or word[:1] in "\"'":  # quoting or escapes: httpd's full rules
                 word, rest = next_word(content)
@@ -242,30 +255,30 @@ class _Run:
 
     __slots__ = ("children",)
 
-    def __init__(self, children):
+    def __init__(self, children: list[Any]) -> None:
         self.children = children
 
 
-class _Build(Transformer):
+class _Build(Transformer[Token, Any]):
     """Lark callbacks: turn the parse into nodes as it is reduced (no second tree)."""
 
-    def __default__(self, data, children, meta):
+    def __default__(self, data: str, children: list[Any], meta: Any) -> _Run:
         return _Run(children)
 
     @staticmethod
-    def _nodes(items) -> list[Node]:
+    def _nodes(items: list[Any]) -> list[Node]:
         nodes: list[Node] = []
         for item in items:
-            if isinstance(item, Token):
+            if isinstance(item, _LineToken):
                 nodes.extend(item.node)  # a LEAVES run
             else:
                 nodes.append(item)  # a Section
         return nodes
 
-    def start(self, items):
+    def start(self, items: list[Any]) -> list[Node]:
         return self._nodes(items)
 
-    def section(self, items):
+    def section(self, items: list[Any]) -> Section:
         section: Section = items[0].node
         children = self._nodes(items[1:-1])
         section.children = children
@@ -298,7 +311,7 @@ def parse_text(data: str | bytes, filename: str = "<string>") -> ConfigFile:
         return ConfigFile(filename, text, [], newline)
     _LineLexer.filename = filename
     try:
-        children = _lark().parse(text)
+        children: list[Node] = _lark().parse(text)  # type: ignore[assignment]  # _Build returns nodes
     except ConfigSyntaxError:
         raise
     except UnexpectedInput as e:  # should not happen: the typer balances sections

@@ -87,6 +87,10 @@ class ResolveOptions:
     hidden: frozenset[str] = frozenset()  # paths read as absent (links a switch of MPM removes)
 
 
+Item = ResolvedDirective | ResolvedSection
+Chain = tuple[Position, ...]  # the Include lines that led to a file
+Conds = tuple[str, ...]  # the conditional sections an item sits in
+
 # Directives the resolver itself acts on (they never reach lint's checks).
 _CONSUMED = frozenset({"include", "includeoptional", "define", "undefine", "serverroot", "loadmodule"})
 
@@ -113,7 +117,7 @@ class _State:
         self.inclusions: list[Inclusion] = []
         self.warnings: list[str] = []
         self.mpms: list[str] = []
-        self.module_positions: dict = {}
+        self.module_positions: dict[str, Position] = {}
         self.macros: dict[str, Macro] = {}  # mod_macro's definitions, by lower-case name
         self.macros_defined = False
         self.missing_modules: list[tuple[str, str, Position]] = []  # LoadModule of a missing file
@@ -277,7 +281,7 @@ class Resolver:
             module_positions=st.module_positions, httpd_version_source=st.opts.version_source,
         )
 
-    def read_file(self, path: str, chain: tuple, by) -> list:
+    def read_file(self, path: str, chain: Chain, by: Position | None) -> list[Item]:
         st = self.st
         real = os.path.realpath(path)
         if real in st.stack:
@@ -298,8 +302,8 @@ class Resolver:
         finally:
             st.stack.pop()
 
-    def items(self, nodes: list[Node], chain: tuple, conds: tuple, top: bool) -> list:
-        out: list = []
+    def items(self, nodes: list[Node], chain: Chain, conds: Conds, top: bool) -> list[Item]:
+        out: list[Item] = []
         for node in nodes:
             if isinstance(node, Directive):
                 self.directive(node, chain, conds, top, out)
@@ -307,7 +311,7 @@ class Resolver:
                 self.section(node, chain, conds, top, out)
         return out
 
-    def directive(self, node: Directive, chain, conds, top, out) -> None:
+    def directive(self, node: Directive, chain: Chain, conds: Conds, top: bool, out: list[Item]) -> None:
         st = self.st
         name = st.substitute(node.name, node)
         args_text = st.substitute(node.raw_args, node)
@@ -378,7 +382,7 @@ class Resolver:
         name = canonical_name(name, st.modules.keys())
         out.append(ResolvedDirective(name, args, args_text, node, chain, conds))
 
-    def section(self, node: Section, chain, conds, top, out) -> None:
+    def section(self, node: Section, chain: Chain, conds: Conds, top: bool, out: list[Item]) -> None:
         st = self.st
         lname = node.lname
         raw = st.substitute(node.raw_args, node)
@@ -416,7 +420,8 @@ class Resolver:
         name = canonical_name("<" + node.name, st.modules.keys())[1:]
         out.append(ResolvedSection(name, args, tag_args, node, children, chain, conds))
 
-    def macro_directive(self, lname: str, args_text: str, node: Directive, chain, conds, top, out) -> None:
+    def macro_directive(self, lname: str, args_text: str, node: Directive, chain: Chain, conds: Conds, top: bool,
+                        out: list[Item]) -> None:
         """`Use name values...` reads the expansion in place of the line; `UndefMacro name`."""
         st = self.st
         words = split_words(args_text)
@@ -469,7 +474,7 @@ class Resolver:
         return found != negate, what
 
 
-def _parse_cached(path: str, by=None) -> ConfigFile:
+def _parse_cached(path: str, by: Position | None = None) -> ConfigFile:
     try:
         data = read_config_bytes(path)
     except ConfigReadError as e:

@@ -18,6 +18,7 @@ import socket
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from apachetune.config.effective import EffectiveConfig, ResolvedDirective, ResolvedSection
 from apachetune.config.words import split_words
@@ -99,7 +100,7 @@ class VhostMap:
                 out += [f"{'':16} wild alias {a}\n" for a in vh.wild_aliases]
         return "".join(out)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "main_server": {"name": self.main_hostname, "port": self.main_port},
             "addresses": [
@@ -110,7 +111,7 @@ class VhostMap:
         }
 
 
-def _vh_json(vh: VirtualHost) -> dict:
+def _vh_json(vh: VirtualHost) -> dict[str, Any]:
     return {"name": vh.hostname, "aliases": vh.aliases + vh.wild_aliases, "file": vh.file, "line": vh.line}
 
 
@@ -140,7 +141,11 @@ def _etc_hosts(path: str = "/etc/hosts") -> dict[str, list[str]]:
     return table
 
 
-def parse_addresses(text: str, default_port: int, hosts: dict[str, list[str]]):
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+def parse_addresses(text: str, default_port: int,
+                    hosts: dict[str, list[str]]) -> tuple[list[tuple[Address, int]], list[str]]:
     """get_addresses(): each word of <VirtualHost ...> → (address, port) pairs, or unresolved."""
     found: list[tuple[ipaddress.IPv4Address | ipaddress.IPv6Address, int]] = []
     unresolved: list[str] = []
@@ -168,7 +173,7 @@ def parse_addresses(text: str, default_port: int, hosts: dict[str, list[str]]):
 
 def hash_addr(addr: ipaddress.IPv4Address | ipaddress.IPv6Address) -> int:
     """vhost.c hash_addr: the address's last four bytes read as a native (x86: little-endian) int."""
-    key = struct.unpack("<I", addr.packed[-4:])[0]
+    key: int = struct.unpack("<I", addr.packed[-4:])[0]
     key ^= key >> 16
     return ((key >> 8) ^ key) % IPHASH_TABLE_SIZE
 
@@ -186,7 +191,7 @@ def local_hostname() -> str:
     return name if "." in name else "127.0.0.1"
 
 
-def reverse_name(addr, hosts: dict[str, list[str]]) -> str:
+def reverse_name(addr: Address, hosts: dict[str, list[str]]) -> str:
     for name, ips in hosts.items():
         if str(addr) in ips:
             return name

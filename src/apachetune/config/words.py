@@ -37,9 +37,15 @@ def _unescape(text: str, quote: str) -> str:
     return "".join(out)
 
 
+def _skip_ws(text: str, pos: int) -> int:
+    """The position after the white space at `pos` (none: `pos`)."""
+    m = _LEADING_WS.match(text, pos)
+    return m.end() if m else pos
+
+
 def next_word(text: str, pos: int = 0) -> tuple[str, int]:
     """One ap_getword_conf step: (word, position after the word and its trailing space)."""
-    pos = _LEADING_WS.match(text, pos).end()
+    pos = _skip_ws(text, pos)
     n = len(text)
     if pos >= n:
         return "", n
@@ -55,10 +61,10 @@ def next_word(text: str, pos: int = 0) -> tuple[str, int]:
         if end < n:  # skip the closing quote
             end += 1
     else:
-        end = _BARE.match(text, pos).end()
+        m = _BARE.match(text, pos)
+        end = m.end() if m else pos
         word = _unescape(text[pos:end], "")
-    end = _LEADING_WS.match(text, end).end()
-    return word, end
+    return word, _skip_ws(text, end)
 
 
 def split_words(text: str) -> list[str]:
@@ -70,7 +76,7 @@ def split_words(text: str) -> list[str]:
         return _BARE_WORDS(text)  # fast path: no quoting, no escapes
     words = []
     pos, n = 0, len(text)
-    pos = _LEADING_WS.match(text, pos).end()
+    pos = _skip_ws(text, pos)
     while pos < n:
         word, pos = next_word(text, pos)
         words.append(word)
