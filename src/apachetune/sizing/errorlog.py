@@ -11,6 +11,11 @@ httpd logs them once per episode (server/mpm/*/*.c, 2.4.x):
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from apachetune.config.effective import EffectiveConfig
+
 import re
 from dataclasses import dataclass, field
 
@@ -51,7 +56,7 @@ class ErrorLogEvidence:
         return [f"{code} x{n}: {MEANING[code]} (first {self.first[code]}, last {self.last[code]})"
                 for code, n in sorted(self.counts.items())]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "counts": dict(self.counts), "first": dict(self.first),
                 "last": dict(self.last), "last_seen": self.last_seen}
 
@@ -72,12 +77,14 @@ def read_error_log(path: str) -> ErrorLogEvidence:
     return ev
 
 
-def configured_error_log(eff) -> str | None:
+def configured_error_log(eff: EffectiveConfig | None) -> str | None:
     """The main server's ErrorLog when it is a plain file (not a pipe or syslog)."""
-    d = eff.get("ErrorLog") if eff is not None else None
+    if eff is None:
+        return None
+    d = eff.get("ErrorLog")
     if d is None or not d.args:
         return None
-    target = d.args[0]
+    target: str = d.args[0]
     if target.startswith(("|", "syslog")):
         return None
     import os

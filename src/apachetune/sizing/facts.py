@@ -19,6 +19,7 @@ import statistics
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -78,7 +79,7 @@ class HostFacts:
     def reserved_mib(self) -> float:
         return sum(self.services.values())
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
     def save(self, path: str | os.PathLike[str]) -> None:

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from apachetune.config.conditions import module_loaded
 from apachetune.config.effective import EffectiveConfig
 from apachetune.mpm.numbers import atoi, keepalive_seconds
-from apachetune.sizing.facts import HostFacts
-from apachetune.sizing.profiles import PROFILES
+from apachetune.sizing.errorlog import ErrorLogEvidence
+from apachetune.sizing.facts import HostFacts, HttpdFacts
+from apachetune.sizing.profiles import PROFILES, Profile
 from apachetune.sizing.recommend import Figure, SizingInputs, choose_mpm
+from apachetune.sizing.workload import LoadSample
+
+FigureValue = float | int | str | bool | None
 
 
 @dataclass
@@ -33,7 +38,8 @@ class Given:
     tune_keepalive: bool = False  # also re-tune KeepAlive*/Timeout that lint finds safe
 
 
-def _pick(given, measured, profile_value, default, profile_name: str | None) -> Figure:
+def _pick(given: FigureValue, measured: FigureValue, profile_value: FigureValue, default: FigureValue,
+          profile_name: str | None) -> Figure:
     if given is not None:
         return Figure(given, "given")
     if measured is not None:
@@ -43,7 +49,7 @@ def _pick(given, measured, profile_value, default, profile_name: str | None) -> 
     return Figure(default, "default")
 
 
-def _assumed_cpu(profile, service_time: float) -> Figure:
+def _assumed_cpu(profile: Profile, service_time: float) -> Figure:
     """CPU a request uses, assumed from the profile: a shorter request than the profile's uses
     proportionally less; a longer one is taken as waiting (backend, disk, client), not as CPU."""
     share = profile.cpu_seconds / profile.service_time
@@ -57,7 +63,7 @@ def _assumed_cpu(profile, service_time: float) -> Figure:
 _PROFILE_FIGURES = ("per_worker_mib", "per_process_mib", "requests_per_connection", "gap")
 
 # Figures read from the configuration, else httpd's default: (directive, how httpd reads it, default).
-_CONFIG_FIGURES = {
+_CONFIG_FIGURES: dict[str, tuple[str, Callable[[str], FigureValue], FigureValue]] = {
     "keepalive_timeout": ("KeepAliveTimeout", keepalive_seconds, 5),
     "max_keepalive_requests": ("MaxKeepAliveRequests", atoi, 100),
     "timeout": ("Timeout", atoi, 60),
@@ -66,7 +72,8 @@ _CONFIG_FIGURES = {
 
 
 def build_inputs(given: Given, host: HostFacts | None, eff: EffectiveConfig | None,
-                 load=None, evidence=None) -> tuple[SizingInputs, list[str]]:
+                 load: LoadSample | None = None,
+                 evidence: ErrorLogEvidence | None = None) -> tuple[SizingInputs, list[str]]:
     """The inputs and the reasons behind the MPM choice."""
     profile = PROFILES.get(given.profile) if given.profile else None
     httpd = host.httpd if host else None
@@ -95,7 +102,7 @@ def build_inputs(given: Given, host: HostFacts | None, eff: EffectiveConfig | No
         cpus=_pick(given.cpus, host.cpus if host else None, None, os.cpu_count() or 1, None)
         if given.cpus or host else Figure(os.cpu_count() or 1, "this machine (assumed)"),
         cpu_seconds=Figure(given.cpu_ms / 1000, "given") if given.cpu_ms is not None
-        else _assumed_cpu(chosen, float(service_time.value)),
+        else _assumed_cpu(chosen, service_time.num),
         task_limit=Figure(host.task_limit, "measured") if host and host.task_limit else Figure(None, "unknown"),
         keepalive_clients=Figure(given.keepalive_clients, "given") if given.keepalive_clients is not None
         else Figure(None, "estimated from the rate when one is known"),
@@ -111,7 +118,8 @@ def build_inputs(given: Given, host: HostFacts | None, eff: EffectiveConfig | No
     return inputs, reasons
 
 
-def _choose_mpm(given: Given, profile, eff: EffectiveConfig | None, httpd) -> tuple[Figure, list[str]]:
+def _choose_mpm(given: Given, profile: Profile | None, eff: EffectiveConfig | None,
+                httpd: HttpdFacts | None) -> tuple[Figure, list[str]]:
     if given.mpm:
         return Figure(given.mpm, "given"), ["chosen on the command line"]
     if profile and not eff:
@@ -122,7 +130,7 @@ def _choose_mpm(given: Given, profile, eff: EffectiveConfig | None, httpd) -> tu
     return Figure(mpm, "recommended"), reasons
 
 
-def _measured_worker(httpd, mpm: str, given: Given) -> tuple[float | None, float | None, str | None]:
+def _measured_worker(httpd: HttpdFacts | None, mpm: str, given: Given) -> tuple[float | None, float | None, str | None]:
     """The running httpd's per-worker and per-process figures, when it runs `mpm` (they describe
     only the MPM measured); a note instead of the per-worker figure when the server was idle."""
     if httpd is None or httpd.mpm != mpm:
@@ -137,7 +145,8 @@ def _measured_worker(httpd, mpm: str, given: Given) -> tuple[float | None, float
     return per_worker, httpd.per_process_mib, None
 
 
-def _from_config(eff: EffectiveConfig | None, directive: str, read, default) -> Figure:
+def _from_config(eff: EffectiveConfig | None, directive: str, read: Callable[[str], FigureValue],
+                 default: FigureValue) -> Figure:
     d = eff.get(directive) if eff is not None else None
     if d is None or not d.args:
         return Figure(default, "default")
@@ -152,7 +161,8 @@ def _threads_per_child(given: Given, eff: EffectiveConfig | None, mpm: str) -> F
     return Figure(tpc, "config") if tpc else Figure(25, "default")
 
 
-def _say_where_from(inputs: SizingInputs, host: HostFacts | None, load, idle_note: str | None) -> None:
+def _say_where_from(inputs: SizingInputs, host: HostFacts | None, load: LoadSample | None,
+                    idle_note: str | None) -> None:
     """Sources that need more than a word: the idle server not used, the memory figure read,
     the sample the load came from."""
     if idle_note is not None:
@@ -166,10 +176,11 @@ def _say_where_from(inputs: SizingInputs, host: HostFacts | None, load, idle_not
                 setattr(inputs, name, Figure(fig.value, f"measured ({load.source})"))
 
 
-def _saturated_at(eff: EffectiveConfig, evidence) -> Figure:
+def _saturated_at(eff: EffectiveConfig, evidence: ErrorLogEvidence) -> Figure:
     """The MaxRequestWorkers the error log says was reached (as httpd ran it)."""
     from apachetune.mpm import simulate_startup
 
+    assert eff.mpm is not None  # the caller checks: evidence is read against the MPM that runs
     current = simulate_startup(eff.mpm, [(d.name, d.args) for d in eff.directives],
                                version=eff.httpd_version).effective
     codes = ", ".join(f"{c} x{n}" for c, n in sorted(evidence.counts.items()))

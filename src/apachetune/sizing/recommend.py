@@ -7,6 +7,7 @@ change; checked with apachetune.mpm.is_fixed_point) and clean under our own lint
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +27,14 @@ class Figure:
 
     def to_json(self) -> dict[str, Any]:
         return {"value": self.value, "source": self.source}
+
+    @property
+    def num(self) -> float:
+        """The value as a number, for a figure that has one (a caller that may meet None checks
+        `.value` first)."""
+        if isinstance(self.value, (int, float)):
+            return float(self.value)
+        raise ValueError(f"{self.source}: {self.value!r} is not a number")
 
 
 @dataclass
@@ -129,17 +138,17 @@ def choose_mpm(loaded_modules: set[str] | frozenset[str], current: str | None) -
 
 def recommend(inputs: SizingInputs, mpm: str | None = None, max_utilisation: float = 0.75) -> Recommendation:
     mpm = mpm or str(inputs.mpm.value)
-    tpc = 1 if mpm == "prefork" else int(inputs.threads_per_child.value or 25)
-    usable = model.usable_memory(float(inputs.available_mib.value), float(inputs.reserved_mib.value),
-                                 float(inputs.headroom.value))
-    per_worker, per_process = float(inputs.per_worker_mib.value), float(inputs.per_process_mib.value)
-    s = float(inputs.service_time.value)
+    tpc = 1 if mpm == "prefork" else (int(inputs.threads_per_child.num) if inputs.threads_per_child.value else 25)
+    usable = model.usable_memory(inputs.available_mib.num, inputs.reserved_mib.num,
+                                 inputs.headroom.num)
+    per_worker, per_process = inputs.per_worker_mib.num, inputs.per_process_mib.num
+    s = inputs.service_time.num
     keepalive = inputs.keepalive.value != "Off" or bool(inputs.tune_keepalive.value)
-    kat = float(inputs.keepalive_timeout.value)
+    kat = inputs.keepalive_timeout.num
     if mpm in ("prefork", "worker"):
         kat = min(kat, float(option_default("AT302", "max_seconds")))  # lint's AT302: longer pins workers
-    rate = float(inputs.rate.value) if inputs.rate.value else None
-    rpc, gap = float(inputs.requests_per_connection.value), float(inputs.gap.value)
+    rate = inputs.rate.num if inputs.rate.value else None
+    rpc, gap = inputs.requests_per_connection.num, inputs.gap.num
     load_workers = offered = None
     busy = 0.0  # workers busy serving (not idling in keep-alive) at the peak, on average
     crowd, crowd_given = _crowd(inputs, rate, rpc, gap, kat, keepalive)
@@ -156,9 +165,10 @@ def recommend(inputs: SizingInputs, mpm: str | None = None, max_utilisation: flo
     # A given crowd holds workers on prefork/worker (one estimated from the rate is already in
     # the offered load; on event idle connections hold none).
     crowd_held = crowd_given and mpm != "event"
+    held_crowd = crowd if crowd_held and crowd is not None else 0.0  # idle clients holding workers
     limit = LIMITS[mpm]["ServerLimit"] * (1 if mpm == "prefork" else min(tpc, LIMITS[mpm]["ThreadLimit"]))
     cpu_bound = _cpu_bound(mpm, inputs, s, kat, max_utilisation, keepalive)
-    task_bound = int(inputs.task_limit.value) if inputs.task_limit.value else None
+    task_bound = int(inputs.task_limit.num) if inputs.task_limit.value else None
     # What the load needs, twice over (bursts, slow clients), but no more than the CPUs can keep
     # busy; without a load, what the CPUs can keep busy. At least two processes' worth of
     # threads (one child of prefork), so a section never shrinks ThreadsPerChild to fit.
@@ -169,9 +179,9 @@ def recommend(inputs: SizingInputs, mpm: str | None = None, max_utilisation: flo
     # worker the idle keep-alive clients given (they hold workers but use no CPU).
     floors = []
     if inputs.saturated_at.value:
-        floors.append((math.ceil(EVIDENCE_MARGIN * int(inputs.saturated_at.value)), "error-log evidence"))
+        floors.append((math.ceil(EVIDENCE_MARGIN * int(inputs.saturated_at.num)), "error-log evidence"))
     if crowd_held:
-        floors.append((math.ceil(CROWD_MARGIN * (crowd + busy)), "idle keep-alive clients"))
+        floors.append((math.ceil(CROWD_MARGIN * (held_crowd + busy)), "idle keep-alive clients"))
     pool, burst = _pool(inputs, load_workers, s, max_utilisation)
     if burst:
         floors.append((burst, "burst"))
@@ -197,30 +207,30 @@ def recommend(inputs: SizingInputs, mpm: str | None = None, max_utilisation: flo
         short_mib = (load_workers - bound) * cost
     notes: list[str] = []
     stated = _rounded(mpm, mrw, tpc)  # MaxRequestWorkers as the section states it
-    if crowd_held and stall(mpm, {"MaxRequestWorkers": stated}, crowd, busy):
+    if crowd_held and stall(mpm, {"MaxRequestWorkers": stated}, held_crowd, busy):
         # The crowd cannot be held: a short KeepAliveTimeout frees its workers sooner.
-        shorter = max(1.0, math.floor(kat * max(0.0, mrw - busy) / (CROWD_MARGIN * crowd)))
+        shorter = max(1.0, math.floor(kat * max(0.0, mrw - busy) / (CROWD_MARGIN * held_crowd)))
         if shorter < kat:
             kat = shorter
-        notes.append(f"{crowd:g} idle keep-alive clients do not fit in MaxRequestWorkers {stated} ({bound_by} "
+        notes.append(f"{held_crowd:g} idle keep-alive clients do not fit in MaxRequestWorkers {stated} ({bound_by} "
                      f"bound): each holds a {'process' if mpm == 'prefork' else 'thread'} until KeepAliveTimeout "
                      f"({kat:g} s), so new connections can wait that long; event holds them without a worker")
     if crowd_held:  # the crowd holds workers: they must already be running
-        pool = max(pool or 0, math.ceil(CROWD_MARGIN * (crowd + busy)))
+        pool = max(pool or 0, math.ceil(CROWD_MARGIN * (held_crowd + busy)))
     if burst is not None and burst > stated:
         notes.append(f"a burst of {burst} requests exceeds MaxRequestWorkers {stated}: {burst - stated} wait in "
                      "the listen backlog")
     # Workers held at the peak on average: serving, and on prefork/worker idling in keep-alive.
-    held = (offered or 0.0) + (crowd if crowd_held else 0.0)
+    held = (offered or 0.0) + held_crowd
     settings = _section(mpm, mrw, tpc, kat, inputs, bound_by, pool=pool, busy=busy, crowd=crowd,
                         keepalive=keepalive, held=held)
-    values = {x.directive: x.value for x in settings if x.directive in _MPM_KEYS}
+    values = {x.directive: x.value for x in settings if x.directive in _MPM_KEYS and isinstance(x.value, (int, float))}
     assert is_fixed_point(mpm, values), (mpm, values)
     real_mrw = int(next(x.value for x in settings if x.directive == "MaxRequestWorkers"))
     if crowd and mpm == "event":
-        why = stall(mpm, values, crowd, busy)
-        if why:
-            notes.append(why)
+        stalled = stall(mpm, values, crowd, busy)
+        if stalled:
+            notes.append(stalled)
     capacity = real_mrw / s if s > 0 else math.inf
     wait = None
     if offered is not None:
@@ -273,7 +283,7 @@ def _crowd(inputs: SizingInputs, rate: float | None, rpc: float, gap: float, kat
     """Idle keep-alive clients at the peak, and whether they were given (rather than estimated
     from the rate: then prefork/worker already count them in the offered load)."""
     if inputs.keepalive_clients.value is not None:
-        return float(inputs.keepalive_clients.value), True
+        return inputs.keepalive_clients.num, True
     if rate and keepalive:
         return model.idle_keepalive_clients(rate, rpc, gap, kat), False
     return None, False
@@ -285,14 +295,14 @@ def _pool(inputs: SizingInputs, load_workers: int | None, s: float,
     adds children only 1, 2, 4 ... 32 a second), and the burst in requests."""
     burst = None
     if inputs.burst.value is not None:
-        burst = int(inputs.burst.value)
+        burst = int(inputs.burst.num)
     elif inputs.burst_rate.value:
-        burst = model.workers_for(float(inputs.burst_rate.value) * s, s, utilisation)
+        burst = model.workers_for(inputs.burst_rate.num * s, s, utilisation)
     need = max(load_workers or 0, burst or 0)
     return (need or None), burst
 
 
-def _fit_threads(mrw: int, tpc: int, bound_for) -> tuple[int, int]:
+def _fit_threads(mrw: int, tpc: int, bound_for: Callable[[int], int]) -> tuple[int, int]:
     """ThreadsPerChild (at most `tpc`) that keeps MaxRequestWorkers from being rounded down to a
     multiple of it (a bound of 49 with 25 threads a process would become 25): as many processes
     as rounding up needs, each with as many threads as fit. `bound_for(t)` is the memory bound
@@ -325,16 +335,16 @@ def _cpu_bound(mpm: str, inputs: SizingInputs, s: float, kat: float, utilisation
     cpus, cpu = inputs.cpus.value, inputs.cpu_seconds.value
     if not cpus or not cpu or s <= 0:
         return None
-    held = model.offered_load(mpm, 1.0, s, float(inputs.requests_per_connection.value),
-                              float(inputs.gap.value), kat, keepalive)  # worker-seconds per request
+    held = model.offered_load(mpm, 1.0, s, inputs.requests_per_connection.num,
+                              inputs.gap.num, kat, keepalive)  # worker-seconds per request
     return max(1, math.ceil(CPU_BURST * float(cpus) * held / min(float(cpu), s) / utilisation))
 
 
 def _cpu_assumption(inputs: SizingInputs, cpu_bound: int | None) -> str:
     if cpu_bound is None:
         return "the CPU count is unknown"
-    s = float(inputs.service_time.value)
-    cpu = min(float(inputs.cpu_seconds.value), s)
+    s = inputs.service_time.num
+    cpu = min(inputs.cpu_seconds.num, s)
     return (f"{cpu_bound} workers for {inputs.cpus.value} CPUs ({inputs.cpus.source}), each request "
             f"using {cpu * 1000:g} ms of CPU of its {s * 1000:g} ms ({inputs.cpu_seconds.source})")
 
@@ -468,7 +478,7 @@ def _keepalive_settings(mpm: str, kat: float, inputs: SizingInputs, keepalive: b
     if inputs.keepalive.value == "Off" and tune:
         out.append(Setting("KeepAlive", "On", "--tune-keepalive: saves a TCP (and TLS) handshake per request"))
     if keepalive:
-        now = float(inputs.keepalive_timeout.value)
+        now = inputs.keepalive_timeout.num
         value = int(kat) if float(kat).is_integer() else kat
         if kat != now:
             limit = float(option_default("AT302", "max_seconds"))
@@ -479,7 +489,7 @@ def _keepalive_settings(mpm: str, kat: float, inputs: SizingInputs, keepalive: b
             out.append(Setting("KeepAliveTimeout", value, "idle keep-alive clients hold a worker this long on "
                                "prefork/worker" if mpm != "event" else
                                "idle connections wait in event's listener, not in a worker"))
-        requests = int(inputs.max_keepalive_requests.value)
+        requests = int(inputs.max_keepalive_requests.num)
         minimum = int(option_default("AT303", "min_requests"))
         if requests == 0 or requests < minimum:
             out.append(Setting("MaxKeepAliveRequests", 100, f"lint AT303: {requests} is "
@@ -487,7 +497,7 @@ def _keepalive_settings(mpm: str, kat: float, inputs: SizingInputs, keepalive: b
         elif tune:
             out.append(Setting("MaxKeepAliveRequests", 100 if mpm != "event" else 500,
                                "requests per connection before it is closed"))
-    timeout = int(inputs.timeout.value)
+    timeout = int(inputs.timeout.num)
     limit = int(option_default("AT304", "max_seconds"))
     if timeout > limit and (not inputs.reqtimeout_loaded.value or tune):
         why = ("lint AT304: without mod_reqtimeout a slow client holds a worker this long at every read"

@@ -8,9 +8,12 @@ from typing import Any
 from apachetune.config.effective import EffectiveConfig
 from apachetune.config.resolver import ResolveOptions, resolve
 from apachetune.errors import UsageError
+from apachetune.sizing.errorlog import ErrorLogEvidence
 from apachetune.sizing.facts import HostFacts
+from apachetune.sizing.php import PhpSetup
 from apachetune.sizing.plan import Given, build_inputs
 from apachetune.sizing.recommend import Recommendation, SizingInputs, choose_mpm, recommend
+from apachetune.sizing.workload import LoadSample
 
 
 @dataclass
@@ -33,10 +36,12 @@ class SizingRequest:
     php_fpm_confs: tuple[str, ...] = ()
 
     @classmethod
-    def from_cli(cls, file, resolve_options, *, facts_path=None, save_facts=None, pid=None, pidfile=None,
-                 sample_seconds=1, no_measure=False, target_mpm=None, access_log=None,
-                 log_format="combined", status_url=None, error_log=None, php_ini=None, php_fpm_confs=(),
-                 **given) -> SizingRequest:
+    def from_cli(cls, file: str | None, resolve_options: ResolveOptions | None, *, facts_path: str | None = None,
+                 save_facts: str | None = None, pid: int | None = None, pidfile: str | None = None,
+                 sample_seconds: int = 1, no_measure: bool = False, target_mpm: str | None = None,
+                 access_log: str | None = None, log_format: str = "combined", status_url: str | None = None,
+                 error_log: str | None = None, php_ini: str | None = None,
+                 php_fpm_confs: tuple[str, ...] = (), **given: Any) -> SizingRequest:
         if target_mpm:
             given["mpm"] = target_mpm
         return cls(file, resolve_options, Given(**given), facts_path, save_facts, pid, pidfile,
@@ -51,9 +56,9 @@ class SizingSession:
     host: HostFacts | None
     inputs: SizingInputs
     recommendation: Recommendation
-    load: object = None  # a LoadSample from an access log or mod_status
-    evidence: object = None  # ErrorLogEvidence from the error log
-    php: object = None  # PhpSetup: mod_php's memory_limit, php-fpm pools httpd hands requests to
+    load: LoadSample | None = None  # from an access log or mod_status
+    evidence: ErrorLogEvidence | None = None  # from the error log
+    php: PhpSetup | None = None  # mod_php's memory_limit, php-fpm pools httpd hands requests to
 
     def inputs_for(self, mpm: str) -> SizingInputs:
         """The inputs `size --target-mpm MPM` would use (each MPM has its own defaults: a prefork
@@ -93,7 +98,7 @@ def run_sizing(req: SizingRequest) -> SizingSession:
         from apachetune.sizing.workload import from_access_log, from_status
 
         load = from_access_log(req.access_log, req.log_format) if req.access_log else \
-            from_status(req.status_url, seconds=max(2, req.sample_seconds))
+            from_status(str(req.status_url), seconds=max(2, req.sample_seconds))
     evidence = _error_log(req, eff)
     given = req.given
     assumed = req.resolve.mpm if req.resolve else None
@@ -104,7 +109,7 @@ def run_sizing(req: SizingRequest) -> SizingSession:
         given = Given(**{**given.__dict__, "mpm": assumed})
     inputs, reasons = build_inputs(given, host, eff, load, evidence)
     if mpm_from_option:
-        better, why = choose_mpm(eff.modules if eff else frozenset(), assumed)
+        better, why = choose_mpm(frozenset(eff.modules) if eff else frozenset(), assumed)
         reasons = [f"the server's MPM, given with --mpm ({assumed})"]
         if better != assumed:
             reasons.append(f"--target-mpm {better} to size for {better} instead: {why[0]}")
@@ -115,11 +120,11 @@ def run_sizing(req: SizingRequest) -> SizingSession:
     php = find_php(eff, req.php_ini, list(req.php_fpm_confs), search_host=not req.no_measure)
     if php is not None:
         rec.notes += judge(php, rec.mpm, rec.max_request_workers, rec.load_workers, rec.usable_mib,
-                           float(inputs.per_worker_mib.value))
+                           inputs.per_worker_mib.num)
     return SizingSession(req, eff, host, inputs, rec, load, evidence, php)
 
 
-def _error_log(req: SizingRequest, eff: EffectiveConfig | None):
+def _error_log(req: SizingRequest, eff: EffectiveConfig | None) -> ErrorLogEvidence | None:
     """--error-log, else the configuration's own ErrorLog when it can be read (not in CI's
     --no-measure runs: that reads this machine)."""
     from apachetune.sizing.errorlog import configured_error_log, read_error_log
@@ -140,7 +145,9 @@ def _configured_pidfile(eff: EffectiveConfig | None) -> str | None:
     configuration describes, not whichever httpd runs on the machine."""
     import os
 
-    d = eff.get("PidFile") if eff is not None else None
+    if eff is None:
+        return None
+    d = eff.get("PidFile")
     if d is None or not d.args:
         return None
     path = d.args[0] if os.path.isabs(d.args[0]) else os.path.join(eff.server_root, d.args[0])

@@ -67,7 +67,7 @@ def from_access_log(path: str, log_format: str = "combined") -> LoadSample:
                 last = stamp if last is None else max(last, stamp)
             except ValueError:
                 pass
-        if time_index is not None:
+        if time_index is not None and scale is not None:
             tokens = _TOKEN.findall(line)
             if time_index < len(tokens):
                 try:
