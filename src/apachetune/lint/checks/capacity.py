@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from apachetune.lint.context import LintContext
-from apachetune.lint.finding import Fix
+from apachetune.lint.finding import Finding, Fix
 from apachetune.mpm.restart import restart_headroom
 
 # One scoreboard worker record (worker_score) on x86-64, measured on httpd 2.4.71.
@@ -15,7 +17,7 @@ def _kib(n: int) -> str:
     return f"{n / 1024:.0f} KiB" if n < 1024 * 1024 else f"{n / 1048576:.1f} MiB"
 
 
-def server_limit_oversized(ctx: LintContext):
+def server_limit_oversized(ctx: LintContext) -> Iterator[Finding]:
     if ctx.startup is None or ctx.winner("ServerLimit") is None:
         return
     e = ctx.startup.effective
@@ -36,7 +38,7 @@ def server_limit_oversized(ctx: LintContext):
                 "size ServerLimit to MaxRequestWorkers, with graceful-restart headroom"))
 
 
-def thread_limit_unused(ctx: LintContext):
+def thread_limit_unused(ctx: LintContext) -> Iterator[Finding]:
     if ctx.startup is None or ctx.mpm == "prefork" or ctx.winner("ThreadLimit") is None:
         return
     e = ctx.startup.effective
@@ -51,7 +53,7 @@ def thread_limit_unused(ctx: LintContext):
             Fix({"ThreadLimit": str(e["ThreadsPerChild"])}, "match ThreadLimit to ThreadsPerChild"))
 
 
-def spare_minimum_unreachable(ctx: LintContext):
+def spare_minimum_unreachable(ctx: LintContext) -> Iterator[Finding]:
     if ctx.startup is None:
         return
     e = ctx.startup.effective
@@ -65,7 +67,7 @@ def spare_minimum_unreachable(ctx: LintContext):
             Fix({name: str(max(1, e["MaxRequestWorkers"] // 4))}, "a quarter of MaxRequestWorkers"))
 
 
-def start_servers_over_max_spare(ctx: LintContext):
+def start_servers_over_max_spare(ctx: LintContext) -> Iterator[Finding]:
     if ctx.startup is None or ctx.winner("StartServers") is None:
         return
     e = ctx.startup.effective
@@ -91,7 +93,7 @@ def start_servers_over_max_spare(ctx: LintContext):
                 Fix({"StartServers": str(keep)}))
 
 
-def process_churn(ctx: LintContext):
+def process_churn(ctx: LintContext) -> Iterator[Finding]:
     if ctx.startup is None:
         return
     d = ctx.winner("MaxConnectionsPerChild")

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from apachetune.config.conditions import split_negation
 from apachetune.config.directives import lookup
 from apachetune.config.effective import ResolvedDirective, ResolvedSection
 from apachetune.config.tree import Directive
 from apachetune.lint.context import LintContext, location_of
-from apachetune.lint.finding import Fix, Location
+from apachetune.lint.finding import Finding, Fix, Location
 from apachetune.mpm.directives import LEGACY_NAMES, MPM_DIRECTIVES, canonical
 from apachetune.report.paths import display_path
 
@@ -27,7 +29,7 @@ _REPEATABLE = frozenset({
 })
 
 
-def mpm_section_not_loaded(ctx: LintContext):
+def mpm_section_not_loaded(ctx: LintContext) -> Iterator[Finding]:
     for inactive in ctx.eff.inactive:
         node = inactive.node
         if node.lname != "ifmodule":
@@ -70,7 +72,7 @@ def _directives_in(node):
             yield from _directives_in(child)
 
 
-def duplicate_directive(ctx: LintContext):
+def duplicate_directive(ctx: LintContext) -> Iterator[Finding]:
     def scope(items):
         seen: dict[str, ResolvedDirective] = {}
         for item in items:
@@ -94,7 +96,7 @@ def duplicate_directive(ctx: LintContext):
     yield from scope(ctx.eff.tree)
 
 
-def mpm_directive_of_other_mpm(ctx: LintContext):
+def mpm_directive_of_other_mpm(ctx: LintContext) -> Iterator[Finding]:
     if ctx.mpm is None:
         return
     own = {n.lower() for n in MPM_DIRECTIVES[ctx.mpm]}
@@ -112,7 +114,7 @@ def mpm_directive_of_other_mpm(ctx: LintContext):
             f"{ctx.mpm}.", item)
 
 
-def deprecated_name(ctx: LintContext):
+def deprecated_name(ctx: LintContext) -> Iterator[Finding]:
     for item, _parents in ctx.walk():
         if isinstance(item, ResolvedDirective) and item.lname in LEGACY_NAMES:
             new = LEGACY_NAMES[item.lname]

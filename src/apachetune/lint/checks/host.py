@@ -6,10 +6,11 @@ Without host facts these rules yield nothing: a CI machine linting a repository 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 from apachetune.lint.checks.scopes import norm_dir, server_and_vhost
 from apachetune.lint.context import LintContext
-from apachetune.lint.finding import Fix
+from apachetune.lint.finding import Finding, Fix
 from apachetune.lint.host import NETWORK_FILESYSTEMS
 from apachetune.mpm.numbers import atoi
 
@@ -17,7 +18,7 @@ DEFAULT_BACKLOG = 511
 SPARE_DESCRIPTORS = 64  # listeners, logs, pipes, the scoreboard: what a child holds besides clients
 
 
-def listen_backlog_clamped(ctx: LintContext):
+def listen_backlog_clamped(ctx: LintContext) -> Iterator[Finding]:
     host = ctx.host
     if host is None or host.somaxconn is None:
         return
@@ -32,7 +33,7 @@ def listen_backlog_clamped(ctx: LintContext):
             d if d is not None else ctx.anchor())
 
 
-def memory_overcommitted(ctx: LintContext):
+def memory_overcommitted(ctx: LintContext) -> Iterator[Finding]:
     host = ctx.host
     if host is None or ctx.startup is None or host.available_mib is None or host.per_worker_mib is None:
         return
@@ -55,7 +56,7 @@ def memory_overcommitted(ctx: LintContext):
             Fix({"MaxRequestWorkers": str(fits)}))
 
 
-def event_descriptors(ctx: LintContext):
+def event_descriptors(ctx: LintContext) -> Iterator[Finding]:
     host = ctx.host
     if host is None or host.nofile is None or ctx.mpm != "event" or ctx.startup is None:
         return
@@ -80,7 +81,7 @@ def _finite(text: str) -> bool:
         return False
 
 
-def mmap_on_network_fs(ctx: LintContext):
+def mmap_on_network_fs(ctx: LintContext) -> Iterator[Finding]:
     host = ctx.host
     if host is None or not host.mounts:
         return

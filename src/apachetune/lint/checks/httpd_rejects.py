@@ -6,11 +6,13 @@ ap_check_cmd_context), so the finding reads like the error httpd would print.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from apachetune.config.conditions import Version, at_least
 from apachetune.config.directives import ARG_WORDS, lookup, shipped_modules, suggest
 from apachetune.config.effective import ResolvedSection
-from apachetune.lint.context import LintContext
-from apachetune.lint.finding import Fix, Location
+from apachetune.lint.context import LintContext, Scoped
+from apachetune.lint.finding import Finding, Fix, Location
 from apachetune.mpm.directives import MPM_DIRECTIVES, canonical
 from apachetune.mpm.numbers import atoi, is_plain_number
 
@@ -28,7 +30,7 @@ def _third_party_loaded(ctx: LintContext) -> list[str]:
     return sorted(m for m in ctx.eff.modules if m not in shipped_modules() and not m.endswith(".c"))
 
 
-def _items(ctx: LintContext):
+def _items(ctx: LintContext) -> Iterator[Scoped]:
     yield from ctx.walk()
 
 
@@ -36,7 +38,7 @@ def _name_of(item) -> str:
     return "<" + item.name if isinstance(item, ResolvedSection) else item.name
 
 
-def unknown_or_not_loaded(ctx: LintContext):
+def unknown_or_not_loaded(ctx: LintContext) -> Iterator[Finding]:
     third_party = _third_party_loaded(ctx)
     verdicts: dict[str, tuple[str, str, str | None] | None] = {}  # one verdict per name, not per line
     for item, _parents in _items(ctx):
@@ -95,7 +97,7 @@ _WRONG_COUNT = {
 }
 
 
-def argument_count(ctx: LintContext):
+def argument_count(ctx: LintContext) -> Iterator[Finding]:
     checked: dict[str, object] = {}  # lower-case name -> its spec, or None when not checked here
     for item, _parents in _items(ctx):
         if isinstance(item, ResolvedSection):
@@ -124,7 +126,7 @@ def argument_count(ctx: LintContext):
         yield ctx.finding("AT503", text, item)
 
 
-def context(ctx: LintContext):
+def context(ctx: LintContext) -> Iterator[Finding]:
     specs: dict[str, object] = {}
     for item, parents in _items(ctx):
         name = _name_of(item)
@@ -146,7 +148,7 @@ def context(ctx: LintContext):
             yield ctx.finding("AT504", f"{spec.name} not allowed here", item)
 
 
-def mpm_count(ctx: LintContext):
+def mpm_count(ctx: LintContext) -> Iterator[Finding]:
     if ctx.snippet:
         return
     loaded = ctx.eff.mpms_loaded
@@ -161,7 +163,7 @@ def mpm_count(ctx: LintContext):
                           [Location(p.file, p.line, p.column) for p in positions if p])
 
 
-def byte_order_mark(ctx: LintContext):
+def byte_order_mark(ctx: LintContext) -> Iterator[Finding]:
     for path, cf in ctx.eff.files.items():
         if cf.text.startswith("\ufeff"):
             first = cf.text[1:].split("\n", 1)[0].strip().split(" ", 1)[0]
@@ -175,7 +177,7 @@ def byte_order_mark(ctx: LintContext):
 _ATOI_DIRECTIVES = {"maxkeepaliverequests"}
 
 
-def not_a_number(ctx: LintContext):
+def not_a_number(ctx: LintContext) -> Iterator[Finding]:
     for item, _parents in _items(ctx):
         if isinstance(item, ResolvedSection):
             continue

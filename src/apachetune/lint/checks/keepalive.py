@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 from apachetune.lint.checks.scopes import server_and_vhost
 from apachetune.lint.context import LintContext
-from apachetune.lint.finding import Fix
+from apachetune.lint.finding import Finding, Fix
 from apachetune.mpm.connections import CROWD_MARGIN, factor_for_crowd, stall
 from apachetune.mpm.numbers import atoi, keepalive_seconds
 
 
-def keepalive_off(ctx: LintContext):
+def keepalive_off(ctx: LintContext) -> Iterator[Finding]:
     for d in server_and_vhost(ctx, "KeepAlive"):
         if d.args and d.args[0].lower() == "off":
             yield ctx.finding("AT301", "KeepAlive Off: every request opens a new TCP (and TLS) connection.",
                               d, (), Fix({"KeepAlive": "On"}))
 
 
-def keepalive_pins_workers(ctx: LintContext):
+def keepalive_pins_workers(ctx: LintContext) -> Iterator[Finding]:
     if ctx.mpm not in ("prefork", "worker", "event") or ctx.startup is None:
         return
     ka = ctx.eff.get("KeepAlive")
@@ -40,7 +41,7 @@ def keepalive_pins_workers(ctx: LintContext):
                 d, (), Fix({"KeepAliveTimeout": f"{limit:g}"}))
 
 
-def _crowd_stalls(ctx: LintContext):
+def _crowd_stalls(ctx: LintContext) -> Iterator[Finding]:
     """The expected idle keep-alive crowd (option idle_clients, lint --keepalive-clients) against
     what the section accepts: MaxRequestWorkers on prefork/worker, event's connection limit
     (apachetune.mpm.connections, the same numbers generate sizes with)."""
@@ -65,7 +66,7 @@ def _crowd_stalls(ctx: LintContext):
                           ctx.winner("MaxRequestWorkers") or ctx.anchor("MaxRequestWorkers"), (), Fix(fix))
 
 
-def max_keepalive_requests(ctx: LintContext):
+def max_keepalive_requests(ctx: LintContext) -> Iterator[Finding]:
     minimum = ctx.option("AT303", "min_requests")
     for d in server_and_vhost(ctx, "MaxKeepAliveRequests"):
         if not d.args:
@@ -81,7 +82,7 @@ def max_keepalive_requests(ctx: LintContext):
                               d, (), Fix({"MaxKeepAliveRequests": "100"}))
 
 
-def long_timeout_without_reqtimeout(ctx: LintContext):
+def long_timeout_without_reqtimeout(ctx: LintContext) -> Iterator[Finding]:
     if ctx.module_loaded("reqtimeout_module"):
         return
     limit = ctx.option("AT304", "max_seconds")

@@ -7,6 +7,8 @@ mod_php needs a process per request and is not thread-safe.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from apachetune.config.effective import ResolvedDirective
 from apachetune.lint.checks.scopes import (
     child_directives,
@@ -18,14 +20,14 @@ from apachetune.lint.checks.scopes import (
     option_words,
 )
 from apachetune.lint.context import LintContext
-from apachetune.lint.finding import Fix, Location
+from apachetune.lint.finding import Finding, Fix, Location
 from apachetune.mpm.numbers import atoi
 
 PHP_MODULES = ("php_module", "php5_module", "php7_module", "php8_module")
 DEBUG_LEVELS = {"debug"} | {f"trace{n}" for n in range(1, 9)}
 
 
-def hostname_lookups(ctx: LintContext):
+def hostname_lookups(ctx: LintContext) -> Iterator[Finding]:
     formats_with_h = [d for d, _ in directives_named(ctx, "LogFormat") if d.args and "%h" in d.args[0]]
     for d, _parents in directives_named(ctx, "HostnameLookups"):
         if d.args and d.args[0].lower() in ("on", "double"):
@@ -36,7 +38,7 @@ def hostname_lookups(ctx: LintContext):
                 d, formats_with_h[:1], Fix({"HostnameLookups": "Off"}))
 
 
-def allow_override_on_trees(ctx: LintContext):
+def allow_override_on_trees(ctx: LintContext) -> Iterator[Finding]:
     above_roots = covering(document_roots(ctx), strictly_above=True)
     for section, path in directory_sections(ctx):
         if path not in above_roots:
@@ -51,7 +53,7 @@ def allow_override_on_trees(ctx: LintContext):
                         f"looks for an .htaccess file in {where}, on every request.", d)
 
 
-def symlink_checks(ctx: LintContext):
+def symlink_checks(ctx: LintContext) -> Iterator[Finding]:
     trees = covering(document_roots(ctx), strictly_above=False)
     for section, path in directory_sections(ctx):
         if path not in trees:
@@ -70,7 +72,7 @@ def symlink_checks(ctx: LintContext):
                     "FollowSymLinks off: httpd lstat()s every component of every path to refuse links.", d)
 
 
-def multiviews(ctx: LintContext):
+def multiviews(ctx: LintContext) -> Iterator[Finding]:
     trees = covering(document_roots(ctx), strictly_above=False)
     for d, parents in directives_named(ctx, "Options"):
         if ("", "multiviews") not in option_words(d) and ("+", "multiviews") not in option_words(d):
@@ -84,7 +86,7 @@ def multiviews(ctx: LintContext):
                 "file reads its directory to negotiate a variant.", d)
 
 
-def extended_status_unused(ctx: LintContext):
+def extended_status_unused(ctx: LintContext) -> Iterator[Finding]:
     handlers = [d for d, _ in directives_named(ctx, "SetHandler") if d.args and d.args[0].lower() == "server-status"]
     if handlers:
         return
@@ -95,7 +97,7 @@ def extended_status_unused(ctx: LintContext):
                 "request for a status page nobody serves.", d, (), Fix({"ExtendedStatus": "Off"}))
 
 
-def debug_logging(ctx: LintContext):
+def debug_logging(ctx: LintContext) -> Iterator[Finding]:
     for d, parents in directives_named(ctx, "LogLevel"):
         if parents and any(p.lname != "virtualhost" for p in parents):
             continue  # a per-directory LogLevel is a deliberate, narrow choice
@@ -121,7 +123,7 @@ def _load_position(ctx: LintContext, mod: str):
     return Location(pos.file, pos.line, pos.column)
 
 
-def php_with_threads(ctx: LintContext):
+def php_with_threads(ctx: LintContext) -> Iterator[Finding]:
     mod = _php_loaded(ctx)
     if mod and ctx.mpm in ("worker", "event"):
         yield ctx.finding(
@@ -130,7 +132,7 @@ def php_with_threads(ctx: LintContext):
             _load_position(ctx, mod))
 
 
-def php_never_recycled(ctx: LintContext):
+def php_never_recycled(ctx: LintContext) -> Iterator[Finding]:
     mod = _php_loaded(ctx)
     if not mod or ctx.mpm != "prefork":
         return
@@ -143,7 +145,7 @@ def php_never_recycled(ctx: LintContext):
             at, (), Fix({"MaxConnectionsPerChild": "1000"}))
 
 
-def buffered_logs(ctx: LintContext):
+def buffered_logs(ctx: LintContext) -> Iterator[Finding]:
     for d, _parents in directives_named(ctx, "BufferedLogs"):
         if d.args and d.args[0].lower() == "on":
             yield ctx.finding(

@@ -7,6 +7,8 @@ only run on a whole configuration, never on a lone snippet (`--mpm`).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from apachetune.config.effective import ResolvedDirective, ResolvedSection
 from apachetune.lint.checks.keepalive import keepalive_seconds
 from apachetune.lint.checks.scopes import (
@@ -17,7 +19,7 @@ from apachetune.lint.checks.scopes import (
     server_and_vhost,
 )
 from apachetune.lint.context import LintContext
-from apachetune.lint.finding import Fix, Location
+from apachetune.lint.finding import Finding, Fix, Location
 
 STATUS_HANDLERS = {"server-status": "status_module", "server-info": "info_module"}
 SAFE_TOKENS = ("prod", "productonly")
@@ -44,7 +46,7 @@ def _limits_access(section: ResolvedSection) -> bool:
     return False
 
 
-def status_pages_open(ctx: LintContext):
+def status_pages_open(ctx: LintContext) -> Iterator[Finding]:
     for item, _parents in ctx.walk():
         if not isinstance(item, ResolvedSection) or item.lname not in ("location", "locationmatch"):
             continue
@@ -58,7 +60,7 @@ def status_pages_open(ctx: LintContext):
                     "configuration). Limit it, e.g. `Require local` or `Require ip 10.0.0.0/8`.", d)
 
 
-def server_tokens(ctx: LintContext):
+def server_tokens(ctx: LintContext) -> Iterator[Finding]:
     if ctx.snippet:
         return
     d = ctx.eff.get("ServerTokens")
@@ -72,7 +74,7 @@ def server_tokens(ctx: LintContext):
             "pick exploits.", where, (), Fix({"ServerTokens": "Prod"}))
 
 
-def server_signature(ctx: LintContext):
+def server_signature(ctx: LintContext) -> Iterator[Finding]:
     for d, _parents in directives_named(ctx, "ServerSignature"):
         if d.args and d.args[0].lower() in ("on", "email"):
             yield ctx.finding(
@@ -80,7 +82,7 @@ def server_signature(ctx: LintContext):
                 "version and name.", d, (), Fix({"ServerSignature": "Off"}))
 
 
-def trace_enable(ctx: LintContext):
+def trace_enable(ctx: LintContext) -> Iterator[Finding]:
     found = server_and_vhost(ctx, "TraceEnable")
     if not found and not ctx.snippet:
         yield ctx.finding(
@@ -128,7 +130,7 @@ def _options_at(sections: list[ResolvedSection]):
     return opts, indexes_by
 
 
-def indexes_at_docroot(ctx: LintContext):
+def indexes_at_docroot(ctx: LintContext) -> Iterator[Finding]:
     # <Directory> sections by path: (document order, section, its virtual host or None)
     by_path: dict[str, list[tuple[int, ResolvedSection, ResolvedSection | None]]] = {}
     for order, (item, parents) in enumerate(ctx.named("Directory")):
@@ -155,7 +157,7 @@ def indexes_at_docroot(ctx: LintContext):
                 "an index file is listed to anyone (backups, dumps, editor files).", by, [root])
 
 
-def global_server_name(ctx: LintContext):
+def global_server_name(ctx: LintContext) -> Iterator[Finding]:
     if ctx.snippet or ctx.eff.get("ServerName") is not None:
         return
     yield ctx.finding(
@@ -164,7 +166,7 @@ def global_server_name(ctx: LintContext):
         "from a guessed name.", _main(ctx))
 
 
-def keepalive_timeout_exposure(ctx: LintContext):
+def keepalive_timeout_exposure(ctx: LintContext) -> Iterator[Finding]:
     limit = ctx.option("AT707", "max_seconds")  # idle connections an attacker can hold cheaply
     for d in server_and_vhost(ctx, "KeepAliveTimeout"):
         if not d.args:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from apachetune.lint.context import LintContext
-from apachetune.lint.finding import Fix
+from apachetune.lint.finding import Finding, Fix
 
 # httpd message code -> rule id (one rule per check, across the three MPMs).
 CODE_TO_RULE = {
@@ -94,7 +96,7 @@ def _silent(rule: str):
     return check
 
 
-def fatal(ctx: LintContext):
+def fatal(ctx: LintContext) -> Iterator[Finding]:
     if ctx.startup is None:
         return
     for m in ctx.startup.fatal:

@@ -9,9 +9,11 @@ server/mod_so.c load_module (httpd 2.4.x)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from apachetune.config.effective import ResolvedSection
 from apachetune.lint.context import LintContext
+from apachetune.lint.finding import Finding
 from apachetune.mpm.numbers import atoi
 
 _INT64_MAX = 2**63 - 1
@@ -60,7 +62,7 @@ READERS = {"keepalivetimeout": _keepalive_timeout, "listencoresbucketsratio": _b
            "listen": _listen}
 
 
-def refused_values(ctx: LintContext):
+def refused_values(ctx: LintContext) -> Iterator[Finding]:
     for item, _parents in ctx.walk():
         if isinstance(item, ResolvedSection):
             continue
