@@ -14,3 +14,11 @@ def _no_result_replay(monkeypatch):
     """No test sees another's cached lint result (a test that patches apachetune would be replayed
     the unpatched answer); the cache tests turn it back on."""
     monkeypatch.setenv("APACHETUNE_NO_CACHE", "1")
+
+
+# No test may depend on timing it does not control: hypothesis' default 200 ms deadline per
+# example fails a correct example on a busy machine. Every property test runs without one.
+from hypothesis import settings  # noqa: E402
+
+settings.register_profile("apachetune", deadline=None)
+settings.load_profile("apachetune")

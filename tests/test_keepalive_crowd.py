@@ -49,6 +49,7 @@ def test_event_connection_limit_is_threads_plus_idle_times_the_integer_factor():
     assert stall("prefork", {"MaxRequestWorkers": 256}, 200) is None
 
 
+@settings(deadline=None)  # no timing in tests: a busy CI machine must not fail a correct example
 @given(crowd=st.floats(1, 5000), busy=st.floats(0, 40), tpc=st.integers(1, 64), processes=st.integers(1, 16))
 def test_factor_for_crowd_is_the_smallest_that_holds_the_crowd(crowd, busy, tpc, processes):
     mrw = tpc * processes

@@ -7,6 +7,7 @@ read files or choose their own severity (the engine stamps it from rules/*.yaml)
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from apachetune.config.conditions import module_loaded
@@ -21,7 +22,7 @@ from apachetune.mpm.directives import canonical
 Scoped = tuple[ResolvedDirective | ResolvedSection, tuple[ResolvedSection, ...]]
 
 
-def location_of(item) -> Location:
+def location_of(item: Location | Node | ResolvedDirective | ResolvedSection) -> Location:
     node = item.node if hasattr(item, "node") else item
     return Location(node.file, node.line, node.column)
 
@@ -100,8 +101,9 @@ class LintContext:
             return location_of(self._mpm_items[-1])
         return Location(self.eff.main_file, 1, 1)
 
-    def finding(self, rule: str, message: str, at: Location | Node | ResolvedDirective,
-                related=(), fix: Fix | None = None) -> Finding:
+    def finding(self, rule: str, message: str, at: Location | Node | ResolvedDirective | ResolvedSection,
+                related: Iterable[Location | Node | ResolvedDirective | ResolvedSection | None] = (),
+                fix: Fix | None = None) -> Finding:
         loc = at if isinstance(at, Location) else location_of(at)
         node = getattr(at, "node", at)
         end_line = getattr(node, "end_line", 0)

@@ -30,7 +30,7 @@ class LintOptions:
     host: HostLimits | None = None  # facts about the server's host (lint --measure / --facts)
 
 
-def _buckets(eff, cpus: int | None) -> int:
+def _buckets(eff: EffectiveConfig, cpus: int | None) -> int:
     """The listener buckets of this configuration on a server with `cpus` cores (default: here)."""
     ratio = eff.get("ListenCoresBucketsRatio")
     return listen_buckets(ratio.args[0] if ratio is not None and ratio.args else None, cpus or None)
@@ -40,7 +40,7 @@ def _buckets(eff, cpus: int | None) -> int:
 ENGINE_RULES = {"AT508": "syntax error", "AT509": "include or condition error"}
 
 
-def _fatal(main: str, rule: str, err) -> LintResult:
+def _fatal(main: str, rule: str, err: ConfigSyntaxError | ResolveError) -> LintResult:
     pos = err.position
     loc = Location(pos.file, pos.line, pos.column) if pos else Location(main, 1, 1)
     meta = all_rules()[rule]

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from apachetune.config.effective import EffectiveConfig, ResolvedDirective
 from apachetune.config.resolver import ResolveOptions, resolve
-from apachetune.config.tree import ConfigFile, Directive, Section
+from apachetune.config.tree import ConfigFile, Directive, Node, Section
 from apachetune.config.words import split_words
 from apachetune.lint.engine import LintOptions, lint, lint_file
 from apachetune.lint.finding import Finding, LintResult
@@ -67,7 +67,7 @@ class _Round:
         self.outcome = outcome
         self.touched: set[int] = set()  # id() of nodes edited this round
 
-    def _file(self, node) -> ConfigFile:
+    def _file(self, node: Node) -> ConfigFile:
         return self.eff.files[node.file]
 
     def apply(self, f: Finding) -> bool:
@@ -89,7 +89,7 @@ class _Round:
                 if fix.delete:
                     cf.remove(node)
                     self._say(f, f"{display_path(cf.path)}:{node.line}: deleted {node.name} {node.raw_args}")
-                else:
+                elif fix.rename is not None:
                     cf._add(node.content_start, node.content_start + len(node.name), fix.rename)
                     self._say(f, f"{display_path(cf.path)}:{node.line}: renamed {node.name} to {fix.rename}")
                 self.touched.add(id(node))

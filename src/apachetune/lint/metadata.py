@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -83,7 +84,7 @@ def all_rules() -> dict[str, RuleMeta]:
     return rules
 
 
-def _options(path: Path, raw: dict) -> dict[str, RuleOption]:
+def _options(path: Path, raw: dict[str, Any]) -> dict[str, RuleOption]:
     out = {}
     for name, spec in raw.items():
         if spec.get("type") not in ("int", "float") or "default" not in spec:

@@ -17,6 +17,7 @@ import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from apachetune import __version__
 from apachetune.config.observed import Observations
@@ -48,7 +49,7 @@ def _code_fingerprint() -> str:
     return f"{__version__}:{newest}:{count}"
 
 
-def key(command: str, params: dict, httpd_version: str) -> str:
+def key(command: str, params: dict[str, Any], httpd_version: str) -> str:
     what = {"command": command, "params": params, "cwd": os.getcwd(), "httpd": httpd_version,
             "cpus": os.cpu_count(), "code": _code_fingerprint(), "format": FORMAT}
     text = json.dumps(what, sort_keys=True, default=repr)

@@ -56,7 +56,8 @@ class _Error(UsageError):
 def _mapping(path: Path, node: yaml.Node, what: str) -> list[tuple[yaml.Node, yaml.Node]]:
     if not isinstance(node, yaml.MappingNode):
         raise _Error(path, node, f"{what}: expected a mapping")
-    return node.value
+    pairs: list[tuple[yaml.Node, yaml.Node]] = node.value
+    return pairs
 
 
 def _scalar(node: yaml.Node) -> Any:

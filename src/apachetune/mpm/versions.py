@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from apachetune.config.conditions import DEFAULT_VERSION, Version, at_least
 
@@ -36,10 +37,13 @@ class StartupRules:
 
 
 def rules_for(version: Version | str | None) -> StartupRules:
-    if version is None:
-        version = DEFAULT_VERSION
-    if isinstance(version, str):
-        version = Version.parse(version)
+    return _rules_for(str(version) if version is not None else str(DEFAULT_VERSION))
+
+
+@lru_cache(maxsize=64)
+def _rules_for(text: str) -> StartupRules:
+    """One StartupRules per version (asked once for every connection limit a sizing tries)."""
+    version = Version.parse(text)
     return StartupRules(
         split_lines=not at_least(version, "2.4.20"),
         continuation_codes=(version.major, version.minor, version.patch) == (2, 4, 19),

@@ -15,8 +15,10 @@ from apachetune.lint.checks import (
     startup,
     values,
 )
+from apachetune.lint.context import LintContext
+from apachetune.lint.finding import Finding
 
-Check = Callable[..., Iterator]
+Check = Callable[[LintContext], Iterator[Finding]]
 
 CHECKS: dict[str, Check] = {}
 for _module in (startup, capacity, keepalive, dead, httpd_rejects, values, performance, security, host):

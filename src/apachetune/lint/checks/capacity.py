@@ -18,9 +18,10 @@ def _kib(n: int) -> str:
 
 
 def server_limit_oversized(ctx: LintContext) -> Iterator[Finding]:
-    if ctx.startup is None or ctx.winner("ServerLimit") is None:
+    at = ctx.winner("ServerLimit")
+    if ctx.startup is None or ctx.mpm is None or at is None:
         return
-    e = ctx.startup.effective
+    e = {k: int(v) for k, v in ctx.startup.effective.items() if k != "AsyncRequestWorkerFactor"}
     if ctx.mpm == "prefork":
         needed, per_slot = e["MaxRequestWorkers"], WORKER_SCORE_BYTES + PROCESS_SCORE_BYTES
     else:
@@ -33,15 +34,16 @@ def server_limit_oversized(ctx: LintContext) -> Iterator[Finding]:
             f"ServerLimit {e['ServerLimit']} reserves scoreboard slots for {e['ServerLimit']} processes; "
             f"MaxRequestWorkers {e['MaxRequestWorkers']} needs {needed}. About {_kib(waste)} of shared "
             "memory is reserved and never used.",
-            ctx.winner("ServerLimit"), [ctx.winner("MaxRequestWorkers")],
+            at, [ctx.winner("MaxRequestWorkers")],
             Fix({"ServerLimit": str(needed + restart_headroom(ctx.mpm, needed))},
                 "size ServerLimit to MaxRequestWorkers, with graceful-restart headroom"))
 
 
 def thread_limit_unused(ctx: LintContext) -> Iterator[Finding]:
-    if ctx.startup is None or ctx.mpm == "prefork" or ctx.winner("ThreadLimit") is None:
+    at = ctx.winner("ThreadLimit")
+    if ctx.startup is None or ctx.mpm == "prefork" or at is None:
         return
-    e = ctx.startup.effective
+    e = {k: int(v) for k, v in ctx.startup.effective.items() if k != "AsyncRequestWorkerFactor"}
     if e["ThreadLimit"] > e["ThreadsPerChild"]:
         waste = e["ServerLimit"] * (e["ThreadLimit"] - e["ThreadsPerChild"]) * WORKER_SCORE_BYTES
         yield ctx.finding(
@@ -49,7 +51,7 @@ def thread_limit_unused(ctx: LintContext) -> Iterator[Finding]:
             f"ThreadLimit {e['ThreadLimit']} is above ThreadsPerChild {e['ThreadsPerChild']}: "
             f"{e['ServerLimit']} x {e['ThreadLimit'] - e['ThreadsPerChild']} scoreboard records "
             f"(about {_kib(waste)}) are reserved and never used.",
-            ctx.winner("ThreadLimit"), [ctx.winner("ThreadsPerChild")],
+            at, [ctx.winner("ThreadsPerChild")],
             Fix({"ThreadLimit": str(e["ThreadsPerChild"])}, "match ThreadLimit to ThreadsPerChild"))
 
 
@@ -58,17 +60,19 @@ def spare_minimum_unreachable(ctx: LintContext) -> Iterator[Finding]:
         return
     e = ctx.startup.effective
     name = "MinSpareServers" if ctx.mpm == "prefork" else "MinSpareThreads"
-    if ctx.winner(name) is not None and e[name] > e["MaxRequestWorkers"]:
+    at = ctx.winner(name)
+    if at is not None and e[name] > e["MaxRequestWorkers"]:
         yield ctx.finding(
             "AT203",
             f"{name} {e[name]} is more than MaxRequestWorkers {e['MaxRequestWorkers']}: httpd can never "
             "keep that many idle and keeps spawning up to the limit.",
-            ctx.winner(name), [ctx.winner("MaxRequestWorkers")],
-            Fix({name: str(max(1, e["MaxRequestWorkers"] // 4))}, "a quarter of MaxRequestWorkers"))
+            at, [ctx.winner("MaxRequestWorkers")],
+            Fix({name: str(max(1, int(e["MaxRequestWorkers"]) // 4))}, "a quarter of MaxRequestWorkers"))
 
 
 def start_servers_over_max_spare(ctx: LintContext) -> Iterator[Finding]:
-    if ctx.startup is None or ctx.winner("StartServers") is None:
+    at = ctx.winner("StartServers")
+    if ctx.startup is None or at is None:
         return
     e = ctx.startup.effective
     if ctx.mpm == "prefork":
@@ -78,7 +82,7 @@ def start_servers_over_max_spare(ctx: LintContext) -> Iterator[Finding]:
                 f"StartServers {e['StartServers']} is above MaxSpareServers {e['MaxSpareServers']}: "
                 f"{e['StartServers'] - e['MaxSpareServers']} of the children started are killed again "
                 "as idle, one a second.",
-                ctx.winner("StartServers"), [ctx.winner("MaxSpareServers")],
+                at, [ctx.winner("MaxSpareServers")],
                 Fix({"StartServers": str(e["MaxSpareServers"])}))
     else:
         started = e["StartServers"] * e["ThreadsPerChild"]
@@ -89,7 +93,7 @@ def start_servers_over_max_spare(ctx: LintContext) -> Iterator[Finding]:
                 f"StartServers {e['StartServers']} x ThreadsPerChild {e['ThreadsPerChild']} = {started} "
                 f"idle threads at start, above MaxSpareThreads {e['MaxSpareThreads']}: the extra "
                 "children are killed again, one a second.",
-                ctx.winner("StartServers"), [ctx.winner("MaxSpareThreads")],
+                at, [ctx.winner("MaxSpareThreads")],
                 Fix({"StartServers": str(keep)}))
 
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from apachetune.config.conditions import split_negation
 from apachetune.config.directives import lookup
 from apachetune.config.effective import ResolvedDirective, ResolvedSection
-from apachetune.config.tree import Directive
+from apachetune.config.tree import Directive, Section
 from apachetune.lint.context import LintContext, location_of
 from apachetune.lint.finding import Finding, Fix, Location
 from apachetune.mpm.directives import LEGACY_NAMES, MPM_DIRECTIVES, canonical
@@ -64,16 +64,16 @@ def mpm_section_not_loaded(ctx: LintContext) -> Iterator[Finding]:
             node, related)
 
 
-def _directives_in(node):
+def _directives_in(node: Section) -> Iterator[Directive]:
     for child in node.children:
         if isinstance(child, Directive):
             yield child
-        elif hasattr(child, "children"):
+        elif isinstance(child, Section):
             yield from _directives_in(child)
 
 
 def duplicate_directive(ctx: LintContext) -> Iterator[Finding]:
-    def scope(items):
+    def scope(items: list[ResolvedDirective | ResolvedSection]) -> Iterator[Finding]:
         seen: dict[str, ResolvedDirective] = {}
         for item in items:
             if isinstance(item, ResolvedSection):

@@ -46,7 +46,7 @@ def memory_overcommitted(ctx: LintContext) -> Iterator[Finding]:
     if need > host.available_mib:
         fits = int(max(0.0, host.available_mib - float(host.parent_mib or 0.0)) //
                    (host.per_worker_mib + per_process / tpc))
-        fits = max(tpc, fits // tpc * tpc) if ctx.mpm != "prefork" else max(1, fits)
+        fits = max(int(tpc), fits // int(tpc) * int(tpc)) if ctx.mpm != "prefork" else max(1, fits)
         yield ctx.finding(
             "AT610", f"MaxRequestWorkers {workers} x {host.per_worker_mib:.1f} MiB per worker"
             + (f" + {processes} processes x {per_process:.1f} MiB" if per_process else "")

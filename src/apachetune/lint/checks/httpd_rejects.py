@@ -6,11 +6,11 @@ ap_check_cmd_context), so the finding reads like the error httpd would print.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from apachetune.config.conditions import Version, at_least
-from apachetune.config.directives import ARG_WORDS, lookup, shipped_modules, suggest
-from apachetune.config.effective import ResolvedSection
+from apachetune.config.directives import ARG_WORDS, DirectiveSpec, lookup, shipped_modules, suggest
+from apachetune.config.effective import ResolvedDirective, ResolvedSection
 from apachetune.lint.context import LintContext, Scoped
 from apachetune.lint.finding import Finding, Fix, Location
 from apachetune.mpm.directives import MPM_DIRECTIVES, canonical
@@ -34,7 +34,7 @@ def _items(ctx: LintContext) -> Iterator[Scoped]:
     yield from ctx.walk()
 
 
-def _name_of(item) -> str:
+def _name_of(item: ResolvedDirective | ResolvedSection) -> str:
     return "<" + item.name if isinstance(item, ResolvedSection) else item.name
 
 
@@ -54,7 +54,8 @@ def unknown_or_not_loaded(ctx: LintContext) -> Iterator[Finding]:
             yield f
 
 
-def _unknown_verdict(ctx: LintContext, name: str, item, third_party: list[str]):
+def _unknown_verdict(ctx: LintContext, name: str, item: ResolvedDirective | ResolvedSection,
+                     third_party: list[str]) -> tuple[str, str, str | None] | None:
     """(rule, message, severity or None) for directive `name`, or None when httpd knows it."""
     if name.startswith("\ufeff") or canonical(item.name) is not None:
         return None  # the BOM (AT506) and MPM directives (AT403) have their own rules
@@ -82,7 +83,7 @@ def _unknown_verdict(ctx: LintContext, name: str, item, third_party: list[str]):
 
 # Whether a directive of each kind (its cmd_how) has the wrong number of words: httpd's checks in
 # invoke_cmd, given the word count, the words, and whether the first word is missing or empty.
-_WRONG_COUNT = {
+_WRONG_COUNT: dict[str, Callable[[int, list[str], bool], bool]] = {
     "NO_ARGS": lambda n, words, empty_first: n != 0,
     "TAKE1": lambda n, words, empty_first: empty_first or n != 1,
     "TAKE2": lambda n, words, empty_first: n != 2 or "" in words,
@@ -98,7 +99,7 @@ _WRONG_COUNT = {
 
 
 def argument_count(ctx: LintContext) -> Iterator[Finding]:
-    checked: dict[str, object] = {}  # lower-case name -> its spec, or None when not checked here
+    checked: dict[str, DirectiveSpec | None] = {}  # lower-case name -> its spec, or None when not checked here
     for item, _parents in _items(ctx):
         if isinstance(item, ResolvedSection):
             continue
@@ -111,7 +112,7 @@ def argument_count(ctx: LintContext) -> Iterator[Finding]:
                 spec = None  # unknown, not loaded, or an MPM directive (the start-up model: AT116)
             checked[lname] = spec
         spec = checked[lname]
-        if spec is None:
+        if spec is None or spec.kind is None:
             continue
         words = item.args  # the arguments as httpd splits them (ap_getword_conf)
         n = len(words)
@@ -127,7 +128,7 @@ def argument_count(ctx: LintContext) -> Iterator[Finding]:
 
 
 def context(ctx: LintContext) -> Iterator[Finding]:
-    specs: dict[str, object] = {}
+    specs: dict[str, DirectiveSpec | None] = {}
     for item, parents in _items(ctx):
         name = _name_of(item)
         spec = specs[name] if name in specs else specs.setdefault(name, lookup(name))

@@ -46,18 +46,21 @@ def _crowd_stalls(ctx: LintContext) -> Iterator[Finding]:
     what the section accepts: MaxRequestWorkers on prefork/worker, event's connection limit
     (apachetune.mpm.connections, the same numbers generate sizes with)."""
     crowd = ctx.option("AT302", "idle_clients")
-    why = stall(ctx.mpm, ctx.startup.effective, crowd, version=ctx.eff.httpd_version) if crowd else None
+    startup, mpm = ctx.startup, ctx.mpm
+    if startup is None or mpm is None:
+        return
+    why = stall(mpm, startup.effective, crowd, version=ctx.eff.httpd_version) if crowd else None
     if why is None:
         return
-    if ctx.mpm == "event":
-        factor = factor_for_crowd(crowd, 0.0, ctx.startup.effective["MaxRequestWorkers"],
-                                  ctx.startup.effective["ThreadsPerChild"])
+    if mpm == "event":
+        factor = factor_for_crowd(crowd, 0.0, int(startup.effective["MaxRequestWorkers"]),
+                                  int(startup.effective["ThreadsPerChild"]))
         at = ctx.winner("AsyncRequestWorkerFactor") or ctx.anchor("MaxRequestWorkers")
         yield ctx.finding("AT302", f"{why}.", at, (),
                           Fix({"AsyncRequestWorkerFactor": str(factor)}) if factor else None)
     else:
-        eff = ctx.startup.effective
-        tpc = int(eff.get("ThreadsPerChild", 1)) if ctx.mpm == "worker" else 1
+        eff = startup.effective
+        tpc = int(eff.get("ThreadsPerChild", 1)) if mpm == "worker" else 1
         workers = math.ceil(CROWD_MARGIN * crowd / tpc) * tpc
         fix = {"MaxRequestWorkers": str(workers)}
         if workers // tpc > int(eff["ServerLimit"]):

@@ -116,7 +116,7 @@ def _php_loaded(ctx: LintContext) -> str | None:
     return None
 
 
-def _load_position(ctx: LintContext, mod: str):
+def _load_position(ctx: LintContext, mod: str) -> Location:
     pos = ctx.eff.module_positions.get(mod)
     if pos is None:
         return ctx.anchor()

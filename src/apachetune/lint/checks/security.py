@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from apachetune.config.effective import ResolvedDirective, ResolvedSection
-from apachetune.lint.checks.keepalive import keepalive_seconds
 from apachetune.lint.checks.scopes import (
     child_directives,
     directives_named,
@@ -20,6 +19,7 @@ from apachetune.lint.checks.scopes import (
 )
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Finding, Fix, Location
+from apachetune.mpm.numbers import keepalive_seconds
 
 STATUS_HANDLERS = {"server-status": "status_module", "server-info": "info_module"}
 SAFE_TOKENS = ("prod", "productonly")
@@ -106,7 +106,7 @@ def _ancestors(path: str) -> list[str]:
     return out
 
 
-def _options_at(sections: list[ResolvedSection]):
+def _options_at(sections: list[ResolvedSection]) -> tuple[set[str], ResolvedDirective | None]:
     """Merge Options from the <Directory> sections above or at a path, given shortest path first
     (as httpd merges per-directory configuration). Returns the options in force and the directive
     that last turned Indexes on."""

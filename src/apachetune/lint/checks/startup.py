@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Finding, Fix
@@ -31,16 +31,17 @@ SILENT_RULE = {"MaxSpareThreads": "AT113", "MaxSpareServers": "AT113", "MinSpare
                "MinSpareServers": "AT114", "StartServers": "AT115"}
 
 
-def _messaged(rule: str):
-    def check(ctx: LintContext):
-        if ctx.startup is None:
+def _messaged(rule: str) -> Callable[[LintContext], Iterator[Finding]]:
+    def check(ctx: LintContext) -> Iterator[Finding]:
+        startup = ctx.startup
+        if startup is None:
             return
-        for m in ctx.startup.messages:
-            if CODE_TO_RULE.get(m.code) != rule:
-                continue
+        for m in startup.messages:
             name = m.directive
-            eff = ctx.startup.effective[name]
-            configured = ctx.startup.configured.get(name)
+            if CODE_TO_RULE.get(m.code) != rule or name is None:
+                continue
+            eff = startup.effective[name]
+            configured = startup.configured.get(name)
             was = configured if configured is not None else f"{_default(ctx, name)} (the default)"
             related = [ctx.winner(n) for n in RELATED.get(rule, ())]
             fix_values = {name: str(eff)}
@@ -55,26 +56,27 @@ def _messaged(rule: str):
     return check
 
 
-def _default(ctx: LintContext, name: str):
+def _default(ctx: LintContext, name: str) -> int | float:
     from apachetune.mpm.directives import DEFAULTS
 
-    return DEFAULTS[ctx.mpm][name]
+    return DEFAULTS[ctx.mpm or "event"][name]  # a start-up message exists only with an MPM
 
 
 def _servers_needed(ctx: LintContext) -> int:
     """ServerLimit that carries the MaxRequestWorkers asked for (after httpd's rounding)."""
     from apachetune.mpm.numbers import atoi
 
+    assert ctx.startup is not None  # called for one of its messages
     raw = ctx.startup.configured.get("MaxRequestWorkers")
-    requested = atoi(raw) if raw is not None else _default(ctx, "MaxRequestWorkers")
+    requested = atoi(raw) if raw is not None else int(_default(ctx, "MaxRequestWorkers"))
     if ctx.mpm == "prefork":
         return requested
-    tpc = ctx.startup.effective["ThreadsPerChild"]
+    tpc = int(ctx.startup.effective["ThreadsPerChild"])
     return max(1, requested // tpc)
 
 
-def _silent(rule: str):
-    def check(ctx: LintContext):
+def _silent(rule: str) -> Callable[[LintContext], Iterator[Finding]]:
+    def check(ctx: LintContext) -> Iterator[Finding]:
         if ctx.startup is None:
             return
         for adj in ctx.startup.adjustments:
@@ -100,7 +102,8 @@ def fatal(ctx: LintContext) -> Iterator[Finding]:
     if ctx.startup is None:
         return
     for m in ctx.startup.fatal:
-        yield ctx.finding("AT116", f"{m.code}: {m.text} (httpd will not start)", ctx.anchor(m.directive))
+        anchor = ctx.anchor(m.directive) if m.directive else ctx.anchor()
+        yield ctx.finding("AT116", f"{m.code}: {m.text} (httpd will not start)", anchor)
 
 
 RULES = {rule: _messaged(rule) for rule in sorted(set(CODE_TO_RULE.values()))}
