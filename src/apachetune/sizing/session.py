@@ -83,6 +83,14 @@ class SizingSession:
 
 def run_sizing(req: SizingRequest) -> SizingSession:
     eff = resolve(req.file, req.resolve or ResolveOptions()) if req.file else None
+    # The load first: a bad --access-log is refused before the machine is measured (which reads
+    # whatever httpd runs here, and may take --sample seconds).
+    load = None
+    if req.access_log or req.status_url:
+        from apachetune.sizing.workload import from_access_log, from_status
+
+        load = from_access_log(req.access_log, req.log_format) if req.access_log else \
+            from_status(str(req.status_url), seconds=max(2, req.sample_seconds))
     host = None
     if req.facts_path:
         host = HostFacts.load(req.facts_path)
@@ -93,12 +101,6 @@ def run_sizing(req: SizingRequest) -> SizingSession:
         host = gather(req.pid, pidfile, samples=req.sample_seconds, interval=1.0)
     if host is not None and req.save_facts:
         host.save(req.save_facts)
-    load = None
-    if req.access_log or req.status_url:
-        from apachetune.sizing.workload import from_access_log, from_status
-
-        load = from_access_log(req.access_log, req.log_format) if req.access_log else \
-            from_status(str(req.status_url), seconds=max(2, req.sample_seconds))
     evidence = _error_log(req, eff)
     given = req.given
     assumed = req.resolve.mpm if req.resolve else None
