@@ -54,6 +54,11 @@ def is_private(st: os.stat_result, kind: int) -> bool:
     return stat.S_IFMT(st.st_mode) == kind and st.st_uid == os.geteuid() and not st.st_mode & 0o022
 
 
+def caches_enabled() -> bool:
+    """The parse cache and the lint result cache are used unless APACHETUNE_NO_CACHE is set."""
+    return os.environ.get("APACHETUNE_NO_CACHE", "") in ("", "0")
+
+
 def private_cache_dir(name: str) -> Path | None:
     """cache_dir()/name, created 0700; None when it is not private to this user (a planted
     entry must never be read)."""

@@ -145,16 +145,11 @@ def _run() -> None:
 
 def _stopped(e: BaseException) -> None:
     """The message and exit code of a command stopped by a signal or Ctrl-C."""
-    if isinstance(e, click.exceptions.Abort):  # click turns KeyboardInterrupt (and Terminated) into Abort
-        if isinstance(e.__cause__, Terminated):
-            signum = e.__cause__.args[0] if e.__cause__.args else signal.SIGTERM
-            error(f"stopped by {signal.Signals(signum).name}")
-            sys.exit(128 + signum)
-        error("aborted")
-        sys.exit(130)
-    if isinstance(e, Terminated):
-        signum = e.args[0] if e.args else signal.SIGTERM
+    # click turns KeyboardInterrupt (and Terminated) into Abort, keeping it as the cause
+    cause = e.__cause__ if isinstance(e, click.exceptions.Abort) else e
+    if isinstance(cause, Terminated):
+        signum = cause.args[0] if cause.args else signal.SIGTERM
         error(f"stopped by {signal.Signals(signum).name}")
         sys.exit(128 + signum)
-    error("interrupted")
+    error("aborted" if isinstance(e, click.exceptions.Abort) else "interrupted")
     sys.exit(130)

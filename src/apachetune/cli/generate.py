@@ -60,7 +60,7 @@ def command(file, output, in_place, show_diff, check, force, no_httpd_check, bac
     if output:
         _new_file(session, resolve, file, Path(output), show_diff, check, force, no_httpd_check, backups)
     if switch_mpm:
-        _switch(session, resolve, show_diff, check, no_httpd_check, backup_dir)
+        _switch(session, resolve, show_diff, check, no_httpd_check, backups)
     _in_place(session, resolve, show_diff, check, no_httpd_check, backups)
 
 
@@ -127,15 +127,25 @@ def _in_place(session, resolve, show_diff: bool, check: bool, no_httpd_check: bo
     for note in apply.restart_notes(session):
         err.print(f"note: {note}")
     if show_diff or check:
-        if show_diff:
-            for path, data in edit_plan.rendered().items():
-                click.echo(unified_diff(edit_plan.files[path].to_bytes(), data, path), nl=False)
-        if check:
-            err.print(f"{len(edit_plan.changes)} change(s) needed:")
-            for change in edit_plan.changes:
-                err.print(f"  {change}")
-        ctx.exit(1 if check else 0)
+        _preview([(edit_plan.files[path].to_bytes(), data, path) for path, data in edit_plan.rendered().items()],
+                 edit_plan.changes, show_diff, check)
     report_and_exit(apply.write_in_place(session, resolve, not no_httpd_check, edit_plan, backups))
+
+
+def _preview(diffs: list[tuple[bytes, bytes, str]], changes: list[str], show_diff: bool, check: bool,
+             headers: list[str] | None = None) -> None:
+    """--diff prints the edits (after `headers`, as `# ` lines); --check lists the changes and
+    exits 1. Nothing is written either way."""
+    if show_diff:
+        for line in headers or []:
+            click.echo(f"# {line}")
+        for old, new, path in diffs:
+            click.echo(unified_diff(old, new, path), nl=False)
+    if check:
+        err.print(f"{len(changes)} change(s) needed:")
+        for change in changes:
+            err.print(f"  {change}")
+    click.get_current_context().exit(1 if check else 0)
 
 
 def tell_placement(place: apply.Placement | None, target: Path, file: str | None) -> bool:
@@ -159,24 +169,14 @@ def tell_placement(place: apply.Placement | None, target: Path, file: str | None
     return False
 
 
-def _switch(session, resolve, show_diff: bool, check: bool, no_httpd_check: bool, backup_dir) -> None:
-    ctx = click.get_current_context()
+def _switch(session, resolve, show_diff: bool, check: bool, no_httpd_check: bool, backups: Path | None) -> None:
+    """--switch-mpm: the MPM loaded, and its settings edited, in one transaction."""
     if show_diff or check:
         switch, edit_plan, _ = apply.switched(session, resolve)
-        contents = apply.switch_contents(switch, edit_plan)
-        if show_diff:
-            for change in switch.changes:
-                click.echo(f"# {change}")
-            for path, data in contents.items():
-                old = Path(switch.link_target_of(path) or path).read_bytes()
-                click.echo(unified_diff(old, data, path), nl=False)
-        if check:
-            err.print(f"{len(switch.changes) + len(edit_plan.changes)} change(s) needed:")
-            for change in switch.changes + edit_plan.changes:
-                err.print(f"  {change}")
-        ctx.exit(1 if check else 0)
-    report_and_exit(apply.write_switch(session, resolve, not no_httpd_check,
-                                       Path(backup_dir) if backup_dir else None))
+        diffs = [(Path(switch.link_target_of(path) or path).read_bytes(), data, path)
+                 for path, data in apply.switch_contents(switch, edit_plan).items()]
+        _preview(diffs, switch.changes + edit_plan.changes, show_diff, check, headers=switch.changes)
+    report_and_exit(apply.write_switch(session, resolve, not no_httpd_check, backups))
 
 
 def running_mpm(file, resolve) -> str:

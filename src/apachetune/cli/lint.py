@@ -15,10 +15,7 @@ from apachetune.cli.options import (
 from apachetune.cli.params import Finite
 from apachetune.config import observed
 from apachetune.errors import UsageError
-
-# The report formats (apachetune.report.FORMATS), named here so that a replayed run never imports
-# the reporters, the rule engine or Lark.
-FORMAT_NAMES = ("github", "json", "sarif", "text")
+from apachetune.report import FORMAT_NAMES
 
 
 @click.command("lint")

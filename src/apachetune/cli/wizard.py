@@ -99,14 +99,14 @@ def _ask_figures(ask, inp) -> dict:
     """The sizing figures, each asked with the chosen MPM's default (as `size --target-mpm`)."""
     # In this order on the terminal (a dict keeps the order its values are asked in).
     return {
-        "memory_mib": ask("Memory available (MiB)", float(inp.available_mib.value), type=MemorySize(lo=1)),
-        "reserve_mib": ask("Memory to leave to other services (MiB)", float(inp.reserved_mib.value),
+        "memory_mib": ask("Memory available (MiB)", inp.available_mib.num, type=MemorySize(lo=1)),
+        "reserve_mib": ask("Memory to leave to other services (MiB)", inp.reserved_mib.num,
                            type=MemorySize(lo=0)),
-        "per_worker_mib": ask("Memory per worker (MiB)", float(inp.per_worker_mib.value),
+        "per_worker_mib": ask("Memory per worker (MiB)", inp.per_worker_mib.num,
                               type=Finite(0.01, 1024 * 1024)),
         "rate": ask("Peak requests per second (0 if unknown)", float(inp.rate.value or 0), type=Finite(0, 1e9))
         or None,
-        "service_time_ms": ask("Mean response time (ms)", round(float(inp.service_time.value) * 1000, 3),
+        "service_time_ms": ask("Mean response time (ms)", round(inp.service_time.num * 1000, 3),
                                type=Finite(0.01, 3.6e6)),
     }
 

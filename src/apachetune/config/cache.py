@@ -11,14 +11,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from apachetune import __version__
 from apachetune.config.tree import Blank, Comment, ConfigFile, Directive, Node, Section
-from apachetune.paths import grammars_dir, private_cache_dir, read_private, write_private
+from apachetune.paths import (
+    caches_enabled,
+    grammars_dir,
+    private_cache_dir,
+    read_private,
+    write_private,
+)
 
 FORMAT = 2  # bump when the entry layout changes; old entries then never match a key
 MAX_ENTRY_BYTES = 64 << 20
@@ -35,9 +40,6 @@ def _key(path: str, data: bytes) -> str:
     digest = hashlib.sha256(data).hexdigest()
     return hashlib.sha256(f"{_salt()}\0{path}\0{digest}".encode("utf-8", "surrogateescape")).hexdigest()
 
-
-def enabled() -> bool:
-    return os.environ.get("APACHETUNE_NO_CACHE", "") in ("", "0")
 
 
 def _dir() -> Path | None:
@@ -87,7 +89,7 @@ def _decode(path: str, item: list[Any], parent: Section | ConfigFile) -> Node:
 
 def load(path: str, data: bytes) -> ConfigFile | None:
     """The parse of `data` (the bytes of `path`) saved earlier, if any."""
-    d = _dir() if enabled() else None
+    d = _dir() if caches_enabled() else None
     raw = read_private(d, f"{_key(path, data)}.json", MAX_ENTRY_BYTES) if d is not None else None
     if raw is None:
         return None
@@ -106,7 +108,7 @@ def load(path: str, data: bytes) -> ConfigFile | None:
 
 
 def store(path: str, data: bytes, cf: ConfigFile) -> None:
-    d = _dir() if enabled() else None
+    d = _dir() if caches_enabled() else None
     if d is None:
         return
     try:

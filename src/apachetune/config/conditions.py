@@ -7,6 +7,7 @@ modules/metadata/mod_version.c (start_ifversion, compare_version).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from apachetune.config.words import next_word, split_words
@@ -42,6 +43,21 @@ def module_loaded(name: str, loaded_ids: set[str] | frozenset[str]) -> bool:
     if name in loaded_ids:
         return True
     return any(source_file_for(m) == name for m in loaded_ids)
+
+
+class LoadedModules:
+    """module_loaded over one set of loaded modules, each answer remembered: <IfModule> and the
+    checks ask about the same few modules thousands of times."""
+
+    def __init__(self, ids: Iterable[str]) -> None:
+        self.ids = frozenset(ids)
+        self._answers: dict[str, bool] = {}
+
+    def has(self, name: str) -> bool:
+        found = self._answers.get(name)
+        if found is None:
+            found = self._answers[name] = module_loaded(name, self.ids)
+        return found
 
 
 def split_negation(raw_args: str) -> tuple[bool, str]:

@@ -84,7 +84,11 @@ def _listing(path: str) -> tuple[object, ...]:
     try:
         return tuple(sorted(os.listdir(path)))
     except OSError as e:
-        return ("\0error", e.errno)
+        return _unlistable(e)
+
+
+def _unlistable(e: OSError) -> tuple[object, ...]:
+    return ("\0error", e.errno)  # "\0" is in no file name
 
 
 def _file_signature(path: str) -> tuple[int, ...] | None:
@@ -133,7 +137,7 @@ def listdir(path: str) -> list[str]:
     try:
         names = os.listdir(path)
     except OSError as e:
-        _note("list", path, ("\0error", e.errno))
+        _note("list", path, _unlistable(e))
         raise
     _note("list", path, tuple(sorted(names)))
     return names

@@ -23,10 +23,10 @@ from apachetune.config import cache, observed
 from apachetune.config.conditions import (
     DEFAULT_VERSION,
     ConditionError,
+    LoadedModules,
     Version,
     at_least,
     ifversion,
-    module_loaded,
     split_negation,
 )
 from apachetune.config.directives import (
@@ -123,15 +123,18 @@ class _State:
         self.missing_modules: list[tuple[str, str, Position]] = []  # LoadModule of a missing file
         self.generated: set[str] = set()  # pseudo-files of macro expansions (not on disk)
         self.stack: list[str] = []  # files being read (cycle detection)
-        self.loaded_answers: dict[str, bool] = {}  # State.loaded's answers for the modules loaded so far
+        self.planned = frozenset(opts.overlay)  # files read from the overlay (some not on disk yet)
+        self._loaded: LoadedModules | None = None  # the modules loaded so far, asked (None: one was added)
 
     def loaded(self, name: str) -> bool:
-        """httpd's find_module for `name` with the modules loaded so far (remembered until the
-        next LoadModule: <IfModule> is asked for the same few modules thousands of times)."""
-        found = self.loaded_answers.get(name)
-        if found is None:
-            found = self.loaded_answers[name] = module_loaded(name, frozenset(self.modules))
-        return found
+        """httpd's find_module for `name` with the modules loaded so far."""
+        if self._loaded is None:
+            self._loaded = LoadedModules(self.modules)
+        return self._loaded.has(name)
+
+    def module_added(self, module_id: str, path: str) -> None:
+        self.modules[module_id] = path
+        self._loaded = None
 
     # ${VAR}: the Define table, then the environment; unknown names stay as written.
     def substitute(self, text: str, node: Node) -> str:
@@ -327,7 +330,7 @@ class Resolver:
         if lname in ("include", "includeoptional") and args:
             optional = lname == "includeoptional"
             pattern = st.root_relative(args[0])
-            files = _expand_include(pattern, optional, frozenset(st.opts.overlay), st.opts.hidden)
+            files = _expand_include(pattern, optional, st.planned, st.opts.hidden)
             while True:
                 try:
                     f = next(files)
@@ -360,8 +363,7 @@ class Resolver:
         if lname == "loadmodule" and len(args) >= 2:
             module_id = args[0]
             if module_id not in st.modules:
-                st.modules[module_id] = st.root_relative(args[1])
-                st.loaded_answers.clear()
+                st.module_added(module_id, st.root_relative(args[1]))
                 st.module_positions[module_id] = node.position
                 so = st.modules[module_id]
                 # httpd loads it at once; a missing file is only judged when its directory is on

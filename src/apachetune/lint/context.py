@@ -10,7 +10,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from apachetune.config.conditions import module_loaded
+from apachetune.config.conditions import LoadedModules
 from apachetune.config.effective import EffectiveConfig, ResolvedDirective, ResolvedSection
 from apachetune.config.tree import Node, Section
 from apachetune.lint.finding import Finding, Fix, Location
@@ -39,9 +39,10 @@ class LintContext:
     _mpm_items: list[ResolvedDirective] = field(default_factory=list)
     _walk: list[Scoped] = field(default_factory=list, repr=False)
     _named: dict[str, list[Scoped]] = field(default_factory=dict, repr=False)
-    _loaded: dict[str, bool] = field(default_factory=dict, repr=False)
+    _loaded: LoadedModules = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
+        self._loaded = LoadedModules(self.eff.modules)
         self._mpm_items = [d for d in self.eff.directives if canonical(d.name) is not None]
         # One walk of the tree, indexed by name, shared by every check: a check asks for the
         # few directives it reads instead of walking 50,000 items itself.
@@ -53,10 +54,7 @@ class LintContext:
 
     def module_loaded(self, name: str) -> bool:
         """httpd's find_module for `name` (an identifier or a source file name), remembered."""
-        found = self._loaded.get(name)
-        if found is None:
-            found = self._loaded[name] = module_loaded(name, frozenset(self.eff.modules))
-        return found
+        return self._loaded.has(name)
 
     def walk(self) -> list[Scoped]:
         """Every resolved item with its enclosing sections, in document order."""

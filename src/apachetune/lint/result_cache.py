@@ -21,15 +21,19 @@ from typing import Any
 
 from apachetune import __version__
 from apachetune.config.observed import Observations
-from apachetune.paths import grammars_dir, private_cache_dir, read_private, rules_dir, write_private
+from apachetune.paths import (
+    caches_enabled,
+    grammars_dir,
+    private_cache_dir,
+    read_private,
+    rules_dir,
+    write_private,
+)
 
 FORMAT = 1
 MAX_ENTRY_BYTES = 256 << 20
 _PACKAGE = Path(__file__).resolve().parents[1]
 
-
-def enabled() -> bool:
-    return os.environ.get("APACHETUNE_NO_CACHE", "") in ("", "0")
 
 
 @lru_cache(maxsize=1)
@@ -65,7 +69,7 @@ class Entry:
 
 def replay(entry_key: str) -> Entry | None:
     """The entry saved under `entry_key` if every observation it made still holds."""
-    d = private_cache_dir(f"lint-results-v{FORMAT}") if enabled() else None
+    d = private_cache_dir(f"lint-results-v{FORMAT}") if caches_enabled() else None
     raw = read_private(d, f"{entry_key}.json", MAX_ENTRY_BYTES) if d is not None else None
     if raw is None:
         return None
@@ -85,7 +89,7 @@ def replay(entry_key: str) -> Entry | None:
 
 def store(entry_key: str, observations: Observations, entry: Entry) -> None:
     """Save the run's result, unless a file it read was modified too recently to trust its stat."""
-    d = private_cache_dir(f"lint-results-v{FORMAT}") if enabled() else None
+    d = private_cache_dir(f"lint-results-v{FORMAT}") if caches_enabled() else None
     if d is None or not observations.replayable():
         return
     doc = {"format": FORMAT, "key": entry_key, "observations": observations.to_json(),

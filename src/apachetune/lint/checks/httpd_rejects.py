@@ -131,7 +131,9 @@ def context(ctx: LintContext) -> Iterator[Finding]:
     specs: dict[str, DirectiveSpec | None] = {}
     for item, parents in _items(ctx):
         name = _name_of(item)
-        spec = specs[name] if name in specs else specs.setdefault(name, lookup(name))
+        if name not in specs:
+            specs[name] = lookup(name)
+        spec = specs[name]
         if spec is None or not parents:
             if spec is not None and not parents and spec.contexts and "server config" not in spec.contexts:
                 yield ctx.finding("AT504", f"{spec.name} not allowed here", item)
