@@ -103,4 +103,4 @@ def test_a_bad_value_is_an_error_naming_the_file_and_line(tmp_path):
     pool = tmp_path / "www.conf"
     pool.write_text("[www]\nlisten = /run/php/php8.2-fpm.sock\npm.max_children = ${MAX}\n")
     r = CliRunner().invoke(cli, ["size", str(FPM), "--no-measure", "--php-fpm-conf", str(pool)])
-    assert r.exit_code == 2 and "pm.max_children = ${MAX}: expected a whole number" in r.stderr
+    assert r.exit_code == 2 and f"{pool}:3:1: [www] pm.max_children = ${{MAX}}: expected a whole number" in r.stderr

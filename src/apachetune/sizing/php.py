@@ -39,18 +39,23 @@ def php_size_mib(text: str) -> float | None:
     return number * {"": 1 / 1048576, "k": 1 / 1024, "m": 1, "g": 1024}[m.group(2).lower()]
 
 
+def _where(path: str, key: str) -> str:
+    """`path:line:1` of the last `key = ...` line in an INI file (the one PHP keeps)."""
+    line = 0
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for number, raw in enumerate(fh, 1):
+            if "=" in raw and raw.split("=", 1)[0].strip().lower() == key:
+                line = number
+    return f"{path}:{line}:1"
+
+
 def _size_in(path: str, key: str, text: str) -> float | None:
     """php_size_mib of `key = text` read from `path`; a value PHP's shorthand does not allow is
     a usage error naming the file and line."""
     try:
         return php_size_mib(text)
     except ValueError:
-        line = 0
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            for number, raw in enumerate(fh, 1):
-                if raw.split("=", 1)[0].strip().lower() == key and "=" in raw:
-                    line = number
-        raise UsageError(f"{path}:{line}:1: {key} = {text}: expected a size such as 128M, 1G, "
+        raise UsageError(f"{_where(path, key)}: {key} = {text}: expected a size such as 128M, 1G, "
                          "134217728 or -1") from None
 
 
@@ -138,7 +143,8 @@ def read_pools(paths: list[str]) -> list[FpmPool]:
                     continue
                 children = keys.get("pm.max_children")
                 if children is not None and not children.isdigit():
-                    raise UsageError(f"{file}: [{name}] pm.max_children = {children}: expected a whole number")
+                    raise UsageError(f"{_where(file, 'pm.max_children')}: [{name}] pm.max_children = {children}: "
+                                     "expected a whole number")
                 key = "php_admin_value[memory_limit]" if "php_admin_value[memory_limit]" in keys \
                     else "php_value[memory_limit]"
                 limit = keys.get(key)
