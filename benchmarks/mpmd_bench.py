@@ -12,13 +12,10 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,7 +25,9 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from parse_bench import write_section  # noqa: E402
 
 from apachetune import httpd  # noqa: E402
-from apachetune.validate.mpmd_server import MpmdServer, free_port  # noqa: E402
+from apachetune.validate import calibration  # noqa: E402
+from apachetune.validate.calibration import server_cpu_seconds  # noqa: E402
+from apachetune.validate.targets import make_target  # noqa: E402
 
 DURATION = int(os.environ.get("DURATION", "3"))
 REPEAT = int(os.environ.get("REPEAT", "3"))
@@ -43,41 +42,6 @@ MPM_DIRECTIVES = {
 COMMON = {"KeepAlive": "On", "KeepAliveTimeout": 5, "MaxKeepAliveRequests": 0, "Timeout": 60}
 
 
-class Httpd:
-    def __init__(self, mpm: str, docroot: Path):
-        self.tmp = Path(tempfile.mkdtemp(prefix="bench-httpd-"))
-        self.port = free_port()
-        body = "\n".join(f"{k} {v}" for k, v in {**MPM_DIRECTIVES[mpm], **COMMON}.items())
-        (self.tmp / "httpd.conf").write_text(
-            f"ServerRoot {self.tmp}\nServerName localhost\nUser nobody\nGroup nogroup\n"
-            f"Listen 127.0.0.1:{self.port}\nPidFile {self.tmp}/httpd.pid\nErrorLog {self.tmp}/error.log\n"
-            f"{httpd.load_module_line('mpm_' + mpm)}\n{httpd.load_module_line('authz_core')}\n"
-            f"DocumentRoot {docroot}\n<Directory {docroot}>\n Require all granted\n</Directory>\n{body}\n")
-        self.proc = None
-
-    def __enter__(self):
-        self.proc = httpd.start_foreground(self.tmp / "httpd.conf", stderr=subprocess.DEVNULL,
-                                           wrapper=["taskset", "-c", "0"])
-        wait_ready(f"http://127.0.0.1:{self.port}/index.html")
-        return self
-
-    def __exit__(self, *exc):
-        os.killpg(self.proc.pid, signal.SIGTERM)
-        self.proc.wait(20)
-        shutil.rmtree(self.tmp, ignore_errors=True)
-
-
-def wait_ready(url: str) -> None:
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        try:
-            urllib.request.urlopen(url, timeout=2).read()
-            return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(f"{url} did not answer")
-
-
 def wrk(port: int, conns: int, close: bool) -> tuple[float, int]:
     """Requests/s and the number of requests of one wrk run."""
     cmd = ["taskset", "-c", "1", "wrk", "-t1", f"-c{conns}", f"-d{DURATION}s", "--timeout", "5s"]
@@ -87,22 +51,6 @@ def wrk(port: int, conns: int, close: bool) -> tuple[float, int]:
     m = re.search(r"Requests/sec:\s+([\d.]+)", out)
     n = re.search(r"(\d+) requests in", out)
     return (float(m.group(1)) if m else 0.0), (int(n.group(1)) if n else 0)
-
-
-def cpu_seconds(pid: int) -> float:
-    """CPU time (user + system) of a server: its processes, and the children it has reaped."""
-    import psutil
-
-    parent = psutil.Process(pid)
-    procs = [parent, *parent.children(recursive=True)]
-    total = 0.0
-    for p in procs:
-        try:
-            t = p.cpu_times()
-            total += t.user + t.system + (t.children_user + t.children_system if p.pid == pid else 0.0)
-        except psutil.Error:
-            continue
-    return total
 
 
 def core_busy() -> dict[int, tuple[int, int]]:
@@ -120,34 +68,29 @@ def core_busy() -> dict[int, tuple[int, int]]:
 def measured_run(pid: int, port: int, conns: int, close: bool) -> tuple[float, float, float]:
     """Requests/s, the server's CPU microseconds per request, and how busy the load generator's
     core (CPU 1) was, of one wrk run. Above ~85% the client, not the server, was measured."""
-    before, cores = cpu_seconds(pid), core_busy()
+    before, cores = server_cpu_seconds(pid), core_busy()
     rps, n = wrk(port, conns, close)
     after = core_busy()
     busy, total = (after[1][i] - cores[1][i] for i in (0, 1)) if 1 in after else (0, 1)
-    return rps, (cpu_seconds(pid) - before) / max(1, n) * 1e6, 100 * busy / max(1, total)
+    return rps, (server_cpu_seconds(pid) - before) / max(1, n) * 1e6, 100 * busy / max(1, total)
 
 
 def pss_per_worker(pid: int, threads: int) -> float:
     import psutil
 
     parent = psutil.Process(pid)
-    kids = [c for c in parent.children(recursive=True) if c.name() in ("apache2", "mpmd")]
+    kids = [c for c in parent.children(recursive=True) if c.name().startswith(("apache2", "httpd", "mpmd"))]
     total = sum(c.memory_full_info().pss for c in kids)
     workers = max(1, len(kids) * threads)
     return total / workers / 1024
 
 
-def one_run(kind: str, mpm: str, directives: dict, docroot: Path, conns: int, close: bool
-            ) -> tuple[float, float, float, float]:
+def one_run(kind: str, mpm: str, directives: dict, conns: int, close: bool) -> tuple[float, float, float, float]:
     """Requests/s, CPU µs per request, client core busy % and PSS per worker (KiB) of one
-    server for one wrk run."""
+    server for one wrk run. The servers are validate's targets: the same httpd configuration
+    that validate --target httpd runs and that mpmd is calibrated against."""
     threads = 1 if mpm == "prefork" else directives["ThreadsPerChild"]
-    if kind == "httpd":
-        server = Httpd(mpm, docroot)
-    else:
-        server = MpmdServer(mpm, directives, docroot=str(docroot),
-                            command=["taskset", "-c", "0", str(ROOT / "src" / "mpmd" / "mpmd")])
-    with server as s:
+    with make_target(kind, mpm, directives, ["taskset", "-c", "0"]) as s:
         time.sleep(1)
         rps, us, client = measured_run(s.proc.pid, s.port, conns, close)
         return rps, us, client, pss_per_worker(s.proc.pid, threads)
@@ -157,25 +100,22 @@ def main() -> int:
     if httpd.binary() is None or not shutil.which("wrk") or not shutil.which("taskset"):
         print("needs apache2, wrk and taskset", file=sys.stderr)
         return 1
-    docroot = Path(tempfile.mkdtemp(prefix="bench-docs-"))
-    docroot.chmod(0o755)
-    (docroot / "index.html").write_text("x" * 44 + "\n")
-    (docroot / "index.html").chmod(0o644)
     scenarios = [("keep-alive c=10", 10, False), ("keep-alive c=300", 300, False),
                  ("close c=10", 10, True), ("close c=300", 300, True)]
     mpms = os.environ.get("MPMS", "prefork,worker,event").split(",")  # a subset while iterating
-    calibration = []
-    if os.environ.get("CALIBRATE", "1") == "1":
-        # RequestCPU: the CPU per request httpd spends and mpmd does not (keep-alive c=10).
-        for mpm in mpms:
-            directives = {**MPM_DIRECTIVES[mpm], **COMMON}
-            h_cpu, m_cpu = [], []
-            for _ in range(min(REPEAT, 3)):
-                h_cpu.append(one_run("httpd", mpm, directives, docroot, 10, False)[1])
-                m_cpu.append(one_run("mpmd", mpm, {**directives, "RequestCPU": 0}, docroot, 10, False)[1])
-            h, m = statistics.median(h_cpu), statistics.median(m_cpu)
-            calibration.append(f"| {mpm} | {h:.1f} | {m:.1f} | {h - m:.1f} |")
-            print(calibration[-1], flush=True)
+    # mpmd's CPU stand-ins, calibrated on this machine by the code validate uses (and kept for
+    # it): measured again here unless CALIBRATE=0, which takes the kept ones.
+    standins, calibrated = {}, []
+    for mpm in mpms:
+        kept = calibration.stored().get(mpm)
+        c = kept if kept and os.environ.get("CALIBRATE", "1") == "0" else calibration.measure(
+            mpm, rounds=3, progress=lambda s: print(s, flush=True))
+        calibration.store(c)
+        standins[mpm] = c.directives()
+        calibrated.append(f"| {mpm} | {c.httpd_keepalive_us:.1f} / {c.httpd_close_us:.1f} | "
+                          f"{c.mpmd_keepalive_us:.1f} / {c.mpmd_close_us:.1f} | **{c.request_us}** | "
+                          f"**{c.connection_us}** |")
+        print(calibrated[-1], flush=True)
     # Rounds over the whole matrix, each pair of servers in alternating order, so that drift on
     # a shared machine spreads over every cell instead of landing on one MPM.
     cells = {(mpm, name): {"httpd": [], "mpmd": []} for mpm in mpms for name, *_ in scenarios}
@@ -184,7 +124,8 @@ def main() -> int:
             directives = {**MPM_DIRECTIVES[mpm], **COMMON}
             for name, c, close in scenarios:
                 for kind in ("httpd", "mpmd") if i % 2 == 0 else ("mpmd", "httpd"):
-                    cells[(mpm, name)][kind].append(one_run(kind, mpm, directives, docroot, c, close))
+                    given = directives if kind == "httpd" else {**standins[mpm], **directives}
+                    cells[(mpm, name)][kind].append(one_run(kind, mpm, given, c, close))
         print(f"round {i + 1}/{REPEAT} done", flush=True)
     rows, flagged = [], 0
     for (mpm, name), runs in cells.items():
@@ -228,25 +169,28 @@ def main() -> int:
 
 `make bench` → `benchmarks/mpmd_bench.py`. The same MPM directives for both servers (prefork
 MaxRequestWorkers 320; worker/event 16 x 25 = 400 threads; KeepAliveTimeout 5,
-MaxKeepAliveRequests 0), the same 45-byte file, wrk -t1 for {DURATION} s, server pinned to CPU 0
+MaxKeepAliveRequests 0), a 17-byte file, wrk -t1 for {DURATION} s, server pinned to CPU 0
 and wrk to CPU 1, median of {REPEAT} rounds over the whole matrix (min–max in brackets; the
-two servers alternate which goes first), httpd 2.4.71 (Debian, minimal modules). CPU per
+two servers alternate which goes first). Both are validate's targets: httpd {httpd.version()} with
+validate's modules (mpm, authz_core, status with ExtendedStatus On, lua, headers), mpmd with the
+stand-ins calibrated on this machine just before (`apachetune mpmd calibrate`). CPU per
 request: user + system time of the server's processes over the run / requests. Client core:
 the highest busy share of CPU 1 (wrk's) over the runs of a cell; ⚠ above 85%, where wrk rather
 than the server may have been measured ({flagged} cells). PSS per worker after the load (KiB).
 The machine is shared and noisy: quote ratios.
 
-Calibration of mpmd's `RequestCPU` (the CPU httpd spends per request in its hooks, filters and
-per-directory merges, which mpmd does not have; keep-alive c=10, median of 3 runs each). The
-default, 18 µs, is the median difference over all twelve cells of this matrix in one run
-(10–41 µs: least for keep-alive on prefork, most for event without keep-alive, where httpd
-also sets up and tears down a connection per request):
+Calibration (`validate/calibration.py`, the code validate runs on first use): CPU µs per request
+of each server with keep-alive / with a connection per request, the mean over 10 and 200 clients
+of the median of 3 runs of 1 s, mpmd without stand-ins; RequestCPU is the keep-alive difference,
+ConnectionCPU what the close case adds beyond it, each less what mpmd still overshot when run
+with them (the check):
 
-| MPM | httpd CPU µs/request | mpmd (RequestCPU 0) CPU µs/request | difference |
-|---|---|---|---|
-{chr(10).join(calibration)}
+| MPM | httpd µs/request keep-alive / close | mpmd (stand-ins 0) | RequestCPU µs | ConnectionCPU µs |
+|---|---|---|---|---|
+{chr(10).join(calibrated)}
 
-mpmd below runs with its default RequestCPU (see src/mpmd/conf.c).
+mpmd below runs with those stand-ins. Without httpd on a machine, mpmd keeps its built-in
+RequestCPU 18 µs (measured on a loaded run here) and validate's report says it is uncalibrated.
 
 | MPM | load | httpd req/s | mpmd req/s | mpmd / httpd | CPU µs/request httpd / mpmd | client core | PSS/worker KiB httpd / mpmd |
 |---|---|---|---|---|---|---|---|
@@ -263,7 +207,6 @@ winner on both servers; httpd's winner is decisive in {decisive} pair(s), and mp
 {chr(10).join(winners)}
 """
     write_section(ROOT / "docs" / "benchmarks.md", "## mpmd vs httpd", section)
-    shutil.rmtree(docroot, ignore_errors=True)
     return 0
 
 

@@ -16,6 +16,13 @@ def _no_result_replay(monkeypatch):
     monkeypatch.setenv("APACHETUNE_NO_CACHE", "1")
 
 
+@pytest.fixture(autouse=True)
+def _mpmd_uncalibrated(monkeypatch):
+    """mpmd runs with its built-in stand-ins in tests (a calibration measures httpd for half a
+    minute per MPM); the calibration tests turn it back on with a cache of their own."""
+    monkeypatch.setenv("APACHETUNE_CALIBRATION", "off")
+
+
 # No test may depend on timing it does not control: hypothesis' default 200 ms deadline per
 # example fails a correct example on a busy machine. Every property test runs without one.
 from hypothesis import settings  # noqa: E402

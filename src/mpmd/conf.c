@@ -16,10 +16,10 @@
 
 /* RequestCPU (mpmd's own directive, microseconds of CPU per request): what
  * httpd spends per request in its hooks, filters and per-directory merges,
- * which mpmd does not have. The default is the difference in CPU time per
- * static request between Debian's apache2 2.4 and mpmd with RequestCPU 0,
- * measured by benchmarks/mpmd_bench.py (docs/benchmarks.md). RequestCPU 0
- * measures mpmd alone. */
+ * which mpmd does not have; ConnectionCPU likewise per connection. apachetune
+ * measures both where it runs (validate/calibration.py) and passes them; this
+ * default is what a loaded run here measured, for mpmd started by hand.
+ * RequestCPU 0 and ConnectionCPU 0 measure mpmd alone. */
 #define REQUEST_CPU_DEFAULT_US 18
 
 int conf_defaults(struct conf *c, enum mpm_kind mpm) {
@@ -155,6 +155,7 @@ static const struct int_directive ints[] = {
     {"MaxKeepAliveRequests", OFF(max_keepalive_requests), 0}, {"ListenBacklog", OFF(listen_backlog), 1},
     {"LimitRequestLine", OFF(limit_request_line), 1}, {"LimitRequestFieldSize", OFF(limit_request_fieldsize), 1},
     {"LimitRequestFields", OFF(limit_request_fields), 0}, {"RequestCPU", OFF(request_cpu_us), 0},
+    {"ConnectionCPU", OFF(connection_cpu_us), 0},
 };
 
 struct flag_directive { const char *name; size_t off; }; /* On or Off */

@@ -95,11 +95,16 @@ int main(int argc, char **argv) {
         /* The listener threads poll before accepting, and another process may take the
          * connection first: accept must then fail with EAGAIN, not block the listener. */
         int fl = fcntl(lfd, F_GETFL);
-        fcntl(lfd, F_SETFL, fl | O_NONBLOCK);
+        if (fl < 0 || fcntl(lfd, F_SETFL, fl | O_NONBLOCK) != 0) {
+            fprintf(stderr, "mpmd: fcntl(listener): %s\n", strerror(errno));
+            return 1;
+        }
     }
+    pool_fn pool_of = kind == MPM_PREFORK ? prefork_pool : threaded_pool;
+    struct pool pool;
+    pool_of(&c, &pool);
     struct scoreboard sb;
-    int limit = kind == MPM_PREFORK ? c.max_request_workers : c.max_request_workers / c.threads_per_child;
-    if (sb_create(&sb, limit, c.threads_per_child, err) != MPMD_OK) {
+    if (sb_create(&sb, pool.max_procs, c.threads_per_child, err) != MPMD_OK) {
         fprintf(stderr, "mpmd: %s\n", err);
         return 1;
     }
@@ -111,7 +116,7 @@ int main(int argc, char **argv) {
         (void)n; /* a runner that went away is not our failure */
         close(ready_fd);
     }
-    int rc = kind == MPM_PREFORK ? prefork_run(&c, path, lfd, &sb) : threaded_run(&c, path, lfd, &sb);
+    int rc = mpm_run(&c, path, lfd, &sb, pool_of);
     close(lfd);
     return rc == MPMD_OK ? 0 : 1;
 }

@@ -4,8 +4,9 @@
  *
  * Files: conf.c (directives), request.c (the request head, parsed with no I/O),
  * http.c (connections, static files, status, synthetic app, access log),
- * scoreboard.c (shared memory), prefork.c, threaded.c (worker and event),
- * main.c (start, signals, restart). */
+ * scoreboard.c (shared memory), maintain.c (the parent's pool maintenance and
+ * restarts), prefork.c, threaded.c (worker and event), net.c (sockets, clock),
+ * main.c (options, signals, start). */
 #ifndef MPMD_H
 #define MPMD_H
 
@@ -14,8 +15,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* One convention: a status is MPMD_OK or MPMD_ERR (MPMD_AGAIN: nothing done, try again); a
+ * function that returns a value (a descriptor, a length) returns these negatives instead of it.
+ * http_find_head alone returns an HTTP status, negated, to answer with. */
 #define MPMD_OK 0
 #define MPMD_ERR -1
+#define MPMD_AGAIN -2
 #define MPMD_ERR_LEN 256
 #define MPMD_VERSION "mpmd/0.1"
 
@@ -45,6 +50,8 @@ struct conf {
                                * it reached this server and not another one on the port */
     int request_cpu_us;       /* RequestCPU: CPU spent per request standing for httpd's
                                  request-processing chain (see conf.c) */
+    int connection_cpu_us;    /* ConnectionCPU: CPU spent once per connection (its first
+                                 request) standing for httpd's connection set-up and close */
 };
 
 int conf_defaults(struct conf *c, enum mpm_kind mpm);
@@ -140,16 +147,24 @@ int http_handle_one(struct conn *cn, const struct http_ctx *ctx, int *keep);
 /* Sockets and time (net.c) */
 int net_listen(const char *host, int port, int backlog, char *err);
 /* Accept a connection, set up for HTTP (no Nagle, sends time out after send_timeout_ms).
- * -1: try again (interrupted, lost to another process, aborted, or out of descriptors, after a
- * short back-off); -2: a real error. */
+ * MPMD_AGAIN: try again (interrupted, lost to another process, aborted, or out of descriptors,
+ * after a short back-off); MPMD_ERR: a real error (reported). */
 int net_accept(int lfd, int send_timeout_ms);
 int64_t mpmd_now_ms(void); /* monotonic */
 
-/* The models run until SIGTERM; SIGHUP reloads `path` and replaces the children. */
-int prefork_run(struct conf *c, const char *path, int lfd, struct scoreboard *sb);
-int threaded_run(struct conf *c, const char *path, int lfd, struct scoreboard *sb);
-/* Shared by both: after SIGHUP, reload and tell the old generation to finish. */
-void mpm_restart(struct conf *c, const char *path, struct scoreboard *sb);
+/* A model's pool, as the parent's maintenance (maintain.c) sees it. */
+struct pool {
+    int threads;           /* workers per process */
+    int max_procs;         /* processes at most */
+    int min_idle, max_idle; /* idle workers kept between these */
+    child_main_fn child;   /* what a new process runs */
+    int (*victim)(const struct scoreboard *sb, int max_procs); /* the process to stop, or -1 */
+};
+typedef void (*pool_fn)(const struct conf *c, struct pool *p);
+void prefork_pool(const struct conf *c, struct pool *p);  /* prefork.c */
+void threaded_pool(const struct conf *c, struct pool *p); /* threaded.c: worker and event */
+/* Run the model until SIGTERM; SIGHUP reloads `path` and replaces the children. */
+int mpm_run(struct conf *c, const char *path, int lfd, struct scoreboard *sb, pool_fn model);
 
 extern volatile sig_atomic_t mpmd_stop;
 extern volatile sig_atomic_t mpmd_restart; /* SIGHUP: graceful restart */

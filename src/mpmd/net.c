@@ -27,7 +27,7 @@ int net_listen(const char *host, int port, int backlog, char *err) {
     int fd = socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC, 0);
     if (fd < 0) goto err;
     int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0) goto err;
     if (bind(fd, res->ai_addr, res->ai_addrlen) != 0) goto err;
     if (listen(fd, backlog) != 0) goto err;
     freeaddrinfo(res);
@@ -44,9 +44,10 @@ err:
  * every send, so a client that stops reading a response cannot hold its worker. */
 static void socket_setup(int fd, int send_timeout_ms) {
     int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     struct timeval tv = {send_timeout_ms / 1000, (send_timeout_ms % 1000) * 1000};
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+    if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) != 0 ||
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) != 0) /* served anyway, slower */
+        fprintf(stderr, "mpmd: setsockopt(connection): %s\n", strerror(errno));
 }
 
 int net_accept(int lfd, int send_timeout_ms) {
@@ -60,9 +61,11 @@ int net_accept(int lfd, int send_timeout_ms) {
          * back off instead of spinning, and keep serving the connections already open. */
         struct timespec pause = {0, 10000000};
         nanosleep(&pause, NULL);
-        return -1;
+        return MPMD_AGAIN;
     }
-    return errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK || errno == ECONNABORTED ? -1 : -2;
+    if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK || errno == ECONNABORTED) return MPMD_AGAIN;
+    fprintf(stderr, "mpmd: accept: %s\n", strerror(errno));
+    return MPMD_ERR;
 }
 
 int64_t mpmd_now_ms(void) {

@@ -77,21 +77,6 @@ void sb_signal_children(struct scoreboard *sb, int sig) {
         if (sb->procs[p].pid) kill(sb->procs[p].pid, sig);
 }
 
-/* Graceful restart: the old generation finishes what it holds and exits (its
- * slots free up as the parent reaps it); the caller spawns the new one. */
-void mpm_restart(struct conf *c, const char *path, struct scoreboard *sb) {
-    char err[MPMD_ERR_LEN];
-    if (conf_reload(c, path, sb->server_limit, sb->thread_limit, err) != MPMD_OK) {
-        fprintf(stderr, "mpmd: restart refused, keeping the running configuration: %s\n", err);
-        return;
-    }
-    sb->g->generation++;
-    for (int p = 0; p < sb->server_limit; p++)
-        if (sb->procs[p].pid) sb->procs[p].quiescing = 1;
-    sb_signal_children(sb, SIGUSR1); /* graceful: no connection is dropped */
-    fprintf(stderr, "mpmd: graceful restart, generation %d\n", sb->g->generation);
-}
-
 /* Stop: SIGTERM to every child, SIGKILL to those still there after STOP_GRACE_MS (a request
  * that runs for minutes must not keep the server up), and every one reaped. */
 void sb_stop_children(struct scoreboard *sb) {

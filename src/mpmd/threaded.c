@@ -27,7 +27,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_SPAWN_RATE 32
 #define WORKER_FACTOR_SCALE 16 /* event.c keeps AsyncRequestWorkerFactor in 1/16ths */
 
 /* set_worker_factor: the factor in 1/16ths, at least 1 (a double converted as C does). */
@@ -223,7 +222,120 @@ static int connections_above_limit(const struct child *ch, int tpc) {
     return (unsigned)(conns - lingering) >= (unsigned)tpc + (unsigned)(idle - !ch->listening) * factor;
 }
 
-static void child_main(const struct conf *c, int lfd, struct scoreboard *sb, int slot) {
+/* Accept one connection (if another process did not take it first) and queue it for a worker. */
+static void accept_one(struct child *ch, int *accepted) {
+    int fd = net_accept(ch->lfd, ch->c->timeout_ms);
+    if (fd < 0) return; /* MPMD_AGAIN, or an error net_accept reported: the listener goes on */
+    (*accepted)++;
+    __atomic_fetch_add(&ch->sb->g->total_connections, 1, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&ch->mu);
+    ch->open_conns++;
+    ch->sb->procs[ch->slot].connections = ch->open_conns;
+    push_job(ch, (struct job){fd, 0});
+    pthread_mutex_unlock(&ch->mu);
+}
+
+/* worker: reserve an idle thread before accepting (wait for one if none); the thread keeps the
+ * connection until it ends. A graceful stop ends accepting at once: the threads finish theirs. */
+static void worker_listener(struct child *ch) {
+    int accepted = 0;
+    while (!mpmd_stop && !mpmd_graceful) {
+        if (ch->c->max_connections_per_child && accepted >= ch->c->max_connections_per_child) break;
+        wait_for_idle_worker(ch, 200);
+        if (mpmd_stop || mpmd_graceful) break;
+        struct pollfd pfd = {.fd = ch->lfd, .events = POLLIN};
+        if (poll(&pfd, 1, 200) <= 0) continue;
+        accept_one(ch, &accepted);
+    }
+}
+
+/* event: listen on the socket only while under the connection limit. Caller holds mu. */
+static void event_set_listening(struct child *ch, int tpc) {
+    int can_accept = !mpmd_graceful && !connections_above_limit(ch, tpc);
+    if (can_accept == ch->listening) return;
+    struct epoll_event ev = {.events = EPOLLIN, .data.fd = ch->lfd};
+    if (epoll_ctl(ch->epfd, can_accept ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, ch->lfd, &ev) == 0)
+        ch->listening = can_accept;
+    else
+        fprintf(stderr, "mpmd: epoll_ctl(listener): %s\n", strerror(errno));
+}
+
+/* event: a parked connection became readable (its next request, or its close). Caller holds mu. */
+static void event_parked_ready(struct child *ch, int fd) {
+    struct parked *pk = &ch->parked[fd];
+    if (!pk->deadline) return;
+    if (pk->lingering) {
+        linger_read(ch, fd);
+    } else if (ch->idle - ch->qlen <= 0) {
+        /* As httpd: a keep-alive request does not wait for a worker; with every thread busy
+         * the connection is closed (the client retries, maybe on another process). */
+        pk->lingering = 1;
+        ch->nlingering++;
+        pk->deadline = mpmd_now_ms() + LINGER_MS;
+        __atomic_fetch_add(&ch->sb->g->busy_closed, 1, __ATOMIC_RELAXED);
+        if (shutdown(fd, SHUT_WR) == 0) linger_read(ch, fd);
+        else { pk->deadline = 1; expire_parked_fd(ch, fd); }
+    } else {
+        pk->deadline = 0;
+        ch->nparked--;
+        if (epoll_ctl(ch->epfd, EPOLL_CTL_DEL, fd, NULL) != 0)
+            fprintf(stderr, "mpmd: epoll_ctl(del %d): %s\n", fd, strerror(errno));
+        push_job(ch, (struct job){fd, pk->served});
+    }
+}
+
+/* event: one wait on the process's epoll set; returns whether the listening socket is ready. */
+static int event_poll(struct child *ch, int64_t *next_scan) {
+    struct epoll_event evs[64];
+    int n = epoll_wait(ch->epfd, evs, 64, 100);
+    if (n < 0 && errno != EINTR) fprintf(stderr, "mpmd: epoll_wait: %s\n", strerror(errno));
+    int accept_ready = 0;
+    for (int i = 0; i < n; i++) {
+        int fd = evs[i].data.fd;
+        if (fd == ch->wake[0]) {
+            char drain[64];
+            while (read(ch->wake[0], drain, sizeof(drain)) > 0) {}
+        } else if (fd == ch->lfd) {
+            accept_ready = 1;
+        } else {
+            pthread_mutex_lock(&ch->mu);
+            event_parked_ready(ch, fd);
+            pthread_mutex_unlock(&ch->mu);
+        }
+    }
+    int64_t now = mpmd_now_ms();
+    if (now >= *next_scan) {
+        *next_scan = now + 100;
+        expire_parked(ch, now);
+    }
+    return accept_ready;
+}
+
+/* event: the listener serves the parked connections, and accepts while under the limit. On a
+ * graceful stop it stops accepting and drains its connections before the child exits. */
+static void event_listener(struct child *ch, int tpc) {
+    int accepted = 0;
+    int64_t next_scan = 0;
+    while (!mpmd_stop) {
+        pthread_mutex_lock(&ch->mu);
+        int left = ch->open_conns;
+        event_set_listening(ch, tpc); /* off once told to stop */
+        pthread_mutex_unlock(&ch->mu);
+        if (mpmd_graceful && left == 0) break;
+        if (ch->c->max_connections_per_child && accepted >= ch->c->max_connections_per_child) break;
+        if (!event_poll(ch, &next_scan) || mpmd_graceful) continue;
+        /* As httpd's get_worker(blocking): a new connection is accepted only once an idle
+         * worker is there to take it, and the listener waits for one meanwhile. */
+        wait_for_idle_worker(ch, 100);
+        if (mpmd_stop) break;
+        if (mpmd_graceful) continue;
+        accept_one(ch, &accepted);
+    }
+}
+
+/* A child's set-up: signals, its locks, the wake-up pipe, event's epoll set and parked table.
+ * Any failure ends the child (the parent's maintenance starts another). */
+static void child_init(struct child *ch) {
     struct sigaction sa = {0};
     sa.sa_handler = child_term;
     sigaction(SIGTERM, &sa, NULL);
@@ -231,193 +343,99 @@ static void child_main(const struct conf *c, int lfd, struct scoreboard *sb, int
     sigaction(SIGUSR1, &sa, NULL);
     signal(SIGHUP, SIG_IGN);
     signal(SIGPIPE, SIG_IGN);
-    struct child ch = {.c = c, .sb = sb, .slot = slot, .lfd = lfd, .epfd = -1};
-    pthread_mutex_init(&ch.mu, NULL);
-    pthread_cond_init(&ch.cv, NULL);
-    pthread_cond_init(&ch.idle_cv, NULL);
-    if (pipe2(ch.wake, O_CLOEXEC | O_NONBLOCK) != 0) _exit(1);
-    int tpc = c->threads_per_child;
-    pthread_t *threads = calloc((size_t)tpc, sizeof(*threads));
-    struct worker_arg *args = calloc((size_t)tpc, sizeof(*args));
-    if (c->mpm == MPM_EVENT) {
-        ch.parked = calloc(PARKED_MAX, sizeof(*ch.parked));
-        ch.epfd = epoll_create1(EPOLL_CLOEXEC);
-        struct epoll_event ev = {.events = EPOLLIN, .data.fd = ch.wake[0]};
-        if (!ch.parked || ch.epfd < 0 || epoll_ctl(ch.epfd, EPOLL_CTL_ADD, ch.wake[0], &ev) != 0) _exit(1);
-    }
-    if (!threads || !args) _exit(1);
-    /* Threads that could not be created are dead slots, not idle ones: the parent's
-     * spare-thread count must see only workers that exist (as httpd's worker does, whose
-     * child exits when it cannot create a thread; here it keeps what it has). */
-    int created = 0;
-    for (int t = 0; t < tpc; t++) {
-        args[created] = (struct worker_arg){&ch, t};
-        if (pthread_create(&threads[created], NULL, worker_main, &args[created]) == 0) created++;
-        else sb_set(sb, slot, t, SLOT_DEAD);
-    }
-    if (created == 0) {
-        fprintf(stderr, "mpmd: child %d: no worker thread could be created\n", slot);
+    if (pthread_mutex_init(&ch->mu, NULL) || pthread_cond_init(&ch->cv, NULL) ||
+        pthread_cond_init(&ch->idle_cv, NULL) || pipe2(ch->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+        fprintf(stderr, "mpmd: child %d: set-up failed: %s\n", ch->slot, strerror(errno));
         _exit(1);
     }
-    if (created < tpc) fprintf(stderr, "mpmd: child %d: %d of %d worker threads created\n", slot, created, tpc);
-    tpc = created;
-    int accepted = 0;
-    int64_t next_scan = 0;
-    while (!mpmd_stop) {
-        if (mpmd_graceful) { /* worker: its threads finish their connections; event: drain them here */
-            if (c->mpm == MPM_WORKER) break;
-            pthread_mutex_lock(&ch.mu);
-            int left = ch.open_conns;
-            pthread_mutex_unlock(&ch.mu);
-            if (left == 0) break;
-        }
-        if (c->max_connections_per_child && accepted >= c->max_connections_per_child) break;
-        if (c->mpm == MPM_WORKER) {
-            /* worker: reserve an idle thread before accepting (wait for one if none). */
-            wait_for_idle_worker(&ch, 200);
-            if (mpmd_stop || mpmd_graceful) break;
-            struct pollfd pfd = {.fd = lfd, .events = POLLIN};
-            if (poll(&pfd, 1, 200) <= 0) continue;
-        } else {
-            /* Listen on the socket only while under the connection limit:
-             * ThreadsPerChild + idle threads x AsyncRequestWorkerFactor. */
-            pthread_mutex_lock(&ch.mu);
-            int can_accept = !mpmd_graceful && !connections_above_limit(&ch, tpc);
-            if (can_accept != ch.listening) {
-                struct epoll_event ev = {.events = EPOLLIN, .data.fd = lfd};
-                if (epoll_ctl(ch.epfd, can_accept ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, lfd, &ev) == 0)
-                    ch.listening = can_accept;
-                else
-                    fprintf(stderr, "mpmd: epoll_ctl(listener): %s\n", strerror(errno));
-            }
-            pthread_mutex_unlock(&ch.mu);
-            struct epoll_event evs[64];
-            int n = epoll_wait(ch.epfd, evs, 64, 100);
-            int accept_ready = 0;
-            for (int i = 0; i < n; i++) {
-                int fd = evs[i].data.fd;
-                if (fd == ch.wake[0]) {
-                    char drain[64];
-                    while (read(ch.wake[0], drain, sizeof(drain)) > 0) {}
-                } else if (fd == lfd) {
-                    accept_ready = 1;
-                } else { /* a parked connection has a request (or closed): to a worker */
-                    pthread_mutex_lock(&ch.mu);
-                    if (ch.parked[fd].deadline && ch.parked[fd].lingering) {
-                        linger_read(&ch, fd);
-                    } else if (ch.parked[fd].deadline && ch.idle - ch.qlen <= 0) {
-                        /* As httpd: a keep-alive request does not wait for a worker; with
-                         * every thread busy the connection is closed (the client retries). */
-                        ch.parked[fd].lingering = 1;
-                        ch.nlingering++;
-                        ch.parked[fd].deadline = mpmd_now_ms() + LINGER_MS;
-                        __atomic_fetch_add(&sb->g->busy_closed, 1, __ATOMIC_RELAXED);
-                        if (shutdown(fd, SHUT_WR) == 0) linger_read(&ch, fd);
-                        else { ch.parked[fd].deadline = 1; expire_parked_fd(&ch, fd); }
-                    } else if (ch.parked[fd].deadline) {
-                        ch.parked[fd].deadline = 0;
-                        ch.nparked--;
-                        if (epoll_ctl(ch.epfd, EPOLL_CTL_DEL, fd, NULL) != 0)
-                            fprintf(stderr, "mpmd: epoll_ctl(del %d): %s\n", fd, strerror(errno));
-                        push_job(&ch, (struct job){fd, ch.parked[fd].served});
-                    }
-                    pthread_mutex_unlock(&ch.mu);
-                }
-            }
-            int64_t now = mpmd_now_ms();
-            if (now >= next_scan) {
-                next_scan = now + 100;
-                expire_parked(&ch, now);
-            }
-            if (!accept_ready || mpmd_graceful) continue;
-            /* As httpd's get_worker(blocking): a new connection is accepted only once an idle
-             * worker is there to take it, and the listener waits for one meanwhile. */
-            wait_for_idle_worker(&ch, 100);
-            if (mpmd_stop) break;
-            if (mpmd_graceful) continue;
-        }
-        int fd = net_accept(lfd, c->timeout_ms);
-        if (fd < 0) continue;
-        accepted++;
-        __atomic_fetch_add(&sb->g->total_connections, 1, __ATOMIC_RELAXED);
-        pthread_mutex_lock(&ch.mu);
-        ch.open_conns++;
-        sb->procs[slot].connections = ch.open_conns;
-        push_job(&ch, (struct job){fd, 0});
-        pthread_mutex_unlock(&ch.mu);
+    if (ch->c->mpm != MPM_EVENT) return;
+    ch->parked = calloc(PARKED_MAX, sizeof(*ch->parked));
+    ch->epfd = epoll_create1(EPOLL_CLOEXEC);
+    struct epoll_event ev = {.events = EPOLLIN, .data.fd = ch->wake[0]};
+    if (!ch->parked || ch->epfd < 0 || epoll_ctl(ch->epfd, EPOLL_CTL_ADD, ch->wake[0], &ev) != 0) {
+        fprintf(stderr, "mpmd: child %d: epoll set-up failed: %s\n", ch->slot, strerror(errno));
+        _exit(1);
     }
-    /* Exit: stop accepting, let workers finish what they hold. Parked keep-alive connections
-     * whose next request has arrived are answered (with Connection: close), the idle ones
-     * closed without a reset. */
-    pthread_mutex_lock(&ch.mu);
-    if (ch.parked && !mpmd_stop)
-        for (int fd = 0; fd <= ch.maxfd; fd++) {
-            if (!ch.parked[fd].deadline) continue;
+}
+
+/* Start the worker threads; returns how many exist. Threads that could not be created are dead
+ * slots, not idle ones: the parent's spare-thread count must see only workers that exist (as
+ * httpd's worker does, whose child exits when it cannot create a thread; here it keeps what it
+ * has). */
+static int start_workers(struct child *ch, pthread_t *threads, struct worker_arg *args) {
+    int tpc = ch->c->threads_per_child, created = 0;
+    for (int t = 0; t < tpc; t++) {
+        args[created] = (struct worker_arg){ch, t};
+        int rc = pthread_create(&threads[created], NULL, worker_main, &args[created]);
+        if (rc == 0) {
+            created++;
+            continue;
+        }
+        sb_set(ch->sb, ch->slot, t, SLOT_DEAD);
+        fprintf(stderr, "mpmd: child %d: pthread_create: %s\n", ch->slot, strerror(rc));
+    }
+    if (created == 0) {
+        fprintf(stderr, "mpmd: child %d: no worker thread could be created\n", ch->slot);
+        _exit(1);
+    }
+    if (created < tpc) fprintf(stderr, "mpmd: child %d: %d of %d worker threads created\n", ch->slot, created, tpc);
+    return created;
+}
+
+/* Exit: stop accepting, let workers finish what they hold. Parked keep-alive connections whose
+ * next request has arrived are answered (with Connection: close), the idle ones closed
+ * without a reset. */
+static void child_finish(struct child *ch, pthread_t *threads, int tpc) {
+    pthread_mutex_lock(&ch->mu);
+    if (ch->parked && !mpmd_stop)
+        for (int fd = 0; fd <= ch->maxfd; fd++) {
+            if (!ch->parked[fd].deadline) continue;
             struct pollfd pfd = {.fd = fd, .events = POLLIN};
-            if (!ch.parked[fd].lingering && poll(&pfd, 1, 0) == 1) {
-                ch.parked[fd].deadline = 0;
-                ch.nparked--;
-                epoll_ctl(ch.epfd, EPOLL_CTL_DEL, fd, NULL);
-                push_job(&ch, (struct job){fd, ch.parked[fd].served});
+            if (!ch->parked[fd].lingering && poll(&pfd, 1, 0) == 1) {
+                ch->parked[fd].deadline = 0;
+                ch->nparked--;
+                (void)epoll_ctl(ch->epfd, EPOLL_CTL_DEL, fd, NULL); /* the child is leaving: the set goes too */
+                push_job(ch, (struct job){fd, ch->parked[fd].served});
             } else {
-                ch.parked[fd].lingering = 0;
-                shutdown(fd, SHUT_WR);
+                ch->parked[fd].lingering = 0;
+                (void)shutdown(fd, SHUT_WR); /* a peer already gone: close below is all there is */
             }
         }
-    ch.stopping = 1;
-    pthread_cond_broadcast(&ch.cv);
-    pthread_mutex_unlock(&ch.mu);
+    ch->stopping = 1;
+    pthread_cond_broadcast(&ch->cv);
+    pthread_mutex_unlock(&ch->mu);
     for (int t = 0; t < tpc; t++) pthread_join(threads[t], NULL);
-    if (ch.parked)
-        for (int fd = 0; fd <= ch.maxfd; fd++)
-            if (ch.parked[fd].deadline) {
+    if (ch->parked)
+        for (int fd = 0; fd <= ch->maxfd; fd++)
+            if (ch->parked[fd].deadline) {
                 char sink[512]; /* what arrived since: read, so that close sends no reset */
                 while (recv(fd, sink, sizeof(sink), MSG_DONTWAIT) > 0) {}
                 close(fd);
             }
+}
+
+static void child_main(const struct conf *c, int lfd, struct scoreboard *sb, int slot) {
+    struct child ch = {.c = c, .sb = sb, .slot = slot, .lfd = lfd, .epfd = -1};
+    child_init(&ch);
+    pthread_t *threads = calloc((size_t)c->threads_per_child, sizeof(*threads));
+    struct worker_arg *args = calloc((size_t)c->threads_per_child, sizeof(*args));
+    if (!threads || !args) _exit(1);
+    int tpc = start_workers(&ch, threads, args);
+    if (c->mpm == MPM_WORKER) worker_listener(&ch);
+    else event_listener(&ch, tpc);
+    child_finish(&ch, threads, tpc);
     _exit(0);
 }
 
-static int spawn(const struct conf *c, int lfd, struct scoreboard *sb, int max_procs) {
-    return sb_spawn(sb, max_procs, c->threads_per_child, child_main, c, lfd);
+/* Above MaxSpareThreads: the newest process not already stopping. */
+static int newest_child(const struct scoreboard *sb, int max_procs) {
+    for (int s = max_procs - 1; s >= 0; s--)
+        if (sb->procs[s].pid && !sb->procs[s].quiescing) return s;
+    return -1;
 }
 
-int threaded_run(struct conf *c, const char *path, int lfd, struct scoreboard *sb) {
-    int max_procs = c->max_request_workers / c->threads_per_child;
-    for (int i = 0; i < c->start_servers; i++) spawn(c, lfd, sb, max_procs);
-    int spawn_rate = 1;
-    struct timespec tick = {1, 0};
-    while (!mpmd_stop) {
-        nanosleep(&tick, NULL);
-        sb_reap(sb);
-        if (mpmd_stop) break;
-        if (mpmd_restart) {
-            mpmd_restart = 0;
-            mpm_restart(c, path, sb);
-            max_procs = c->max_request_workers / c->threads_per_child;
-            for (int i = 0; i < c->start_servers; i++) spawn(c, lfd, sb, max_procs);
-            spawn_rate = 1;
-            continue;
-        }
-        int busy, idle, procs;
-        sb_count(sb, &busy, &idle, &procs);
-        if (idle > c->max_spare_threads && procs > 1) {
-            for (int s = max_procs - 1; s >= 0; s--)
-                if (sb->procs[s].pid && !sb->procs[s].quiescing) {
-                    sb->procs[s].quiescing = 1;
-                    kill(sb->procs[s].pid, SIGUSR1); /* graceful: it finishes its connections */
-                    break;
-                }
-            spawn_rate = 1;
-        } else if (idle < c->min_spare_threads && procs < max_procs) {
-            int made = 0;
-            for (int i = 0; i < spawn_rate && procs + made < max_procs; i++)
-                if (spawn(c, lfd, sb, max_procs) == MPMD_OK) made++;
-            if (made && spawn_rate < MAX_SPAWN_RATE) spawn_rate *= 2;
-        } else {
-            spawn_rate = 1;
-        }
-    }
-    sb_stop_children(sb); /* graceful stop: every child is told, and every one is reaped */
-    return MPMD_OK;
+void threaded_pool(const struct conf *c, struct pool *p) {
+    *p = (struct pool){.threads = c->threads_per_child, .max_procs = c->max_request_workers / c->threads_per_child,
+                       .min_idle = c->min_spare_threads, .max_idle = c->max_spare_threads, .child = child_main,
+                       .victim = newest_child};
 }

@@ -32,6 +32,7 @@ COMMANDS = {
     "explain": ("explain", "Explain a lint rule: why it matters and how to fix it."),
     "generate": ("generate", "Write a tuned MPM section (new file or minimal edit)."),
     "lint": ("lint", "Lint a configuration: httpd's checks, MPM sizing, tuning."),
+    "mpmd": ("mpmd", "Calibrate the bundled server (mpmd) on this machine."),
     "parse": ("parse", "Show the configuration httpd would read (or as JSON)."),
     "restore": ("restore", "Restore the files of a backup run (all or nothing)."),
     "rules": ("rules", "List the lint rules (id, severity, name, title)."),

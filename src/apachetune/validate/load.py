@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from apachetune.errors import UsageError
@@ -326,9 +327,10 @@ def wrk_available() -> bool:
 
 
 def wrk_closed_loop(host: str, port: int, path: str, concurrency: int, duration: float,
-                    keepalive: bool = True) -> dict:
+                    keepalive: bool = True, wrapper: Sequence[str] = ()) -> dict:
     """Closed-loop throughput with wrk (faster than the asyncio client); a JSON summary from a Lua
-    done() hook: requests, duration, errors by kind, latency percentiles."""
+    done() hook: requests, duration, errors by kind, latency percentiles. `wrapper` runs wrk
+    under another command (e.g. `taskset -c 1`)."""
     import json
     import subprocess
     import tempfile
@@ -341,7 +343,7 @@ def wrk_closed_loop(host: str, port: int, path: str, concurrency: int, duration:
                "-s", script.name]
         if not keepalive:
             cmd += ["-H", "Connection: close"]
-        proc = subprocess.Popen([*cmd, f"http://{host}:{port}{path}"], stdout=subprocess.PIPE,
+        proc = subprocess.Popen([*wrapper, *cmd, f"http://{host}:{port}{path}"], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
         try:
             # Waited for in short slices: an interrupt (Ctrl-C, SIGTERM) lands between them, and

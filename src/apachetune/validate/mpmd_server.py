@@ -50,8 +50,11 @@ class MpmdError(ApachetuneError):
     pass
 
 
-def _digest(src: Path) -> str:
+def source_digest() -> str:
+    """A short hash of mpmd's sources: names its build in the cache, and what its calibration
+    (validate/calibration.py) was measured with."""
     h = hashlib.sha1()
+    src = mpmd_src_dir()
     for name in sources():
         h.update((src / name).read_bytes())
     return h.hexdigest()[:12]
@@ -62,7 +65,7 @@ def binary() -> Path:
     local = src / "mpmd"
     if local.exists() and all(local.stat().st_mtime >= (src / n).stat().st_mtime for n in sources()):
         return local  # built by `make`
-    out = cache_dir() / f"mpmd-{_digest(src)}"
+    out = cache_dir() / f"mpmd-{source_digest()}"
     if out.exists():
         return out
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")

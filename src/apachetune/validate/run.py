@@ -6,10 +6,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 
+from apachetune.validate import calibration
 from apachetune.validate.load import closed_loop
 from apachetune.validate.plans import PLANS, PlanRun
 from apachetune.validate.results import ValidationReport, ValidationSetup, Verdict, point
-from apachetune.validate.targets import make_target
+from apachetune.validate.targets import Target, make_target
 
 
 def run_plans(setup: ValidationSetup, plans: Iterable[str], progress: Callable[[str], None] = lambda s: None
@@ -20,12 +21,24 @@ def run_plans(setup: ValidationSetup, plans: Iterable[str], progress: Callable[[
     if unknown:
         raise ValueError(f"unknown plan(s) {sorted(unknown)}; known: {', '.join(PLANS)}")
     report = ValidationReport(setup)
-    with make_target(setup.target, setup.mpm, setup.directives) as target:
+    with start_target(setup, report, progress) as target:
         time.sleep(1.2)  # one maintenance cycle: let the pool form
         for name, plan in PLANS.items():
             if name in asked:
                 plan(PlanRun(setup, target, report, progress))
     return report
+
+
+def start_target(setup: ValidationSetup, report: ValidationReport, progress: Callable[[str], None]) -> Target:
+    """The target of `setup`, to be entered. mpmd also gets the CPU stand-ins calibrated for this
+    machine (measured now if they never were), and the report says which it ran with."""
+    directives = setup.directives
+    if setup.target == "mpmd":
+        standins, note = calibration.for_mpm(setup.mpm, progress)
+        directives = {**standins, **directives}
+        if note not in report.notes:
+            report.notes.append(note)
+    return make_target(setup.target, setup.mpm, directives)
 
 
 def compare_table(reports: dict[str, ValidationReport]) -> list[list[str]]:
@@ -67,7 +80,7 @@ def before_after(before: ValidationSetup, after: ValidationSetup, progress: Call
     results = {}
     for label, setup in (("before", before), ("after", after)):
         progress(f"{label}: {conc} connections")
-        with make_target(setup.target, setup.mpm, setup.directives) as target:
+        with start_target(setup, report, progress) as target:
             time.sleep(1.2)
             r = closed_loop(target.host, target.port, path, conc, setup.duration)
         results[label] = r

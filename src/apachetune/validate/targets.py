@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
 
 import psutil
@@ -13,6 +14,7 @@ import psutil
 from apachetune import httpd
 from apachetune.errors import ApachetuneError
 from apachetune.validate.mpmd_server import MpmdServer, free_port
+from apachetune.validate.mpmd_server import binary as mpmd_binary
 from apachetune.validate.processes import (
     TOKEN_HEADER,
     NotOurServer,
@@ -68,9 +70,9 @@ class Target:
 
 
 class MpmdTarget(Target):
-    def __init__(self, mpm: str, directives: dict):
+    def __init__(self, mpm: str, directives: dict, wrapper: Sequence[str] = ()):
         self.name = f"mpmd {mpm}"
-        self.server = MpmdServer(mpm, directives)
+        self.server = MpmdServer(mpm, directives, command=[*wrapper, str(mpmd_binary())] if wrapper else None)
         self.port = self.server.port
         self.docroot = self.server.docroot
 
@@ -88,7 +90,8 @@ class MpmdTarget(Target):
 
 
 class HttpdTarget(Target):
-    def __init__(self, mpm: str, directives: dict):
+    def __init__(self, mpm: str, directives: dict, wrapper: Sequence[str] = ()):
+        self.wrapper = tuple(wrapper)
         if httpd.binary() is None:
             raise TargetError("--target httpd needs Apache httpd (apache2 or httpd) installed")
         self.name = f"httpd {mpm}"
@@ -114,7 +117,7 @@ class HttpdTarget(Target):
         self.proc = None
 
     def __enter__(self):
-        self.proc = httpd.start_foreground(self.tmp / "httpd.conf")
+        self.proc = httpd.start_foreground(self.tmp / "httpd.conf", wrapper=self.wrapper)
         try:  # any status will do: httpd is up once it answers
             wait_until_serving(self.proc, f"http://127.0.0.1:{self.port}/index.html", 15, any_status=True,
                                token=self.token)
@@ -139,9 +142,10 @@ class HttpdTarget(Target):
         shutil.rmtree(self.docroot, ignore_errors=True)
 
 
-def make_target(kind: str, mpm: str, directives: dict) -> Target:
+def make_target(kind: str, mpm: str, directives: dict, wrapper: Sequence[str] = ()) -> Target:
+    """`wrapper` runs the server under another command (e.g. `taskset -c 0`)."""
     if kind == "mpmd":
-        return MpmdTarget(mpm, directives)
+        return MpmdTarget(mpm, directives, wrapper)
     if kind == "httpd":
-        return HttpdTarget(mpm, directives)
+        return HttpdTarget(mpm, directives, wrapper)
     raise TargetError(f"unknown target {kind!r} (mpmd or httpd)")

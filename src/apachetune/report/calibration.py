@@ -1,0 +1,24 @@
+"""mpmd's calibration (apachetune mpmd calibrate / show) rendered for a terminal."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from apachetune.console import out
+from apachetune.validate.calibration import Calibration
+
+
+def print_calibrations(calibrations: list[Calibration], machine: dict[str, str]) -> None:
+    """Per MPM: the stand-ins mpmd runs with here, and the CPU per request they come from."""
+    table = Table(title=f"mpmd calibration: {machine['cpu']} x {machine['cpus']}, kernel {machine['kernel']}, "
+                        f"httpd {machine['httpd'] or '-'}")
+    for col in ("MPM", "RequestCPU", "ConnectionCPU", "httpd µs/req", "mpmd alone", "measured"):
+        table.add_column(col)
+    for c in calibrations:
+        table.add_row(c.mpm, f"{c.request_us} µs", f"{c.connection_us} µs",
+                      f"{c.httpd_keepalive_us:.1f} / {c.httpd_close_us:.1f}",
+                      f"{c.mpmd_keepalive_us:.1f} / {c.mpmd_close_us:.1f}",
+                      f"{c.measured_at}")
+    out.print(table)
+    out.print("µs/req: CPU per request with keep-alive / with a connection per request. validate runs mpmd "
+              "with these stand-ins on this machine (docs/mpmd.md).")

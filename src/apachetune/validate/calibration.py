@@ -1,0 +1,243 @@
+"""mpmd calibrated where it runs: what httpd spends per request and per connection that mpmd
+does not, measured side by side on this machine.
+
+mpmd's `RequestCPU` and `ConnectionCPU` burn CPU standing for httpd's hooks, filters and
+per-directory merges (per request) and its connection pools, hooks and lingering close (per
+connection). How much that is depends on the CPU, the kernel and the httpd build, so a value
+measured on one machine does not carry to another (on the same two cores the difference was
+18 µs a request on a loaded run and 6-10 µs on a quiet one). `measure` runs httpd and mpmd
+(with both stand-ins at 0) in turn, each serving a small file to 10 and to 200 clients, with
+keep-alive and with a connection per request, and takes the median difference in CPU time per
+request: keep-alive gives RequestCPU, the rest of the close case ConnectionCPU (the mean over 10 and 200 clients). Then mpmd runs
+with them, and what it still spends beyond httpd (spending them costs a little) is taken off. CPU time per
+request, not throughput, is compared: it is what a CPU-bound server's throughput follows, and
+a busy machine moves it far less than it moves throughput.
+
+Results are kept per MPM in the cache directory with the identity of what they were measured
+on (CPU model and count, kernel, httpd version, mpmd's sources): a change of any recalibrates.
+Without httpd there is nothing to measure against: mpmd's built-in default is used and the
+validation report says so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import psutil
+
+from apachetune import httpd
+from apachetune.paths import private_cache_dir, read_private, write_private
+from apachetune.validate.load import closed_loop, wrk_available, wrk_closed_loop
+from apachetune.validate.mpmd_server import source_digest
+from apachetune.validate.targets import make_target
+
+# mpmd's built-in stand-ins (src/mpmd/conf.c): used where nothing was measured.
+DEFAULT_REQUEST_US = 18
+DEFAULT_CONNECTION_US = 0
+CACHE_NAME = "mpmd-calibration.json"
+ROUNDS = 3  # of each server; the medians are kept
+# Loads measured: a few clients and many, each with keep-alive and with a connection per request.
+# httpd's CPU per request grows with its concurrency (more processes and threads to switch
+# between: 29 -> 34 µs a request for prefork from 10 to 300 clients here) and mpmd's far less,
+# so the stand-ins are the mean of both: one value cannot be right at every load, and the mean
+# is least wrong at either end.
+CONCURRENCY = (10, 200)
+LOADS = [(c, keepalive) for c in CONCURRENCY for keepalive in (True, False)]
+# The pools both servers run with: started in full, so nothing is forked while CPU is counted.
+SECTIONS = {
+    "prefork": {"StartServers": 220, "MinSpareServers": 200, "MaxSpareServers": 256, "ServerLimit": 256,
+                "MaxRequestWorkers": 256, "MaxConnectionsPerChild": 0},
+    "worker": {"StartServers": 10, "ServerLimit": 10, "ThreadLimit": 25, "ThreadsPerChild": 25,
+               "MaxRequestWorkers": 250, "MinSpareThreads": 25, "MaxSpareThreads": 250},
+    "event": {"StartServers": 10, "ServerLimit": 10, "ThreadLimit": 25, "ThreadsPerChild": 25,
+              "MaxRequestWorkers": 250, "MinSpareThreads": 25, "MaxSpareThreads": 250},
+}
+COMMON = {"KeepAlive": "On", "KeepAliveTimeout": 5, "MaxKeepAliveRequests": 0, "Timeout": 60}
+
+
+@dataclass
+class Calibration:
+    """One MPM's stand-ins and the measurements they come from (µs of CPU per request)."""
+
+    mpm: str
+    request_us: int
+    connection_us: int
+    httpd_keepalive_us: float
+    mpmd_keepalive_us: float
+    httpd_close_us: float
+    mpmd_close_us: float
+    checked_keepalive_us: float  # mpmd with the first estimate, before its overshoot is taken off
+    checked_close_us: float
+    rounds: int
+    seconds: float
+    measured_at: str
+
+    def directives(self) -> dict[str, int]:
+        return {"RequestCPU": self.request_us, "ConnectionCPU": self.connection_us}
+
+    def describe(self) -> str:
+        return (f"mpmd calibrated on this machine ({self.measured_at}): RequestCPU {self.request_us} µs, "
+                f"ConnectionCPU {self.connection_us} µs (httpd {self.httpd_keepalive_us:.1f} / "
+                f"{self.httpd_close_us:.1f} µs of CPU per keep-alive / per-connection request, mpmd without "
+                f"them {self.mpmd_keepalive_us:.1f} / {self.mpmd_close_us:.1f})")
+
+
+def machine() -> dict[str, str]:
+    """What a calibration holds for: it is measured again when any of these changes."""
+    model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"cpu": model or platform.processor() or platform.machine(), "cpus": str(os.cpu_count() or 1),
+            "kernel": platform.release(), "httpd": httpd.version() or "", "mpmd": source_digest()}
+
+
+def stored() -> dict[str, Calibration]:
+    """This machine's calibrations by MPM (none when they were measured elsewhere)."""
+    directory = private_cache_dir("calibration")
+    raw = read_private(directory, CACHE_NAME, 1 << 20) if directory else None
+    try:
+        data = json.loads(raw) if raw else {}
+        if data.get("machine") != machine():
+            return {}
+        return {mpm: Calibration(**entry) for mpm, entry in data.get("mpms", {}).items()}
+    except (ValueError, TypeError, AttributeError):
+        return {}  # a damaged entry is measured again, never trusted
+
+
+def store(calibration: Calibration) -> None:
+    directory = private_cache_dir("calibration")
+    if directory is None:
+        return
+    mpms = {mpm: asdict(c) for mpm, c in stored().items()}
+    mpms[calibration.mpm] = asdict(calibration)
+    write_private(directory, CACHE_NAME, json.dumps({"machine": machine(), "mpms": mpms}, indent=1).encode())
+
+
+def _pinning() -> tuple[list[str], list[str]]:
+    """Server on CPU 0 and client on CPU 1 when taskset and two CPUs allow (as `make bench`), so
+    that the two do not steal each other's cache and core."""
+    try:
+        cpus = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = []
+    if len(cpus) < 2 or not shutil.which("taskset") or not wrk_available():
+        return [], []
+    return ["taskset", "-c", str(cpus[0])], ["taskset", "-c", str(cpus[1])]
+
+
+def server_cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a server: its processes, and the children it has reaped."""
+    try:
+        parent = psutil.Process(pid)
+        procs = [parent, *parent.children(recursive=True)]
+    except psutil.Error:
+        return 0.0
+    total = 0.0
+    for p in procs:
+        try:
+            t = p.cpu_times()
+        except psutil.Error:
+            continue
+        total += t.user + t.system + (t.children_user + t.children_system if p.pid == pid else 0.0)
+    return total
+
+
+def cpu_per_request(kind: str, mpm: str, directives: dict, seconds: float,
+                    pins: tuple[list[str], list[str]]) -> dict[tuple[int, bool], float]:
+    """Microseconds of the server's CPU per request under each of LOADS, one closed-loop run
+    each, on one fresh server."""
+    server_pin, client_pin = pins
+    out = {}
+    with make_target(kind, mpm, directives, server_pin) as target:
+        for conc, keepalive in LOADS:
+            # connections opened, first requests served, lazy set-up done: not counted
+            closed_loop(target.host, target.port, "/index.html", conc, 0.3, keepalive)
+            before = server_cpu_seconds(target.proc.pid)
+            requests = _load(target, conc, keepalive, seconds, client_pin)
+            out[conc, keepalive] = (server_cpu_seconds(target.proc.pid) - before) / max(1, requests) * 1e6
+    return out
+
+
+def _load(target, conc: int, keepalive: bool, seconds: float, client_pin: list[str]) -> int:
+    if wrk_available():
+        result = wrk_closed_loop(target.host, target.port, "/index.html", conc, seconds, keepalive,
+                                 wrapper=client_pin)
+        return int(result["requests_ok"])
+    return closed_loop(target.host, target.port, "/index.html", conc, seconds, keepalive).ok
+
+
+def measure(mpm: str, seconds: float = 1.0, rounds: int = ROUNDS,
+            progress: Callable[[str], None] = lambda s: None) -> Calibration:
+    """Measure httpd against mpmd (stand-ins at 0) for one MPM; the two alternate which goes
+    first each round, so that drift on a shared machine spreads over both."""
+    if httpd.binary() is None:
+        raise FileNotFoundError("calibrating mpmd needs Apache httpd (apache2 or httpd) installed")
+    pins = _pinning()
+    base = {**SECTIONS[mpm], **COMMON}
+    runs: dict[tuple[str, tuple[int, bool]], list[float]] = {}
+
+    def run(kind: str, label: str, directives: dict, round_no: int) -> None:
+        progress(f"calibrating mpmd {mpm}: {label} (round {round_no + 1}/{rounds})")
+        for load, us in cpu_per_request(kind, mpm, directives, seconds, pins).items():
+            runs.setdefault((label, load), []).append(us)
+
+    def mean(label: str, keepalive: bool) -> float:
+        """The median over rounds, averaged over the concurrencies."""
+        return statistics.fmean(statistics.median(runs[label, (c, keepalive)]) for c in CONCURRENCY)
+
+    for i in range(rounds):
+        for kind in ("httpd", "mpmd") if i % 2 == 0 else ("mpmd", "httpd"):
+            run(kind, kind, base if kind == "httpd" else {**base, "RequestCPU": 0, "ConnectionCPU": 0}, i)
+    h_ka, h_close, m_ka, m_close = mean("httpd", True), mean("httpd", False), mean("mpmd", True), mean("mpmd", False)
+    request = max(0.0, h_ka - m_ka)
+    connection = max(0.0, (h_close - m_close) - request)
+    # Checked: mpmd with these stand-ins spends a little more than they say (spending them reads
+    # the thread's CPU clock, a system call, and overshoots by part of a slice: ~4 µs a request
+    # measured here); what it spends beyond httpd is taken off.
+    check = {**base, "RequestCPU": round(request), "ConnectionCPU": round(connection)}
+    for i in range(rounds):
+        run("mpmd", "check", check, i)
+    c_ka, c_close = mean("check", True), mean("check", False)
+    over_request = c_ka - h_ka
+    over_connection = (c_close - h_close) - over_request
+    return Calibration(mpm, max(0, round(request - over_request)), max(0, round(connection - over_connection)),
+                       round(h_ka, 1), round(m_ka, 1), round(h_close, 1), round(m_close, 1), round(c_ka, 1),
+                       round(c_close, 1), rounds, seconds, time.strftime("%Y-%m-%d"))
+
+
+def for_mpm(mpm: str, progress: Callable[[str], None] = lambda s: None) -> tuple[dict[str, int], str]:
+    """mpmd's stand-in directives for `mpm` on this machine and a note saying where they come
+    from: the stored calibration; else measured now when httpd is installed (and stored);
+    else mpmd's defaults, with a warning. APACHETUNE_CALIBRATION=off uses the defaults."""
+    defaults = {"RequestCPU": DEFAULT_REQUEST_US, "ConnectionCPU": DEFAULT_CONNECTION_US}
+    if os.environ.get("APACHETUNE_CALIBRATION", "").lower() == "off":
+        return defaults, (f"mpmd not calibrated (APACHETUNE_CALIBRATION=off): its defaults RequestCPU "
+                          f"{DEFAULT_REQUEST_US} µs, ConnectionCPU {DEFAULT_CONNECTION_US} µs")
+    known = stored().get(mpm)
+    if known is not None:
+        return known.directives(), known.describe()
+    if httpd.binary() is None:
+        return defaults, (f"mpmd is not calibrated on this machine (no httpd to measure it against): it runs "
+                          f"with its defaults, RequestCPU {DEFAULT_REQUEST_US} µs and ConnectionCPU "
+                          f"{DEFAULT_CONNECTION_US} µs, measured elsewhere; its throughput here may differ "
+                          "from httpd's by a third (docs/mpmd.md)")
+    try:
+        seconds = min(30.0, max(1.0, float(os.environ.get("APACHETUNE_CALIBRATION_SECONDS", "1"))))
+    except ValueError:
+        seconds = 1.0
+    calibration = measure(mpm, seconds=seconds, rounds=ROUNDS, progress=progress)
+    store(calibration)
+    return calibration.directives(), calibration.describe() + "; measured now, kept for the next runs"

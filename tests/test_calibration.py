@@ -1,0 +1,146 @@
+"""mpmd's calibration where it runs: ConnectionCPU in the server, the kept calibration and its
+identity, what validate runs mpmd with (calibrated, measured on first use, or the defaults with a
+warning), and `apachetune mpmd calibrate / show`."""
+
+import json
+import socket
+
+import psutil
+import pytest
+from click.testing import CliRunner
+
+from apachetune.cli import cli
+from apachetune.validate import calibration
+from apachetune.validate.calibration import Calibration, server_cpu_seconds
+from apachetune.validate.mpmd_server import MpmdServer
+from httpd_oracle import needs_httpd
+
+
+@pytest.fixture
+def own_cache(tmp_path, monkeypatch):
+    """A private cache for the calibration, and validate's automatic one not turned off."""
+    monkeypatch.setenv("APACHETUNE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("APACHETUNE_CALIBRATION", raising=False)
+    return tmp_path / "cache"
+
+
+def _sample(mpm="worker", request=7, connection=11):
+    return Calibration(mpm, request, connection, 30.0, 23.0, 52.0, 34.0, 32.0, 54.0, 3, 2.0, "2026-11-23")
+
+
+def _get(port: int, keepalive: bool, n: int) -> None:
+    """n requests: on one connection (keep-alive) or a connection each."""
+    conn = "keep-alive" if keepalive else "close"
+    req = f"GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: {conn}\r\n\r\n".encode()
+    sock = None
+    for _ in range(n):
+        if sock is None:
+            sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        sock.sendall(req)
+        data = b""
+        while b"hello from mpmd" not in data:
+            chunk = sock.recv(4096)
+            assert chunk, "connection closed before the response"
+            data += chunk
+        if not keepalive:
+            sock.close()
+            sock = None
+    if sock is not None:
+        sock.close()
+
+
+def test_connection_cpu_is_spent_once_per_connection():
+    """ConnectionCPU stands for httpd's per-connection work: 8 requests on 8 connections spend
+    it 8 times, 8 keep-alive requests on one connection once. CPU time, not wall time: the
+    server spends it on its own thread clock, so a busy machine does not change the count."""
+    spent = {}
+    for keepalive in (False, True):
+        with MpmdServer("prefork", {"StartServers": 1, "MinSpareServers": 1, "MaxSpareServers": 2,
+                                    "RequestCPU": 0, "ConnectionCPU": 50000}) as server:
+            before = server_cpu_seconds(server.proc.pid)
+            _get(server.port, keepalive, 8)
+            spent[keepalive] = server_cpu_seconds(server.proc.pid) - before
+    tick = 0.02  # CPU times are counted in clock ticks (10 ms), once in the child, once reaped
+    assert spent[False] >= 8 * 0.050 - tick, spent
+    assert 0.050 - tick <= spent[True] < 3 * 0.050, spent
+
+
+def test_kept_calibration_holds_only_for_the_machine_it_was_measured_on(own_cache, monkeypatch):
+    assert calibration.stored() == {}
+    calibration.store(_sample("worker"))
+    calibration.store(_sample("event", 9, 13))
+    kept = calibration.stored()
+    assert kept["worker"].directives() == {"RequestCPU": 7, "ConnectionCPU": 11}
+    assert kept["event"].directives() == {"RequestCPU": 9, "ConnectionCPU": 13}
+    entry = own_cache / "calibration" / calibration.CACHE_NAME
+    assert entry.stat().st_mode & 0o077 == 0
+    # Another CPU, kernel, httpd or mpmd build: nothing carries over.
+    for key, value in (("cpu", "another CPU"), ("kernel", "0.0"), ("httpd", "2.4.29"), ("mpmd", "0" * 12)):
+        changed = {**calibration.machine(), key: value}
+        monkeypatch.setattr(calibration, "machine", lambda changed=changed: changed)
+        assert calibration.stored() == {}, key
+    monkeypatch.undo()
+    monkeypatch.setenv("APACHETUNE_CACHE", str(own_cache))
+    assert set(calibration.stored()) == {"worker", "event"}
+    entry.write_text("{not json")
+    assert calibration.stored() == {}  # damaged: measured again, never trusted
+    entry.write_text(json.dumps({"machine": calibration.machine(), "mpms": {"worker": {"mpm": "worker"}}}))
+    assert calibration.stored() == {}
+
+
+def test_without_httpd_validate_runs_the_defaults_and_says_so(own_cache, monkeypatch):
+    monkeypatch.setattr(calibration.httpd, "binary", lambda: None)
+    directives, note = calibration.for_mpm("prefork")
+    assert directives == {"RequestCPU": calibration.DEFAULT_REQUEST_US, "ConnectionCPU": 0}
+    assert "not calibrated on this machine" in note and "no httpd" in note
+
+
+def test_validate_reports_the_calibration_mpmd_ran_with(own_cache):
+    calibration.store(_sample("worker", 3, 4))
+    result = CliRunner().invoke(cli, ["validate", "--mpm", "worker", "--plan", "static", "--max-request-workers",
+                                      "4", "--threads-per-child", "2", "--duration", "1", "--format", "json"])
+    data = json.loads(result.output)
+    assert any("RequestCPU 3 µs, ConnectionCPU 4 µs" in n for n in data["notes"]), data["notes"]
+    assert "RequestCPU" not in data["directives"]  # the section judged is the user's, unchanged
+
+
+@needs_httpd
+@pytest.mark.httpd
+def test_calibrate_measures_httpd_against_mpmd_and_keeps_it(own_cache):
+    runner = CliRunner()
+    result = runner.invoke(cli, ["mpmd", "calibrate", "--mpm", "prefork", "--rounds", "1", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    (measured,) = json.loads(result.output)["mpms"]
+    # Real measurements: every server spent some CPU per request, and not absurdly much.
+    for key in ("httpd_keepalive_us", "httpd_close_us", "mpmd_keepalive_us", "mpmd_close_us", "checked_keepalive_us"):
+        assert 1 < measured[key] < 10_000, (key, measured)
+    assert measured["request_us"] >= 0 and measured["connection_us"] >= 0
+    # RequestCPU: the keep-alive difference, less what spending it overshot in the check.
+    first = max(0.0, measured["httpd_keepalive_us"] - measured["mpmd_keepalive_us"])
+    over = measured["checked_keepalive_us"] - measured["httpd_keepalive_us"]
+    assert abs(measured["request_us"] - max(0, first - over)) <= 1, measured
+    shown = json.loads(runner.invoke(cli, ["mpmd", "show", "--format", "json"]).output)
+    assert shown["mpms"] == [measured] and shown["machine"] == calibration.machine()
+    # validate then runs mpmd with it, and leaves no server behind.
+    directives, note = calibration.for_mpm("prefork")
+    assert directives == {"RequestCPU": measured["request_us"], "ConnectionCPU": measured["connection_us"]}
+    assert "calibrated on this machine" in note and "measured now" not in note
+    assert not [p for p in psutil.Process().children(recursive=True) if p.name() in ("apache2", "httpd", "mpmd")]
+
+
+@needs_httpd
+@pytest.mark.httpd
+def test_validate_calibrates_on_first_use_when_httpd_is_there(own_cache, monkeypatch):
+    monkeypatch.setattr(calibration, "ROUNDS", 1)  # one round: the test measures the path, not the machine
+    directives, note = calibration.for_mpm("event")
+    assert "measured now" in note
+    assert calibration.stored()["event"].directives() == directives
+    assert calibration.for_mpm("event") == (directives, calibration.stored()["event"].describe())
+
+
+def test_calibrate_without_httpd_is_a_clear_error(own_cache, monkeypatch):
+    from apachetune import httpd
+
+    monkeypatch.setattr(httpd, "binary", lambda: None)
+    result = CliRunner().invoke(cli, ["mpmd", "calibrate"])
+    assert result.exit_code != 0 and "needs Apache httpd" in result.output
