@@ -10,10 +10,8 @@ section of docs/benchmarks.md.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -27,6 +25,7 @@ from parse_bench import write_section  # noqa: E402
 from apachetune import httpd  # noqa: E402
 from apachetune.validate import calibration  # noqa: E402
 from apachetune.validate.calibration import server_cpu_seconds  # noqa: E402
+from apachetune.validate.load import wrk_closed_loop  # noqa: E402
 from apachetune.validate.targets import make_target  # noqa: E402
 
 DURATION = int(os.environ.get("DURATION", "3"))
@@ -39,18 +38,14 @@ MPM_DIRECTIVES = {
     "event": {"StartServers": 4, "ServerLimit": 16, "ThreadLimit": 25, "ThreadsPerChild": 25,
               "MaxRequestWorkers": 400, "MinSpareThreads": 75, "MaxSpareThreads": 400},
 }
-COMMON = {"KeepAlive": "On", "KeepAliveTimeout": 5, "MaxKeepAliveRequests": 0, "Timeout": 60}
+COMMON = calibration.COMMON  # keep-alive settings: the same as the calibration's
 
 
 def wrk(port: int, conns: int, close: bool) -> tuple[float, int]:
-    """Requests/s and the number of requests of one wrk run."""
-    cmd = ["taskset", "-c", "1", "wrk", "-t1", f"-c{conns}", f"-d{DURATION}s", "--timeout", "5s"]
-    if close:
-        cmd += ["-H", "Connection: close"]
-    out = subprocess.run([*cmd, f"http://127.0.0.1:{port}/index.html"], capture_output=True, text=True).stdout
-    m = re.search(r"Requests/sec:\s+([\d.]+)", out)
-    n = re.search(r"(\d+) requests in", out)
-    return (float(m.group(1)) if m else 0.0), (int(n.group(1)) if n else 0)
+    """Requests/s and the number of requests of one wrk run, wrk pinned to CPU 1."""
+    r = wrk_closed_loop("127.0.0.1", port, "/index.html", conns, DURATION, keepalive=not close,
+                        wrapper=["taskset", "-c", "1"])
+    return r["throughput_rps"], r["requests_ok"]
 
 
 def core_busy() -> dict[int, tuple[int, int]]:
@@ -107,10 +102,10 @@ def main() -> int:
     # it): measured again here unless CALIBRATE=0, which takes the kept ones.
     standins, calibrated = {}, []
     for mpm in mpms:
-        kept = calibration.stored().get(mpm)
-        c = kept if kept and os.environ.get("CALIBRATE", "1") == "0" else calibration.measure(
-            mpm, rounds=3, progress=lambda s: print(s, flush=True))
-        calibration.store(c)
+        c = calibration.stored().get(mpm) if os.environ.get("CALIBRATE", "1") == "0" else None
+        if c is None:
+            c = calibration.measure(mpm, rounds=3, progress=lambda s: print(s, flush=True))
+            calibration.store(c)
         standins[mpm] = c.directives()
         calibrated.append(f"| {mpm} | {c.httpd_keepalive_us:.1f} / {c.httpd_close_us:.1f} | "
                           f"{c.mpmd_keepalive_us:.1f} / {c.mpmd_close_us:.1f} | **{c.request_us}** | "

@@ -15,6 +15,19 @@
 
 #define MAX_SPAWN_RATE 32
 
+static void child_term(int sig) { (void)sig; mpmd_stop = 1; }
+static void child_graceful(int sig) { (void)sig; mpmd_graceful = 1; }
+
+void mpm_child_signals(void) {
+    struct sigaction sa = {0};
+    sa.sa_handler = child_term; /* no SA_RESTART: a blocked accept() or wait returns EINTR */
+    sigaction(SIGTERM, &sa, NULL);
+    sa.sa_handler = child_graceful;
+    sigaction(SIGUSR1, &sa, NULL);
+    signal(SIGHUP, SIG_IGN); /* the parent restarts; a child does not */
+    signal(SIGPIPE, SIG_IGN);
+}
+
 /* Graceful restart: the old generation finishes what it holds and exits (its slots free up
  * as the parent reaps it); the caller spawns the new one. */
 static void restart(struct conf *c, const char *path, struct scoreboard *sb) {

@@ -163,6 +163,9 @@ struct pool {
 typedef void (*pool_fn)(const struct conf *c, struct pool *p);
 void prefork_pool(const struct conf *c, struct pool *p);  /* prefork.c */
 void threaded_pool(const struct conf *c, struct pool *p); /* threaded.c: worker and event */
+/* A new child's signals: SIGTERM sets mpmd_stop, SIGUSR1 mpmd_graceful, SIGHUP and SIGPIPE
+ * ignored (maintain.c). */
+void mpm_child_signals(void);
 /* Run the model until SIGTERM; SIGHUP reloads `path` and replaces the children. */
 int mpm_run(struct conf *c, const char *path, int lfd, struct scoreboard *sb, pool_fn model);
 

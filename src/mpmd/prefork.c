@@ -7,27 +7,10 @@
 #define _GNU_SOURCE
 #include "mpmd.h"
 
-#include <errno.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-static void child_term(int sig) { (void)sig; mpmd_stop = 1; }
-static void child_graceful(int sig) { (void)sig; mpmd_graceful = 1; }
-
 static void child_main(const struct conf *c, int lfd, struct scoreboard *sb, int slot) {
-    struct sigaction sa = {0};
-    sa.sa_handler = child_term; /* no SA_RESTART: accept() returns EINTR */
-    sigaction(SIGTERM, &sa, NULL);
-    sa.sa_handler = child_graceful;
-    sigaction(SIGUSR1, &sa, NULL);
-    signal(SIGHUP, SIG_IGN);
-    signal(SIGPIPE, SIG_IGN);
+    mpm_child_signals();
     struct http_ctx ctx = {c, sb};
     static struct conn cn; /* one connection at a time: its buffer lives here */
     int connections = 0;

@@ -56,8 +56,6 @@ struct parked { int served; int lingering; int64_t deadline; };
 #define LINGER_MS 2000 /* httpd's SECONDS_TO_LINGER */
 #define PARKED_MAX 65536
 
-static void child_term(int sig) { (void)sig; mpmd_stop = 1; }
-static void child_graceful(int sig) { (void)sig; mpmd_graceful = 1; }
 
 static void push_job(struct child *ch, struct job j) { /* caller holds mu */
     if (ch->qlen == ch->qcap) {
@@ -336,13 +334,7 @@ static void event_listener(struct child *ch, int tpc) {
 /* A child's set-up: signals, its locks, the wake-up pipe, event's epoll set and parked table.
  * Any failure ends the child (the parent's maintenance starts another). */
 static void child_init(struct child *ch) {
-    struct sigaction sa = {0};
-    sa.sa_handler = child_term;
-    sigaction(SIGTERM, &sa, NULL);
-    sa.sa_handler = child_graceful;
-    sigaction(SIGUSR1, &sa, NULL);
-    signal(SIGHUP, SIG_IGN);
-    signal(SIGPIPE, SIG_IGN);
+    mpm_child_signals();
     if (pthread_mutex_init(&ch->mu, NULL) || pthread_cond_init(&ch->cv, NULL) ||
         pthread_cond_init(&ch->idle_cv, NULL) || pipe2(ch->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
         fprintf(stderr, "mpmd: child %d: set-up failed: %s\n", ch->slot, strerror(errno));

@@ -106,11 +106,15 @@ def machine() -> dict[str, str]:
 
 def stored() -> dict[str, Calibration]:
     """This machine's calibrations by MPM (none when they were measured elsewhere)."""
+    return _kept(machine())
+
+
+def _kept(identity: dict[str, str]) -> dict[str, Calibration]:
     directory = private_cache_dir("calibration")
     raw = read_private(directory, CACHE_NAME, 1 << 20) if directory else None
     try:
         data = json.loads(raw) if raw else {}
-        if data.get("machine") != machine():
+        if data.get("machine") != identity:
             return {}
         return {mpm: Calibration(**entry) for mpm, entry in data.get("mpms", {}).items()}
     except (ValueError, TypeError, AttributeError):
@@ -118,12 +122,14 @@ def stored() -> dict[str, Calibration]:
 
 
 def store(calibration: Calibration) -> None:
+    """Keep `calibration` beside this machine's others (those of another machine are dropped)."""
     directory = private_cache_dir("calibration")
     if directory is None:
         return
-    mpms = {mpm: asdict(c) for mpm, c in stored().items()}
+    identity = machine()
+    mpms = {mpm: asdict(c) for mpm, c in _kept(identity).items()}
     mpms[calibration.mpm] = asdict(calibration)
-    write_private(directory, CACHE_NAME, json.dumps({"machine": machine(), "mpms": mpms}, indent=1).encode())
+    write_private(directory, CACHE_NAME, json.dumps({"machine": identity, "mpms": mpms}, indent=1).encode())
 
 
 def _pinning() -> tuple[list[str], list[str]]:
