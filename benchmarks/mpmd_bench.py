@@ -91,15 +91,10 @@ def one_run(kind: str, mpm: str, directives: dict, conns: int, close: bool) -> t
         return rps, us, client, pss_per_worker(s.proc.pid, threads)
 
 
-def main() -> int:
-    if httpd.binary() is None or not shutil.which("wrk") or not shutil.which("taskset"):
-        print("needs apache2, wrk and taskset", file=sys.stderr)
-        return 1
-    scenarios = [("keep-alive c=10", 10, False), ("keep-alive c=300", 300, False),
-                 ("close c=10", 10, True), ("close c=300", 300, True)]
-    mpms = os.environ.get("MPMS", "prefork,worker,event").split(",")  # a subset while iterating
-    # mpmd's CPU stand-ins, calibrated on this machine by the code validate uses (and kept for
-    # it): measured again here unless CALIBRATE=0, which takes the kept ones.
+def calibrate(mpms: list[str]) -> tuple[dict[str, dict[str, int]], list[str]]:
+    """mpmd's CPU stand-ins, calibrated on this machine by the code validate uses (and kept for
+    it): measured again here unless CALIBRATE=0, which takes the kept ones. Returns them per MPM
+    and the docs' table rows."""
     standins, calibrated = {}, []
     for mpm in mpms:
         c = calibration.stored().get(mpm) if os.environ.get("CALIBRATE", "1") == "0" else None
@@ -111,17 +106,12 @@ def main() -> int:
                           f"{c.mpmd_keepalive_us:.1f} / {c.mpmd_close_us:.1f} | **{c.request_us}** | "
                           f"**{c.connection_us}** |")
         print(calibrated[-1], flush=True)
-    # Rounds over the whole matrix, each pair of servers in alternating order, so that drift on
-    # a shared machine spreads over every cell instead of landing on one MPM.
-    cells = {(mpm, name): {"httpd": [], "mpmd": []} for mpm in mpms for name, *_ in scenarios}
-    for i in range(REPEAT):
-        for mpm in mpms:
-            directives = {**MPM_DIRECTIVES[mpm], **COMMON}
-            for name, c, close in scenarios:
-                for kind in ("httpd", "mpmd") if i % 2 == 0 else ("mpmd", "httpd"):
-                    given = directives if kind == "httpd" else {**standins[mpm], **directives}
-                    cells[(mpm, name)][kind].append(one_run(kind, mpm, given, c, close))
-        print(f"round {i + 1}/{REPEAT} done", flush=True)
+    return standins, calibrated
+
+
+def cell_rows(cells: dict) -> tuple[list[str], int]:
+    """The docs' table rows (medians, ranges, CPU, client load, PSS) and how many cells had a
+    client core above 85%."""
     rows, flagged = [], 0
     for (mpm, name), runs in cells.items():
         med = {k: statistics.median(r[0] for r in v) for k, v in runs.items()}
@@ -135,6 +125,29 @@ def main() -> int:
                     f"{cpu['mpmd']:.0f} | {client:.0f}%{' ⚠' if client > 85 else ''} "
                     f"| {pss['httpd']:.0f} / {pss['mpmd']:.0f} |")
         print(rows[-1], flush=True)
+    return rows, flagged
+
+
+def main() -> int:
+    if httpd.binary() is None or not shutil.which("wrk") or not shutil.which("taskset"):
+        print("needs apache2, wrk and taskset", file=sys.stderr)
+        return 1
+    scenarios = [("keep-alive c=10", 10, False), ("keep-alive c=300", 300, False),
+                 ("close c=10", 10, True), ("close c=300", 300, True)]
+    mpms = os.environ.get("MPMS", "prefork,worker,event").split(",")  # a subset while iterating
+    standins, calibrated = calibrate(mpms)
+    # Rounds over the whole matrix, each pair of servers in alternating order, so that drift on
+    # a shared machine spreads over every cell instead of landing on one MPM.
+    cells = {(mpm, name): {"httpd": [], "mpmd": []} for mpm in mpms for name, *_ in scenarios}
+    for i in range(REPEAT):
+        for mpm in mpms:
+            directives = {**MPM_DIRECTIVES[mpm], **COMMON}
+            for name, c, close in scenarios:
+                for kind in ("httpd", "mpmd") if i % 2 == 0 else ("mpmd", "httpd"):
+                    given = directives if kind == "httpd" else {**standins[mpm], **directives}
+                    cells[(mpm, name)][kind].append(one_run(kind, mpm, given, c, close))
+        print(f"round {i + 1}/{REPEAT} done", flush=True)
+    rows, flagged = cell_rows(cells)
     if len(mpms) < 3:
         return 0  # a partial run does not rewrite the docs
 

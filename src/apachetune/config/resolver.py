@@ -11,10 +11,8 @@ directories read recursively), LoadModule, and the conditional sections
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,6 +41,7 @@ from apachetune.config.effective import (
     ResolvedSection,
 )
 from apachetune.config.envvars import read_envvars
+from apachetune.config.includes import MAX_INCLUDE_DEPTH, expand_include
 from apachetune.config.macros import Macro, MacroError, define, expand
 from apachetune.config.parser import (
     CONDITIONAL_SECTIONS,
@@ -61,12 +60,8 @@ DEBIAN_BUILTIN_MODULES = (
 )
 MPM_MODULES = {"mpm_prefork_module": "prefork", "mpm_worker_module": "worker",
                "mpm_event_module": "event"}
-# httpd stops at this include depth (AP_MAX_INCLUDE_DEPTH) and directory depth.
-MAX_INCLUDE_DEPTH = 128
-MAX_WALK_ENTRIES = 100_000  # files and directories one Include may visit (httpd has no limit; we must not hang)
 
 _VAR = re.compile(r"\$\{([^}]*)\}")
-_WILDCARD = re.compile(r"[*?\[]")
 
 
 @dataclass
@@ -165,103 +160,6 @@ def _module_id(name: str) -> str:
     return name if name.endswith("_module") or name.endswith(".c") else f"{name}_module"
 
 
-def _strcmp_key(path: str) -> bytes:
-    return os.fsencode(path)
-
-
-def _match_segment(pattern: str, name: str) -> bool:
-    # apr_fnmatch with APR_FNM_PERIOD: a leading dot must be matched explicitly.
-    if name.startswith(".") and not pattern.startswith("."):
-        return False
-    return fnmatch.fnmatchcase(name, pattern)
-
-
-def _planned_in(directory: str, planned: frozenset[str]) -> list[str]:
-    """Names of planned new files (overlay paths not on disk) directly in `directory`."""
-    return [os.path.basename(p) for p in planned
-            if os.path.dirname(p) == os.path.normpath(directory) and not os.path.lexists(p)]
-
-
-def _expand_include(pattern: str, optional: bool, planned: frozenset[str] = frozenset(),
-                    hidden: frozenset[str] = frozenset()) -> Iterator[str]:
-    """Files an Include of `pattern` reads, in httpd's order (ap_dir_fnmatch / ap_dir_nofnmatch).
-
-    A generator, as httpd reads each file as the walk reaches it: the first unreadable file ends
-    the walk (`IncludeOptional /proc/self/*` stops at /proc/self/attr/current, as httpd does,
-    instead of walking the whole file system through /proc/self/root). At most MAX_WALK_ENTRIES
-    directory entries are visited for one Include."""
-    visited = [0]
-
-    def budget(path: str) -> None:
-        visited[0] += 1
-        if visited[0] > MAX_WALK_ENTRIES:
-            raise ResolveError(f"Include/IncludeOptional: more than {MAX_WALK_ENTRIES} files and "
-                               f"directories under {pattern!r} (at {path}); refusing to walk further")
-
-    def nofnmatch(path: str, depth: int) -> Iterator[str]:
-        budget(path)
-        if observed.isdir(path):
-            if depth > MAX_INCLUDE_DEPTH:
-                raise ResolveError(
-                    f"Include/IncludeOptional: Directory '{path}' exceeds the maximum include "
-                    f"directory nesting level of {MAX_INCLUDE_DEPTH}. You have probably a "
-                    "recursion somewhere.")
-            try:
-                names = [n for n in observed.listdir(path) if os.path.join(path, n) not in hidden] \
-                    + _planned_in(path, planned)
-            except OSError as e:
-                raise ResolveError(f"Include/IncludeOptional: Could not open directory {path}: "
-                                   f"{e.strerror}") from None
-            for name in sorted(names, key=os.fsencode):
-                yield from nofnmatch(os.path.join(path, name), depth + 1)
-            return
-        if (path in hidden or not observed.lexists(path)) and path not in planned:
-            if optional:
-                return
-            raise ResolveError(f"Could not open configuration file {path}: No such file or directory")
-        yield path
-
-    def walk(base: str, segments: list[str]) -> Iterator[str]:
-        seg, rest = segments[0], segments[1:]
-        if not _WILDCARD.search(seg):
-            path = os.path.join(base, seg)
-            if rest:
-                yield from walk(path, rest)
-            else:
-                yield from nofnmatch(path, 0)
-            return
-        try:
-            entries = [n for n in observed.listdir(base) if os.path.join(base, n) not in hidden] \
-                + _planned_in(base, planned)
-        except FileNotFoundError:
-            if optional:
-                return
-            raise ResolveError(f"Include/IncludeOptional: Could not open directory {base}: "
-                               "No such file or directory") from None
-        except OSError as e:
-            raise ResolveError(f"Include/IncludeOptional: Could not open directory {base}: "
-                               f"{e.strerror}") from None
-        matches = sorted((os.path.join(base, n) for n in entries if _match_segment(seg, n)),
-                         key=_strcmp_key)
-        if rest:
-            matches = [m for m in matches if observed.isdir(m)]
-        if not matches:
-            if not optional:
-                raise ResolveError(f"Include/IncludeOptional: No matches for the wildcard "
-                                   f"'{seg}' in '{base}', failing")
-            return
-        for m in matches:
-            if rest:
-                yield from walk(m, rest)
-            else:
-                yield from nofnmatch(m, 0)
-
-    if not _WILDCARD.search(pattern):
-        yield from nofnmatch(pattern, 0)
-        return
-    yield from walk("/", pattern.strip("/").split("/"))
-
-
 class Resolver:
     def __init__(self, main_file: str, opts: ResolveOptions):
         self.main = os.path.abspath(main_file)
@@ -321,68 +219,91 @@ class Resolver:
         args = split_words(args_text) if args_text is not node.raw_args else node.args
         lname = name.lower()
         if lname in _CONSUMED and args:
-            # Read here, never seen by lint's checks: their argument errors are httpd's, here.
-            err = too_many_arguments(name, args)
-            if err is None and lname in ("define", "undefine") and ":" in args[0]:
-                err = "Variable name must not contain ':'"
-            if err is not None:
-                raise ResolveError(err, node.position)
+            self.check_consumed(name, lname, args, node)
         if lname in ("include", "includeoptional") and args:
-            optional = lname == "includeoptional"
-            pattern = st.root_relative(args[0])
-            files = _expand_include(pattern, optional, st.planned, st.opts.hidden)
-            while True:
-                try:
-                    f = next(files)
-                except StopIteration:
-                    break
-                except ResolveError as e:
-                    raise ResolveError(e.message, node.position) from None
-                out.extend(self.read_file(f, (*chain, node.position), node.position))
-            return
-        if lname == "serverroot" and args:
-            # httpd refuses a ServerRoot that is not a directory. With --server-root the user has
-            # said where the tree is (a copy of /etc/httpd in a repository, linted in CI), so the
-            # directive's own path is not judged.
-            if st.opts.server_root is None:
-                if not observed.isdir(args[0]):
-                    raise ResolveError("ServerRoot must be a valid directory", node.position)
-                st.server_root = os.path.abspath(args[0])
-            return
-        if lname == "define" and args:
-            # set_define: the name is added; a value is set only when given, so `Define X`
-            # after `Define X 1` keeps 1 (and `${X}` still expands).
-            if len(args) > 1:
-                st.defines[args[0]] = args[1]
-            else:
-                st.defines.setdefault(args[0], None)
-            return
-        if lname == "undefine" and args:
-            st.defines.pop(args[0], None)
-            return
-        if lname == "loadmodule" and len(args) >= 2:
-            module_id = args[0]
-            if module_id not in st.modules:
-                st.module_added(module_id, st.root_relative(args[1]))
-                st.module_positions[module_id] = node.position
-                so = st.modules[module_id]
-                # httpd loads it at once; a missing file is only judged when its directory is on
-                # this machine (a tree copied from a server without its modules is not wrong).
-                if observed.isdir(os.path.dirname(so)) and not observed.exists(so):
-                    st.missing_modules.append((module_id, so, node.position))
-                if module_id in MPM_MODULES:
-                    st.mpms.append(module_id)
-            else:
-                st.warnings.append(f"{node.position}: module {module_id} is already loaded, skipping")
-            return
-        if lname in ("loadfile", "defaultruntimedir"):
+            self.include(args[0], lname == "includeoptional", node, chain, out)
             return
         if lname in ("use", "undefmacro") and st.loaded("macro_module"):
             self.macro_directive(lname, args_text, node, chain, conds, top, out)
             return
+        read_now = _READ_TIME.get(lname)
+        if read_now is not None and read_now(self, node, args):
+            return
         # httpd keeps the name as its module spells it when the module is loaded.
         name = canonical_name(name, st.modules.keys())
         out.append(ResolvedDirective(name, args, args_text, node, chain, conds))
+
+    def check_consumed(self, name: str, lname: str, args: list[str], node: Directive) -> None:
+        # Read here, never seen by lint's checks: their argument errors are httpd's, here.
+        err = too_many_arguments(name, args)
+        if err is None and lname in ("define", "undefine") and ":" in args[0]:
+            err = "Variable name must not contain ':'"
+        if err is not None:
+            raise ResolveError(err, node.position)
+
+    def include(self, arg: str, optional: bool, node: Directive, chain: Chain, out: list[Item]) -> None:
+        st = self.st
+        files = expand_include(st.root_relative(arg), optional, st.planned, st.opts.hidden)
+        while True:
+            try:
+                f = next(files)
+            except StopIteration:
+                break
+            except ResolveError as e:
+                raise ResolveError(e.message, node.position) from None
+            out.extend(self.read_file(f, (*chain, node.position), node.position))
+
+    # Read-time directives that change the resolver's state: each returns whether it consumed
+    # the line (with too few arguments it stays, for lint to report as httpd would).
+    def server_root(self, node: Directive, args: list[str]) -> bool:
+        # httpd refuses a ServerRoot that is not a directory. With --server-root the user has
+        # said where the tree is (a copy of /etc/httpd in a repository, linted in CI), so the
+        # directive's own path is not judged.
+        if not args:
+            return False
+        if self.st.opts.server_root is None:
+            if not observed.isdir(args[0]):
+                raise ResolveError("ServerRoot must be a valid directory", node.position)
+            self.st.server_root = os.path.abspath(args[0])
+        return True
+
+    def define(self, node: Directive, args: list[str]) -> bool:
+        # set_define: the name is added; a value is set only when given, so `Define X`
+        # after `Define X 1` keeps 1 (and `${X}` still expands).
+        if not args:
+            return False
+        if len(args) > 1:
+            self.st.defines[args[0]] = args[1]
+        else:
+            self.st.defines.setdefault(args[0], None)
+        return True
+
+    def undefine(self, node: Directive, args: list[str]) -> bool:
+        if not args:
+            return False
+        self.st.defines.pop(args[0], None)
+        return True
+
+    def load_module(self, node: Directive, args: list[str]) -> bool:
+        if len(args) < 2:
+            return False
+        st, module_id = self.st, args[0]
+        if module_id in st.modules:
+            st.warnings.append(f"{node.position}: module {module_id} is already loaded, skipping")
+            return True
+        st.module_added(module_id, st.root_relative(args[1]))
+        st.module_positions[module_id] = node.position
+        so = st.modules[module_id]
+        # httpd loads it at once; a missing file is only judged when its directory is on
+        # this machine (a tree copied from a server without its modules is not wrong).
+        if observed.isdir(os.path.dirname(so)) and not observed.exists(so):
+            st.missing_modules.append((module_id, so, node.position))
+        if module_id in MPM_MODULES:
+            st.mpms.append(module_id)
+        return True
+
+    def ignored(self, node: Directive, args: list[str]) -> bool:
+        return True  # LoadFile, DefaultRuntimeDir: read by httpd at once, nothing for us to model
 
     def section(self, node: Section, chain: Chain, conds: Conds, top: bool, out: list[Item]) -> None:
         st = self.st
@@ -474,6 +395,12 @@ class Resolver:
             found = _directive_known("<" + word, st)
             what = f"section <{word}> is {'known' if found else 'not known'}"
         return found != negate, what
+
+
+_READ_TIME = {
+    "serverroot": Resolver.server_root, "define": Resolver.define, "undefine": Resolver.undefine,
+    "loadmodule": Resolver.load_module, "loadfile": Resolver.ignored, "defaultruntimedir": Resolver.ignored,
+}
 
 
 def _parse_cached(path: str, by: Position | None = None) -> ConfigFile:

@@ -23,6 +23,8 @@ from typing import Any
 from apachetune.config.effective import EffectiveConfig, ResolvedDirective, ResolvedSection
 from apachetune.config.words import split_words
 
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
 IPHASH_TABLE_SIZE = 256
 UNRESOLVED_REVERSE = "bogus_host_without_reverse_dns"
 
@@ -208,68 +210,95 @@ def build(eff: EffectiveConfig, hosts: dict[str, list[str]] | None = None) -> Vh
     main_name = eff.get("ServerName")
     main_host, main_port = split_host_port(main_name.args[0]) if main_name and main_name.args else ("", 0)
     main_host = main_host or local_hostname()
-    vhosts: list[VirtualHost] = []
-    for section in eff.sections:
-        if section.lname != "virtualhost":
-            continue
-        names = _directives(section, "ServerName")
-        host, port = split_host_port(names[-1].args[0]) if names and names[-1].args else (None, 0)
-        vh = VirtualHost(section, host, main_port)
-        vh.addresses, vh.unresolved = parse_addresses(section.args_text.rstrip(">"), main_port, hosts)
-        if port:
-            vh.port = port
-        elif vh.addresses and vh.addresses[0][1]:
-            vh.port = vh.addresses[0][1]
-        for d in _directives(section, "ServerAlias"):
-            for name in d.args:
-                (vh.wild_aliases if any(c in name for c in "*?") else vh.aliases).append(name)
-        vhosts.append(vh)
+    vhosts = [_read_vhost(s, main_port, hosts) for s in eff.sections if s.lname == "virtualhost"]
+    chains = _Chains()
+    for vh in reversed(vhosts):  # as httpd, walking backwards (ap_init_vhost_config's order)
+        has_default = chains.add(vh)
+        vh.hostname = _hostname(vh, has_default, main_host, hosts)
+    ip_chains = [ic for b in sorted(chains.buckets) for ic in chains.buckets[b]]
+    return VhostMap(main_host, main_port, vhosts, ip_chains, chains.default_list)
 
-    buckets: dict[int, list[AddressChain]] = {}
-    default_list: list[AddressChain] = []
 
-    def add_name(vh: VirtualHost, port: int, ic: AddressChain) -> None:
-        ic.server = vh  # walking backwards: the last one seen is the first in the file
-        if ic.names is None:
-            if not ic.initial:
-                ic.initial = [(vh, port)]
-            else:
-                ic.names = [(vh, port), *ic.initial]
-                ic.initial = []
-        else:
-            ic.names.insert(0, (vh, port))
+def _read_vhost(section: ResolvedSection, main_port: int, hosts: dict[str, list[str]]) -> VirtualHost:
+    names = _directives(section, "ServerName")
+    host, port = split_host_port(names[-1].args[0]) if names and names[-1].args else (None, 0)
+    vh = VirtualHost(section, host, main_port)
+    vh.addresses, vh.unresolved = parse_addresses(section.args_text.rstrip(">"), main_port, hosts)
+    if port:
+        vh.port = port
+    elif vh.addresses and vh.addresses[0][1]:
+        vh.port = vh.addresses[0][1]
+    for d in _directives(section, "ServerAlias"):
+        for name in d.args:
+            (vh.wild_aliases if any(c in name for c in "*?") else vh.aliases).append(name)
+    return vh
 
-    for vh in reversed(vhosts):
+
+def _hostname(vh: VirtualHost, has_default: bool, main_host: str, hosts: dict[str, list[str]]) -> str:
+    """The name a vhost without ServerName gets (fix_hostname in server/vhost.c)."""
+    if vh.server_name:
+        return vh.server_name
+    if has_default:
+        return main_host
+    if not vh.addresses:
+        return "bogus_host_without_forward_dns"
+    return reverse_name(vh.addresses[0][0], hosts)
+
+
+def _is_any(addr: IPAddress) -> bool:
+    return addr.packed == bytes(len(addr.packed))
+
+
+class _Chains:
+    """httpd's name-based vhost chains: one per IP address and port (hashed into buckets), and
+    the `_default_`/`*` list (server/vhost.c: add_name_vhost_config)."""
+
+    def __init__(self) -> None:
+        self.buckets: dict[int, list[AddressChain]] = {}
+        self.default_list: list[AddressChain] = []
+
+    def add(self, vh: VirtualHost) -> bool:
+        """Chain every address of `vh`; returns whether one of them is a wildcard address."""
         has_default = False
         prev = None
         for addr, port in vh.addresses:
-            if addr.packed == bytes(len(addr.packed)):
-                ic = next((c for c in default_list if c.port == port), None) or \
-                    next((c for c in default_list if c.port == 0), None)
-                if ic and port == ic.port:
-                    if prev is None or prev[0].packed != bytes(len(prev[0].packed)) or prev[1] != port:
-                        add_name(vh, port, ic)
-                else:
-                    ic = AddressChain(addr, port, vh)
-                    default_list.insert(0, ic)
-                    add_name(vh, port, ic)
+            if _is_any(addr):
+                # the same wildcard address and port twice in a row in one vhost is chained once
+                self._add_default(vh, addr, port, repeated=prev is not None and _is_any(prev[0]) and prev[1] == port)
                 has_default = True
             else:
-                bucket = buckets.setdefault(hash_addr(addr), [])
-                ic = next((c for c in bucket if c.addr == addr and c.port == port), None) or \
-                    next((c for c in bucket if c.addr == addr and (c.port == 0 or port == 0)), None)
-                if ic is None or port != ic.port:
-                    ic = AddressChain(addr, port, vh)
-                    bucket.insert(0, ic)
-                add_name(vh, port, ic)
+                self._add_ip(vh, addr, port)
             prev = (addr, port)
-        if vh.server_name:
-            vh.hostname = vh.server_name
-        elif has_default:
-            vh.hostname = main_host
-        elif not vh.addresses:
-            vh.hostname = "bogus_host_without_forward_dns"
+        return has_default
+
+    def _add_default(self, vh: VirtualHost, addr: IPAddress, port: int, repeated: bool) -> None:
+        ic = next((c for c in self.default_list if c.port == port), None) or \
+            next((c for c in self.default_list if c.port == 0), None)
+        if ic and port == ic.port:
+            if not repeated:
+                _add_name(vh, port, ic)
+            return
+        ic = AddressChain(addr, port, vh)
+        self.default_list.insert(0, ic)
+        _add_name(vh, port, ic)
+
+    def _add_ip(self, vh: VirtualHost, addr: IPAddress, port: int) -> None:
+        bucket = self.buckets.setdefault(hash_addr(addr), [])
+        ic = next((c for c in bucket if c.addr == addr and c.port == port), None) or \
+            next((c for c in bucket if c.addr == addr and (c.port == 0 or port == 0)), None)
+        if ic is None or port != ic.port:
+            ic = AddressChain(addr, port, vh)
+            bucket.insert(0, ic)
+        _add_name(vh, port, ic)
+
+
+def _add_name(vh: VirtualHost, port: int, ic: AddressChain) -> None:
+    ic.server = vh  # walking backwards: the last one seen is the first in the file
+    if ic.names is None:
+        if not ic.initial:
+            ic.initial = [(vh, port)]
         else:
-            vh.hostname = reverse_name(vh.addresses[0][0], hosts)
-    ip_chains = [ic for b in sorted(buckets) for ic in buckets[b]]
-    return VhostMap(main_host, main_port, vhosts, ip_chains, default_list)
+            ic.names = [(vh, port), *ic.initial]
+            ic.initial = []
+    else:
+        ic.names.insert(0, (vh, port))

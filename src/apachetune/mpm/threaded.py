@@ -23,9 +23,23 @@ _THREADED_CODES = {
 
 
 def check_threaded(run: StartupState, buckets: int) -> None:
+    """worker/event_check_config in httpd's order, then what worker/event_run adjust silently."""
+    codes = _THREADED_CODES[run.mpm]
+    _check_limits(run, *codes[:6])
+    daemons = _check_max_workers(run, *codes[6:9])
     v = run.v
-    (c_sl_max, c_sl_min, c_tl_max, c_tl_min, c_tpc_max, c_tpc_min, c_mrw_tpc, c_mrw_mult,
-     c_mrw_sl, c_ss, c_minspare) = _THREADED_CODES[run.mpm]
+    c_ss, c_minspare = codes[9:]
+    if v["StartServers"] < run.rules.start_servers_floor:
+        run.raise_to_one("StartServers", c_ss)
+    if v["MinSpareThreads"] < 1:
+        run.raise_to_one("MinSpareThreads", c_minspare, SPARE_WARNING)
+    _run_adjustments(run, daemons, buckets)
+
+
+def _check_limits(run: StartupState, c_sl_max: str, c_sl_min: str, c_tl_max: str, c_tl_min: str,
+                  c_tpc_max: str, c_tpc_min: str) -> None:
+    """ServerLimit and ThreadLimit within the compiled limits, ThreadsPerChild within ThreadLimit."""
+    v = run.v
     max_sl = LIMITS[run.mpm]["ServerLimit"]
     max_tl = LIMITS[run.mpm]["ThreadLimit"]
     if v["ServerLimit"] > max_sl:
@@ -45,6 +59,11 @@ def check_threaded(run: StartupState, buckets: int) -> None:
                 "decreasing to match")
     elif v["ThreadsPerChild"] < 1:
         run.raise_to_one("ThreadsPerChild", c_tpc_min)
+
+
+def _check_max_workers(run: StartupState, c_mrw_tpc: str, c_mrw_mult: str, c_mrw_sl: str) -> int:
+    """MaxRequestWorkers as a whole number of children within ServerLimit; returns the children."""
+    v = run.v
     tpc = v["ThreadsPerChild"]
     if v["MaxRequestWorkers"] < tpc:
         run.set("MaxRequestWorkers", tpc, c_mrw_tpc,
@@ -72,11 +91,13 @@ def check_threaded(run: StartupState, buckets: int) -> None:
                 f"MaxRequestWorkers of {v['MaxRequestWorkers']} would require {daemons} servers and "
                 f"exceed ServerLimit of {sl}, decreasing to {sl * tpc}")
         daemons = sl
-    if v["StartServers"] < run.rules.start_servers_floor:
-        run.raise_to_one("StartServers", c_ss)
-    if v["MinSpareThreads"] < 1:
-        run.raise_to_one("MinSpareThreads", c_minspare, SPARE_WARNING)
-    # worker_run() / event_run(): silent adjustments before the first fork.
+    return int(daemons)
+
+
+def _run_adjustments(run: StartupState, daemons: int, buckets: int) -> None:
+    """worker_run() / event_run(): silent adjustments before the first fork."""
+    v = run.v
+    tpc = v["ThreadsPerChild"]
     floor = run.rules.spare_floor
     if floor == "thread":  # before 2.4.17: only "don't thrash", no buckets
         if v["MaxSpareThreads"] < v["MinSpareThreads"] + tpc:

@@ -136,6 +136,37 @@ def choose_mpm(loaded_modules: set[str] | frozenset[str], current: str | None) -
     return "event", reasons
 
 
+def _wanted(mpm: str, tpc: int, inputs: SizingInputs, load_workers: int | None, cpu_bound: int | None,
+            crowd_floor: int | None, burst: int | None) -> tuple[int | None, str]:
+    """The workers the load asks for, before the hard bounds (memory, httpd, kernel), and why."""
+    # What the load needs, twice over (bursts, slow clients), but no more than the CPUs can keep
+    # busy; without a load, what the CPUs can keep busy.
+    soft = [(b, why) for b, why in ((2 * load_workers if load_workers is not None else None, "load"),
+                                     (cpu_bound, "CPU")) if b is not None]
+    wanted, wanted_by = min(soft) if soft else (None, "")
+    # Floors the CPU bound does not cap: workers the error log says ran out, and on prefork and
+    # worker the idle keep-alive clients given (they hold workers but use no CPU).
+    floors = [(math.ceil(EVIDENCE_MARGIN * int(inputs.saturated_at.num)) if inputs.saturated_at.value else None,
+               "error-log evidence"), (crowd_floor, "idle keep-alive clients"), (burst or None, "burst")]
+    for floor, why in floors:
+        if floor is not None and (wanted is None or floor > wanted):
+            wanted, wanted_by = floor, why
+    if wanted is None:
+        return None, wanted_by
+    # At least two processes' worth of threads (one child of prefork), so a section never
+    # shrinks ThreadsPerChild to fit.
+    if mpm == "prefork":
+        return max(wanted, 2), wanted_by
+    return max(2 * tpc, math.ceil(wanted / tpc) * tpc), wanted_by
+
+
+def _mean_wait_ms(workers: int, offered: float | None, service_s: float) -> float | None:
+    if offered is None:
+        return None
+    w = model.mean_queue_wait(workers, offered, service_s)
+    return None if math.isinf(w) else w * 1000
+
+
 def recommend(inputs: SizingInputs, mpm: str | None = None, max_utilisation: float = 0.75) -> Recommendation:
     mpm = mpm or str(inputs.mpm.value)
     tpc = 1 if mpm == "prefork" else (int(inputs.threads_per_child.num) if inputs.threads_per_child.value else 25)
@@ -169,28 +200,9 @@ def recommend(inputs: SizingInputs, mpm: str | None = None, max_utilisation: flo
     limit = LIMITS[mpm]["ServerLimit"] * (1 if mpm == "prefork" else min(tpc, LIMITS[mpm]["ThreadLimit"]))
     cpu_bound = _cpu_bound(mpm, inputs, s, kat, max_utilisation, keepalive)
     task_bound = int(inputs.task_limit.num) if inputs.task_limit.value else None
-    # What the load needs, twice over (bursts, slow clients), but no more than the CPUs can keep
-    # busy; without a load, what the CPUs can keep busy. At least two processes' worth of
-    # threads (one child of prefork), so a section never shrinks ThreadsPerChild to fit.
-    soft = [(b, why) for b, why in ((2 * load_workers if load_workers is not None else None, "load"),
-                                     (cpu_bound, "CPU")) if b is not None]
-    wanted, wanted_by = min(soft) if soft else (None, "")
-    # Floors the CPU bound does not cap: workers the error log says ran out, and on prefork and
-    # worker the idle keep-alive clients given (they hold workers but use no CPU).
-    floors = []
-    if inputs.saturated_at.value:
-        floors.append((math.ceil(EVIDENCE_MARGIN * int(inputs.saturated_at.num)), "error-log evidence"))
-    if crowd_held:
-        floors.append((math.ceil(CROWD_MARGIN * (held_crowd + busy)), "idle keep-alive clients"))
     pool, burst = _pool(inputs, load_workers, s, max_utilisation)
-    if burst:
-        floors.append((burst, "burst"))
-    for floor, why in floors:
-        if wanted is None or floor > wanted:
-            wanted, wanted_by = floor, why
-    if wanted is not None:
-        floor = 2 if mpm == "prefork" else 2 * tpc
-        wanted = max(wanted, floor) if mpm == "prefork" else max(floor, math.ceil(wanted / tpc) * tpc)
+    wanted, wanted_by = _wanted(mpm, tpc, inputs, load_workers, cpu_bound,
+                                math.ceil(CROWD_MARGIN * (held_crowd + busy)) if crowd_held else None, burst)
     # Hard bounds: what fits in memory, what httpd compiles in, what the kernel lets run.
     hard = [(bound, "memory"), (limit, "httpd's compile-time limit"),
             (task_bound, "the kernel's task limits (pid_max, threads-max)")]
@@ -232,10 +244,7 @@ def recommend(inputs: SizingInputs, mpm: str | None = None, max_utilisation: flo
         if stalled:
             notes.append(stalled)
     capacity = real_mrw / s if s > 0 else math.inf
-    wait = None
-    if offered is not None:
-        w = model.mean_queue_wait(real_mrw, offered, s)
-        wait = None if math.isinf(w) else w * 1000
+    wait = _mean_wait_ms(real_mrw, offered, s)
     verdict = _verdict(inputs, load_workers, bound, cpu_bound, short_mib, max_utilisation)
     return Recommendation(mpm, settings, usable, bound, load_workers, offered, real_mrw, capacity, wait,
                           verdict, short_mib, cpu_bound=cpu_bound, task_bound=task_bound, bound_by=bound_by,

@@ -21,11 +21,9 @@ from pathlib import Path
 from apachetune.errors import ApachetuneError
 from apachetune.paths import cache_dir, mpmd_src_dir
 from apachetune.validate.processes import (
-    NotOurServer,
-    ServerExited,
+    await_start,
     new_token,
     stop_group,
-    wait_until_serving,
 )
 
 
@@ -129,16 +127,8 @@ class MpmdServer:
         finally:
             os.close(ready_w)
         try:
-            wait_until_serving(self.proc, self.url + "/server-status?auto", 10, token=self.token, ready_fd=ready_r)
-        except ServerExited as e:
-            self._cleanup()
-            raise MpmdError(f"mpmd exited: {e}") from None
-        except NotOurServer as e:
-            self.stop()
-            raise MpmdError(str(e)) from None
-        except TimeoutError:
-            self.stop()
-            raise MpmdError("mpmd did not answer within 10 s") from None
+            await_start(self.proc, self.url + "/server-status?auto", 10, name="mpmd", error=MpmdError,
+                        cleanup=self._cleanup, stop=self.stop, token=self.token, ready_fd=ready_r)
         finally:
             os.close(ready_r)
         return self

@@ -10,6 +10,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 
 TOKEN_HEADER = "X-Apachetune-Run"  # the per-run token every response of our server carries
 
@@ -55,6 +56,24 @@ def wait_until_serving(proc: subprocess.Popen, url: str, seconds: float, any_sta
         time.sleep(pause)
         pause = min(0.05, pause * 2)
     raise TimeoutError(url)
+
+
+def await_start(proc: subprocess.Popen, url: str, seconds: float, *, name: str, error: type[Exception],
+                cleanup: Callable[[], object], stop: Callable[[], object], **wait: object) -> None:
+    """wait_until_serving for a server we just started, its failures turned into `error` (the
+    caller's own exception) after tidying up: `cleanup` when it exited by itself, `stop` when it
+    still runs (another server answered, or it did not answer in time)."""
+    try:
+        wait_until_serving(proc, url, seconds, **wait)  # type: ignore[arg-type]
+    except ServerExited as e:
+        cleanup()
+        raise error(f"{name} did not start: {e}") from None
+    except NotOurServer as e:
+        stop()
+        raise error(str(e)) from None
+    except TimeoutError:
+        stop()
+        raise error(f"{name} did not answer within {seconds:g} s") from None
 
 
 def _wait_ready(proc: subprocess.Popen, fd: int, deadline: float) -> None:

@@ -17,11 +17,9 @@ from apachetune.validate.mpmd_server import MpmdServer, free_port
 from apachetune.validate.mpmd_server import binary as mpmd_binary
 from apachetune.validate.processes import (
     TOKEN_HEADER,
-    NotOurServer,
-    ServerExited,
+    await_start,
     new_token,
     stop_group,
-    wait_until_serving,
 )
 
 # /app/sleep?ms=N&kb=K as in mpmd: allocate K KiB in one block, as an application builds a
@@ -118,18 +116,9 @@ class HttpdTarget(Target):
 
     def __enter__(self):
         self.proc = httpd.start_foreground(self.tmp / "httpd.conf", wrapper=self.wrapper)
-        try:  # any status will do: httpd is up once it answers
-            wait_until_serving(self.proc, f"http://127.0.0.1:{self.port}/index.html", 15, any_status=True,
-                               token=self.token)
-        except ServerExited as e:
-            self._cleanup()
-            raise TargetError(f"httpd did not start: {e}") from None
-        except NotOurServer as e:
-            self.__exit__()
-            raise TargetError(str(e)) from None
-        except TimeoutError:
-            self.__exit__()
-            raise TargetError("httpd did not answer within 15 s") from None
+        # any status will do: httpd is up once it answers
+        await_start(self.proc, f"http://127.0.0.1:{self.port}/index.html", 15, name="httpd", error=TargetError,
+                    cleanup=self._cleanup, stop=self.__exit__, any_status=True, token=self.token)
         return self
 
     def __exit__(self, *exc):
