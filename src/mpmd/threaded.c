@@ -194,14 +194,8 @@ static void linger_read(struct child *ch, int fd) {
 static void expire_parked(struct child *ch, int64_t now) {
     pthread_mutex_lock(&ch->mu);
     for (int fd = 0; fd <= ch->maxfd && ch->nparked; fd++)
-        if (ch->parked[fd].deadline && ch->parked[fd].deadline <= now) {
-            ch->nlingering -= ch->parked[fd].lingering;
-            ch->parked[fd].deadline = 0;
-            ch->nparked--;
-            close(fd); /* also leaves the epoll set */
-            ch->open_conns--;
-        }
-    ch->sb->procs[ch->slot].connections = ch->open_conns;
+        if (ch->parked[fd].deadline && ch->parked[fd].deadline <= now)
+            expire_parked_fd(ch, fd);
     pthread_mutex_unlock(&ch->mu);
 }
 
