@@ -36,6 +36,7 @@ COMMANDS = {
     "parse": ("parse", "Show the configuration httpd would read (or as JSON)."),
     "restore": ("restore", "Restore the files of a backup run (all or nothing)."),
     "rules": ("rules", "List the lint rules (id, severity, name, title)."),
+    "simulate": ("simulate", "Predict an MPM section under a workload, in simulated time."),
     "size": ("size", "Recommend MaxRequestWorkers and a full MPM section."),
     "validate": ("validate", "Run an MPM section under load on mpmd or httpd."),
     "vhosts": ("vhosts", "Show which virtual host answers on each address:port."),

@@ -8,9 +8,11 @@ from apachetune.mpm import simulate_startup
 
 
 def load_directives(config: str | None, mpm: str, max_request_workers: int | None = None,
-                    threads_per_child: int | None = None, keepalive_timeout: int | None = None) -> dict:
+                    threads_per_child: int | None = None, keepalive_timeout: int | None = None,
+                    listen_backlog: bool = False) -> dict:
     """The directives to run `mpm` with: `config`'s MPM section and keep-alive settings, then the
-    overrides; refused (UsageError) when httpd would not start with them."""
+    overrides; refused (UsageError) when httpd would not start with them. ListenBacklog only
+    with `listen_backlog` (a validation run keeps the server's default)."""
     given: list[tuple[str, list[str]]] = []
     extra: dict[str, object] = {}
     if config:
@@ -36,5 +38,6 @@ def load_directives(config: str | None, mpm: str, max_request_workers: int | Non
         eff["ServerLimit"] = max(1, eff["MaxRequestWorkers"] // eff["ThreadsPerChild"])
     else:
         eff["ServerLimit"] = eff["MaxRequestWorkers"]
-    eff.pop("ListenBacklog", None)
+    if not listen_backlog:
+        eff.pop("ListenBacklog", None)
     return {**eff, "KeepAlive": "On", "KeepAliveTimeout": 5, **extra}

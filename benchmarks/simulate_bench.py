@@ -1,0 +1,48 @@
+"""How fast `apachetune simulate` is (issue 17: minutes of simulated time at thousands of requests
+a second, in seconds): simulated requests per second of wall time for each MPM, closed and open
+loop. Writes the `## Simulate speed` section of docs/benchmarks.md."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from parse_bench import write_section  # noqa: E402
+
+from apachetune.simulate import simulate  # noqa: E402
+from apachetune.simulate.workload import ServiceTime, Workload  # noqa: E402
+from apachetune.validate.section import load_directives  # noqa: E402
+
+CASES = [
+    ("closed loop, 300 clients, keep-alive, 50 ms", Workload(ServiceTime.parse("exp:50ms"), clients=300)),
+    ("closed loop, 300 clients, no keep-alive, 50 ms",
+     Workload(ServiceTime.parse("exp:50ms"), clients=300, keepalive=False)),
+    ("open loop, 2,000/s, 3 requests a visit, 20 ms",
+     Workload(ServiceTime.parse("lognormal:20ms"), rate=2000, requests_per_connection=3, gap=0.1)),
+]
+SECONDS = 120
+
+
+def main() -> int:
+    rows = ["| workload | MPM | simulated req/s | requests | wall s | simulated s per wall s |", "|---|---|---|---|---|---|"]
+    for name, w in CASES:
+        for mpm in ("prefork", "worker", "event"):
+            r = simulate(mpm, load_directives(None, mpm), w, SECONDS)
+            rows.append(f"| {name} | {mpm} | {r.throughput:,.0f} | {r.completed:,} | {r.wall_seconds:.1f} | "
+                        f"{SECONDS / r.wall_seconds:.0f} |")
+            print(rows[-1], flush=True)
+    section = f"""## Simulate speed
+
+`make bench` → `benchmarks/simulate_bench.py`: {SECONDS} s of simulated time per run with httpd's
+default section for each MPM, on one core of this machine (pure Python: a heap of events).
+
+""" + "\n".join(rows) + "\n"
+    write_section(ROOT / "docs" / "benchmarks.md", "## Simulate speed", section)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

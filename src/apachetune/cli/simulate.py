@@ -1,0 +1,100 @@
+"""`apachetune simulate`: a configuration's MPM section under a workload, in simulated time."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from apachetune.cli.options import MPM_CHOICE
+from apachetune.cli.params import Finite
+
+
+class Seconds(click.ParamType):
+    """A duration: 50ms, 0.2s, 2 (seconds)."""
+
+    name = "duration"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, (int, float)):
+            return float(value)
+        from apachetune.errors import UsageError
+        from apachetune.simulate.workload import parse_seconds
+
+        try:
+            return parse_seconds(str(value), param.opts[0] if param else "duration")
+        except UsageError as e:
+            self.fail(e.message, param, ctx)
+
+
+@click.command("simulate")
+@click.argument("file", required=False, type=click.Path(exists=True, dir_okay=False))
+@click.option("--mpm", type=MPM_CHOICE, help="The MPM [default: the one FILE loads, else event].")
+@click.option("--max-request-workers", type=Finite(1, 200000, integer=True))
+@click.option("--threads-per-child", type=Finite(1, 256, integer=True))
+@click.option("--keepalive-timeout", type=Finite(1, 300, integer=True))
+@click.option("--clients", type=Finite(0, 100000, integer=True), default=0,
+              help="Closed loop: clients each sending its next request after a response (ab -c, wrk -c).")
+@click.option("--rate", type=Finite(0, 1e6), default=0, help="Open loop: new visitors a second (Poisson).")
+@click.option("--keepalive/--no-keepalive", default=True, show_default=True,
+              help="Clients keep their connection open (ab -k) or open one per request.")
+@click.option("--think", type=Seconds(), default="0", help="Closed loop: pause after each response.")
+@click.option("--requests-per-connection", type=Finite(1, 100000, integer=True), default=1, show_default=True,
+              help="Open loop: requests a visitor makes on its connection.")
+@click.option("--gap", type=Seconds(), default="0", help="Open loop: pause between a visitor's requests.")
+@click.option("--crowd", type=Finite(0, 100000, integer=True), default=0,
+              help="Idle keep-alive clients holding connections open (one request each, then idle).")
+@click.option("--service", default="50ms", show_default=True,
+              help="Time a request takes on the server: 50ms, exp:50ms or lognormal:50ms[:sigma].")
+@click.option("--timeout", type=Seconds(), default="30", help="A client gives up on a request after this.")
+@click.option("--seconds", type=Finite(0.1, 3600), default=30, show_default=True, help="Simulated time.")
+@click.option("--warmup", type=Finite(0, 3600), default=0, show_default=True,
+              help="Simulated seconds not counted in throughput and latency.")
+@click.option("--seed", type=Finite(0, 2**31, integer=True), default=1, show_default=True)
+@click.option("--per-worker-mib", type=Finite(0, 1e6), help="Memory a worker holds (from `size`), for the peak.")
+@click.option("--per-process-mib", type=Finite(0, 1e6), default=0, show_default=True,
+              help="Memory a worker/event process holds besides its threads.")
+@click.option("--compare", is_flag=True, help="The same workload on prefork, worker and event (httpd's "
+              "default section for each, or FILE's with the options above).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout, clients, rate, keepalive, think,
+            requests_per_connection, gap, crowd, service, timeout, seconds, warmup, seed, per_worker_mib,
+            per_process_mib, compare, fmt):
+    """Predict what an MPM section does under a workload: throughput, latency percentiles,
+    errors, processes over time and peak memory, from a model of httpd's MPMs in simulated time
+    (seconds of real time for minutes of load)."""
+    from apachetune.errors import UsageError
+    from apachetune.simulate import simulate
+    from apachetune.simulate.workload import ServiceTime, Workload
+    from apachetune.validate.section import load_directives
+
+    if warmup >= seconds:
+        raise UsageError("--warmup must be shorter than --seconds")
+    workload = Workload(ServiceTime.parse(service), clients=clients, rate=rate, keepalive=keepalive, think=think,
+                        requests_per_connection=requests_per_connection, gap=gap, crowd=crowd, timeout=timeout)
+    memory = None if per_worker_mib is None else (per_process_mib, per_worker_mib)
+    mpms = ["prefork", "worker", "event"] if compare else [mpm or _mpm_of(file)]
+    results = []
+    for m in mpms:
+        section = load_directives(file, m, max_request_workers, threads_per_child, keepalive_timeout,
+                                  listen_backlog=True)
+        results.append(simulate(m, section, workload, seconds, warmup=warmup, seed=seed, memory=memory))
+    if fmt == "json":
+        doc = [r.to_json() for r in results]
+        click.echo(json.dumps(doc if compare else doc[0], indent=2))
+        return
+    from apachetune.report.simulation import print_comparison, print_simulation
+
+    if compare:
+        print_comparison(results)
+    else:
+        print_simulation(results[0])
+
+
+def _mpm_of(file: str | None) -> str:
+    """The MPM `file` loads (event, httpd's default on Linux, when none or no file)."""
+    if not file:
+        return "event"
+    from apachetune.config.resolver import ResolveOptions, resolve
+
+    return resolve(file, ResolveOptions()).mpm or "event"

@@ -1,0 +1,76 @@
+"""A simulation (apachetune simulate) rendered for a terminal: one run, or the three MPMs side
+by side."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from apachetune.console import out
+from apachetune.simulate import SimResult
+
+_SECTION_ORDER = ("StartServers", "MinSpareServers", "MaxSpareServers", "MinSpareThreads", "MaxSpareThreads",
+                  "ThreadsPerChild", "MaxRequestWorkers", "AsyncRequestWorkerFactor", "MaxConnectionsPerChild",
+                  "KeepAlive", "KeepAliveTimeout", "MaxKeepAliveRequests")
+
+
+def section_line(r: SimResult) -> str:
+    return ", ".join(f"{k} {r.section[k]:g}" if isinstance(r.section[k], float) else f"{k} {r.section[k]}"
+                     for k in _SECTION_ORDER if k in r.section) + f"; accept queue {r.accept_queue}"
+
+
+def rows(r: SimResult) -> list[tuple[str, str]]:
+    """(what, value) lines of one run: the same in the single and the side-by-side view."""
+    lat = r.latency_ms
+    first, last = r.timeline[0], r.timeline[-1]
+    out_rows = [
+        ("throughput", f"{r.throughput:,.0f} req/s ({r.completed:,} requests)"),
+        ("latency", "no request completed" if not lat else
+         f"mean {lat['mean']:,.1f} ms, p50 {lat['p50']:,.1f}, p95 {lat['p95']:,.1f}, p99 {lat['p99']:,.1f}, "
+         f"max {lat['max']:,.1f}"),
+        ("errors", ", ".join(f"{k} {v:,}" for k, v in sorted(r.errors.items())) or "none"),
+        ("processes", f"{int(first['processes'])} at start, {int(last['processes'])} at the end, "
+                      f"{r.peak_processes} at most"),
+        ("forked a second", ", ".join(str(int(s["forked"])) for s in r.timeline[1:13])
+         + (" ..." if len(r.timeline) > 13 else "")),
+    ]
+    shown = {k: v for k, v in r.events.items() if k not in ("simulation events", "accepted")}
+    if shown:
+        out_rows.append(("events", ", ".join(f"{k} {v:,}" for k, v in sorted(shown.items()))))
+    if r.crowd_latency_ms:
+        out_rows.append(("crowd's requests", f"p50 {r.crowd_latency_ms['p50']:,.1f} ms, "
+                                             f"p99 {r.crowd_latency_ms['p99']:,.1f} ms"))
+    if r.peak_memory_mib is not None:
+        out_rows.append(("peak memory", f"{r.peak_memory_mib:,.1f} MiB (sampled once a second)"))
+    return out_rows
+
+
+def print_simulation(r: SimResult) -> None:
+    out.print(f"{r.mpm}: {r.workload}")
+    out.print(f"section: {section_line(r)}")
+    counted = f", the first {r.warmup:g} s not counted" if r.warmup else ""
+    out.print(f"{r.seconds:g} s simulated{counted} in {r.wall_seconds:.2f} s")
+    if r.stopped_at is not None:
+        out.print(f"stopped at {r.stopped_at:g} s: the event budget ran out (fewer clients or seconds "
+                  "finish); the numbers cover what ran")
+    table = Table(show_header=False)
+    table.add_column()
+    table.add_column()
+    for what, value in rows(r):
+        table.add_row(what, value)
+    out.print(table)
+    out.print("Not modelled: CPU contention, lingering close, the network (docs/simulate.md).")
+
+
+def print_comparison(results: list[SimResult]) -> None:
+    out.print(f"workload: {results[0].workload}; {results[0].seconds:g} s simulated")
+    table = Table()
+    table.add_column("")
+    for r in results:
+        table.add_column(r.mpm)
+    per = [dict(rows(r)) for r in results]
+    names = list(dict.fromkeys(k for p in per for k in p))
+    for name in names:
+        table.add_row(name, *(p.get(name, "") for p in per))
+    out.print(table)
+    for r in results:
+        out.print(f"{r.mpm}: {section_line(r)}")

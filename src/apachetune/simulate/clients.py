@@ -1,0 +1,155 @@
+"""The clients, as load generators and browsers behave:
+
+- a new connection carries its first request; a SYN that finds the accept queue full is dropped
+  and Linux sends it again after 1, 2, 4, 8, 16 and 32 s (initial RTO 1 s, doubling,
+  tcp_syn_retries 6): the 1 s, 3 s, 7 s steps in the latency of an overflowing server;
+- a request not answered within the workload's timeout is given up: an error, and the client
+  starts again on a new connection;
+- a connection the server closed is noticed at the next request, which then opens a new one."""
+
+from __future__ import annotations
+
+import random
+
+from apachetune.simulate.clock import Clock
+from apachetune.simulate.server import CLOSED, Conn, Server
+from apachetune.simulate.stats import Stats
+from apachetune.simulate.workload import Workload
+
+SYN_RETRIES = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
+
+
+class Client:
+    crowd = False
+
+    def __init__(self, clock: Clock, server: Server, stats: Stats, workload: Workload):
+        self.clock, self.server, self.stats, self.workload = clock, server, stats, workload
+        self.keepalive = workload.keepalive
+        self.conn: Conn | None = None
+        self.waiting = 0  # token of the request awaiting its response (0: none)
+        self.tokens = 0
+
+    def request(self) -> None:
+        """Send the next request: on the open connection if there is one, else on a new one."""
+        now = self.clock.now
+        self._arm_timeout()
+        conn = self.conn
+        if conn is not None and conn.state != CLOSED:
+            conn.sent_at = now
+            if self.server.send(conn):
+                return
+        self.conn = conn = Conn(self, now)
+        self._syn(conn, 0)
+
+    def _syn(self, conn: Conn, attempt: int) -> None:
+        if conn.state == CLOSED:
+            return  # given up meanwhile
+        if self.server.connect(conn):
+            return
+        self.stats.events["SYN dropped (accept queue full)"] += 1
+        if attempt < len(SYN_RETRIES):
+            self.clock.after(SYN_RETRIES[attempt], self._syn, conn, attempt + 1)
+        else:
+            self._give_up("connect timeout")
+
+    def _arm_timeout(self) -> None:
+        self.tokens += 1
+        self.waiting = self.tokens
+        self.clock.after(self.workload.timeout, self._timed_out, self.tokens)
+
+    def _timed_out(self, token: int) -> None:
+        if token == self.waiting:
+            self._give_up("timeout")
+
+    def _give_up(self, kind: str) -> None:
+        self.stats.error(self.clock.now, kind)
+        self.waiting = 0
+        if self.conn is not None:
+            self.server.client_close(self.conn)
+            self.conn = None
+        self.after_error()
+
+    def response(self, conn: Conn, keep: bool) -> None:
+        """The server wrote a response; `keep`: it keeps the connection open."""
+        self.waiting = 0
+        self.stats.response(self.clock.now, self.clock.now - conn.sent_at, self.crowd)
+        if not keep:
+            self.conn = None
+        self.answered(keep)
+
+    def closed(self, conn: Conn) -> None:
+        """The server closed an idle connection of ours."""
+        if conn is self.conn:
+            self.conn = None
+
+    def answered(self, keep: bool) -> None:
+        raise NotImplementedError
+
+    def after_error(self) -> None:
+        raise NotImplementedError
+
+
+class LoopClient(Client):
+    """ab / wrk / siege: the next request `think` seconds after each response."""
+
+    def answered(self, keep: bool) -> None:
+        self.clock.after(self.workload.think, self.request)
+
+    def after_error(self) -> None:
+        self.clock.after(self.workload.think, self.request)
+
+
+class Visitor(Client):
+    """An open-loop visitor: a few requests on one connection, then it leaves."""
+
+    def __init__(self, clock: Clock, server: Server, stats: Stats, workload: Workload):
+        super().__init__(clock, server, stats, workload)
+        self.left = workload.requests_per_connection if workload.keepalive else 1
+
+    def answered(self, keep: bool) -> None:
+        self.left -= 1
+        if self.left > 0:
+            self.clock.after(self.workload.gap, self.request)
+        elif self.conn is not None:
+            self.server.client_close(self.conn)  # done: it hangs up
+            self.conn = None
+
+    def after_error(self) -> None:
+        pass  # a visitor who waited that long goes away
+
+
+class CrowdClient(Client):
+    """An idle keep-alive client: one request, then it holds the connection; when the server
+    closes it, it comes back at once."""
+
+    crowd = True
+
+    def __init__(self, clock: Clock, server: Server, stats: Stats, workload: Workload):
+        super().__init__(clock, server, stats, workload)
+        self.keepalive = True
+
+    def answered(self, keep: bool) -> None:
+        if not keep:
+            self.clock.after(0.0, self.request)
+
+    def closed(self, conn: Conn) -> None:
+        if conn is self.conn:
+            self.conn = None
+            self.clock.after(0.0, self.request)
+
+    def after_error(self) -> None:
+        self.clock.after(0.0, self.request)
+
+
+class Arrivals:
+    """Poisson arrivals of visitors at `workload.rate` a second."""
+
+    def __init__(self, clock: Clock, server: Server, stats: Stats, workload: Workload, rng: random.Random):
+        self.clock, self.server, self.stats, self.workload, self.rng = clock, server, stats, workload, rng
+
+    def start(self) -> None:
+        self.clock.after(self.rng.expovariate(self.workload.rate), self._arrive)
+
+    def _arrive(self) -> None:
+        Visitor(self.clock, self.server, self.stats, self.workload).request()
+        self.clock.after(self.rng.expovariate(self.workload.rate), self._arrive)

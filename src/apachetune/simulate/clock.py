@@ -1,0 +1,40 @@
+"""Simulated time: a heap of (time, sequence, callback). Callbacks that may be overtaken (a
+keep-alive deadline, a client's timeout) carry a token and check it when they fire."""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+        self._queue: list[tuple[float, int, Callable[..., Any], tuple[Any, ...]]] = []
+        self._seq = itertools.count()  # equal times fire in the order they were scheduled
+        self.events = 0
+
+    def at(self, when: float, fn: Callable[..., Any], *args: Any) -> None:
+        heapq.heappush(self._queue, (when, next(self._seq), fn, args))
+
+    def after(self, delay: float, fn: Callable[..., Any], *args: Any) -> None:
+        self.at(self.now + delay, fn, *args)
+
+    def run(self, until: float, max_events: int) -> bool:
+        """Fire every event up to `until`; False if `max_events` ran out first (the clock then
+        stops where it was)."""
+        queue, pop = self._queue, heapq.heappop
+        left = max_events - self.events
+        while queue and queue[0][0] <= until:
+            if left <= 0:
+                self.events = max_events
+                return False
+            left -= 1
+            when, _, fn, args = pop(queue)
+            self.now = when
+            fn(*args)
+        self.events = max_events - left
+        self.now = until
+        return True

@@ -1,0 +1,116 @@
+"""One simulation: an effective MPM section and a workload in, what the clients saw out."""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from apachetune.simulate.clients import Arrivals, CrowdClient, LoopClient
+from apachetune.simulate.clock import Clock
+from apachetune.simulate.parent import Parent
+from apachetune.simulate.server import Server
+from apachetune.simulate.stats import Stats
+from apachetune.simulate.workload import Workload
+
+DEFAULT_SOMAXCONN = 4096  # Linux since 5.4
+MAX_EVENTS = 5_000_000  # about 45 s here: a run asked for more stops there and says so
+
+
+def somaxconn() -> int:
+    """net.core.somaxconn on this machine: the kernel caps ListenBacklog at it."""
+    try:
+        return int(Path("/proc/sys/net/core/somaxconn").read_text())
+    except (OSError, ValueError):
+        return DEFAULT_SOMAXCONN
+
+
+@dataclass
+class SimResult:
+    mpm: str
+    section: dict[str, object]
+    workload: str
+    seconds: float
+    warmup: float
+    completed: int
+    throughput: float  # requests a second, counted after the warm-up
+    latency_ms: dict[str, float]  # mean, p50, p95, p99, max of the workload's requests
+    errors: dict[str, int]
+    events: dict[str, int]
+    timeline: list[dict[str, float]]
+    peak_memory_mib: float | None
+    accept_queue: int
+    wall_seconds: float
+    crowd_latency_ms: dict[str, float] = field(default_factory=dict)
+    stopped_at: float | None = None  # simulated time where MAX_EVENTS ran out, if it did
+    latencies: list[float] = field(default_factory=list, repr=False)  # seconds, each counted request
+
+    @property
+    def peak_processes(self) -> int:
+        return max((int(s["processes"]) for s in self.timeline), default=0)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "mpm": self.mpm, "section": self.section, "workload": self.workload,
+            "simulated_seconds": self.seconds, "warmup_seconds": self.warmup,
+            "completed": self.completed, "throughput_rps": round(self.throughput, 1),
+            "latency_ms": self.latency_ms, "crowd_latency_ms": self.crowd_latency_ms,
+            "errors": self.errors, "events": self.events,
+            "peak_processes": self.peak_processes,
+            "peak_memory_mib": None if self.peak_memory_mib is None else round(self.peak_memory_mib, 1),
+            "accept_queue": self.accept_queue, "timeline": self.timeline,
+            "wall_seconds": round(self.wall_seconds, 3), "stopped_at": self.stopped_at,
+        }
+
+
+def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: float = 30.0, *,
+             warmup: float = 0.0, seed: int = 1, backlog: int | None = None,
+             memory: tuple[float, float] | None = None, spawn_delay: float = 0.005,
+             max_events: int = MAX_EVENTS) -> SimResult:
+    """Run `workload` against httpd's `mpm` with `section` (the effective directives, as
+    validate.section.load_directives gives them) for `seconds` of simulated time.
+
+    `backlog`: the accept queue (default min(ListenBacklog, somaxconn)); `memory`: MiB a process
+    and MiB a worker, for the peak; `spawn_delay`: how long a forked child takes to accept."""
+    if seconds <= 0 or not 0 <= warmup < seconds:
+        raise ValueError("seconds must be above 0 and the warm-up shorter")
+    started = time.perf_counter()
+    rng = random.Random(seed)
+    clock, stats = Clock(), Stats(warmup=warmup)
+    if backlog is None:
+        backlog = min(int(section.get("ListenBacklog", 511)), somaxconn())  # type: ignore[call-overload]
+    server = Server(clock, mpm, section, workload.service, rng, stats, backlog)
+    parent = Parent(clock, server, mpm, section, stats, spawn_delay, memory)
+    parent.start()
+    for _ in range(workload.clients):
+        clock.at(0.0, LoopClient(clock, server, stats, workload).request)
+    for _ in range(workload.crowd):
+        clock.at(0.0, CrowdClient(clock, server, stats, workload).request)
+    if workload.rate:
+        Arrivals(clock, server, stats, workload, rng).start()
+    finished = clock.run(seconds, max_events)
+    end = seconds if finished else clock.now
+    stats.events["simulation events"] = clock.events
+    return SimResult(
+        mpm=mpm, section=dict(section), workload=workload.label(), seconds=seconds, warmup=warmup,
+        completed=len(stats.latencies), throughput=len(stats.latencies) / max(1e-9, end - warmup),
+        latency_ms=summary_ms(stats.latencies), errors=dict(stats.errors), events=dict(stats.events),
+        timeline=stats.timeline, peak_memory_mib=stats.peak_memory_mib if memory else None,
+        accept_queue=backlog, wall_seconds=time.perf_counter() - started,
+        crowd_latency_ms=summary_ms(stats.crowd_latencies), stopped_at=None if finished else round(end, 3),
+        latencies=stats.latencies)
+
+
+def summary_ms(latencies: list[float]) -> dict[str, float]:
+    if not latencies:
+        return {}
+    xs = sorted(latencies)
+
+    def pct(q: float) -> float:
+        return xs[min(len(xs) - 1, max(0, math.ceil(q * len(xs)) - 1))] * 1000
+
+    return {"mean": round(sum(xs) / len(xs) * 1000, 2), "p50": round(pct(0.50), 2), "p95": round(pct(0.95), 2),
+            "p99": round(pct(0.99), 2), "max": round(xs[-1] * 1000, 2)}

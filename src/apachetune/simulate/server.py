@@ -1,0 +1,257 @@
+"""httpd's connections and workers (server/mpm/{prefork,worker,event}/*.c), as the simulation
+needs them:
+
+- the listen socket's accept queue, min(ListenBacklog, somaxconn) long: a SYN that finds it full
+  is dropped and the client's kernel retries (clients.py);
+- prefork and worker: a connection holds its process or thread from accept to close, keep-alive
+  waits included (up to KeepAliveTimeout); a process accepts only with an idle worker;
+- event: a worker holds a connection only while it serves a request; between requests the
+  connection is parked in the listener until KeepAliveTimeout. A process accepts while it has an
+  idle worker and its connections are below ThreadsPerChild + idle workers x
+  floor(AsyncRequestWorkerFactor) (2.4.71's connections_above_limit); when new connections wait
+  and none of its workers is idle, it closes its parked keep-alive connections so that the
+  clients reconnect to another process;
+- MaxKeepAliveRequests ends a connection after that many requests (0: never).
+
+Not modelled: lingering close, CPU contention (a request's time does not grow with the number
+served at once), the network."""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from apachetune.simulate.clock import Clock
+from apachetune.simulate.stats import Stats
+from apachetune.simulate.workload import ServiceTime
+
+if TYPE_CHECKING:
+    from apachetune.simulate.clients import Client
+
+BACKLOG, READING, SERVING, PARKED, QUEUED, CLOSED = range(6)
+
+
+class Conn:
+    __slots__ = ("client", "process", "state", "served", "token", "sent_at")
+
+    def __init__(self, client: Client, sent_at: float):
+        self.client = client
+        self.process: Process | None = None
+        self.state = BACKLOG
+        self.served = 0
+        self.token = 0  # bumped at each change of state: a stale deadline sees another token
+        self.sent_at = sent_at  # when the request now on it was sent (its first: with the SYN)
+
+
+class Process:
+    __slots__ = ("slot", "workers", "ready_at", "serving", "conns", "accepted", "quiescing", "pending",
+                 "closing_parked", "gone")
+
+    def __init__(self, slot: int, workers: int, ready_at: float):
+        self.slot = slot
+        self.workers = workers
+        self.ready_at = ready_at  # forked; accepts from then
+        self.serving = 0  # workers serving a request
+        self.conns: set[Conn] = set()
+        self.accepted = 0
+        self.quiescing = False  # stopping gracefully: accepts nothing, exits when its connections end
+        self.pending: deque[Conn] = deque()  # event: requests waiting for one of its workers
+        self.closing_parked = False  # event: its listener will drop the parked connections
+        self.gone = False  # exited
+
+
+class Server:
+    def __init__(self, clock: Clock, mpm: str, section: dict[str, object], service: ServiceTime,
+                 rng: random.Random, stats: Stats, backlog: int):
+        self.clock, self.service, self.rng, self.stats = clock, service, rng, stats
+        self.event = mpm == "event"
+        self.threads = 1 if mpm == "prefork" else int(section["ThreadsPerChild"])  # type: ignore[call-overload]
+        self.factor = int(float(section.get("AsyncRequestWorkerFactor", 2)))  # type: ignore[arg-type]
+        self.keepalive = str(section.get("KeepAlive", "On")).lower() == "on"
+        self.keepalive_timeout = float(section.get("KeepAliveTimeout", 5))  # type: ignore[arg-type]
+        self.max_keepalive = int(section.get("MaxKeepAliveRequests", 100))  # type: ignore[call-overload]
+        self.max_conns_per_child = int(section.get("MaxConnectionsPerChild", 0))  # type: ignore[call-overload]
+        self.processes: list[Process] = []
+        self.queue: deque[Conn] = deque()  # the kernel's accept queue
+        self.backlog = backlog
+        self.on_exit: Callable[[Process], None] = lambda p: None  # the parent frees the slot
+
+    # What a client does.
+
+    def connect(self, conn: Conn) -> bool:
+        """A SYN: queued for accept, or False when the accept queue is full (dropped)."""
+        if len(self.queue) >= self.backlog:
+            return False
+        self.queue.append(conn)
+        if len(self.queue) == 1:  # else no process could accept the ones before it either
+            self.dispatch()
+        if self.event and self.queue:
+            for p in self.processes:
+                self._busy(p)
+        return True
+
+    def send(self, conn: Conn) -> bool:
+        """The next request on an open connection; False if the server has closed it."""
+        if conn.state == READING:
+            self._serve(conn)
+        elif conn.state == PARKED:
+            p = conn.process
+            assert p is not None
+            conn.token += 1
+            if self.idle(p) > 0:
+                self._serve(conn)
+            else:
+                conn.state = QUEUED
+                p.pending.append(conn)
+        else:
+            return False
+        return True
+
+    def client_close(self, conn: Conn) -> None:
+        """The client hangs up (done, or tired of waiting)."""
+        if conn.state == QUEUED and conn.process is not None:
+            conn.process.pending.remove(conn)
+        if conn.state == SERVING:
+            conn.state = CLOSED  # its worker finds out when it writes the response
+            return
+        if conn.state == BACKLOG:
+            conn.state = CLOSED  # httpd accepts it later and reads end of file at once
+            return
+        self._close(conn)
+
+    # The server's side.
+
+    def idle(self, p: Process) -> int:
+        """Idle workers of `p`: on prefork and worker a connection holds one from accept to close."""
+        return p.workers - (p.serving if self.event else len(p.conns))
+
+    def can_accept(self, p: Process) -> bool:
+        if p.quiescing or p.ready_at > self.clock.now:
+            return False
+        idle = self.idle(p)
+        if not self.event:
+            return idle > 0
+        return idle > 0 and len(p.conns) < p.workers + idle * self.factor
+
+    def dispatch(self, only: Process | None = None) -> None:
+        """Processes able to accept take connections from the accept queue, oldest first; the
+        one with the most idle workers first (it wins the race for the listen socket). `only`:
+        just that process, the one whose workers or connections changed (after any dispatch,
+        either the queue is empty or no process can accept, so only it may now)."""
+        while self.queue:
+            if only is not None:
+                if only.gone:
+                    return
+                p = only
+            else:
+                ready = [p for p in self.processes if self.can_accept(p)]
+                if not ready:
+                    return
+                p = max(ready, key=self.idle)
+            if not self.can_accept(p):
+                return
+            while self.queue and self.can_accept(p):
+                conn = self.queue.popleft()
+                if conn.state == CLOSED:
+                    continue  # the client gave up while it waited
+                self._accept(p, conn)
+
+    def _accept(self, p: Process, conn: Conn) -> None:
+        conn.process = p
+        p.conns.add(conn)
+        p.accepted += 1
+        self.stats.events["accepted"] += 1
+        if self.max_conns_per_child and p.accepted >= self.max_conns_per_child:
+            p.quiescing = True  # ap_max_requests_per_child reached: this is its last connection
+        self._serve(conn)
+
+    def _serve(self, conn: Conn) -> None:
+        p = conn.process
+        assert p is not None
+        conn.state = SERVING
+        conn.token += 1
+        p.serving += 1
+        self.clock.after(self.service.sample(self.rng), self._done, conn)
+        if self.event:
+            self._busy(p)
+
+    def _done(self, conn: Conn) -> None:
+        p = conn.process
+        assert p is not None
+        p.serving -= 1
+        conn.served += 1
+        if conn.state == CLOSED:  # the client left while it was served
+            self._release(conn)
+            return
+        keep = self.keepalive and conn.client.keepalive and not p.quiescing and (
+            not self.max_keepalive or conn.served < self.max_keepalive)
+        conn.state = (PARKED if self.event else READING) if keep else CLOSED
+        conn.token += 1
+        if keep:
+            self.clock.after(self.keepalive_timeout, self._keepalive_expired, conn, conn.token)
+        conn.client.response(conn, keep)
+        if not keep:
+            self._release(conn)
+        elif self.event:
+            self._worker_free(p)
+
+    def _keepalive_expired(self, conn: Conn, token: int) -> None:
+        if conn.token == token and conn.state in (READING, PARKED):
+            self.stats.events["keep-alive timeout"] += 1
+            self._close(conn, tell_client=True)
+
+    def _busy(self, p: Process) -> None:
+        """event: with no idle worker and connections waiting to be accepted, the listener drops
+        its parked keep-alive connections on its next pass (after what is already readable)."""
+        if self.idle(p) == 0 and self.queue and not p.closing_parked:
+            p.closing_parked = True
+            self.clock.after(0.0, self._close_parked, p)
+
+    def _close_parked(self, p: Process) -> None:
+        p.closing_parked = False
+        if self.idle(p) > 0 or not self.queue:
+            return
+        for conn in [c for c in p.conns if c.state == PARKED]:
+            self.stats.events["keep-alive closed, workers busy"] += 1
+            self._close(conn, tell_client=True)
+
+    def _close(self, conn: Conn, tell_client: bool = False) -> None:
+        was = conn.state
+        conn.state = CLOSED
+        conn.token += 1
+        if tell_client:
+            conn.client.closed(conn)
+        if was == SERVING:
+            return  # the worker releases it when the response is written
+        self._release(conn)
+
+    def _release(self, conn: Conn) -> None:
+        p = conn.process
+        if p is None or conn not in p.conns:
+            return
+        p.conns.discard(conn)
+        if p.quiescing and not p.conns and not p.serving:
+            self._exit(p)
+        elif not p.gone:
+            self._worker_free(p)  # a worker (prefork, worker) or a connection slot (event) is free
+
+    def _worker_free(self, p: Process) -> None:
+        while p.pending and self.idle(p) > 0:
+            self._serve(p.pending.popleft())
+        self.dispatch(p)
+
+    def quiesce(self, p: Process) -> None:
+        """Stop a process gracefully: it accepts nothing more, its idle keep-alive connections
+        are closed, the others after their current request; it exits when none is left."""
+        p.quiescing = True
+        for conn in [c for c in p.conns if c.state in (READING, PARKED)]:
+            self._close(conn, tell_client=True)
+        if not p.conns and not p.serving and not p.gone:
+            self._exit(p)
+
+    def _exit(self, p: Process) -> None:
+        p.gone = True
+        self.processes.remove(p)
+        self.on_exit(p)

@@ -1,0 +1,31 @@
+"""What a simulation counts as it runs."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Stats:
+    warmup: float = 0.0  # requests completed before this are not counted
+    latencies: list[float] = field(default_factory=list)  # workload requests, seconds
+    crowd_latencies: list[float] = field(default_factory=list)
+    completed_at: list[float] = field(default_factory=list)  # when each counted request completed
+    errors: Counter[str] = field(default_factory=Counter)  # timeout, connect-timeout
+    events: Counter[str] = field(default_factory=Counter)  # SYN drops, keep-alive closes, spawns, ...
+    timeline: list[dict[str, float]] = field(default_factory=list)  # one sample a second
+    peak_memory_mib: float = 0.0
+
+    def response(self, now: float, latency: float, crowd: bool) -> None:
+        if now < self.warmup:
+            return
+        if crowd:
+            self.crowd_latencies.append(latency)
+        else:
+            self.latencies.append(latency)
+            self.completed_at.append(now)
+
+    def error(self, now: float, kind: str) -> None:
+        if now >= self.warmup:
+            self.errors[kind] += 1

@@ -1,0 +1,109 @@
+"""What the clients do, and how long a request takes on the server."""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from dataclasses import dataclass
+
+from apachetune.errors import UsageError
+
+_DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(ms|s|us|µs)?\s*$")
+_UNITS = {None: 1.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6}
+
+
+def parse_seconds(text: str, what: str) -> float:
+    """'50ms', '0.05s', '0.05' -> seconds."""
+    m = _DURATION.match(text)
+    if not m:
+        raise UsageError(f"{what}: {text!r} is not a duration (e.g. 50ms, 0.2s)")
+    return float(m.group(1)) * _UNITS[m.group(2)]
+
+
+@dataclass(frozen=True)
+class ServiceTime:
+    """The time a worker spends on one request: fixed, exponential or lognormal around `mean`
+    (`sigma` is the lognormal's shape: 0.5 mild, 1 heavy-tailed, 2 very)."""
+
+    kind: str
+    mean: float
+    sigma: float = 1.0
+
+    KINDS = ("fixed", "exp", "lognormal")
+
+    @classmethod
+    def parse(cls, text: str) -> ServiceTime:
+        """'50ms' (fixed), 'exp:50ms', 'lognormal:50ms' or 'lognormal:50ms:1.5'."""
+        parts = text.split(":")
+        kind = parts[0] if len(parts) > 1 else "fixed"
+        if kind not in cls.KINDS or len(parts) > (3 if kind == "lognormal" else 2):
+            raise UsageError(f"--service: {text!r}: expected 50ms, exp:50ms or lognormal:50ms[:sigma]")
+        mean = parse_seconds(parts[-1] if kind != "lognormal" or len(parts) == 2 else parts[1], "--service")
+        sigma = 1.0
+        if kind == "lognormal" and len(parts) == 3:
+            try:
+                sigma = float(parts[2])
+            except ValueError:
+                raise UsageError(f"--service: sigma {parts[2]!r} is not a number") from None
+            if not 0 < sigma <= 4:
+                raise UsageError(f"--service: sigma {parts[2]} must be above 0 and at most 4")
+        if mean <= 0:
+            raise UsageError(f"--service: {text!r}: a request takes some time (above 0)")
+        return cls(kind, mean, sigma)
+
+    def sample(self, rng: random.Random) -> float:
+        if self.kind == "fixed":
+            return self.mean
+        if self.kind == "exp":
+            return rng.expovariate(1.0 / self.mean)
+        mu = math.log(self.mean) - self.sigma ** 2 / 2  # so that the mean is `mean`
+        return rng.lognormvariate(mu, self.sigma)
+
+    def label(self) -> str:
+        ms = f"{self.mean * 1000:g} ms"
+        return {"fixed": ms, "exp": f"exponential, mean {ms}"}.get(
+            self.kind, f"lognormal, mean {ms}, sigma {self.sigma:g}")
+
+
+@dataclass(frozen=True)
+class Workload:
+    """`clients`: a closed loop (ab, wrk, siege): each client sends its next request `think`
+    seconds after the last response, on the same connection with keep-alive. `rate`: an open
+    loop: new visitors a second (Poisson), each making `requests_per_connection` requests
+    `gap` seconds apart on one connection, then closing it. `crowd`: idle keep-alive clients:
+    each sends one request, then holds its connection until the server closes it, and comes
+    back at once. A client gives up on a request after `timeout` seconds."""
+
+    service: ServiceTime
+    clients: int = 0
+    rate: float = 0.0
+    keepalive: bool = True
+    think: float = 0.0
+    requests_per_connection: int = 1
+    gap: float = 0.0
+    crowd: int = 0
+    timeout: float = 30.0
+
+    def __post_init__(self) -> None:
+        if self.clients < 0 or self.rate < 0 or self.crowd < 0 or self.think < 0 or self.gap < 0:
+            raise UsageError("clients, rate, crowd, think and gap cannot be negative")
+        if not self.clients and not self.rate:
+            raise UsageError("a workload needs --clients N (closed loop) or --rate R (open loop)")
+        if self.requests_per_connection < 1:
+            raise UsageError("--requests-per-connection must be at least 1")
+        if self.timeout <= 0:
+            raise UsageError("--timeout must be above 0")
+
+    def label(self) -> str:
+        ka = "keep-alive" if self.keepalive else "a connection per request"
+        parts = []
+        if self.clients:
+            think = f", think {self.think * 1000:g} ms" if self.think else ""
+            parts.append(f"{self.clients} clients in a closed loop ({ka}{think})")
+        if self.rate:
+            per = f", {self.requests_per_connection} requests a connection" if self.keepalive else ""
+            parts.append(f"{self.rate:g} new clients/s, Poisson{per}")
+        if self.crowd:
+            parts.append(f"{self.crowd} idle keep-alive clients")
+        return "; ".join(parts) + f"; service {self.service.label()}"

@@ -1,0 +1,176 @@
+"""apachetune simulate: the model of httpd's MPMs in motion, checked against what httpd's code
+does (the spawn ramp), queueing theory (a fixed pool under Poisson load is M/M/c), and what real
+httpd 2.4.71 did in measurements recorded in issue 13 and docs/httpd-facts.md."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from apachetune.cli import cli
+from apachetune.simulate import simulate
+from apachetune.simulate.workload import ServiceTime, Workload
+from apachetune.sizing import model
+from apachetune.validate.section import load_directives
+
+
+def run(mpm, section, workload, seconds, **kw):
+    return simulate(mpm, section, workload, seconds, **kw)
+
+
+def test_prefork_spawn_ramp_doubles_each_second_from_the_defaults():
+    """300 connections without keep-alive meet StartServers 5: the parent forks 1, 2, 4, 8, 16,
+    then 32 a second (perform_idle_server_maintenance), 5 -> 6 -> 8 -> 12 -> 20 -> 36 -> 68."""
+    r = run("prefork", load_directives(None, "prefork"),
+            Workload(ServiceTime.parse("10ms"), clients=300, keepalive=False), 8)
+    assert [int(s["processes"]) for s in r.timeline] == [5, 6, 8, 12, 20, 36, 68, 100, 132]
+    assert [int(s["forked"]) for s in r.timeline[1:]] == [1, 2, 4, 8, 16, 32, 32, 32]
+
+
+def test_threaded_mpms_spawn_processes_until_min_spare_threads_are_idle():
+    """worker and event count idle threads: 3 x 25 threads all busy, MinSpareThreads 75: 1, 2,
+    4 processes a second, then what is left of ServerLimit (16 = 400 / 25)."""
+    for mpm in ("worker", "event"):
+        r = run(mpm, load_directives(None, mpm), Workload(ServiceTime.parse("50ms"), clients=1000), 6)
+        assert [int(s["processes"]) for s in r.timeline][:6] == [3, 4, 6, 10, 16, 16], mpm
+
+
+def test_a_fixed_pool_under_poisson_load_waits_as_erlang_c_predicts():
+    """StartServers = MinSpare = MaxSpare = MaxRequestWorkers: the pool never changes, so a
+    Poisson stream with exponential service is M/M/c and the mean wait is Erlang C's."""
+    section = {"StartServers": 11, "MinSpareServers": 11, "MaxSpareServers": 11, "MaxRequestWorkers": 11,
+               "MaxConnectionsPerChild": 0, "KeepAlive": "Off"}
+    r = run("prefork", section, Workload(ServiceTime.parse("exp:50ms"), rate=150, keepalive=False), 400,
+            warmup=10, seed=7)
+    predicted = model.mean_queue_wait(11, 150 * 0.05, 0.05) * 1000  # 2.5 ms
+    waited = r.latency_ms["mean"] - 50
+    assert abs(r.throughput - 150) < 5
+    assert predicted * 0.6 < waited < predicted * 1.5, (waited, predicted)
+
+
+def test_a_pool_allowed_to_shrink_waits_several_times_longer_as_on_real_httpd():
+    """issue 13, measured on httpd 2.4.71: the same 11 workers with MinSpareServers 1 and
+    MaxSpareServers 2 made requests wait 12-15 ms on average (Erlang C: 2.5): idle children are
+    stopped down to 2 and come back one a second."""
+    section = {"StartServers": 1, "MinSpareServers": 1, "MaxSpareServers": 2, "MaxRequestWorkers": 11,
+               "MaxConnectionsPerChild": 0, "KeepAlive": "Off"}
+    r = run("prefork", section, Workload(ServiceTime.parse("exp:50ms"), rate=150, keepalive=False), 400,
+            warmup=10, seed=7)
+    waited = r.latency_ms["mean"] - 50
+    assert 8 < waited < 25, waited
+    assert r.events["children stopped"] > 50  # the churn that causes it
+
+
+@pytest.mark.parametrize("mpm", ["prefork", "worker", "event"])
+def test_idle_keepalive_clients_stall_prefork_and_worker_but_not_event(mpm):
+    """docs/httpd-facts.md, verified on 2.4.71 with MaxRequestWorkers 4: four idle keep-alive
+    clients make a new request wait for KeepAliveTimeout under prefork and worker; event serves
+    it at once (its idle connections hold no worker)."""
+    section = load_directives(None, mpm, max_request_workers=4, threads_per_child=4, keepalive_timeout=5)
+    if mpm == "prefork":
+        section.update(StartServers=4, MinSpareServers=1, MaxSpareServers=4)
+    r = run(mpm, section, Workload(ServiceTime.parse("5ms"), clients=1, keepalive=False, think=0.5, crowd=4), 20)
+    if mpm == "event":
+        assert r.latency_ms["max"] < 50
+    else:
+        assert r.latency_ms["max"] > 4000  # waited for a keep-alive timeout
+
+
+def test_an_overflowing_accept_queue_shows_the_syn_retry_steps():
+    """A SYN that finds the accept queue full is dropped; Linux sends it again after 1 s, 2 s
+    more, 4 s more ...: the slow requests take just over 1, 3, 7 or 15 s (the steps in ab's
+    tails), nothing in between."""
+    section = {"StartServers": 2, "MinSpareServers": 2, "MaxSpareServers": 2, "MaxRequestWorkers": 2,
+               "MaxConnectionsPerChild": 0}
+    r = run("prefork", section, Workload(ServiceTime.parse("exp:20ms"), clients=30, keepalive=False, think=0.2),
+            60, backlog=4)
+    assert r.events["SYN dropped (accept queue full)"] > 100
+    slow = [x for x in r.latencies if x > 0.9]
+    on_a_step = [x for x in slow if any(t <= x < t + 0.5 for t in (1, 3, 7, 15, 31))]
+    assert len(slow) > 50
+    assert len(on_a_step) >= 0.95 * len(slow)
+    assert max(r.latencies) >= 3
+
+
+def test_event_drops_parked_connections_when_its_workers_are_busy():
+    """With every worker busy and connections waiting to be accepted, event closes its parked
+    keep-alive connections (the 'failed requests (Length)' ab counted with a tiny event pool)."""
+    section = load_directives(None, "event", max_request_workers=6, threads_per_child=3)
+    section.update(StartServers=2, AsyncRequestWorkerFactor=50)
+    r = run("event", section, Workload(ServiceTime.parse("exp:20ms"), clients=100, think=0.05), 10)
+    assert r.events["keep-alive closed, workers busy"] > 0
+    quiet = run("event", section, Workload(ServiceTime.parse("exp:20ms"), clients=2, think=0.05), 10)
+    assert "keep-alive closed, workers busy" not in quiet.events
+
+
+def test_max_connections_per_child_recycles_processes():
+    section = load_directives(None, "worker")
+    section["MaxConnectionsPerChild"] = 50
+    r = run("worker", section, Workload(ServiceTime.parse("5ms"), clients=20, keepalive=False), 10)
+    assert r.events["children forked"] > 3 + 20  # each child takes 50 connections, then goes
+    assert r.errors == {}
+
+
+def test_the_same_seed_gives_the_same_result_and_another_seed_another():
+    w = Workload(ServiceTime.parse("lognormal:40ms:1.2"), rate=100, requests_per_connection=3, gap=0.2)
+    section = load_directives(None, "event")
+    a, b = run("event", section, w, 20, seed=5), run("event", section, w, 20, seed=5)
+    c = run("event", section, w, 20, seed=6)
+    assert a.to_json()["latency_ms"] == b.to_json()["latency_ms"]
+    assert a.completed == b.completed
+    assert a.latency_ms != c.latency_ms
+
+
+def test_peak_memory_counts_processes_threads_and_event_connections():
+    section = load_directives(None, "worker", max_request_workers=100, threads_per_child=25)
+    section.update(StartServers=4, MinSpareThreads=25, MaxSpareThreads=100)
+    r = run("worker", section, Workload(ServiceTime.parse("5ms"), clients=10), 3, memory=(20.0, 2.0))
+    assert r.peak_memory_mib == pytest.approx(4 * 20.0 + 100 * 2.0)
+
+
+def test_an_event_budget_stops_a_run_that_would_take_too_long_and_says_so():
+    r = run("event", load_directives(None, "event"), Workload(ServiceTime.parse("1ms"), clients=200), 60,
+            max_events=20_000)
+    assert r.stopped_at is not None and r.stopped_at < 60
+    assert r.throughput > 0
+
+
+def test_cli_simulate_json_and_compare():
+    runner = CliRunner()
+    res = runner.invoke(cli, ["simulate", "--mpm", "prefork", "--clients", "300", "--no-keepalive",
+                              "--service", "10ms", "--seconds", "3", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    assert [s["processes"] for s in doc["timeline"]] == [5, 6, 8, 12]
+    res = runner.invoke(cli, ["simulate", "--compare", "--clients", "50", "--seconds", "2", "--crowd", "20"])
+    assert res.exit_code == 0, res.output
+    assert "prefork" in res.output and "worker" in res.output and "event" in res.output
+
+
+def test_cli_simulate_reads_the_section_of_a_file(tmp_path):
+    conf = tmp_path / "mpm.conf"
+    conf.write_text("<IfModule mpm_worker_module>\n  StartServers 2\n  ThreadsPerChild 10\n"
+                    "  MaxRequestWorkers 35\n</IfModule>\n")
+    res = CliRunner().invoke(cli, ["simulate", str(conf), "--mpm", "worker", "--clients", "5", "--seconds", "1",
+                                   "--format", "json"])
+    assert res.exit_code == 0, res.output
+    section = json.loads(res.output)["section"]
+    assert section["MaxRequestWorkers"] == 30  # httpd rounds it down to a multiple of ThreadsPerChild
+    assert section["StartServers"] == 2
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--clients", "5", "--service", "fast"], "not a duration"),
+    (["--clients", "5", "--service", "gamma:5ms"], "expected 50ms"),
+    (["--seconds", "5"], "needs --clients"),
+    (["--clients", "5", "--seconds", "5", "--warmup", "5"], "shorter"),
+    (["--clients", "-1"], "-1"),
+    (["--clients", "5", "--think", "soon"], "not a duration"),
+])
+def test_cli_simulate_refuses_bad_input_in_one_line(argv, message):
+    res = CliRunner().invoke(cli, ["simulate", *argv])
+    assert res.exit_code == 2, res.output
+    assert message in res.output
+    assert "Traceback" not in res.output
