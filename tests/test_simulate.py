@@ -105,6 +105,19 @@ def test_event_drops_parked_connections_when_its_workers_are_busy():
     assert "keep-alive closed, workers busy" not in quiet.events
 
 
+def test_event_forks_when_its_processes_stop_accepting_at_their_connection_limit():
+    """Visitors holding keep-alive connections fill event's per-process connection limit while
+    most threads idle; such a process stops accepting (ps->not_accepting) and its idle threads no
+    longer count, so the parent forks more instead of leaving new clients in the accept queue."""
+    section = load_directives(None, "event", max_request_workers=390, threads_per_child=30, keepalive_timeout=15)
+    section.update(StartServers=2, MinSpareThreads=25, MaxSpareThreads=75)
+    w = Workload(ServiceTime.parse("50ms"), rate=200, requests_per_connection=3, gap=1.0)
+    r = run("event", section, w, 30, warmup=10)
+    assert r.peak_processes > 4
+    assert r.latency_ms["p99"] < 200
+    assert abs(r.throughput - 600) < 60
+
+
 def test_max_connections_per_child_recycles_processes():
     section = load_directives(None, "worker")
     section["MaxConnectionsPerChild"] = 50

@@ -8,7 +8,8 @@ event.c, 2.4.71):
   slots), then double the rate, up to 32 (MAX_SPAWN_RATE); at the limit, the rate goes back to 1;
 - otherwise the rate goes back to 1.
 
-A child still starting counts as idle, as httpd counts its scoreboard slots. One listener
+A child still starting counts as idle, as httpd counts its scoreboard slots; an event process
+over its connection limit does not (it has stopped accepting: ps->not_accepting). One listener
 bucket (ListenCoresBucketsRatio 0, the default)."""
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ class Parent:
     def tick(self) -> None:
         server = self.server
         running = [p for p in server.processes if not p.quiescing]
-        idle = sum(server.idle(p) for p in running)
+        idle = sum(server.idle(p) for p in running if not server.not_accepting(p))
         spawned = 0
         if idle > self.max_spare:
             self._stop_one(running)

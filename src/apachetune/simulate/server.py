@@ -127,6 +127,12 @@ class Server:
         """Idle workers of `p`: on prefork and worker a connection holds one from accept to close."""
         return p.workers - (p.serving if self.event else len(p.conns))
 
+    def not_accepting(self, p: Process) -> bool:
+        """event: over its connection limit, the process has stopped listening (ps->not_accepting);
+        the parent does not count its idle workers, so it forks more processes."""
+        idle = self.idle(p)
+        return self.event and (idle == 0 or len(p.conns) >= p.workers + idle * self.factor)
+
     def can_accept(self, p: Process) -> bool:
         if p.quiescing or p.ready_at > self.clock.now:
             return False
