@@ -80,12 +80,9 @@ class _Walk:
         """The directory's entries as the walk sees them: minus hidden files, plus planned ones."""
         try:
             names = [n for n in observed.listdir(directory) if os.path.join(directory, n) not in self.hidden]
-        except FileNotFoundError as e:
-            if missing_ok:
-                return []
-            raise ResolveError(f"Include/IncludeOptional: Could not open directory {directory}: "
-                               f"{e.strerror}") from None
         except OSError as e:
+            if missing_ok and isinstance(e, FileNotFoundError):
+                return []
             raise ResolveError(f"Include/IncludeOptional: Could not open directory {directory}: "
                                f"{e.strerror}") from None
         return names + _planned_in(directory, self.planned)

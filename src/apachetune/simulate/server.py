@@ -113,11 +113,10 @@ class Server:
         """The client hangs up (done, or tired of waiting)."""
         if conn.state == QUEUED and conn.process is not None:
             conn.process.pending.remove(conn)
-        if conn.state == SERVING:
-            conn.state = CLOSED  # its worker finds out when it writes the response
-            return
-        if conn.state == BACKLOG:
-            conn.state = CLOSED  # httpd accepts it later and reads end of file at once
+        if conn.state in (SERVING, BACKLOG):
+            # serving: its worker finds out when it writes the response; still in the accept
+            # queue: httpd accepts it later and reads end of file at once
+            conn.state = CLOSED
             return
         self._close(conn)
 
@@ -128,18 +127,14 @@ class Server:
         return p.workers - (p.serving if self.event else len(p.conns))
 
     def not_accepting(self, p: Process) -> bool:
-        """event: over its connection limit, the process has stopped listening (ps->not_accepting);
-        the parent does not count its idle workers, so it forks more processes."""
+        """No idle worker, or on event over its connection limit: the process has stopped
+        listening (ps->not_accepting), and the parent does not count its idle workers, so it
+        forks more processes."""
         idle = self.idle(p)
-        return self.event and (idle == 0 or len(p.conns) >= p.workers + idle * self.factor)
+        return idle == 0 or (self.event and len(p.conns) >= p.workers + idle * self.factor)
 
     def can_accept(self, p: Process) -> bool:
-        if p.quiescing or p.ready_at > self.clock.now:
-            return False
-        idle = self.idle(p)
-        if not self.event:
-            return idle > 0
-        return idle > 0 and len(p.conns) < p.workers + idle * self.factor
+        return not p.quiescing and p.ready_at <= self.clock.now and not self.not_accepting(p)
 
     def dispatch(self, only: Process | None = None) -> None:
         """Processes able to accept take connections from the accept queue, oldest first; the
@@ -147,16 +142,12 @@ class Server:
         just that process, the one whose workers or connections changed (after any dispatch,
         either the queue is empty or no process can accept, so only it may now)."""
         while self.queue:
-            if only is not None:
-                if only.gone:
-                    return
-                p = only
-            else:
+            if only is None:
                 ready = [p for p in self.processes if self.can_accept(p)]
-                if not ready:
-                    return
-                p = max(ready, key=self.idle)
-            if not self.can_accept(p):
+                p = max(ready, key=self.idle) if ready else None
+            else:  # an exited process is quiescing: it accepts nothing
+                p = only if self.can_accept(only) else None
+            if p is None:
                 return
             while self.queue and self.can_accept(p):
                 conn = self.queue.popleft()
@@ -240,7 +231,7 @@ class Server:
         p.conns.discard(conn)
         if p.quiescing and not p.conns and not p.serving:
             self._exit(p)
-        elif not p.gone:
+        else:  # (an exited process has no connections left to release)
             self._worker_free(p)  # a worker (prefork, worker) or a connection slot (event) is free
 
     def _worker_free(self, p: Process) -> None:
