@@ -6,6 +6,7 @@ print exactly the same. Only what httpd needs in order to run here is adapted in
 copy: ServerRoot, and User/Group (as root httpd needs a real account).
 """
 
+import os
 import re
 import shutil
 from pathlib import Path
@@ -15,7 +16,7 @@ import pytest
 from apachetune import httpd
 from apachetune.config.envvars import read_envvars
 from apachetune.config.resolver import ResolveOptions, resolve
-from httpd_oracle import CORPUS, ROOT, dump_config, needs_httpd, render_upstream
+from httpd_oracle import CORPUS, MODULES_DIR, ROOT, dump_config, needs_httpd, render_upstream
 
 pytestmark = [needs_httpd, pytest.mark.httpd]
 
@@ -23,7 +24,21 @@ TREES = {
     "debian": "apache2.conf",
     "rhel": "conf/httpd.conf",
     "edge": "main.conf",
+    "alpine": "httpd.conf",
+    "suse": "httpd.conf",
+    "official-image": "conf/httpd.conf",
+    "source-build": "conf/httpd.conf",
 }
+
+# Trees whose files name each other by absolute path: where the distribution installs them.
+INSTALLED_AT = {"alpine": "/etc/apache2", "suse": "/etc/apache2", "official-image": "/usr/local/apache2",
+                "source-build": "/opt/httpd-2.4"}
+
+# The MPM a tree's httpd has compiled in (no LoadModule in the tree): Debian's apache2 must load it.
+COMPILED_IN_MPM = {"suse": "prefork", "source-build": "event"}
+
+# What Debian's apache2 compiles in: a tree's LoadModule of these would be refused as built-in.
+_DEBIAN_BUILTIN = ("log_config", "version", "unixd", "logio", "watchdog")
 
 
 def copy_tree(src: Path, dest: Path) -> Path:
@@ -31,12 +46,41 @@ def copy_tree(src: Path, dest: Path) -> Path:
     return dest
 
 
+def _docroot(root: Path, path: str) -> str:
+    """httpd -t refuses a DocumentRoot that is not a directory: one under `root` when absent here."""
+    if os.path.isdir(path):
+        return f'"{path}"'
+    moved = root / "docroots" / path.lstrip("/")
+    moved.mkdir(parents=True, exist_ok=True)
+    return f'"{moved}"'
+
+
 def adapt(main: Path, root: Path) -> None:
+    """Make a tree run on this machine's apache2 as its own httpd would run it: its absolute
+    paths moved under `root`, ServerRoot there, modules from this machine, an account that
+    exists. Everything else is left as the distribution wrote it."""
     (root / "logs").mkdir(exist_ok=True)  # the default ErrorLog directory must exist
+    name = next((n for n, m in TREES.items() if root.name == n and main == root / m), root.name)
+    installed = INSTALLED_AT.get(name)
+    if not (root / "modules").exists() and not (root / "modules").is_symlink():
+        (root / "modules").symlink_to(MODULES_DIR)
+    for conf in sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink()
+                       and (p.suffix == ".conf" or p == main)):
+        text = conf.read_text()
+        if installed:
+            text = text.replace(installed + "/", f"{root}/").replace(f'"{installed}"', f'"{root}"')
+        text = re.sub(r"/usr/lib(?:64)?/apache2-\w+/", f"{MODULES_DIR}/", text)  # SUSE's per-MPM dirs
+        text = re.sub(r"(?mi)^(\s*)User \w[\w-]*$", r"\1User nobody", text)
+        text = re.sub(r"(?mi)^(\s*)Group \w[\w-]*$", r"\1Group nogroup", text)
+        text = re.sub(rf"(?m)^(\s*LoadModule ({'|'.join(_DEBIAN_BUILTIN)})_module )", r"#\1", text)
+        text = re.sub(r'(?m)^(\s*DocumentRoot\s+)"?(/[^"\s]*)"?', lambda m: m.group(1) + _docroot(root, m.group(2)),
+                      text)
+        conf.write_text(text)
     text = main.read_text()
     text = re.sub(r"(?mi)^ServerRoot .*$", f'ServerRoot "{root}"', text)
-    text = re.sub(r"(?mi)^User \w+$", "User nobody", text)
-    text = re.sub(r"(?mi)^Group \w+$", "Group nogroup", text)
+    mpm = COMPILED_IN_MPM.get(name)
+    if mpm:  # what the tree's own binary has linked in
+        text = f"LoadModule mpm_{mpm}_module {MODULES_DIR}/mod_mpm_{mpm}.so\n" + text
     main.write_text(text)
 
 

@@ -148,9 +148,10 @@ class ConfigTestRun:
 
 
 def config_test(main: str | Path, server_root: str | Path | None = None, *, defines: Iterable[str] = (),
-                directives: Iterable[str] = (), env: Mapping[str, str] | None = None,
-                timeout: float = 60) -> ConfigTestRun:
-    """`httpd -t` on `main` (with `-d server_root`, `-D` defines and `-C` directives)."""
+                directives: Iterable[str] = (), late_directives: Iterable[str] = (),
+                env: Mapping[str, str] | None = None, timeout: float = 60) -> ConfigTestRun:
+    """`httpd -t` on `main` (with `-d server_root`, `-D` defines, `-C` directives read before the
+    configuration and `-c` ones after it)."""
     args = ["-t"]
     for d in defines:
         args += ["-D", d]
@@ -159,6 +160,8 @@ def config_test(main: str | Path, server_root: str | Path | None = None, *, defi
     args += ["-f", str(main)]
     for c in directives:
         args += ["-C", c]
+    for c in late_directives:
+        args += ["-c", c]
     proc = run(*args, env=env, timeout=timeout)
     return ConfigTestRun(proc.returncode, proc.stdout, proc.stderr)
 
@@ -166,9 +169,10 @@ def config_test(main: str | Path, server_root: str | Path | None = None, *, defi
 def dump_config(main: str | Path, server_root: str | Path | None = None,
                 env: Mapping[str, str] | None = None) -> ConfigTestRun:
     """`httpd -t -D DUMP_CONFIG`, with mod_info loaded from the command line (the tree is untouched).
-    `stdout` is the dump without its trailing "Syntax OK"."""
+    It is loaded after the configuration (`-c`), so the tree's `<IfModule mod_info.c>` sees only
+    the modules the tree loads itself. `stdout` is the dump without its trailing "Syntax OK"."""
     result = config_test(main, server_root, defines=["DUMP_CONFIG"], env=env,
-                         directives=[f"LoadModule info_module {module_path('info')}"])
+                         late_directives=[f"LoadModule info_module {module_path('info')}"])
     result.stdout = result.stdout.replace("Syntax OK\n", "")
     return result
 

@@ -96,7 +96,7 @@ def _lint(file, fmt, fail_on, config_path, rules, cpus, keepalive_clients, do_fi
     from apachetune.lint.settings import find_config, load_settings
     from apachetune.report import FORMATS
 
-    file = file if from_dump else main_file(file)
+    file = file if from_dump else main_file(file, resolve_kw["sysroot"])
     settings = load_settings(Path(config_path) if config_path else find_config(Path.cwd()))
     if keepalive_clients is not None:
         settings.options.setdefault("AT302", {})["idle_clients"] = keepalive_clients

@@ -29,6 +29,9 @@ def resolve_options(func):
                      help="The MPM to assume when no MPM is loaded (a lone snippet such as httpd-mpm.conf)."),
         click.option("--env-file", type=click.Path(dir_okay=False), default=None,
                      help="A shell file of exports such as Debian's envvars (default: envvars beside FILE)."),
+        click.option("--root", "sysroot", type=click.Path(file_okay=False), default=None, metavar="DIR",
+                     help="FILE's tree is a copy of another machine's /: the absolute paths it names "
+                          "(ServerRoot, Include, LoadModule) are read under DIR."),
     ]
     for deco in reversed(decorators):
         func = deco(func)
@@ -36,7 +39,7 @@ def resolve_options(func):
 
 
 # resolve_options' parameters, as a command receives them among its keyword arguments.
-RESOLVE_KEYS = ("server_root", "defines", "modules", "httpd_version", "mpm", "env_file")
+RESOLVE_KEYS = ("server_root", "defines", "modules", "httpd_version", "mpm", "env_file", "sysroot")
 
 
 def pop_resolve_options(kw: dict) -> ResolveOptions:
@@ -45,7 +48,8 @@ def pop_resolve_options(kw: dict) -> ResolveOptions:
     return make_resolve_options(**{k: kw.pop(k) for k in RESOLVE_KEYS})
 
 
-def make_resolve_options(server_root, defines, modules, httpd_version, mpm, env_file) -> ResolveOptions:
+def make_resolve_options(server_root, defines, modules, httpd_version, mpm, env_file,
+                         sysroot=None) -> ResolveOptions:
     from apachetune.config.conditions import Version
     from apachetune.config.resolver import ResolveOptions
     from apachetune.errors import UsageError
@@ -65,7 +69,7 @@ def make_resolve_options(server_root, defines, modules, httpd_version, mpm, env_
         module_ids.append(f"mpm_{mpm}_module")
     return ResolveOptions(server_root=server_root, defines=list(defines), modules=module_ids,
                           httpd_version=httpd_version, version_source=version_source, mpm=mpm,
-                          env_file=env_file)
+                          env_file=env_file, sysroot=sysroot)
 
 
 def httpd_version_or_installed(given: str | None) -> tuple[str, str]:
@@ -84,17 +88,19 @@ def httpd_version_or_installed(given: str | None) -> tuple[str, str]:
     return str(DEFAULT_VERSION), "no httpd installed; --httpd-version to choose"
 
 
-def main_file(file: str | None) -> str:
-    """FILE, or the main configuration found on this machine (said on stderr), or a usage error."""
+def main_file(file: str | None, sysroot: str | None = None) -> str:
+    """FILE, or the main configuration found on this machine (or under --root DIR; said on
+    stderr), or a usage error."""
     if file:
         return file
     from apachetune.config.locate import KNOWN_MAIN_FILES, find_main_file
     from apachetune.console import err
     from apachetune.errors import UsageError
 
-    found = find_main_file()
+    found = find_main_file(sysroot or "/")
     if found is None:
-        raise UsageError("no FILE given and no main configuration found (looked at httpd -V and "
+        where = f"under {sysroot}: " if sysroot else "httpd -V and "
+        raise UsageError(f"no FILE given and no main configuration found (looked at {where}"
                          + ", ".join(p for p, _ in KNOWN_MAIN_FILES) + ")")
     path, how = found
     err.print(f"apachetune: using {path} ({how})")

@@ -23,7 +23,7 @@ from apachetune.report.paths import display_path
 def command(file, as_json, raw, dump, **resolve_kw):
     """Parse FILE (default: the main configuration found on this machine) and show the
     configuration httpd would run."""
-    file = main_file(file)
+    file = main_file(file, resolve_kw["sysroot"])
     if raw:
         cf = parse_file(file)
         if as_json:

@@ -18,7 +18,7 @@ from apachetune.console import warning
 @resolve_options
 def command(file, fmt, **resolve_kw):
     """Show which virtual host answers on each address:port, and its default server."""
-    file = main_file(file)
+    file = main_file(file, resolve_kw["sysroot"])
     from apachetune.config.vhosts import build
 
     options = make_resolve_options(**resolve_kw)

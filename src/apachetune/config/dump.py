@@ -30,7 +30,7 @@ class Dump:
     text: str
     origins: dict[int, tuple[str, int]]  # dump line -> (file, line) httpd read it from
     modules: list[str]  # modules whose directives appear
-    mpm: str | None  # the MPM its directives imply, None when they do not say
+    mpm: str | None  # the MPM its directives imply (event when none is shown), None when they conflict
     mpm_reason: str
 
 
@@ -102,6 +102,10 @@ def read_dump(text: str) -> Dump:
         reason = f"its {mpm}-only directives"
     elif threaded and not mpms:
         mpm, reason = "event", "thread directives (worker's and event's alike): event assumed, --mpm worker if not"
+    elif not mpms:
+        # Every running httpd has an MPM; with none of its settings shown, its defaults are all
+        # that matter, and Listen & co. are every MPM's.
+        mpm, reason = "event", "no MPM directive in the dump: event (httpd's default) assumed, --mpm to choose"
     else:
-        mpm, reason = None, "no MPM directive in the dump"
+        mpm, reason = None, f"directives of several MPMs ({', '.join(sorted(mpms))}): --mpm to choose"
     return Dump(text, origins, sorted(modules), mpm, reason)

@@ -97,6 +97,7 @@ class EffectiveConfig:
     generated_files: set[str] = field(default_factory=set)  # macro expansions: in files, not on disk
     missing_modules: list[tuple[str, str, Position]] = field(default_factory=list)  # LoadModule of a missing .so
     httpd_version_source: str = "default"  # where httpd_version came from (--httpd-version, installed)
+    mpm_source: str = ""  # why the MPM is taken as compiled in (no LoadModule); "" when loaded or assumed
 
     @property
     def directives(self) -> list[ResolvedDirective]:

@@ -11,6 +11,7 @@ directories read recursively), LoadModule, and the conditional sections
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from apachetune import collector
 from apachetune.config import cache, observed
+from apachetune.config.builtin_mpm import compiled_in_mpm
 from apachetune.config.conditions import (
     DEFAULT_VERSION,
     ConditionError,
@@ -75,11 +77,16 @@ class ResolveOptions:
     version_source: str = "default"  # where httpd_version came from, for the report
     modules: list[str] = field(default_factory=list)  # extra modules taken as loaded (--module)
     mpm: str | None = None  # the MPM to assume when none is loaded (a lone snippet)
-    builtin_modules: tuple[str, ...] = DEBIAN_BUILTIN_MODULES
+    builtin_modules: tuple[str, ...] = DEBIAN_BUILTIN_MODULES  # an MPM among them is compiled in
+    # why an MPM is taken as compiled in (builtin_mpm.py), for the report; "" when none is
+    compiled_mpm_reason: str = ""
     # path -> content to read instead of the file; a path not on disk yet is read where an Include
     # would find it if it existed (a new file generate is about to write)
     overlay: dict[str, bytes] = field(default_factory=dict)
     hidden: frozenset[str] = frozenset()  # paths read as absent (links a switch of MPM removes)
+    # a copy of another machine's files: the absolute paths the configuration names (ServerRoot,
+    # Include, LoadModule) are read under this directory, as in a chroot (--root)
+    sysroot: str | None = None
 
 
 Item = ResolvedDirective | ResolvedSection
@@ -106,12 +113,13 @@ class _State:
             env_file = str(candidate) if observed.isfile(str(candidate)) else None
         if env_file:
             self.env.update(read_envvars(env_file, base={}))
-        self.server_root = os.path.abspath(opts.server_root) if opts.server_root else str(
+        self.sysroot = os.path.abspath(opts.sysroot) if opts.sysroot else None
+        self.server_root = self.local(os.path.abspath(opts.server_root)) if opts.server_root else str(
             Path(main).resolve().parent)
         self.inactive: list[InactiveSection] = []
         self.inclusions: list[Inclusion] = []
         self.warnings: list[str] = []
-        self.mpms: list[str] = []
+        self.mpms: list[str] = [m for m in opts.builtin_modules if m in MPM_MODULES]
         self.module_positions: dict[str, Position] = {}
         self.macros: dict[str, Macro] = {}  # mod_macro's definitions, by lower-case name
         self.macros_defined = False
@@ -153,7 +161,14 @@ class _State:
         return _VAR.sub(sub, text)
 
     def root_relative(self, path: str) -> str:
-        return path if os.path.isabs(path) else os.path.join(self.server_root, path)
+        return self.local(path) if os.path.isabs(path) else os.path.join(self.server_root, path)
+
+    def local(self, path: str) -> str:
+        """Where an absolute path the configuration names is on this machine (under --root)."""
+        root = self.sysroot
+        if root is None or path == root or path.startswith(root + os.sep):
+            return path
+        return os.path.join(root, path.lstrip(os.sep))
 
 
 def _module_id(name: str) -> str:
@@ -180,6 +195,7 @@ class Resolver:
             generated_files=set(st.generated), missing_modules=list(st.missing_modules),
             inclusions=st.inclusions, warnings=st.warnings, httpd_version=st.opts.httpd_version,
             module_positions=st.module_positions, httpd_version_source=st.opts.version_source,
+            mpm_source=st.opts.compiled_mpm_reason,
         )
 
     def read_file(self, path: str, chain: Chain, by: Position | None) -> list[Item]:
@@ -262,9 +278,10 @@ class Resolver:
         if not args:
             return False
         if self.st.opts.server_root is None:
-            if not observed.isdir(args[0]):
+            path = self.st.local(os.path.abspath(args[0]))
+            if not observed.isdir(path):
                 raise ResolveError("ServerRoot must be a valid directory", node.position)
-            self.st.server_root = os.path.abspath(args[0])
+            self.st.server_root = path
         return True
 
     def define(self, node: Directive, args: list[str]) -> bool:
@@ -429,5 +446,16 @@ def _in_version(name: str, st: _State) -> bool:
 
 def resolve(main_file: str | os.PathLike[str], options: ResolveOptions | None = None) -> EffectiveConfig:
     """Read `main_file` and everything it includes, as httpd would; see ResolveOptions."""
+    opts = options or ResolveOptions()
     with collector.paused():  # the tree is built at once and kept: see apachetune/collector.py
-        return Resolver(os.fspath(main_file), options or ResolveOptions()).run()
+        eff = Resolver(os.fspath(main_file), opts).run()
+        if not eff.mpms_loaded and opts.mpm is None:
+            # No MPM loaded: httpd runs only if one is compiled in. Read again with it built in,
+            # because <IfModule prefork.c> before the LoadModule lines must see it too.
+            found = compiled_in_mpm(eff.modules)
+            if found:
+                mpm, why = found
+                opts = dataclasses.replace(opts, compiled_mpm_reason=why,
+                                           builtin_modules=(*opts.builtin_modules, f"mpm_{mpm}_module"))
+                eff = Resolver(os.fspath(main_file), opts).run()
+        return eff

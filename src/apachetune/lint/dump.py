@@ -19,6 +19,19 @@ _NOISE = re.compile(r"^(Syntax OK|AH\d{5}: .*|\[[^\]]*\] \[[^\]]*\] .*)$")
 _NOT_IN_A_DUMP = frozenset({"AT505"})
 
 
+# What each layout calls its main file (a dump does not print the Include lines that lead away from it).
+_MAIN_NAMES = ("httpd.conf", "apache2.conf")
+
+
+def main_file_of(dump: Dump) -> str | None:
+    """The file httpd began with: a dump shows files in the order their directives were read, so
+    the first, unless the main file's first directive was an Include (SUSE's httpd.conf begins by
+    including uid.conf): then the first file with a main file's name, if one is shown."""
+    files = list(dict.fromkeys(f for f, _ in dump.origins.values()))
+    named = [f for f in files if Path(f).name in _MAIN_NAMES]
+    return named[0] if named else (files[0] if files else None)
+
+
 def lint_dump(text: str, name: str, options: LintOptions) -> tuple[LintResult, Dump]:
     text = "\n".join("" if _NOISE.match(line) else line for line in text.splitlines()) + "\n"
     dump = read_dump(text)
@@ -31,7 +44,7 @@ def lint_dump(text: str, name: str, options: LintOptions) -> tuple[LintResult, D
                                       use_env_file=False, env={})
         result = lint(main, dataclasses.replace(options, resolve=resolve, snippet=False))
 
-    first_file = next((f for f, _ in dump.origins.values()), None)  # the main file, where httpd began
+    first_file = main_file_of(dump)
 
     def origin(loc: Position) -> Position:
         if loc.file != str(main):

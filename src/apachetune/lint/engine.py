@@ -76,7 +76,10 @@ def _lint(eff: EffectiveConfig, options: LintOptions) -> LintResult:
     if mpm:
         ctx_items = [(d.name, d.args) for d in eff.directives]
         startup = simulate_startup(mpm, ctx_items, listen_buckets=buckets, version=eff.httpd_version)
-    ctx = LintContext(eff, mpm, startup, snippet=options.snippet, listen_buckets=buckets,
+    # --mpm on a file that loads modules is a whole configuration whose httpd has that MPM compiled
+    # in (a source build, SUSE): every check runs. On a file that loads none, a lone MPM snippet.
+    snippet = options.snippet and not eff.module_positions
+    ctx = LintContext(eff, mpm, startup, snippet=snippet, listen_buckets=buckets,
                       settings=options.settings, host=options.host)
     rules = all_rules()
     suppress = Suppressions()
@@ -102,7 +105,10 @@ def _lint(eff: EffectiveConfig, options: LintOptions) -> LintResult:
             if not suppress.suppressed(f.rule, f.location.file, f.location.line):
                 findings.append(f)
     findings.sort(key=lambda f: (f.location.file, f.location.line, f.location.column, f.rule))
-    return LintResult(eff.main_file, findings, startup.to_json() if startup else None, files=eff.files,
+    mpm_json = startup.to_json() if startup else None
+    if mpm_json is not None and eff.mpm_source:
+        mpm_json["compiled_in"] = eff.mpm_source  # no LoadModule: why this MPM is taken as linked in
+    return LintResult(eff.main_file, findings, mpm_json, files=eff.files,
                       httpd_version=eff.httpd_version, httpd_version_source=eff.httpd_version_source)
 
 

@@ -33,6 +33,8 @@ def render(result: LintResult) -> str:
     total = sum(s.values())
     out.append(f"{total} finding(s): {s['error']} error(s), {s['warning']} warning(s), {s['info']} info"
                if total else "No findings.")
+    if result.mpm and result.mpm.get("compiled_in"):
+        out.append(f"MPM {result.mpm['name']}: {result.mpm['compiled_in']}.")
     if result.httpd_version:
         why = f" ({result.httpd_version_source})" if result.httpd_version_source else ""
         out.append(f"Checked as {version}{why}.")

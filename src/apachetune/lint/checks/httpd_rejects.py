@@ -155,9 +155,10 @@ def mpm_count(ctx: LintContext) -> Iterator[Finding]:
     if ctx.snippet:
         return
     loaded = ctx.eff.mpms_loaded
-    if not loaded:
+    if not loaded and ctx.eff.mpm is None:  # (an MPM given with --mpm is compiled in)
         yield ctx.finding("AT505", "No MPM loaded. Load exactly one of mod_mpm_event, mod_mpm_worker, "
-                          "mod_mpm_prefork.", Location(ctx.eff.main_file, 1, 1))
+                          "mod_mpm_prefork (or, if this httpd has its MPM compiled in, as `httpd -l` "
+                          "shows, name it with --mpm).", Location(ctx.eff.main_file, 1, 1))
     elif len(loaded) > 1:
         positions = [ctx.eff.module_positions.get(f"mpm_{m}_module") for m in loaded]
         at = positions[1] or Location(ctx.eff.main_file, 1, 1)

@@ -1,0 +1,47 @@
+"""An MPM compiled into httpd instead of loaded: what a tree with no MPM LoadModule runs.
+
+httpd refuses to start without an MPM (AH00534) unless one is linked into its binary. Two
+setups do that on purpose:
+
+- SUSE builds one binary per MPM (httpd-prefork, httpd-worker, httpd-event; APACHE_MPM in
+  /etc/sysconfig/apache2 picks it) and keeps each one's modules in its own directory,
+  /usr/lib64/apache2-<mpm>/: the LoadModule paths say which MPM the tree runs.
+- A source build configured without --enable-mpms-shared links its MPM in (event on Linux);
+  so may any installed httpd: its `-l` lists `prefork.c`, `worker.c` or `event.c`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+
+from apachetune import httpd
+
+_SUSE_MODULE_DIR = re.compile(r"/usr/lib(?:64)?/apache2-(prefork|worker|event)/")
+_LISTED = re.compile(r"^\s*(prefork|worker|event)\.c\s*$", re.M)
+
+
+def compiled_in_mpm(modules: Mapping[str, str]) -> tuple[str, str] | None:
+    """(MPM, why) for a tree that loads no MPM, or None when nothing says one is compiled in."""
+    for path in modules.values():
+        m = _SUSE_MODULE_DIR.search(path)
+        if m:
+            return m.group(1), (f"compiled into SUSE's httpd-{m.group(1)}: its modules are loaded from "
+                                f"{os.path.dirname(path)}/")
+    listed = installed_static_mpm()
+    if listed:
+        return listed, f"compiled into the installed {os.path.basename(httpd.binary() or 'httpd')} (its -l)"
+    return None
+
+
+def installed_static_mpm() -> str | None:
+    """The MPM the installed httpd lists as compiled in (`-l`), if any."""
+    if httpd.binary() is None:
+        return None
+    try:
+        out = httpd.run("-l", timeout=20).stdout
+    except (OSError, Exception):  # noqa: BLE001 - a broken httpd must not break the linter
+        return None
+    m = _LISTED.search(out)
+    return m.group(1) if m else None
