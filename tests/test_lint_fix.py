@@ -29,13 +29,14 @@ def options_for(fx):
     args = fx.lint_args
     mpm = args[args.index("--mpm") + 1] if "--mpm" in args else None
     facts = args[args.index("--facts") + 1] if "--facts" in args else None
+    cpus = int(args[args.index("--cpus") + 1]) if "--cpus" in args else None
     resolve = make_resolve_options(None, (), (), "2.4.71", mpm, None)
     if mpm:
         resolve.modules.append(f"mpm_{mpm}_module")
     settings = Settings()
     if "--keepalive-clients" in args:
         settings.options["AT302"] = {"idle_clients": float(args[args.index("--keepalive-clients") + 1])}
-    return LintOptions(resolve, settings, snippet=mpm is not None,
+    return LintOptions(resolve, settings, snippet=mpm is not None, cpus=cpus,
                        host=load_facts(ROOT / facts) if facts else None)
 
 

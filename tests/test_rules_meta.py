@@ -94,3 +94,30 @@ def test_fixture_findings_are_pinned(fx):
         assert got == expected
     else:
         assert got == [], f"{fx.path} should not trigger {fx.rule}"
+
+
+@pytest.mark.parametrize("fx", [p for p in _pinned_cases() if p.values[0].kind == "bad"])
+def test_a_moved_finding_or_a_changed_fix_fails_the_pins(fx, tmp_path):
+    """The mutation check: a finding reported one line lower (the fixture shifted by a comment
+    line), or a fix with another value, no longer equals the pinned expectation."""
+    import dataclasses
+
+    from apachetune.lint.fixtures import pinned
+
+    expected = fx.expected()
+    text = fx.path.read_text(encoding="utf-8", errors="surrogateescape")
+    first, _, rest = text.partition("\n")
+    keep_first = first.lstrip("\ufeff").startswith("# lint-args:") or first.startswith("\ufeff")
+    shifted = (first + "\n# a line added above\n" + rest) if keep_first else ("# a line added above\n" + text)
+    moved = tmp_path / "fixtures" / "rules" / fx.rule / fx.path.name  # pinned() strips the checkout
+    moved.parent.mkdir(parents=True)
+    moved.write_text(shifted, encoding="utf-8", errors="surrogateescape")
+    got = pinned(dataclasses.replace(fx, path=moved), lint_json(moved)["findings"])
+    anchored = [e for e in expected if (e["line"], e["column"]) != (1, 1)]  # not a whole-file finding
+    if anchored:
+        assert got != expected, f"{fx.path}: a shifted fixture still matches its pins"
+    for e in expected:
+        for key, value in (e.get("fix") or {}).get("set", {}).items():
+            mutated = [dict(x, fix={**x["fix"], "set": {**x["fix"]["set"], key: value + "0"}}) if x is e else x
+                       for x in expected]
+            assert pinned(fx, lint_json(fx.path)["findings"]) != mutated
