@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from apachetune.mpm import simulate_startup
+from apachetune.mpm.buckets import listen_buckets
 
 RECORDINGS = sorted((Path(__file__).resolve().parents[1] / "fixtures" / "httpd-versions").glob("*.json"),
                     key=lambda p: [int(x) for x in p.stem.split(".")])
@@ -98,3 +99,72 @@ def test_lint_refuses_a_directive_newer_than_the_version(tmp_path):
                                                 Settings()))
         at501 = [f.message.split("'")[1] for f in result.findings if f.rule == "AT501"]
         assert at501 == expected, (version, [f.message for f in result.findings])
+
+
+RUN_STEP = [p for p in RECORDINGS if "run_step" in load(p)]
+
+
+def _model_run_step(version, case, cpus):
+    """What the model says the run step leaves, in the recording's terms."""
+    ratio = next((v for n, v in case["directives"] if n == "ListenCoresBucketsRatio"), None)
+    directives = [(n, [v]) for n, v in case["directives"] if n != "ListenCoresBucketsRatio"]
+    result = simulate_startup(case["mpm"], directives, version=version,
+                              listen_buckets=listen_buckets(ratio, cpus))
+    eff = result.effective
+    logged = [f"{m.code}: {m.text}" for m in result.error_log]
+    return logged, _terms(case["mpm"], eff)
+
+
+def _terms(mpm, eff):
+    if mpm == "prefork":
+        return {"StartServers": eff["StartServers"], "MinSpareServers": eff["MinSpareServers"],
+                "MaxSpareServers": eff["MaxSpareServers"], "ProcessLimit": eff["MaxRequestWorkers"],
+                "ServerLimit": eff["ServerLimit"]}
+    tpc = eff["ThreadsPerChild"]
+    return {"StartServers": eff["StartServers"], "MinSpareThreads": eff["MinSpareThreads"],
+            "MaxSpareThreads": eff["MaxSpareThreads"], "ProcessLimit": eff["MaxRequestWorkers"] // tpc,
+            "ThreadsPerChild": tpc}
+
+
+def _recorded_run_step(values):
+    """The MPM's variables read from the running parent, in the model's terms: httpd keeps a
+    StartServers above the process limit in its variable but starts only ProcessLimit children;
+    worker/event keep max_workers as configured while the process limit caps the threads."""
+    out = dict(values)
+    out["StartServers"] = min(values["StartServers"], values["ProcessLimit"])
+    out.pop("MaxRequestWorkers", None)
+    return out
+
+
+@pytest.mark.parametrize("path", RUN_STEP, ids=lambda p: p.stem)
+def test_run_step_equals_the_recorded_version(path):
+    """The run step's silent changes (prefork_run/worker_run/event_run: StartServers, the spare
+    bounds and the process limit raised to each version's floors per listener bucket) against
+    the values a real build of that version held once its children were forked
+    (tools/record_run_step.py reads them with gdb); and, for sections that warn, the lines a
+    graceful restart (the second configuration pass) wrote to the ErrorLog."""
+    record = load(path)
+    cpus = record["run_step"]["online_cpus"]
+    mismatches = []
+    for case in record["run_step"]["cases"]:
+        logged, ours = _model_run_step(record["version"], case, cpus)
+        theirs = _recorded_run_step(case["values"])
+        if ours != theirs:
+            mismatches.append((case["mpm"], case["directives"], theirs, ours))
+        if "error_log" in case and logged != case["error_log"]:  # the second pass's ErrorLog lines
+            mismatches.append((case["mpm"], case["directives"], case["error_log"], logged))
+    assert not mismatches, "\n".join(f"{m} {d}\n httpd: {t}\n ours:  {o}" for m, d, t, o in mismatches)
+    assert len(record["run_step"]["cases"]) >= 16
+    assert sum("error_log" in c for c in record["run_step"]["cases"]) >= 8
+
+
+def test_run_step_recordings_tell_the_floor_eras_apart():
+    """2.4.6 (no buckets, MaxSpareThreads >= MinSpareThreads + ThreadsPerChild), 2.4.18 (whole
+    processes per bucket), 2.4.29 (today's floors): MinSpareThreads 1 / MaxSpareThreads 1 on
+    worker gives a different MaxSpareThreads in each."""
+    def max_spare(version):
+        record = next(load(p) for p in RUN_STEP if p.stem == version)
+        case = next(c for c in record["run_step"]["cases"] if c["mpm"] == "worker"
+                    and c["directives"] == [["MinSpareThreads", "1"], ["MaxSpareThreads", "1"]])
+        return case["values"]["MaxSpareThreads"]
+    assert [max_spare(v) for v in ("2.4.6", "2.4.18", "2.4.29")] == [26, 50, 27]

@@ -187,3 +187,95 @@ def test_cli_simulate_refuses_bad_input_in_one_line(argv, message):
     assert res.exit_code == 2, res.output
     assert message in res.output
     assert "Traceback" not in res.output
+
+
+def test_one_percentile_for_simulated_and_measured_latencies():
+    """Nearest rank: the smallest value with at least q of all values at or below it; validate's
+    measured p99 uses the same function, so the two can be compared."""
+    from apachetune.simulate.stats import percentile
+    from apachetune.validate.load import LoadResult
+
+    xs = [float(i) for i in range(1, 101)]
+    assert [percentile(xs, q) for q in (0.5, 0.95, 0.99, 1.0)] == [50.0, 95.0, 99.0, 100.0]
+    assert percentile([7.0], 0.99) == 7.0
+    measured = LoadResult()
+    measured.latencies = list(reversed(xs))
+    assert measured.percentile(99) == percentile(xs, 0.99) == 99.0
+
+
+def test_event_connection_limit_follows_the_httpd_version():
+    """Before 2.4.30 event counted the whole AsyncRequestWorkerFactor; from 2.4.30 its integer
+    part. Measured (tools/measure_event_limit.py, 2 x 25 threads, factor 1.5): 126 idle
+    keep-alive clients held on a 2.4.29 build, 100 on 2.4.71. A crowd of 115 fits the first and
+    not the second: there the rest wait for a parked connection to time out (15 s)."""
+    crowd = {}
+    for version in ("2.4.29", "2.4.71"):
+        section = load_directives(None, "event", 50, 25, keepalive_timeout=15, version=version)
+        section.update(AsyncRequestWorkerFactor=1.5, ServerLimit=2, StartServers=2)
+        r = run("event", section, Workload(ServiceTime.parse("5ms"), clients=1, think=0.5, crowd=115), 20,
+                version=version)
+        assert r.httpd_version == version
+        crowd[version] = r.crowd_latency_ms
+    assert crowd["2.4.29"]["max"] < 100
+    assert crowd["2.4.71"]["p95"] > 14000
+
+
+def test_cli_simulate_versus_another_version(tmp_path):
+    conf = tmp_path / "mpm.conf"
+    conf.write_text("ThreadsPerChild 25\nMaxRequestWorkers 50\nServerLimit 2\nStartServers 2\n"
+                    "AsyncRequestWorkerFactor 1.5\nKeepAliveTimeout 15\n")
+    res = CliRunner().invoke(cli, ["simulate", str(conf), "--mpm", "event", "--clients", "1", "--think", "0.5",
+                                   "--crowd", "115", "--seconds", "20", "--service", "5ms", "--httpd-version", "2.4.29",
+                                   "--versus", "2.4.71", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    old, new = json.loads(res.stdout)
+    assert (old["httpd_version"], new["httpd_version"]) == ("2.4.29", "2.4.71")
+    assert old["crowd_latency_ms"]["max"] < 100 < new["crowd_latency_ms"]["p95"]
+    text = CliRunner().invoke(cli, ["simulate", str(conf), "--mpm", "event", "--clients", "1", "--seconds", "2",
+                                    "--httpd-version", "2.4.29", "--versus", "2.4.71"])
+    assert "event (httpd 2.4.29)" in text.stdout and "event (httpd 2.4.71)" in text.stdout
+    bad = CliRunner().invoke(cli, ["simulate", "--clients", "1", "--versus", "2.5"])
+    assert bad.exit_code == 2 and "--versus" in bad.output
+
+
+def test_processor_sharing_splits_the_cores_between_the_requests_on_cpu():
+    from apachetune.simulate.clock import Clock
+    from apachetune.simulate.cpu import Processors
+
+    clock = Clock()
+    cpu = Processors(clock, cores=1)
+    finished = {}
+    clock.at(0.0, cpu.run, 1.0, lambda: finished.setdefault("a", clock.now))
+    clock.at(0.0, cpu.run, 2.0, lambda: finished.setdefault("b", clock.now))
+    clock.at(0.5, cpu.run, 0.25, lambda: finished.setdefault("c", clock.now))
+    clock.run(10, 1000)
+    # 0-0.5 s: a and b at half a core each; then a, b, c at a third: c's 0.25 s take 0.75 s.
+    assert finished["c"] == pytest.approx(1.25)
+    assert finished["a"] == pytest.approx(2.25)  # 0.5 left at 1.25 s, at half a core beside b
+    assert finished["b"] == pytest.approx(3.25)  # the 1 s left once a is done, alone
+    assert cpu.utilisation(3.25) == pytest.approx(1.0)
+
+
+def test_a_cpu_bound_application_saturates_at_cores_over_cpu_time_whatever_the_workers():
+    """10 ms of CPU a request on 2 cores: 200 requests a second at most, with 10 workers or 100;
+    20 clients then wait 20 / 200 = 100 ms each (Little's law). Without the CPU model the larger
+    pool would claim 10 times the throughput."""
+    w = Workload(ServiceTime.parse("10ms"), clients=40, keepalive=False, cpu_fraction=1.0)
+    for mrw in (10, 100):
+        section = load_directives(None, "prefork", mrw)
+        section.update(StartServers=mrw, MinSpareServers=mrw, MaxSpareServers=mrw + 1)
+        r = run("prefork", section, w, 20, warmup=5, cores=2)
+        assert r.throughput == pytest.approx(200, rel=0.02)
+        assert r.latency_ms["mean"] == pytest.approx(200, rel=0.05)
+        assert r.cpu_utilisation > 0.7  # includes the start, before every client is in
+    alone = run("prefork", load_directives(None, "prefork", 10), Workload(ServiceTime.parse("10ms"), clients=1,
+                cpu_fraction=1.0), 5, warmup=1, cores=2)
+    assert alone.latency_ms["max"] == pytest.approx(10, abs=0.01)  # one request alone is never slowed
+
+
+def test_below_saturation_the_cores_are_busy_as_rate_times_cpu_time():
+    w = Workload(ServiceTime.parse("exp:10ms"), rate=100, cpu_fraction=0.6)
+    section = load_directives(None, "event", 150, 25)
+    r = run("event", section, w, 60, warmup=5, cores=2)
+    assert r.cpu_utilisation == pytest.approx(100 * 0.006 / 2, abs=0.04)  # 0.3
+    assert r.throughput == pytest.approx(100, rel=0.05)

@@ -16,6 +16,7 @@ Needs root, gdb, a free loopback port; about 2 s a case.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -66,6 +67,19 @@ CASES = {
 }
 
 
+# Sections whose checks warn: after a graceful restart (SIGUSR1) httpd logs the second pass's
+# version of each warning in its ErrorLog (-t and the first start print the first pass's).
+RESTART_CASES = {
+    "prefork": [[["MaxRequestWorkers", "300"]],
+                [["StartServers", "0"], ["MinSpareServers", "0"], ["MaxSpareServers", "0"]]],
+    "threaded": [[["ThreadsPerChild", "64"], ["ThreadLimit", "32"], ["MaxRequestWorkers", "401"],
+                  ["MinSpareThreads", "0"]],
+                 [["ThreadsPerChild", "30"], ["MaxRequestWorkers", "20"]],
+                 [["MaxRequestWorkers", "600"]]],
+}
+_LOGGED = re.compile(r"^\[[^\]]*\] \[mpm_\w+:warn\] \[pid [^\]]*\] (AH\d{5}: .*)$")
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -73,13 +87,16 @@ def free_port() -> int:
 
 
 def read_variables(pid: int, names: list[str]) -> dict[str, int]:
+    names = [*names, "active_daemons_limit"] if "ap_daemons_limit" in names else names
     cmds = []
     for name in names:
         cmds += ["-ex", f"printf \"{name}=%d\\n\", *(int*)&{name}"]
     proc = subprocess.run(["gdb", "-p", str(pid), "-batch", "-nx", *cmds], capture_output=True, text=True,
                           timeout=60)
     found = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)=(-?\d+)$", proc.stdout, re.M)}
-    missing = [n for n in names if n not in found]
+    if "active_daemons_limit" in found:  # event's name for it from 2.4.26
+        found.setdefault("ap_daemons_limit", found["active_daemons_limit"])
+    missing = [n for n in names if n not in found and n != "active_daemons_limit"]
     if missing:
         raise SystemExit(f"gdb could not read {missing}:\n{proc.stdout}\n{proc.stderr}")
     return found
@@ -90,7 +107,36 @@ def children(pid: int) -> list[int]:
     return [int(p) for p in out.split()]
 
 
-def record_case(httpd: Path, prefix: Path, mpm: str, directives: list[list[str]]) -> dict:
+def stop(proc: subprocess.Popen) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def second_pass(proc: subprocess.Popen, log: Path) -> list[str]:
+    """The MPM's warnings a graceful restart writes to the ErrorLog."""
+    os.kill(proc.pid, signal.SIGUSR1)
+    deadline = time.monotonic() + 20
+    while log.read_text(errors="replace").count("resuming normal operations") < 2:
+        if time.monotonic() > deadline:
+            raise SystemExit(f"no graceful restart within 20 s:\n{log.read_text(errors='replace')}")
+        time.sleep(0.05)
+    # Only the restart's pass: in the foreground httpd also logs the start's second pass, before
+    # its first "resuming normal operations".
+    text = log.read_text(errors="replace")
+    text = text[text.index("resuming normal operations"):]
+    return [m.group(1) for line in text.splitlines() if (m := _LOGGED.match(line))]
+
+
+def record_case(httpd: Path, prefix: Path, mpm: str, directives: list[list[str]],
+                restart: bool = False) -> dict | None:
+    """The case's values, or None when this version does not know one of its directives
+    (ListenCoresBucketsRatio came with 2.4.17)."""
     kind = "prefork" if mpm == "prefork" else "threaded"
     body = "".join(f"{name} {value}\n" for name, value in directives)
     with tempfile.TemporaryDirectory() as tmp:
@@ -108,20 +154,21 @@ def record_case(httpd: Path, prefix: Path, mpm: str, directives: list[list[str]]
         try:
             deadline = time.monotonic() + 20
             while not children(proc.pid):  # the run step is done before the first fork
+                if proc.poll() is not None and b"Invalid command" in proc.stderr.read():
+                    return None
                 if proc.poll() is not None or time.monotonic() > deadline:
                     raise SystemExit(f"{httpd} did not start:\n{proc.stderr.read().decode()}"
                                      f"{Path(tmp, 'error.log').read_text() if Path(tmp, 'error.log').exists() else ''}")
                 time.sleep(0.05)
             values = read_variables(proc.pid, list(VARIABLES[kind].values()))
+            logged = second_pass(proc, Path(tmp) / "error.log") if restart else None
         finally:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-    return {"mpm": mpm, "directives": directives,
+            stop(proc)
+    case = {"mpm": mpm, "directives": directives,
             "values": {directive: values[var] for directive, var in VARIABLES[kind].items()}}
+    if logged is not None:
+        case["error_log"] = logged
+    return case
 
 
 def record(prefix: Path) -> Path:
@@ -132,6 +179,9 @@ def record(prefix: Path) -> Path:
     data = json.loads(path.read_text())
     cases = [record_case(httpd, prefix, mpm, d) for mpm in ("prefork", "worker", "event")
              for d in CASES["prefork" if mpm == "prefork" else "threaded"]]
+    cases += [record_case(httpd, prefix, mpm, d, restart=True) for mpm in ("prefork", "worker", "event")
+              for d in RESTART_CASES["prefork" if mpm == "prefork" else "threaded"]]
+    cases = [c for c in cases if c is not None]
     data["run_step"] = {"how": "tools/record_run_step.py (the MPM's variables read with gdb once the "
                                "children are forked)", "online_cpus": os.cpu_count(), "cases": cases}
     path.write_text(json.dumps(data, indent=1) + "\n")

@@ -122,6 +122,17 @@ def run(*args: str, env: Mapping[str, str] | None = None, timeout: float = 60) -
                           timeout=timeout, start_new_session=True, stdin=subprocess.DEVNULL)
 
 
+def query(*args: str, timeout: float = 20) -> str | None:
+    """The installed httpd's standard output for `args` (`-V`, `-l`), or None when there is no
+    httpd or it cannot answer: what it says is a hint, and a broken httpd must not break lint."""
+    if binary() is None:
+        return None
+    try:
+        return run(*args, timeout=timeout).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
 @dataclass
 class ConfigTestRun:
     """What `httpd -t` said about a configuration."""

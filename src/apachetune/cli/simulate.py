@@ -46,6 +46,10 @@ class Seconds(click.ParamType):
               help="Idle keep-alive clients holding connections open (one request each, then idle).")
 @click.option("--service", default="50ms", show_default=True,
               help="Time a request takes on the server: 50ms, exp:50ms or lognormal:50ms[:sigma].")
+@click.option("--cpu-fraction", type=Finite(0, 1), default=0, show_default=True,
+              help="Share of the service time spent on CPU, shared over --cores (0: CPUs never limit).")
+@click.option("--cores", type=Finite(1, 4096, integer=True), default=None,
+              help="CPUs the server has, for --cpu-fraction [default: this machine's].")
 @click.option("--timeout", type=Seconds(), default="30", help="A client gives up on a request after this.")
 @click.option("--seconds", type=Finite(0.1, 3600), default=30, show_default=True, help="Simulated time.")
 @click.option("--warmup", type=Finite(0, 3600), default=0, show_default=True,
@@ -54,15 +58,22 @@ class Seconds(click.ParamType):
 @click.option("--per-worker-mib", type=Finite(0, 1e6), help="Memory a worker holds (from `size`), for the peak.")
 @click.option("--per-process-mib", type=Finite(0, 1e6), default=0, show_default=True,
               help="Memory a worker/event process holds besides its threads.")
+@click.option("--httpd-version", metavar="X.Y.Z", default=None,
+              help="The httpd 2.4.x to model: its start-up checks and event's connection limit "
+                   "[default: the installed httpd's, else 2.4.71].")
+@click.option("--versus", metavar="X.Y.Z", default=None,
+              help="The same section and workload on another httpd version, side by side.")
 @click.option("--compare", is_flag=True, help="The same workload on prefork, worker and event (httpd's "
               "default section for each, or FILE's with the options above).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout, clients, rate, keepalive, think,
-            requests_per_connection, gap, crowd, service, timeout, seconds, warmup, seed, per_worker_mib,
-            per_process_mib, compare, fmt):
+            requests_per_connection, gap, crowd, service, cpu_fraction, cores, timeout, seconds, warmup, seed, per_worker_mib,
+            per_process_mib, httpd_version, versus, compare, fmt):
     """Predict what an MPM section does under a workload: throughput, latency percentiles,
     errors, processes over time and peak memory, from a model of httpd's MPMs in simulated time
     (seconds of real time for minutes of load)."""
+    from apachetune.cli.options import httpd_version_or_installed
+    from apachetune.config.conditions import Version
     from apachetune.errors import UsageError
     from apachetune.simulate import simulate
     from apachetune.simulate.workload import ServiceTime, Workload
@@ -71,21 +82,33 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
     if warmup >= seconds:
         raise UsageError("--warmup must be shorter than --seconds")
     workload = Workload(ServiceTime.parse(service), clients=clients, rate=rate, keepalive=keepalive, think=think,
-                        requests_per_connection=requests_per_connection, gap=gap, crowd=crowd, timeout=timeout)
+                        requests_per_connection=requests_per_connection, gap=gap, crowd=crowd, timeout=timeout,
+                        cpu_fraction=cpu_fraction)
     memory = None if per_worker_mib is None else (per_process_mib, per_worker_mib)
+    if compare and versus:
+        raise UsageError("--compare and --versus: one comparison at a time")
+    version = httpd_version_or_installed(httpd_version)[0]
+    for v in (version, versus):
+        try:
+            Version.parse(v) if v else None
+        except ValueError as e:
+            raise UsageError(f"--httpd-version/--versus: {e}") from None
     mpms = ["prefork", "worker", "event"] if compare else [mpm or _mpm_of(file)]
+    runs = [(m, version) for m in mpms] + ([(mpms[0], versus)] if versus else [])
     results = []
-    for m in mpms:
+    for m, v in runs:
         section = load_directives(file, m, max_request_workers, threads_per_child, keepalive_timeout,
-                                  listen_backlog=True)
-        results.append(simulate(m, section, workload, seconds, warmup=warmup, seed=seed, memory=memory))
+                                  listen_backlog=True, version=v)
+        results.append(simulate(m, section, workload, seconds, warmup=warmup, seed=seed, memory=memory,
+                                version=v, cores=cores))
+    several = compare or versus
     if fmt == "json":
         doc = [r.to_json() for r in results]
-        click.echo(json.dumps(doc if compare else doc[0], indent=2))
+        click.echo(json.dumps(doc if several else doc[0], indent=2))
         return
     from apachetune.report.simulation import print_comparison, print_simulation
 
-    if compare:
+    if several:
         print_comparison(results)
     else:
         print_simulation(results[0])

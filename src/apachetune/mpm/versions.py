@@ -1,6 +1,7 @@
 """What changed in the MPMs' start-up between httpd 2.4.x releases (facts from each tag's
 server/mpm/{prefork,worker,event}/*.c, checked against recorded builds in
-fixtures/httpd-versions/):
+fixtures/httpd-versions/: what `-t` printed, and the run step's values read from each build
+running, tools/record_run_step.py):
 
 - before 2.4.20 the long warnings were printed by several ap_log_error calls, one line each, and
   only the first line has an AH code, except in 2.4.19, which gave each line its own code;

@@ -39,6 +39,8 @@ def rows(r: SimResult) -> list[tuple[str, str]]:
     if r.crowd_latency_ms:
         out_rows.append(("crowd's requests", f"p50 {r.crowd_latency_ms['p50']:,.1f} ms, "
                                              f"p99 {r.crowd_latency_ms['p99']:,.1f} ms"))
+    if r.cpu_utilisation is not None:
+        out_rows.append(("CPU", f"{r.cpu_utilisation:.0%} of {r.cores} cores busy"))
     if r.peak_memory_mib is not None:
         out_rows.append(("peak memory", f"{r.peak_memory_mib:,.1f} MiB (sampled once a second)"))
     return out_rows
@@ -58,15 +60,17 @@ def print_simulation(r: SimResult) -> None:
     for what, value in rows(r):
         table.add_row(what, value)
     out.print(table)
-    out.print("Not modelled: CPU contention, lingering close, the network (docs/simulate.md).")
+    cpu = "" if r.cpu_utilisation is not None else "CPU contention (--cpu-fraction), "
+    out.print(f"Not modelled: {cpu}lingering close, the network (docs/simulate.md).")
 
 
 def print_comparison(results: list[SimResult]) -> None:
     out.print(f"workload: {results[0].workload}; {results[0].seconds:g} s simulated")
     table = Table()
     table.add_column("")
+    by_version = len({r.httpd_version for r in results}) > 1  # --versus: the same MPM, two releases
     for r in results:
-        table.add_column(r.mpm)
+        table.add_column(f"{r.mpm} (httpd {r.httpd_version})" if by_version else r.mpm)
     per = [dict(rows(r)) for r in results]
     names = list(dict.fromkeys(k for p in per for k in p))
     for name in names:

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-import math
+import os
 import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from apachetune.config.conditions import DEFAULT_VERSION
 from apachetune.simulate.clients import Arrivals, CrowdClient, LoopClient
 from apachetune.simulate.clock import Clock
+from apachetune.simulate.cpu import Processors
 from apachetune.simulate.parent import Parent
 from apachetune.simulate.server import Server
-from apachetune.simulate.stats import Stats
+from apachetune.simulate.stats import Stats, percentile
 from apachetune.simulate.workload import Workload
 
 DEFAULT_SOMAXCONN = 4096  # Linux since 5.4
@@ -31,6 +33,7 @@ def somaxconn() -> int:
 @dataclass
 class SimResult:
     mpm: str
+    httpd_version: str
     section: dict[str, object]
     workload: str
     seconds: float
@@ -47,6 +50,8 @@ class SimResult:
     crowd_latency_ms: dict[str, float] = field(default_factory=dict)
     stopped_at: float | None = None  # simulated time where MAX_EVENTS ran out, if it did
     latencies: list[float] = field(default_factory=list, repr=False)  # seconds, each counted request
+    cores: int | None = None  # the CPUs shared, when the workload has a CPU part
+    cpu_utilisation: float | None = None  # share of those cores busy over the run
 
     @property
     def peak_processes(self) -> int:
@@ -54,7 +59,7 @@ class SimResult:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "mpm": self.mpm, "section": self.section, "workload": self.workload,
+            "mpm": self.mpm, "httpd_version": self.httpd_version, "section": self.section, "workload": self.workload,
             "simulated_seconds": self.seconds, "warmup_seconds": self.warmup,
             "completed": self.completed, "throughput_rps": round(self.throughput, 1),
             "latency_ms": self.latency_ms, "crowd_latency_ms": self.crowd_latency_ms,
@@ -63,18 +68,21 @@ class SimResult:
             "peak_memory_mib": None if self.peak_memory_mib is None else round(self.peak_memory_mib, 1),
             "accept_queue": self.accept_queue, "timeline": self.timeline,
             "wall_seconds": round(self.wall_seconds, 3), "stopped_at": self.stopped_at,
+            "cores": self.cores, "cpu_utilisation": self.cpu_utilisation,
         }
 
 
 def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: float = 30.0, *,
              warmup: float = 0.0, seed: int = 1, backlog: int | None = None,
              memory: tuple[float, float] | None = None, spawn_delay: float = 0.005,
-             max_events: int = MAX_EVENTS) -> SimResult:
+             max_events: int = MAX_EVENTS, version: str | None = None, cores: int | None = None) -> SimResult:
     """Run `workload` against httpd's `mpm` with `section` (the effective directives, as
     validate.section.load_directives gives them) for `seconds` of simulated time.
 
     `backlog`: the accept queue (default min(ListenBacklog, somaxconn)); `memory`: MiB a process
-    and MiB a worker, for the peak; `spawn_delay`: how long a forked child takes to accept."""
+    and MiB a worker, for the peak; `spawn_delay`: how long a forked child takes to accept;
+    `version`: the httpd 2.4.x modelled (event's connection limit changed in 2.4.30); `cores`:
+    the CPUs a workload with a `cpu_fraction` shares (default: this machine's)."""
     if seconds <= 0 or not 0 <= warmup < seconds:
         raise ValueError("seconds must be above 0 and the warm-up shorter")
     started = time.perf_counter()
@@ -82,7 +90,8 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     clock, stats = Clock(), Stats(warmup=warmup)
     if backlog is None:
         backlog = min(int(section.get("ListenBacklog", 511)), somaxconn())  # type: ignore[call-overload]
-    server = Server(clock, mpm, section, workload.service, rng, stats, backlog)
+    cpu = Processors(clock, cores or os.cpu_count() or 1) if workload.cpu_fraction else None
+    server = Server(clock, mpm, section, workload.service, rng, stats, backlog, version, cpu, workload.cpu_fraction)
     parent = Parent(clock, server, mpm, section, stats, spawn_delay, memory)
     parent.start()
     for _ in range(workload.clients):
@@ -95,13 +104,14 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     end = seconds if finished else clock.now
     stats.events["simulation events"] = clock.events
     return SimResult(
-        mpm=mpm, section=dict(section), workload=workload.label(), seconds=seconds, warmup=warmup,
+        mpm=mpm, httpd_version=str(version or DEFAULT_VERSION), section=dict(section), workload=workload.label(), seconds=seconds, warmup=warmup,
         completed=len(stats.latencies), throughput=len(stats.latencies) / max(1e-9, end - warmup),
         latency_ms=summary_ms(stats.latencies), errors=dict(stats.errors), events=dict(stats.events),
         timeline=stats.timeline, peak_memory_mib=stats.peak_memory_mib if memory else None,
         accept_queue=backlog, wall_seconds=time.perf_counter() - started,
         crowd_latency_ms=summary_ms(stats.crowd_latencies), stopped_at=None if finished else round(end, 3),
-        latencies=stats.latencies)
+        latencies=stats.latencies, cores=cpu.cores if cpu else None,
+        cpu_utilisation=round(cpu.utilisation(end), 3) if cpu else None)
 
 
 def summary_ms(latencies: list[float]) -> dict[str, float]:
@@ -110,7 +120,7 @@ def summary_ms(latencies: list[float]) -> dict[str, float]:
     xs = sorted(latencies)
 
     def pct(q: float) -> float:
-        return xs[min(len(xs) - 1, max(0, math.ceil(q * len(xs)) - 1))] * 1000
+        return percentile(xs, q) * 1000
 
     return {"mean": round(sum(xs) / len(xs) * 1000, 2), "p50": round(pct(0.50), 2), "p95": round(pct(0.95), 2),
             "p99": round(pct(0.99), 2), "max": round(xs[-1] * 1000, 2)}

@@ -8,7 +8,8 @@ needs them:
 - event: a worker holds a connection only while it serves a request; between requests the
   connection is parked in the listener until KeepAliveTimeout. A process accepts while it has an
   idle worker and its connections are below ThreadsPerChild + idle workers x
-  floor(AsyncRequestWorkerFactor) (2.4.71's connections_above_limit); when new connections wait
+  floor(AsyncRequestWorkerFactor) (2.4.71's connections_above_limit; before 2.4.30 the whole
+  factor: floor(idle workers x factor)); when new connections wait
   and none of its workers is idle, it closes its parked keep-alive connections so that the
   clients reconnect to another process;
 - MaxKeepAliveRequests ends a connection after that many requests (0: never).
@@ -23,7 +24,9 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from apachetune.mpm.versions import rules_for
 from apachetune.simulate.clock import Clock
+from apachetune.simulate.cpu import Processors
 from apachetune.simulate.stats import Stats
 from apachetune.simulate.workload import ServiceTime
 
@@ -64,11 +67,16 @@ class Process:
 
 class Server:
     def __init__(self, clock: Clock, mpm: str, section: dict[str, object], service: ServiceTime,
-                 rng: random.Random, stats: Stats, backlog: int):
+                 rng: random.Random, stats: Stats, backlog: int, version: str | None = None,
+                 cpu: Processors | None = None, cpu_fraction: float = 0.0):
         self.clock, self.service, self.rng, self.stats = clock, service, rng, stats
+        self.cpu, self.cpu_fraction = cpu, cpu_fraction
         self.event = mpm == "event"
         self.threads = 1 if mpm == "prefork" else int(section["ThreadsPerChild"])  # type: ignore[call-overload]
-        self.factor = int(float(section.get("AsyncRequestWorkerFactor", 2)))  # type: ignore[arg-type]
+        # event's connection limit counts idle workers x the factor: its integer part from 2.4.30,
+        # the whole factor (kept in 1/16ths, as the section already holds it) before
+        factor = float(section.get("AsyncRequestWorkerFactor", 2))  # type: ignore[arg-type]
+        self.factor = int(factor) if rules_for(version).integer_factor else factor
         self.keepalive = str(section.get("KeepAlive", "On")).lower() == "on"
         self.keepalive_timeout = float(section.get("KeepAliveTimeout", 5))  # type: ignore[arg-type]
         self.max_keepalive = int(section.get("MaxKeepAliveRequests", 100))  # type: ignore[call-overload]
@@ -131,7 +139,7 @@ class Server:
         listening (ps->not_accepting), and the parent does not count its idle workers, so it
         forks more processes."""
         idle = self.idle(p)
-        return idle == 0 or (self.event and len(p.conns) >= p.workers + idle * self.factor)
+        return idle == 0 or (self.event and len(p.conns) >= p.workers + int(idle * self.factor))
 
     def can_accept(self, p: Process) -> bool:
         return not p.quiescing and p.ready_at <= self.clock.now and not self.not_accepting(p)
@@ -170,7 +178,12 @@ class Server:
         conn.state = SERVING
         conn.token += 1
         p.serving += 1
-        self.clock.after(self.service.sample(self.rng), self._done, conn)
+        seconds = self.service.sample(self.rng)
+        if self.cpu is None:
+            self.clock.after(seconds, self._done, conn)
+        else:  # its CPU part shared with every request on CPU, then the rest off CPU
+            on_cpu = seconds * self.cpu_fraction
+            self.cpu.run(on_cpu, self.clock.after, seconds - on_cpu, self._done, conn)
         if self.event:
             self._busy(p)
 

@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+
+
+def percentile(ordered: Sequence[float], q: float) -> float:
+    """The nearest-rank q-quantile (0 < q <= 1) of values sorted ascending: the smallest value
+    with at least q of all values at or below it. One definition for the simulator and for
+    validate's measurements, so a simulated p99 and a measured one are comparable."""
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
 
 
 @dataclass

@@ -73,7 +73,9 @@ class Workload:
     loop: new visitors a second (Poisson), each making `requests_per_connection` requests
     `gap` seconds apart on one connection, then closing it. `crowd`: idle keep-alive clients:
     each sends one request, then holds its connection until the server closes it, and comes
-    back at once. A client gives up on a request after `timeout` seconds."""
+    back at once. A client gives up on a request after `timeout` seconds. `cpu_fraction`: the
+    share of each request's service time spent on CPU, shared with every other request on the
+    machine's cores (cpu.py); 0: the CPUs are never the bottleneck."""
 
     service: ServiceTime
     clients: int = 0
@@ -84,6 +86,7 @@ class Workload:
     gap: float = 0.0
     crowd: int = 0
     timeout: float = 30.0
+    cpu_fraction: float = 0.0
 
     def __post_init__(self) -> None:
         if self.clients < 0 or self.rate < 0 or self.crowd < 0 or self.think < 0 or self.gap < 0:
@@ -94,6 +97,8 @@ class Workload:
             raise UsageError("--requests-per-connection must be at least 1")
         if self.timeout <= 0:
             raise UsageError("--timeout must be above 0")
+        if not 0 <= self.cpu_fraction <= 1:
+            raise UsageError("--cpu-fraction must be between 0 and 1")
 
     def label(self) -> str:
         ka = "keep-alive" if self.keepalive else "a connection per request"
@@ -106,4 +111,5 @@ class Workload:
             parts.append(f"{self.rate:g} new clients/s, Poisson{per}")
         if self.crowd:
             parts.append(f"{self.crowd} idle keep-alive clients")
-        return "; ".join(parts) + f"; service {self.service.label()}"
+        cpu = f", {self.cpu_fraction:.0%} of it on CPU" if self.cpu_fraction else ""
+        return "; ".join(parts) + f"; service {self.service.label()}{cpu}"

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from apachetune.errors import UsageError
+from apachetune.simulate.stats import percentile
 
 MAX_IN_FLIGHT = 2000
 
@@ -50,8 +51,7 @@ class LoadResult:
     def percentile(self, q: float) -> float | None:
         if not self.latencies:
             return None
-        s = sorted(self.latencies)
-        return s[min(len(s) - 1, int(q / 100 * len(s)))]
+        return percentile(sorted(self.latencies), q / 100)
 
     def error(self, kind: str) -> None:
         self.errors[kind] = self.errors.get(kind, 0) + 1

@@ -9,16 +9,20 @@ from apachetune.mpm import simulate_startup
 
 def load_directives(config: str | None, mpm: str, max_request_workers: int | None = None,
                     threads_per_child: int | None = None, keepalive_timeout: int | None = None,
-                    listen_backlog: bool = False) -> dict:
+                    listen_backlog: bool = False, version: str | None = None) -> dict:
     """The directives to run `mpm` with: `config`'s MPM section and keep-alive settings, then the
     overrides; refused (UsageError) when httpd would not start with them. ListenBacklog only
-    with `listen_backlog` (a validation run keeps the server's default)."""
+    with `listen_backlog` (a validation run keeps the server's default). `version`: the httpd
+    2.4.x whose start-up checks apply (default 2.4.71)."""
     given: list[tuple[str, list[str]]] = []
     extra: dict[str, object] = {}
     if config:
         from apachetune.config.resolver import ResolveOptions, resolve
 
-        eff = resolve(config, ResolveOptions(mpm=mpm, modules=[f"mpm_{mpm}_module"], use_env_file=False))
+        opts = ResolveOptions(mpm=mpm, modules=[f"mpm_{mpm}_module"], use_env_file=False)
+        if version:
+            opts.httpd_version = version
+        eff = resolve(config, opts)
         given += [(d.name, d.args) for d in eff.directives]
         for name in ("KeepAlive", "KeepAliveTimeout", "MaxKeepAliveRequests", "Timeout"):
             d = eff.get(name)
@@ -30,7 +34,7 @@ def load_directives(config: str | None, mpm: str, max_request_workers: int | Non
         given += [("ThreadsPerChild", [str(threads_per_child)]), ("ThreadLimit", [str(threads_per_child)])]
     if keepalive_timeout is not None:
         extra["KeepAliveTimeout"] = keepalive_timeout
-    start = simulate_startup(mpm, given)
+    start = simulate_startup(mpm, given, version=version)
     if start.fatal:
         raise UsageError(f"httpd would not start with this section: {start.fatal[0].text}")
     eff = dict(start.effective)
