@@ -144,3 +144,25 @@ def test_calibrate_without_httpd_is_a_clear_error(own_cache, monkeypatch):
     monkeypatch.setattr(httpd, "binary", lambda: None)
     result = CliRunner().invoke(cli, ["mpmd", "calibrate"])
     assert result.exit_code != 0 and "needs Apache httpd" in result.output
+
+
+def test_server_cpu_counts_every_threads_time_on_cpu_ended_threads_included():
+    """The CPU a server spent, read from its process CPU clock: a thread that burned 0.3 s of
+    CPU (its own clock) and has ended is counted, without 10 ms tick rounding."""
+    import subprocess
+    import sys
+
+    code = ("import threading, time\n"
+            "def burn():\n"
+            "    while time.thread_time() < 0.3: pass\n"
+            "t = threading.Thread(target=burn); t.start(); t.join()\n"
+            "print('done', flush=True); time.sleep(30)\n")
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "done"
+        used = calibration.server_cpu_seconds(child.pid)
+        assert calibration.process_cpu_clock(child.pid) is not None
+        assert 0.3 <= used < 0.6  # the burner's 0.3 s plus the interpreter's start
+    finally:
+        child.kill()
+        child.wait()

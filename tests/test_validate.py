@@ -219,3 +219,16 @@ def test_no_wrk_uses_the_asyncio_client():
     code, data = run("validate", "--mpm", "worker", "--plan", "sweep", "--no-wrk", *FAST)
     assert {p.get("driver") for p in data["points"]} == {"asyncio"}
     assert verdicts(data)["saturation throughput"]["passed"]
+
+
+def test_busy_worker_memory_comes_from_samples_with_the_step_under_way():
+    """A sample as the step begins (2 busy: PSS noise divided by 1) does not set the per-worker
+    figure when samples with a loaded step exist; without them it is all there is."""
+    from apachetune.validate.plans import busy_worker_mib
+
+    idle = 10.0
+    early = {"busy": 2, "pss_mib": 11.0}  # 1 MiB of noise over one busy worker
+    loaded = [{"busy": 101, "pss_mib": 12.0}, {"busy": 99, "pss_mib": 11.96}]  # 0.02 MiB a worker
+    assert busy_worker_mib([early, *loaded], idle, 100 // 4) == pytest.approx(0.02)
+    assert busy_worker_mib([early], idle, 25) == pytest.approx(1.0)
+    assert busy_worker_mib([], idle, 25) is None and busy_worker_mib(loaded, None, 25) is None

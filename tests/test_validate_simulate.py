@@ -1,0 +1,40 @@
+"""`validate --plan simulate`: apachetune simulate judged against the server itself. The same
+closed loop (1.5x MaxRequestWorkers clients, a connection per request) and open loop (Poisson
+at 70% of capacity, exponential service) run for real and in the simulator; throughput must
+agree within 10% and p99 within 25% (+ 5 ms). A small section (10 workers, 50 ms) puts both
+loads at the knee, where the MPM and the queue decide the latency."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from apachetune.cli import cli
+from httpd_oracle import needs_httpd
+
+SECTION = ["--max-request-workers", "10", "--threads-per-child", "5", "--service-time-ms", "50"]
+
+
+def run_plan(target: str, mpm: str) -> dict:
+    result = CliRunner().invoke(cli, ["validate", "--plan", "simulate", "--target", target, "--mpm", mpm,
+                                      *SECTION, "--format", "json"])
+    data = json.loads(result.output)
+    verdicts = [v for v in data["verdicts"] if v["name"].startswith("simulated ")]
+    assert len(verdicts) == 4, data["verdicts"]
+    failed = [v for v in verdicts if not v["passed"]]
+    assert not failed and result.exit_code == 0, (failed, data["notes"])
+    return data
+
+
+@pytest.mark.parametrize("mpm", ["prefork", "worker", "event"])
+def test_simulation_matches_mpmd(mpm):
+    data = run_plan("mpmd", mpm)
+    closed = next(v for v in data["verdicts"] if v["name"].startswith("simulated throughput: closed"))
+    assert closed["predicted"] == pytest.approx(200, rel=0.05)  # 10 workers / (50 ms + the lone overhead)
+
+
+@needs_httpd
+@pytest.mark.httpd
+@pytest.mark.parametrize("mpm", ["prefork", "event"])
+def test_simulation_matches_httpd(mpm):
+    run_plan("httpd", mpm)
