@@ -120,7 +120,8 @@ class Visitor(Client):
 
 class CrowdClient(Client):
     """An idle keep-alive client: one request, then it holds the connection; when the server
-    closes it, it comes back at once."""
+    closes it, it comes back at once (or, with the workload's `crowd_returns` off, goes away:
+    validate's idle clients do)."""
 
     crowd = True
 
@@ -129,13 +130,14 @@ class CrowdClient(Client):
         self.keepalive = True
 
     def answered(self, keep: bool) -> None:
-        if not keep:
+        if not keep and self.workload.crowd_returns:
             self.clock.after(0.0, self.request)
 
     def closed(self, conn: Conn) -> None:
         if conn is self.conn:
             self.conn = None
-            self.clock.after(0.0, self.request)
+            if self.workload.crowd_returns:
+                self.clock.after(0.0, self.request)
 
     def after_error(self) -> None:
         self.clock.after(0.0, self.request)

@@ -85,6 +85,7 @@ class Workload:
     requests_per_connection: int = 1
     gap: float = 0.0
     crowd: int = 0
+    crowd_returns: bool = True  # a crowd client whose connection the server closes comes back at once
     timeout: float = 30.0
     cpu_fraction: float = 0.0
 
