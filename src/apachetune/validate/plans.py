@@ -291,10 +291,11 @@ def simulated(run: PlanRun) -> None:
          Workload(ServiceTime("exp", lone_s), rate=rate, keepalive=False), 60.0),
     ]
     if crowd_seconds < 1.0 or setup.mpm == "event":
-        # event: not judged yet. On httpd 2.4.71 its status page showed the idle clients'
-        # connections closed before the load began (mpmd and the simulation keep them parked,
-        # where they count against the connection limit: 173 req/s simulated, 194 on httpd).
-        why = "event closes idle keep-alive connections the simulation keeps (open)" if setup.mpm == "event" \
+        # event: not judged yet. mpmd and the simulation keep the crowd parked, where it counts
+        # against the connection limit, and a process stops accepting with a worker idle (171.5
+        # and 173 req/s); httpd 2.4.71 kept 194 req/s and had closed all 5 idle connections by
+        # the end of the run. When and why it closes them is not known yet.
+        why = "httpd closes idle keep-alive connections the simulation keeps (open)" if setup.mpm == "event" \
             else "KeepAliveTimeout under 2 s lets the crowd go"
         report.notes.append(f"simulate: no keep-alive crowd case ({why})")
         cases = [c for c in cases if "idle keep-alive" not in c[0]]
