@@ -60,7 +60,7 @@ def adapt(main: Path, root: Path) -> None:
     paths moved under `root`, ServerRoot there, modules from this machine, an account that
     exists. Everything else is left as the distribution wrote it."""
     (root / "logs").mkdir(exist_ok=True)  # the default ErrorLog directory must exist
-    name = next((n for n, m in TREES.items() if root.name == n and main == root / m), root.name)
+    name = root.name  # the copy is named after its tree
     installed = INSTALLED_AT.get(name)
     if not (root / "modules").exists() and not (root / "modules").is_symlink():
         (root / "modules").symlink_to(MODULES_DIR)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from functools import cache
 
 from apachetune import httpd
 
@@ -35,7 +36,9 @@ def compiled_in_mpm(modules: Mapping[str, str]) -> tuple[str, str] | None:
     return None
 
 
+@cache
 def installed_static_mpm() -> str | None:
-    """The MPM the installed httpd lists as compiled in (`-l`), if any."""
+    """The MPM the installed httpd lists as compiled in (`-l`), if any: asked once a process
+    (every tree without an MPM LoadModule asks, and the binary does not change meanwhile)."""
     m = _LISTED.search(httpd.query("-l") or "")
     return m.group(1) if m else None
