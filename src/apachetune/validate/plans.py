@@ -35,6 +35,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import psutil
 
@@ -54,6 +55,9 @@ from apachetune.validate.load import (
 from apachetune.validate.results import ValidationReport, ValidationSetup, Verdict, point
 from apachetune.validate.sampler import Sampler
 from apachetune.validate.targets import Target
+
+if TYPE_CHECKING:
+    from apachetune.simulate.workload import Workload
 
 
 @dataclass
@@ -276,14 +280,16 @@ def simulated(run: PlanRun) -> None:
     # Near the knee, but no faster than this machine's Python client opens connections while
     # it shares the CPUs with the server (3,500 a second measured 1 s p99 from client delays).
     rate = min(0.7 * capacity, OPEN_LOOP_MAX_RATE)
+    open_seconds = max(seconds, 10.0)
+    # (label, the real run, the workload simulated, the real run's length)
     cases = [
         (f"closed loop, {clients} clients, a connection each request",
          lambda: closed_loop(target.host, target.port, path, clients, seconds, keepalive=False),
-         Workload(ServiceTime("fixed", lone_s), clients=clients, keepalive=False), 60.0),
+         Workload(ServiceTime("fixed", lone_s), clients=clients, keepalive=False), seconds),
         (f"open loop, {rate:.0f} req/s ({rate / capacity:.0%} of capacity), exponential service",
-         lambda: open_loop(target.host, target.port, "/app/sleep", rate, max(seconds, 10.0),
+         lambda: open_loop(target.host, target.port, "/app/sleep", rate, open_seconds,
                            exp_service_ms=setup.service_ms),
-         Workload(ServiceTime("exp", lone_s), rate=rate, keepalive=False), 60.0),
+         Workload(ServiceTime("exp", lone_s), rate=rate, keepalive=False), open_seconds),
     ]
     if setup.mpm == "event":
         # Not judged yet. mpmd and the simulation keep the crowd parked, where it counts against
@@ -301,26 +307,55 @@ def simulated(run: PlanRun) -> None:
                                                                    crowd_seconds, keepalive=False)),
             Workload(ServiceTime("fixed", lone_s), clients=clients, keepalive=False, crowd=crowd,
                      crowd_returns=False), crowd_seconds))
-    for label, measure, workload, sim_seconds in cases:
+    for label, measure, workload, real_seconds in cases:
         progress(f"simulate: {label}")
         real = measure()
-        # a crowd that does not come back is simulated for the window it was measured in
-        warmup = 2.0 if sim_seconds >= 10 else 0.0
-        sim = simulate(setup.mpm, section, workload, warmup + sim_seconds, warmup=warmup, seed=7)
+        # The prediction: a long run (a crowd that does not come back only for the window it
+        # was measured in), after a warm-up.
+        long_seconds = 60.0 if workload.crowd == 0 else real_seconds
+        warmup = 2.0 if long_seconds >= 10 else 0.0
+        sim = simulate(setup.mpm, section, workload, warmup + long_seconds, warmup=warmup, seed=7)
         report.points.append({**point("simulate", label, real), "simulated": sim.to_json() | {"timeline": []}})
+        detail = (f"simulated {long_seconds:g} s with service {lone_s * 1000:.1f} ms (a lone request here), the pool "
+                  f"of {section['StartServers']} processes; errors measured {dict(real.errors) or 0}, "
+                  f"simulated {sim.errors or 0}")
+        report.verdicts.append(Verdict(
+            f"simulated throughput: {label}", round(sim.throughput, 1), round(real.throughput, 1), "req/s",
+            abs(real.throughput - sim.throughput) <= 0.10 * sim.throughput, detail))
+        band = p99_band(setup.mpm, section, workload, real_seconds, warmup)
         real_p99 = real.percentile(99)
         sim_p99 = sim.latency_ms.get("p99")  # none when nothing completed
-        for what, want, got, unit, ok in (
-                ("throughput", sim.throughput, real.throughput, "req/s",
-                 abs(real.throughput - sim.throughput) <= 0.10 * sim.throughput),
-                ("p99", sim_p99 or 0.0, None if real_p99 is None else real_p99 * 1000, "ms",
-                 real_p99 is not None and sim_p99 is not None
-                 and abs(real_p99 * 1000 - sim_p99) <= 0.25 * sim_p99 + 5)):
-            report.verdicts.append(Verdict(
-                f"simulated {what}: {label}", round(want, 1), None if got is None else round(got, 1), unit, ok,
-                f"simulated {sim_seconds:g} s with service {lone_s * 1000:.1f} ms (a lone request here), the pool of "
-                f"{section['StartServers']} processes; errors measured {dict(real.errors) or 0}, "
-                f"simulated {sim.errors or 0}"))
+        ok = (real_p99 is not None and sim_p99 is not None and band is not None
+              and p99_within(real_p99 * 1000, band, lone_s * 1000 if workload.service.kind == "fixed" else 0.0))
+        report.verdicts.append(Verdict(
+            f"simulated p99: {label}", round(sim_p99 or 0.0, 1), None if real_p99 is None else round(real_p99 * 1000, 1),
+            "ms", ok, detail + ("" if band is None else
+                                f"; runs as long as the measured one gave p99 {band[0]:.1f}-{band[1]:.1f} ms")))
+
+
+P99_RUNS = 20  # simulated runs as long as the measured one, for the spread of their p99
+
+
+def p99_band(mpm: str, section: dict[str, object], workload: Workload, seconds: float,
+             warmup: float) -> tuple[float, float] | None:
+    """The lowest and highest p99 (ms) of P99_RUNS simulated runs as long as the measured one:
+    a 10 s run's p99 is itself a sample (at 70% of capacity, 227-277 ms where a long run says
+    248), so the measured p99 is judged against that spread, not against one number."""
+    from apachetune.simulate import simulate
+
+    p99s = [r.latency_ms["p99"] for seed in range(1, P99_RUNS + 1)
+            if (r := simulate(mpm, section, workload, warmup + seconds, warmup=warmup, seed=seed)).latency_ms]
+    return (min(p99s), max(p99s)) if p99s else None
+
+
+def p99_within(measured_ms: float, band: tuple[float, float], round_ms: float) -> bool:
+    """Whether a measured p99 falls in the simulated spread, widened by 25% + 5 ms for what the
+    simulation leaves out (the client's own CPU, the network stack). With a fixed service time
+    latencies come in whole rounds of it: a request that a busy machine's scheduler makes miss
+    its turn by a hair waits one round more, so the widening is at least one round (measured:
+    203 ms against 152 on a loaded CI machine, worker beside the crowd)."""
+    low, high = band
+    return low - max(0.25 * low, round_ms) - 5 <= measured_ms <= high + max(0.25 * high, round_ms) + 5
 
 
 # Name -> plan, in the order they run when several are asked for.
