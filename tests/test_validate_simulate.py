@@ -23,7 +23,7 @@ def run_plan(target: str, mpm: str) -> dict:
                                       *SECTION, "--format", "json"])
     data = json.loads(result.output)
     verdicts = [v for v in data["verdicts"] if v["name"].startswith("simulated ")]
-    assert len(verdicts) == (4 if mpm == "event" else 6), data["verdicts"]
+    assert len(verdicts) == 6, data["verdicts"]
     failed = [v for v in verdicts if not v["passed"]]
     assert not failed and result.exit_code == 0, (failed, data["notes"])
     return data
@@ -36,8 +36,8 @@ def test_simulation_matches_mpmd(mpm):
     assert closed["predicted"] == pytest.approx(200, rel=0.05)  # 10 workers / (50 ms + the lone overhead)
     crowded = [v for v in data["verdicts"] if v["name"].startswith("simulated throughput: closed loop")
                and "idle keep-alive" in v["name"]]
-    if mpm == "event":  # not judged yet (the plan says why in its notes)
-        assert not crowded and any("no keep-alive crowd case" in n for n in data["notes"])
+    if mpm == "event":  # the load's first burst busies every worker: the parked crowd is closed
+        assert crowded[0]["predicted"] == pytest.approx(200, rel=0.05)
     else:  # 5 idle keep-alive clients hold 5 of prefork's and worker's 10 workers
         assert crowded[0]["predicted"] == pytest.approx(100, rel=0.05)
 

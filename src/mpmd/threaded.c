@@ -36,7 +36,7 @@ static unsigned async_factor_scaled(double f) {
     return v < WORKER_FACTOR_SCALE ? WORKER_FACTOR_SCALE : v;
 }
 
-struct job { int fd; int served; };
+struct job { int fd; int served; int fresh; }; /* fresh: accepted, no worker has started it */
 
 struct child {
     const struct conf *c;
@@ -50,6 +50,8 @@ struct child {
     struct parked *parked; /* event: keep-alive connections by fd, guarded by mu */
     int nparked, nlingering, maxfd, listening;
     int idle, stopping, open_conns;
+    int unstarted; /* event: fresh connections queued; httpd counts a connection only once a worker
+                    * runs it (process_socket), so a listener accepting a burst sees fewer */
 };
 
 struct parked { int served; int lingering; int64_t deadline; };
@@ -92,6 +94,7 @@ static void *worker_main(void *p) {
         struct job j = ch->queue[ch->qhead];
         ch->qhead = (ch->qhead + 1) % ch->qcap;
         ch->qlen--;
+        ch->unstarted -= j.fresh;
         pthread_mutex_unlock(&ch->mu);
         sb_set(ch->sb, ch->slot, t, SLOT_BUSY);
         if (!cn) {
@@ -208,7 +211,7 @@ static void expire_parked(struct child *ch, int64_t now) {
 static int connections_above_limit(const struct child *ch, int tpc) {
     int idle = ch->idle - ch->qlen;
     if (idle <= 0) return 1;
-    int conns = ch->open_conns, lingering = ch->nlingering;
+    int conns = ch->open_conns - ch->unstarted, lingering = ch->nlingering;
     unsigned factor = async_factor_scaled(ch->c->async_factor) / WORKER_FACTOR_SCALE;
     if (conns <= lingering) return 0;
     return (unsigned)(conns - lingering) >= (unsigned)tpc + (unsigned)(idle - !ch->listening) * factor;
@@ -223,7 +226,8 @@ static void accept_one(struct child *ch, int *accepted) {
     pthread_mutex_lock(&ch->mu);
     ch->open_conns++;
     ch->sb->procs[ch->slot].connections = ch->open_conns;
-    push_job(ch, (struct job){fd, 0});
+    ch->unstarted++;
+    push_job(ch, (struct job){fd, 0, 1});
     pthread_mutex_unlock(&ch->mu);
 }
 
@@ -241,21 +245,35 @@ static void worker_listener(struct child *ch) {
     }
 }
 
-/* event: listen on the socket only while under the connection limit. Caller holds mu. */
-static void event_set_listening(struct child *ch, int tpc) {
-    int can_accept = !mpmd_graceful && !connections_above_limit(ch, tpc);
-    if (can_accept == ch->listening) return;
+/* event: add the listening socket to the epoll set or take it out. Caller holds mu. */
+static void event_listen(struct child *ch, int on) {
+    if (on == ch->listening) return;
     struct epoll_event ev = {.events = EPOLLIN, .data.fd = ch->lfd};
-    if (epoll_ctl(ch->epfd, can_accept ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, ch->lfd, &ev) == 0)
-        ch->listening = can_accept;
+    if (epoll_ctl(ch->epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, ch->lfd, &ev) == 0)
+        ch->listening = on;
     else
         fprintf(stderr, "mpmd: epoll_ctl(listener): %s\n", strerror(errno));
 }
 
-/* event: a parked connection became readable (its next request, or its close). Caller holds mu. */
-static void event_parked_ready(struct child *ch, int fd) {
+/* event: httpd's process_keepalive_queue(0) after a listener pass that found every worker busy
+ * ("kill'em all", every 2.4.x): the idle keep-alive connections are closed, so that their
+ * clients come back to a process with room instead of holding this one's connection slots.
+ * Caller holds nothing. */
+static void close_parked_keepalive(struct child *ch) {
+    pthread_mutex_lock(&ch->mu);
+    for (int fd = 0; fd <= ch->maxfd && ch->nparked; fd++)
+        if (ch->parked[fd].deadline && !ch->parked[fd].lingering) {
+            expire_parked_fd(ch, fd);
+            __atomic_fetch_add(&ch->sb->g->busy_closed, 1, __ATOMIC_RELAXED);
+        }
+    pthread_mutex_unlock(&ch->mu);
+}
+
+/* event: a parked connection became readable (its next request, or its close). Returns whether
+ * it found every worker busy. Caller holds mu. */
+static int event_parked_ready(struct child *ch, int fd) {
     struct parked *pk = &ch->parked[fd];
-    if (!pk->deadline) return;
+    if (!pk->deadline) return 0;
     if (pk->lingering) {
         linger_read(ch, fd);
     } else if (ch->idle - ch->qlen <= 0) {
@@ -267,17 +285,20 @@ static void event_parked_ready(struct child *ch, int fd) {
         __atomic_fetch_add(&ch->sb->g->busy_closed, 1, __ATOMIC_RELAXED);
         if (shutdown(fd, SHUT_WR) == 0) linger_read(ch, fd);
         else { pk->deadline = 1; expire_parked_fd(ch, fd); }
+        return 1;
     } else {
         pk->deadline = 0;
         ch->nparked--;
         if (epoll_ctl(ch->epfd, EPOLL_CTL_DEL, fd, NULL) != 0)
             fprintf(stderr, "mpmd: epoll_ctl(del %d): %s\n", fd, strerror(errno));
-        push_job(ch, (struct job){fd, pk->served});
+        push_job(ch, (struct job){fd, pk->served, 0});
     }
+    return 0;
 }
 
-/* event: one wait on the process's epoll set; returns whether the listening socket is ready. */
-static int event_poll(struct child *ch, int64_t *next_scan) {
+/* event: one wait on the process's epoll set; returns whether the listening socket is ready, and
+ * sets *busy when a keep-alive request found every worker busy. */
+static int event_poll(struct child *ch, int64_t *next_scan, int *busy) {
     struct epoll_event evs[64];
     int n = epoll_wait(ch->epfd, evs, 64, 100);
     if (n < 0 && errno != EINTR) fprintf(stderr, "mpmd: epoll_wait: %s\n", strerror(errno));
@@ -291,7 +312,7 @@ static int event_poll(struct child *ch, int64_t *next_scan) {
             accept_ready = 1;
         } else {
             pthread_mutex_lock(&ch->mu);
-            event_parked_ready(ch, fd);
+            *busy |= event_parked_ready(ch, fd);
             pthread_mutex_unlock(&ch->mu);
         }
     }
@@ -303,25 +324,42 @@ static int event_poll(struct child *ch, int64_t *next_scan) {
     return accept_ready;
 }
 
-/* event: the listener serves the parked connections, and accepts while under the limit. On a
+/* event: the listening socket is ready. As httpd's listener: over the connection limit it stops
+ * listening; else it waits for an idle worker and accepts. Returns whether it found every worker
+ * busy (over the limit with none idle, or it had to wait). */
+static int event_accept(struct child *ch, int tpc, int *accepted) {
+    pthread_mutex_lock(&ch->mu);
+    int over = connections_above_limit(ch, tpc), none_idle = ch->idle - ch->qlen <= 0;
+    if (over) event_listen(ch, 0);
+    pthread_mutex_unlock(&ch->mu);
+    if (over) return none_idle;
+    /* As httpd's get_worker(blocking): a new connection is accepted only once an idle
+     * worker is there to take it, and the listener waits for one meanwhile. */
+    wait_for_idle_worker(ch, 100);
+    if (!mpmd_stop && !mpmd_graceful) accept_one(ch, accepted);
+    return none_idle;
+}
+
+/* event: the listener serves the parked connections, and accepts while under the limit. As
+ * httpd's, it stops listening when a connection arrives over the limit, listens again only after
+ * a pass that found no worker busy and the process under the limit (should_enable_listensocks),
+ * and after a pass that found every worker busy closes its idle keep-alive connections. On a
  * graceful stop it stops accepting and drains its connections before the child exits. */
 static void event_listener(struct child *ch, int tpc) {
-    int accepted = 0;
+    int accepted = 0, busy = 0;
     int64_t next_scan = 0;
     while (!mpmd_stop) {
         pthread_mutex_lock(&ch->mu);
         int left = ch->open_conns;
-        event_set_listening(ch, tpc); /* off once told to stop */
+        if (mpmd_graceful) event_listen(ch, 0);
+        else if (!busy && !connections_above_limit(ch, tpc)) event_listen(ch, 1);
         pthread_mutex_unlock(&ch->mu);
+        busy = 0;
         if (mpmd_graceful && left == 0) break;
         if (ch->c->max_connections_per_child && accepted >= ch->c->max_connections_per_child) break;
-        if (!event_poll(ch, &next_scan) || mpmd_graceful) continue;
-        /* As httpd's get_worker(blocking): a new connection is accepted only once an idle
-         * worker is there to take it, and the listener waits for one meanwhile. */
-        wait_for_idle_worker(ch, 100);
-        if (mpmd_stop) break;
-        if (mpmd_graceful) continue;
-        accept_one(ch, &accepted);
+        if (event_poll(ch, &next_scan, &busy) && !mpmd_graceful && ch->listening)
+            busy |= event_accept(ch, tpc, &accepted);
+        if (busy) close_parked_keepalive(ch);
     }
 }
 
@@ -381,7 +419,7 @@ static void child_finish(struct child *ch, pthread_t *threads, int tpc) {
                 ch->parked[fd].deadline = 0;
                 ch->nparked--;
                 (void)epoll_ctl(ch->epfd, EPOLL_CTL_DEL, fd, NULL); /* the child is leaving: the set goes too */
-                push_job(ch, (struct job){fd, ch->parked[fd].served});
+                push_job(ch, (struct job){fd, ch->parked[fd].served, 0});
             } else {
                 ch->parked[fd].lingering = 0;
                 (void)shutdown(fd, SHUT_WR); /* a peer already gone: close below is all there is */

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 from apachetune.simulate.clock import Clock
 from apachetune.simulate.server import CLOSED, Conn, Server
@@ -128,8 +129,12 @@ class CrowdClient(Client):
     def __init__(self, clock: Clock, server: Server, stats: Stats, workload: Workload):
         super().__init__(clock, server, stats, workload)
         self.keepalive = True
+        self.on_answer: Callable[[], None] | None = None  # told of the first answer (the crowd forming)
 
     def answered(self, keep: bool) -> None:
+        if self.on_answer is not None:
+            told, self.on_answer = self.on_answer, None
+            told()
         if not keep and self.workload.crowd_returns:
             self.clock.after(0.0, self.request)
 
@@ -141,6 +146,47 @@ class CrowdClient(Client):
 
     def after_error(self) -> None:
         self.clock.after(0.0, self.request)
+
+
+class CrowdFormation:
+    """The idle crowd forms as validate's IdleClients forms it and as idle browsers arrive: one
+    client at a time, each once the one before has its answer. A client not answered within
+    QUIET s means the server holds no more: the rest connect at once and wait in the backlog."""
+
+    QUIET = 0.5
+
+    def __init__(self, clock: Clock, clients: list[CrowdClient]):
+        self.clock, self.clients = clock, clients
+        self.started = 0
+        self.answered = 0
+        self.stalled = False
+
+    @property
+    def done(self) -> bool:
+        return self.answered == len(self.clients) or self.stalled
+
+    def start(self) -> None:
+        self.clock.at(0.0, self._next)
+
+    def _next(self) -> None:
+        if self.started == len(self.clients):
+            return
+        client = self.clients[self.started]
+        self.started += 1
+        client.on_answer = self._answered
+        client.request()
+        self.clock.after(self.QUIET, self._quiet, self.started)
+
+    def _answered(self) -> None:
+        self.answered += 1
+        self._next()
+
+    def _quiet(self, started: int) -> None:
+        if self.started == started and self.answered < started:  # still waiting for that one
+            self.stalled = True
+            while self.started < len(self.clients):
+                self.started += 1
+                self.clients[self.started - 1].request()
 
 
 class Arrivals:

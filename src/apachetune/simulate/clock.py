@@ -22,9 +22,9 @@ class Clock:
     def after(self, delay: float, fn: Callable[..., Any], *args: Any) -> None:
         self.at(self.now + delay, fn, *args)
 
-    def run(self, until: float, max_events: int) -> bool:
+    def run(self, until: float, max_events: int, stop: Callable[[], bool] | None = None) -> bool:
         """Fire every event up to `until`; False if `max_events` ran out first (the clock then
-        stops where it was)."""
+        stops where it was). `stop`: asked after each event; true stops the clock there."""
         queue, pop = self._queue, heapq.heappop
         left = max_events - self.events
         while queue and queue[0][0] <= until:
@@ -35,6 +35,9 @@ class Clock:
             when, _, fn, args = pop(queue)
             self.now = when
             fn(*args)
+            if stop is not None and stop():
+                self.events = max_events - left
+                return True
         self.events = max_events - left
         self.now = until
         return True

@@ -9,13 +9,15 @@ needs them:
   connection is parked in the listener until KeepAliveTimeout. A process accepts while it has an
   idle worker and its connections are below ThreadsPerChild + idle workers x
   floor(AsyncRequestWorkerFactor) (2.4.71's connections_above_limit; before 2.4.30 the whole
-  factor: floor(idle workers x factor)); when new connections wait
+  factor: floor(idle workers x factor)), where a connection counts once a worker has started it
+  (process_socket): the connections a listener accepts back to back at one instant do not count
+  against each other, so a burst can take every worker; when new connections wait
   and none of its workers is idle, it closes its parked keep-alive connections so that the
-  clients reconnect to another process;
+  clients reconnect to another process (every 2.4.x: "kill'em all");
 - MaxKeepAliveRequests ends a connection after that many requests (0: never).
 
-Not modelled: lingering close, CPU contention (a request's time does not grow with the number
-served at once), the network."""
+Not modelled: lingering close, the network. (CPU contention is cpu.py's, when the workload
+has a CPU part.)"""
 
 from __future__ import annotations
 
@@ -50,7 +52,7 @@ class Conn:
 
 class Process:
     __slots__ = ("slot", "workers", "ready_at", "serving", "conns", "accepted", "quiescing", "pending",
-                 "closing_parked", "gone")
+                 "closing_parked", "gone", "burst", "burst_at")
 
     def __init__(self, slot: int, workers: int, ready_at: float):
         self.slot = slot
@@ -63,6 +65,7 @@ class Process:
         self.pending: deque[Conn] = deque()  # event: requests waiting for one of its workers
         self.closing_parked = False  # event: its listener will drop the parked connections
         self.gone = False  # exited
+        self.burst, self.burst_at = 0, -1.0  # event: connections accepted at burst_at, not yet counted
 
 
 class Server:
@@ -139,7 +142,10 @@ class Server:
         listening (ps->not_accepting), and the parent does not count its idle workers, so it
         forks more processes."""
         idle = self.idle(p)
-        return idle == 0 or (self.event and len(p.conns) >= p.workers + int(idle * self.factor))
+        if idle == 0 or not self.event:
+            return idle == 0
+        counted = len(p.conns) - (p.burst if p.burst_at == self.clock.now else 0)
+        return counted >= p.workers + int(idle * self.factor)
 
     def can_accept(self, p: Process) -> bool:
         return not p.quiescing and p.ready_at <= self.clock.now and not self.not_accepting(p)
@@ -167,6 +173,9 @@ class Server:
         conn.process = p
         p.conns.add(conn)
         p.accepted += 1
+        if p.burst_at != self.clock.now:
+            p.burst, p.burst_at = 0, self.clock.now
+        p.burst += 1
         self.stats.events["accepted"] += 1
         if self.max_conns_per_child and p.accepted >= self.max_conns_per_child:
             p.quiescing = True  # ap_max_requests_per_child reached: this is its last connection

@@ -25,8 +25,10 @@ class Stats:
     events: Counter[str] = field(default_factory=Counter)  # SYN drops, keep-alive closes, spawns, ...
     timeline: list[dict[str, float]] = field(default_factory=list)  # one sample a second
     peak_memory_mib: float = 0.0
+    crowd_answered: int = 0  # the crowd's responses, the warm-up's included
 
     def response(self, now: float, latency: float, crowd: bool) -> None:
+        self.crowd_answered += crowd
         if now < self.warmup:
             return
         if crowd:
