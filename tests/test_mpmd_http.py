@@ -241,12 +241,14 @@ def test_out_of_descriptors_backs_off_and_recovers():
 
     conf = {"StartServers": 1, "ServerLimit": 1, "MaxRequestWorkers": 4, "ThreadsPerChild": 4, "ThreadLimit": 4,
             "MinSpareThreads": 1, "MaxSpareThreads": 8, "KeepAliveTimeout": 30, "AsyncRequestWorkerFactor": 100}
+    from apachetune.validate.load import IdleClients
+
     with MpmdServer("event", conf, command=["prlimit", "--nofile=64:64", str(binary())]) as srv:
-        clients = []
-        for _ in range(120):
-            c = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
-            c.sendall(b"GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n")  # answered, then idle in keep-alive
-            clients.append(c)
+        # A client at a time, each answered and then idle in keep-alive (all at once, the burst
+        # would busy every worker and event closes its idle connections, as httpd does); once
+        # one is not answered, the rest only connect.
+        crowd = IdleClients("127.0.0.1", srv.port, 120)
+        clients = crowd.socks
         child = psutil.Process(srv.proc.pid).children()[0]
         deadline = time.monotonic() + 10
         while child.num_fds() < 62 and time.monotonic() < deadline:  # 64 minus a spare or two
