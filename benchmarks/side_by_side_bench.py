@@ -101,7 +101,8 @@ def run(w: Workload, method: str, mrw: int, config: Path | None) -> dict:
     mem = v["peak memory at full concurrency"]
     return {"method": method, "mrw": report.setup.max_request_workers, "peak": mem.measured,
             "predicted": mem.predicted, "memory_ok": mem.passed, "throughput": best,
-            "saturation_ok": v["saturation throughput"].passed}
+            "saturation_ok": v["saturation throughput"].passed, "memory_detail": mem.detail,
+            "saturation_detail": v["saturation throughput"].detail}
 
 
 def main(argv: list[str]) -> int:

@@ -234,6 +234,19 @@ def test_busy_worker_memory_comes_from_samples_with_the_step_under_way():
     assert busy_worker_mib([], idle, 25) is None and busy_worker_mib(loaded, None, 25) is None
 
 
+def test_busy_worker_memory_does_not_count_a_process_grown_since_the_idle_look():
+    """A pool sized for the load is reaped while idle and grown again under load: the sample
+    with one process more than the idle look is brought back to its count before dividing."""
+    from apachetune.validate.plans import busy_worker_mib
+
+    idle = 10.0  # the idle look: 1 child
+    grown = {"busy": 26, "children": 2, "pss_mib": 10.0 + 4.5 + 25 * 0.02}  # a 4.5 MiB process more
+    assert busy_worker_mib([grown], idle, 12, idle_children=1, process_mib=4.5) == pytest.approx(0.02)
+    assert busy_worker_mib([grown], idle, 12) == pytest.approx(0.2)  # counted as workers: ten times
+    reaped = {"busy": 26, "children": 0, "pss_mib": 10.0 - 4.5 + 25 * 0.02}
+    assert busy_worker_mib([reaped], idle, 12, idle_children=1, process_mib=4.5) == pytest.approx(0.02)
+
+
 def test_saturation_is_predicted_from_what_a_request_takes_here():
     """An application slower than the stated service time (10 ms of CPU on top of a 40 ms
     sleep, mpmd's RequestCPU): the sweep predicts saturation from what a lone request takes on

@@ -165,8 +165,15 @@ def sweep(run: PlanRun) -> None:
         f"given: {setup.service_ms:g} ms); off by {err:.0%}"))
     peak = sampler.peak_pss_mib
     held = _held_beyond_workers(setup, max(1, int(mrw * 2.0)))
-    per_connection = connection_mib(target, setup, idle_pss) if held else None
-    report.verdicts.append(memory_verdict(setup, idle, peak, busy_worker_mib(half, idle_pss, mrw // 4),
+    # an idle process with its threads, for looks whose pool has grown (or was reaped) since the
+    # idle one: a pool sized for the load is reaped while the server idles
+    tpc = setup.threads_per_child
+    process_mib = 0.0 if isinstance(idle, str) else ((idle.per_process_mib if tpc > 1 else 0.0)
+                                                      + tpc * idle.per_worker_mib)
+    idle_children = None if isinstance(idle, str) else len(idle.children)
+    per_connection = connection_mib(target, setup, idle_pss, idle_children, process_mib) if held else None
+    busy = busy_worker_mib(half, idle_pss, mrw // 4, idle_children, process_mib)
+    report.verdicts.append(memory_verdict(setup, idle, peak, busy,
                                           held if per_connection is not None else 0, per_connection or 0.0))
 
 
@@ -432,10 +439,12 @@ def _held_beyond_workers(setup: ValidationSetup, connections: int) -> int:
     return max(0, min(connections, connection_limit("event", values)) - setup.max_request_workers)
 
 
-def connection_mib(target: Target, setup: ValidationSetup, idle_pss: float | None) -> float | None:
+def connection_mib(target: Target, setup: ValidationSetup, idle_pss: float | None,
+                   idle_children: int | None = None, process_mib: float = 0.0) -> float | None:
     """What one idle keep-alive connection costs the server (event keeps each in its own pool,
     apart from any worker): the PSS with MaxRequestWorkers of them held, above the idle PSS,
-    per connection. None when it cannot be measured."""
+    per connection, the processes grown or reaped since the idle look counted at `process_mib`
+    each (as busy_worker_mib does). None when it cannot be measured."""
     if idle_pss is None:
         return None
     n = setup.max_request_workers
@@ -446,10 +455,13 @@ def connection_mib(target: Target, setup: ValidationSetup, idle_pss: float | Non
             held = measure_httpd(target.parent(), samples=3, interval=0.1, threads_per_child=setup.threads_per_child)
         except (psutil.Error, UsageError):
             return None
-    return max(0.0, (held.parent_pss_mib + sum(c.pss_mib for c in held.children) - idle_pss) / n)
+    grown = 0 if idle_children is None else len(held.children) - idle_children
+    pss = held.parent_pss_mib + sum(c.pss_mib for c in held.children)
+    return max(0.0, (pss - idle_pss - grown * process_mib) / n)
 
 
-def busy_worker_mib(samples: list[dict], idle_pss: float | None, min_busy: int = 2) -> float | None:
+def busy_worker_mib(samples: list[dict], idle_pss: float | None, min_busy: int = 2,
+                    idle_children: int | None = None, process_mib: float = 0.0) -> float | None:
     """What a busy worker holds beyond an idle one, sampled under load as `apachetune size
     --sample` samples a live server: the server's PSS above its idle PSS, per busy worker
     (the status page's BusyWorkers, less the one serving the status request), the highest seen
@@ -462,11 +474,22 @@ def busy_worker_mib(samples: list[dict], idle_pss: float | None, min_busy: int =
     MaxRequestWorkers) when there are any: a sample taken as the step begins, with a few workers
     busy, divides the PSS noise of the moment (a process being forked) by a few and inflates the
     figure that is then multiplied by every worker (once, in a loaded suite: mpmd event 18.7 MiB
-    predicted against 14.5 measured)."""
+    predicted against 14.5 measured).
+
+    A sample with more (or fewer) processes than the idle look had is first brought back to the
+    idle look's count, at `process_mib` (an idle process with its threads) each: a pool sized
+    for the load is reaped while the server idles and grown again under load, and a whole new
+    process divided by the busy workers made a static server's worker look ten times its size
+    (0.18 MiB against 0.02)."""
     if idle_pss is None:
         return None
+
+    def extra(s: dict) -> float:
+        grown = 0 if idle_children is None or s.get("children") is None else s["children"] - idle_children
+        return s["pss_mib"] - idle_pss - grown * process_mib
+
     loaded = [s for s in samples if s.get("busy", 0) > max(1, min_busy)]
-    per = [(s["pss_mib"] - idle_pss) / (s["busy"] - 1) for s in loaded or samples if s.get("busy", 0) > 1]
+    per = [extra(s) / (s["busy"] - 1) for s in loaded or samples if s.get("busy", 0) > 1]
     return max(0.0, *per) if per else None
 
 

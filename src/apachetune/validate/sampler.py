@@ -30,11 +30,13 @@ class Sampler:
         start = time.monotonic()
         while not self._stop.is_set():
             st = self.target.status()
-            pss, uss = total_pss_uss(self.target.pids())
+            pids = self.target.pids()
+            pss, uss = total_pss_uss(pids)
             self.peak_pss_mib = max(self.peak_pss_mib, pss)
             self.samples.append({"t": round(time.monotonic() - start, 2), "busy": int(st.get("BusyWorkers", 0) or 0),
                                  "idle": int(st.get("IdleWorkers", 0) or 0),
                                  "processes": int(st.get("Processes", 0) or 0) if "Processes" in st else None,
+                                 "children": max(0, len(pids) - 1),
                                  "pss_mib": round(pss, 2), "uss_mib": round(uss, 2)})
             self._stop.wait(self.interval)
 
