@@ -65,10 +65,16 @@ class Seconds(click.ParamType):
               help="The same section and workload on another httpd version, side by side.")
 @click.option("--compare", is_flag=True, help="The same workload on prefork, worker and event (httpd's "
               "default section for each, or FILE's with the options above).")
+@click.option("--curve", is_flag=True,
+              help="Also simulate the workload from a quarter of the predicted knee to twice it (clients for a "
+                   "closed loop, rate for an open one) and show throughput and p99 at each load.")
+@click.option("--plot", "plot_dir", type=click.Path(file_okay=False),
+              help="Write curve.png (throughput and p99 against the load, the knee marked) and processes.png "
+                   "to this directory; implies --curve; needs matplotlib (the plots extra).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout, clients, rate, keepalive, think,
             requests_per_connection, gap, crowd, service, cpu_fraction, cores, timeout, seconds, warmup, seed, per_worker_mib,
-            per_process_mib, httpd_version, versus, compare, fmt):
+            per_process_mib, httpd_version, versus, compare, curve, plot_dir, fmt):
     """Predict what an MPM section does under a workload: throughput, latency percentiles,
     errors, processes over time and peak memory, from a model of httpd's MPMs in simulated time
     (seconds of real time for minutes of load)."""
@@ -102,16 +108,46 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
         results.append(simulate(m, section, workload, seconds, warmup=warmup, seed=seed, memory=memory,
                                 version=v, cores=cores))
     several = compare or versus
+    curves = _curves(results, workload, seconds, seed, cores, bool(versus)) if curve or plot_dir else []
+    written = []
+    if plot_dir:
+        from apachetune.report.plots import write_simulation_plots
+
+        written = write_simulation_plots(plot_dir, [(label, r, points) for label, r, _, points in curves],
+                                         curves[0][2])
     if fmt == "json":
         doc = [r.to_json() for r in results]
+        for d, (_, _, knee, points) in zip(doc, curves, strict=False):  # no curves: none
+            d["curve"] = {"axis": knee.axis, "knee": round(knee.at, 1), "capacity_rps": round(knee.capacity, 1),
+                          "points": [p.to_json() for p in points]}
         click.echo(json.dumps(doc if several else doc[0], indent=2))
         return
-    from apachetune.report.simulation import print_comparison, print_simulation
+    from apachetune.report.simulation import print_comparison, print_curve, print_simulation
 
     if several:
         print_comparison(results)
     else:
         print_simulation(results[0])
+    for label, _, knee, points in curves:
+        print_curve(label, knee, points)
+    for path in written:
+        click.echo(f"wrote {path}")
+
+
+def _curves(results, workload, seconds, seed, cores, by_version):
+    """(label, result, knee, points) for each run: its section at loads around its knee."""
+    import os
+
+    from apachetune.simulate.curve import curve, knee
+
+    machine = cores or os.cpu_count() or 1
+    curves = []
+    for r in results:
+        k = knee(r.mpm, r.section, workload, machine)
+        points = curve(r.mpm, r.section, workload, k, seconds=seconds, seed=seed, version=r.httpd_version,
+                       cores=cores)
+        curves.append((f"{r.mpm} {r.httpd_version}" if by_version else r.mpm, r, k, points))
+    return curves
 
 
 def _mpm_of(file: str | None) -> str:

@@ -7,6 +7,7 @@ from rich.table import Table
 
 from apachetune.console import out
 from apachetune.simulate import SimResult
+from apachetune.simulate.curve import CurvePoint, Knee
 
 _SECTION_ORDER = ("StartServers", "MinSpareServers", "MaxSpareServers", "MinSpareThreads", "MaxSpareThreads",
                   "ThreadsPerChild", "MaxRequestWorkers", "AsyncRequestWorkerFactor", "MaxConnectionsPerChild",
@@ -78,3 +79,17 @@ def print_comparison(results: list[SimResult]) -> None:
     out.print(table)
     for r in results:
         out.print(f"{r.mpm}: {section_line(r)}")
+
+
+def print_curve(label: str, knee: Knee, points: list[CurvePoint]) -> None:
+    """The load curve as a table, the rows past the knee marked."""
+    unit = "clients" if knee.axis == "clients" else "new clients/s"
+    out.print(f"{label}: the load curve (predicted knee at {knee.at:,.0f} {unit}, {knee.capacity:,.0f} req/s)")
+    table = Table()
+    for name in (unit, "req/s", "p99 ms", "errors", ""):
+        table.add_column(name, justify="right")
+    for p in points:
+        table.add_row(f"{p.load:,.0f}" if knee.axis == "clients" else f"{p.load:,.1f}", f"{p.throughput:,.0f}",
+                      "-" if p.p99_ms is None else f"{p.p99_ms:,.1f}", f"{p.errors:,}",
+                      "past the knee" if p.load > knee.at * 1.001 else "")
+    out.print(table)

@@ -1,0 +1,91 @@
+"""The load curve: one section simulated at loads around its predicted knee, so that an operator
+sees where throughput stops growing and the tail starts to climb before deploying it.
+
+The knee is the simplest model's: MaxRequestWorkers / service time requests a second (and, with
+a CPU part, cores / CPU time a request, whichever is lower). A closed loop reaches it at
+capacity x (service + think) clients, or at MaxRequestWorkers clients where a keep-alive client
+holds its worker while it thinks (prefork and worker); an open loop at that rate."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from apachetune.simulate.run import SimResult, simulate
+from apachetune.simulate.workload import Workload
+
+# Loads as fractions of the knee: below it, at it, beyond it.
+CLOSED_FRACTIONS = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0)
+OPEN_FRACTIONS = (0.25, 0.5, 0.7, 0.85, 0.95, 1.05, 1.25)
+POINT_SECONDS = 10.0  # simulated time a point is measured over, at most
+MAX_SPAWN_RATE = 32  # processes the parent forks a second at most (the rate doubles from 1)
+
+
+@dataclass(frozen=True)
+class Knee:
+    axis: str  # "clients" (closed loop) or "rate" (open loop, new clients a second)
+    at: float  # where the model puts the knee on that axis
+    capacity: float  # requests a second there
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    load: float  # clients or rate
+    throughput: float
+    p99_ms: float | None
+    errors: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"load": self.load, "throughput_rps": round(self.throughput, 1),
+                "p99_ms": None if self.p99_ms is None else round(self.p99_ms, 1), "errors": self.errors}
+
+
+def knee(mpm: str, section: dict[str, object], workload: Workload, cores: int) -> Knee:
+    service = workload.service.mean
+    capacity = int(section["MaxRequestWorkers"]) / service  # type: ignore[call-overload]
+    if workload.cpu_fraction:
+        capacity = min(capacity, cores / (workload.cpu_fraction * service))
+    if not workload.clients:
+        return Knee("rate", capacity, capacity)
+    holds_worker = mpm != "event" and workload.keepalive and workload.think > 0
+    clients = capacity * service if holds_worker else capacity * (service + workload.think)
+    return Knee("clients", clients, capacity)
+
+
+def curve(mpm: str, section: dict[str, object], workload: Workload, the_knee: Knee, *, seconds: float,
+          seed: int = 1, version: str | None = None, cores: int | None = None) -> list[CurvePoint]:
+    """The workload at each load around the knee (the crowd, think time and service as given)."""
+    fractions = CLOSED_FRACTIONS if the_knee.axis == "clients" else OPEN_FRACTIONS
+    span = min(seconds, POINT_SECONDS)
+    warmup = ramp_seconds(mpm, section) + 1.0
+    if the_knee.axis == "clients":
+        loads = sorted({float(max(1, round(the_knee.at * f))) for f in fractions})
+    else:
+        loads = [round(the_knee.at * f, 1) for f in fractions]
+    points = []
+    for load in loads:
+        w = (dataclasses.replace(workload, clients=int(load)) if the_knee.axis == "clients"
+             else dataclasses.replace(workload, rate=load))
+        r = simulate(mpm, section, w, warmup + span, warmup=warmup, seed=seed, version=version, cores=cores)
+        points.append(_point(load, r))
+    return points
+
+
+def ramp_seconds(mpm: str, section: dict[str, object]) -> float:
+    """How long the parent takes to grow the pool from StartServers to every process
+    MaxRequestWorkers allows, forking 1, 2, 4 ... 32 a second: each point is measured after it,
+    so that the curve shows the section at that load and not its start (a point's own start is
+    what the main run shows)."""
+    threads = 1 if mpm == "prefork" else int(section.get("ThreadsPerChild", 25))  # type: ignore[call-overload]
+    full = -(-int(section["MaxRequestWorkers"]) // threads)  # type: ignore[call-overload]
+    running, rate, seconds = int(section.get("StartServers", 1)), 1, 0.0  # type: ignore[call-overload]
+    while running < full:
+        running += rate
+        rate = min(2 * rate, MAX_SPAWN_RATE)
+        seconds += 1
+    return seconds
+
+
+def _point(load: float, r: SimResult) -> CurvePoint:
+    return CurvePoint(load, r.throughput, r.latency_ms.get("p99"), sum(r.errors.values()))

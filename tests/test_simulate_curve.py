@@ -1,0 +1,74 @@
+"""apachetune simulate --curve / --plot: the section at loads around its predicted knee."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from apachetune.cli import cli
+from apachetune.simulate.curve import curve, knee, ramp_seconds
+from apachetune.simulate.workload import ServiceTime, Workload
+from apachetune.validate.section import load_directives
+
+
+def test_the_knee_is_where_the_workers_run_out():
+    section = load_directives(None, "event", 100, 25, None)
+    fixed = ServiceTime("fixed", 0.05)
+    assert knee("event", section, Workload(fixed, clients=1), 2).at == pytest.approx(100)  # 2,000 req/s x 50 ms
+    # Thinking clients: more of them keep 100 workers busy, unless each holds its worker meanwhile.
+    assert knee("event", section, Workload(fixed, clients=1, think=0.15), 2).at == pytest.approx(400)
+    assert knee("worker", section, Workload(fixed, clients=1, think=0.15), 2).at == pytest.approx(100)
+    assert knee("event", section, Workload(fixed, rate=10), 2).at == pytest.approx(2000)
+    # A CPU part: 2 cores at 10 ms of CPU a request cap it at 200 req/s, whatever the workers.
+    assert knee("event", section, Workload(ServiceTime("fixed", 0.05), rate=10, cpu_fraction=0.2), 2).capacity == \
+        pytest.approx(200)
+
+
+def test_the_spawn_ramp_is_over_before_a_point_is_measured():
+    section = load_directives(None, "prefork", 256, None, None)  # StartServers 5: 6, 8, 12, 20, 36, 68, 100 ...
+    assert ramp_seconds("prefork", section) == 12
+    assert ramp_seconds("event", load_directives(None, "event", 400, 25, None)) == 4  # 3 -> 4, 6, 10, 18
+
+
+def test_throughput_grows_to_the_knee_then_stays_and_the_tail_grows():
+    section = load_directives(None, "worker", 20, 5, None)
+    work = Workload(ServiceTime("exp", 0.05), rate=100, keepalive=False)
+    k = knee("worker", section, work, 2)
+    points = curve("worker", section, work, k, seconds=10)
+    below = [p for p in points if p.load < k.at]
+    assert all(p.throughput == pytest.approx(p.load, rel=0.15) for p in below)  # it serves what comes
+    beyond = [p for p in points if p.load > k.at]
+    assert all(p.throughput == pytest.approx(k.capacity, rel=0.1) for p in beyond)  # and no more
+    assert points[-1].p99_ms > 5 * points[0].p99_ms
+
+
+def test_cli_curve_in_text_and_json():
+    args = ["simulate", "--mpm", "prefork", "--max-request-workers", "20", "--clients", "30", "--seconds", "5",
+            "--no-keepalive", "--curve"]
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 0, res.output
+    assert "predicted knee at 20 clients, 400 req/s" in res.output and "past the knee" in res.output
+    res = CliRunner().invoke(cli, [*args, "--format", "json"])
+    doc = json.loads(res.stdout)["curve"]
+    assert doc["axis"] == "clients" and doc["knee"] == 20
+    assert [p["load"] for p in doc["points"]] == [5, 10, 15, 20, 25, 30, 40]
+    assert doc["points"][-1]["throughput_rps"] == pytest.approx(400, rel=0.05)
+
+
+def test_cli_plot_writes_pngs_for_each_mpm(tmp_path):
+    res = CliRunner().invoke(cli, ["simulate", "--compare", "--clients", "50", "--seconds", "3",
+                                   "--plot", str(tmp_path / "plots")])
+    assert res.exit_code == 0, res.output
+    for name in ("curve.png", "processes.png"):
+        data = (tmp_path / "plots" / name).read_bytes()
+        assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 10_000, name
+    assert res.output.count("the load curve") == 3
+
+
+def test_cli_plot_without_matplotlib_says_what_to_install(tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import fails as if not installed
+    res = CliRunner().invoke(cli, ["simulate", "--clients", "5", "--seconds", "1", "--plot", str(tmp_path)])
+    assert res.exit_code != 0 and "pip install 'apachetune[plots]'" in res.output
+    assert "Traceback" not in res.output
