@@ -72,3 +72,40 @@ def test_cli_plot_without_matplotlib_says_what_to_install(tmp_path, monkeypatch)
     res = CliRunner().invoke(cli, ["simulate", "--clients", "5", "--seconds", "1", "--plot", str(tmp_path)])
     assert res.exit_code != 0 and "pip install 'apachetune[plots]'" in res.output
     assert "Traceback" not in res.output
+
+
+def _small_prefork(tmp_path):
+    conf = tmp_path / "httpd.conf"
+    conf.write_text(f"ServerRoot {tmp_path}\nLoadModule mpm_prefork_module modules/mod_mpm_prefork.so\n"
+                    "KeepAlive Off\n<IfModule mpm_prefork_module>\n    StartServers 2\n"
+                    "    MaxRequestWorkers 10\n</IfModule>\n")
+    return conf
+
+
+SIZE = ["--no-measure", "--memory", "2048", "--per-worker-mb", "20", "--service-time-ms", "50", "--cpu-ms", "2"]
+
+
+def test_size_curve_shows_what_the_recommendation_buys_over_the_current_section(tmp_path):
+    """A prefork pool of 10 against 300 req/s x 50 ms (15 busy on average): simulated, the current
+    section saturates at 200 req/s and queues for seconds; the recommended one serves the peak."""
+    res = CliRunner().invoke(cli, ["size", str(_small_prefork(tmp_path)), *SIZE, "--rate", "300", "--curve",
+                                   "--target-mpm", "prefork", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    sim = json.loads(res.stdout)["simulated"]
+    assert sim["after"]["mpm"] == sim["before"]["mpm"] == "prefork"
+    peak_after = next(p for p in sim["after"]["points"] if p["load"] == 300)
+    peak_before = next(p for p in sim["before"]["points"] if p["load"] == 300)
+    assert peak_after["throughput_rps"] == pytest.approx(300, rel=0.1) and peak_after["p99_ms"] < 500
+    assert peak_before["throughput_rps"] < 220 and peak_before["p99_ms"] > 2000
+    assert sim["before"]["section"]["MaxRequestWorkers"] == 10
+    assert sim["after"]["section"]["MaxRequestWorkers"] == json.loads(res.stdout)["recommendation"][
+        "max_request_workers"]
+
+
+def test_size_curve_in_text_and_without_a_rate(tmp_path):
+    conf = str(_small_prefork(tmp_path))
+    res = CliRunner().invoke(cli, ["size", conf, *SIZE, "--rate", "300", "--curve"])
+    assert res.exit_code == 0, res.output
+    assert "Simulated under the load sized for" in res.output and "before (current, prefork)" in res.output
+    res = CliRunner().invoke(cli, ["size", conf, *SIZE, "--curve"])
+    assert res.exit_code != 0 and "give its peak with --rate" in res.output and "Traceback" not in res.output

@@ -112,3 +112,26 @@ def test_no_recommendation_exceeds_a_hard_bound(mpm, cpus, cpu, tasks, rate, ava
         assert rec.max_request_workers <= max(tasks, one)
     floor = 2 if mpm == "prefork" else 2 * t
     assert rec.max_request_workers <= max(math.ceil(rec.cpu_bound / t) * t, floor)
+
+
+def test_capacity_is_the_cpus_when_they_run_out_before_the_workers():
+    """2 cores at 25 ms of CPU a request serve 80 req/s, whatever MaxRequestWorkers says (the
+    knee simulate finds); with 0.1 ms of CPU the workers set it."""
+    import json
+
+    from click.testing import CliRunner
+
+    from apachetune.cli import cli
+
+    def capacity(cpu_ms):
+        res = CliRunner().invoke(cli, ["size", "--no-measure", "--memory", "2048", "--per-worker-mb", "20",
+                                       "--rate", "300", "--service-time-ms", "50", "--cpus", "2", "--cpu-ms",
+                                       cpu_ms, "--target-mpm", "prefork", "--format", "json"])
+        assert res.exit_code == 0, res.output
+        rec = json.loads(res.stdout)["recommendation"]
+        return rec["predicted_capacity_rps"], rec["capacity_set_by"], rec["max_request_workers"]
+
+    rps, by, mrw = capacity("25")
+    assert (rps, by) == (80.0, "CPUs") and mrw / 0.05 > 80
+    rps, by, mrw = capacity("0.1")
+    assert by == "workers" and rps == mrw / 0.05

@@ -17,16 +17,50 @@ from apachetune.sizing.session import SizingRequest, run_sizing
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--all-mpms", is_flag=True, help="Show prefork, worker and event side by side.")
 @click.option("--target-mpm", type=MPM_CHOICE, help="Size for this MPM (default: recommended).")
+@click.option("--curve", is_flag=True,
+              help="Simulate the recommended section and the current one under the workload sized for, from "
+                   "half the peak rate to three times it (apachetune simulate): throughput and p99, before "
+                   "and after. Needs a rate (--rate, --access-log or --status-url).")
+@click.option("--plot", "plot_dir", type=click.Path(file_okay=False),
+              help="Write curve.png and processes.png of that before/after to this directory; implies "
+                   "--curve; needs matplotlib (the plots extra).")
 @sizing_options
 @resolve_options
-def command(file, fmt, all_mpms, target_mpm, **kw):
+def command(file, fmt, all_mpms, target_mpm, curve, plot_dir, **kw):
     """Recommend MaxRequestWorkers and a full MPM section from measured (or given) figures."""
     req = SizingRequest.from_cli(file, pop_resolve_options(kw), target_mpm=target_mpm, **kw)
     session = run_sizing(req)
+    compared = _before_after(session, plot_dir) if curve or plot_dir else None
     if fmt == "json":
         payload = session.to_json()
         if all_mpms:
             payload["all_mpms"] = {m: session.for_mpm(m).to_json() for m in ("prefork", "worker", "event")}
+        if compared is not None:
+            payload["simulated"] = compared[0].to_json()
         click.echo(json.dumps(payload, indent=2))
         return
     print_sizing(session, all_mpms)
+    if compared is not None:
+        from apachetune.report.simulation import print_simulated_before_after
+
+        print_simulated_before_after(compared[0])
+        for path in compared[1]:
+            click.echo(f"wrote {path}")
+
+
+def _before_after(session, plot_dir):
+    """The simulated before/after and the PNGs written; refused without a rate."""
+    from apachetune.errors import UsageError
+    from apachetune.simulate.before_after import before_after
+
+    compared = before_after(session)
+    if compared is None:
+        raise UsageError("--curve and --plot simulate the load sized for: give its peak with --rate "
+                         "(or --access-log / --status-url)")
+    written = []
+    if plot_dir:
+        from apachetune.report.plots import write_simulation_plots
+
+        written = write_simulation_plots(plot_dir, [(s.label, s.at_rate, s.points) for s in compared.sides()],
+                                         compared.after.knee)
+    return compared, written

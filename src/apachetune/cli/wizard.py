@@ -77,6 +77,7 @@ def command(file, yes, output, in_place, force, no_httpd_check, **kw):
                                                                   "no_measure": True}))
     session.host = first.host
     print_before_after(session)
+    _simulated(session)
     target = _where(yes, file, "in-place" if in_place else output, can_edit=bool(file) and not blockers
                     and mpm == running)
     if target is None:
@@ -93,6 +94,17 @@ def command(file, yes, output, in_place, force, no_httpd_check, **kw):
         click.get_current_context().exit(1)
     report_and_exit(apply.write_new_file(session, target, force, run_httpd,
                                          tree=resolve if place is not None and place.read_by_tree else None))
+
+
+def _simulated(session) -> None:
+    """The recommended section and the current one simulated under the load just given (a rate
+    is asked for, so there is one unless it was left at 0)."""
+    from apachetune.report.simulation import print_simulated_before_after
+    from apachetune.simulate.before_after import before_after
+
+    compared = before_after(session)
+    if compared is not None:
+        print_simulated_before_after(compared)
 
 
 def _ask_figures(ask, inp) -> dict:

@@ -7,6 +7,7 @@ from rich.table import Table
 
 from apachetune.console import out
 from apachetune.simulate import SimResult
+from apachetune.simulate.before_after import BeforeAfter
 from apachetune.simulate.curve import CurvePoint, Knee
 
 _SECTION_ORDER = ("StartServers", "MinSpareServers", "MaxSpareServers", "MinSpareThreads", "MaxSpareThreads",
@@ -93,3 +94,26 @@ def print_curve(label: str, knee: Knee, points: list[CurvePoint]) -> None:
                       "-" if p.p99_ms is None else f"{p.p99_ms:,.1f}", f"{p.errors:,}",
                       "past the knee" if p.load > knee.at * 1.001 else "")
     out.print(table)
+
+
+def print_simulated_before_after(ba: BeforeAfter) -> None:
+    """size --curve: the recommended section and the current one at each rate, side by side."""
+    sides = ba.sides()
+    out.print(f"Simulated under the load sized for ({ba.workload.label()}), each rate after the spawn ramp:")
+    table = Table()
+    table.add_column("visitors/s", justify="right")
+    for side in sides:
+        for what in ("req/s", "p99 ms", "errors"):
+            table.add_column(f"{side.label.split(' (')[0]}: {what}", justify="right")
+    for n, point in enumerate(sides[0].points):
+        row = [f"{point.load:,.1f}" + (" (peak)" if abs(point.load - ba.rate) < 0.05 else "")]
+        for side in sides:
+            p = side.points[n]
+            row += [f"{p.throughput:,.0f}", "-" if p.p99_ms is None else f"{p.p99_ms:,.1f}", f"{p.errors:,}"]
+        table.add_row(*row)
+    out.print(table)
+    for side in sides:
+        lat = side.at_rate.latency_ms
+        out.print(f"{side.label}: {side.mpm}, knee at {side.knee.capacity:,.0f} req/s; at the peak rate from "
+                  f"its start (StartServers {side.section.get('StartServers', '-')}): p99 "
+                  + ("-" if not lat else f"{lat['p99']:,.1f} ms") + f", {sum(side.at_rate.errors.values()):,} errors")

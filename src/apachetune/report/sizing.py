@@ -39,7 +39,8 @@ def print_sizing(session, all_mpms: bool = False) -> None:
     if rec.task_bound is not None:
         bounds.append(f"kernel task limits {rec.task_bound}")
     out.print(f"Bounds on MaxRequestWorkers: {', '.join(bounds)}; set by the {rec.bound_by} bound. "
-              f"Capacity ≈ {rec.predicted_capacity_rps:.0f} req/s at the assumed service time.")
+              f"Capacity ≈ {rec.predicted_capacity_rps:.0f} req/s at the assumed service time"
+              + (" (the CPUs': its CPU time a request on every core)." if rec.capacity_by == "CPUs" else "."))
     if rec.predicted_wait_ms is not None:
         out.print(f"Predicted mean queueing delay at the given peak: {rec.predicted_wait_ms:.2f} ms (Erlang C).")
     out.print(f"Verdict: {rec.verdict}")

@@ -57,15 +57,24 @@ def curve(mpm: str, section: dict[str, object], workload: Workload, the_knee: Kn
           seed: int = 1, version: str | None = None, cores: int | None = None) -> list[CurvePoint]:
     """The workload at each load around the knee (the crowd, think time and service as given)."""
     fractions = CLOSED_FRACTIONS if the_knee.axis == "clients" else OPEN_FRACTIONS
-    span = min(seconds, POINT_SECONDS)
-    warmup = ramp_seconds(mpm, section) + 1.0
     if the_knee.axis == "clients":
         loads = sorted({float(max(1, round(the_knee.at * f))) for f in fractions})
     else:
         loads = [round(the_knee.at * f, 1) for f in fractions]
+    return points_at(mpm, section, workload, the_knee.axis, loads, seconds=seconds, seed=seed, version=version,
+                     cores=cores)
+
+
+def points_at(mpm: str, section: dict[str, object], workload: Workload, axis: str, loads: list[float], *,
+              seconds: float, seed: int = 1, version: str | None = None, cores: int | None = None
+              ) -> list[CurvePoint]:
+    """The workload with its clients (axis "clients") or rate set to each load in turn, each
+    measured for up to POINT_SECONDS after the spawn ramp."""
+    span = min(seconds, POINT_SECONDS)
+    warmup = ramp_seconds(mpm, section) + 1.0
     points = []
     for load in loads:
-        w = (dataclasses.replace(workload, clients=int(load)) if the_knee.axis == "clients"
+        w = (dataclasses.replace(workload, clients=int(load)) if axis == "clients"
              else dataclasses.replace(workload, rate=load))
         r = simulate(mpm, section, w, warmup + span, warmup=warmup, seed=seed, version=version, cores=cores)
         points.append(_point(load, r))

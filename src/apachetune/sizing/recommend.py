@@ -95,6 +95,7 @@ class Recommendation:
     keepalive_clients: float | None = None  # idle keep-alive clients the section was sized for
     connections_mib: float = 0.0  # memory set aside for the connections event holds itself
     pool: int | None = None  # workers kept running for the peak and its bursts
+    capacity_by: str = "workers"  # what sets predicted_capacity_rps: the workers or the CPUs
     notes: list[str] = field(default_factory=list)  # what the operator should know beyond the values
 
     def values(self) -> dict[str, int | float | str]:
@@ -108,7 +109,7 @@ class Recommendation:
             "usable_mib": round(self.usable_mib, 1), "memory_bound_workers": self.memory_bound,
             "load_workers": self.load_workers, "offered_load_erlangs": self.offered_load,
             "max_request_workers": self.max_request_workers,
-            "predicted_capacity_rps": round(self.predicted_capacity_rps, 1),
+            "predicted_capacity_rps": round(self.predicted_capacity_rps, 1), "capacity_set_by": self.capacity_by,
             "predicted_mean_wait_ms": None if self.predicted_wait_ms is None
             else round(self.predicted_wait_ms, 2),
             "verdict": self.verdict, "memory_short_mib": round(self.memory_short_mib, 1),
@@ -244,11 +245,17 @@ def recommend(inputs: SizingInputs, mpm: str | None = None, max_utilisation: flo
         if stalled:
             notes.append(stalled)
     capacity = real_mrw / s if s > 0 else math.inf
+    capacity_by = "workers"
+    cpus, cpu = inputs.cpus.value, inputs.cpu_seconds.value
+    if cpus and cpu and s > 0 and float(cpus) / min(float(cpu), s) < capacity:
+        # the cores run out first: the workers beyond only queue (what simulate shows as the knee)
+        capacity, capacity_by = float(cpus) / min(float(cpu), s), "CPUs"
     wait = _mean_wait_ms(real_mrw, offered, s)
     verdict = _verdict(inputs, load_workers, bound, cpu_bound, short_mib, max_utilisation)
     return Recommendation(mpm, settings, usable, bound, load_workers, offered, real_mrw, capacity, wait,
                           verdict, short_mib, cpu_bound=cpu_bound, task_bound=task_bound, bound_by=bound_by,
-                          keepalive_clients=crowd, pool=pool, notes=notes, connections_mib=held_mib)
+                          keepalive_clients=crowd, pool=pool, notes=notes, connections_mib=held_mib,
+                          capacity_by=capacity_by)
 
 
 def _rounded(mpm: str, mrw: int, tpc: int) -> int:

@@ -1,0 +1,106 @@
+"""The recommended section against the current one, simulated under the workload `size` sized
+for (apachetune size --curve / --plot): throughput and p99 at half the stated peak rate up to
+three times it, so that the operator sees what the change buys before deploying it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from apachetune.simulate.curve import CurvePoint, Knee, knee, points_at
+from apachetune.simulate.run import SimResult, simulate
+from apachetune.simulate.workload import ServiceTime, Workload
+
+if TYPE_CHECKING:
+    from apachetune.sizing.session import SizingSession
+
+RATE_FACTORS = (0.5, 1.0, 1.5, 2.0, 3.0)  # of the stated peak rate
+SECONDS = 10.0
+
+
+@dataclass
+class Side:
+    label: str
+    mpm: str
+    section: dict[str, object]
+    at_rate: SimResult  # the stated peak rate, from the section's start (its spawn ramp included)
+    points: list[CurvePoint]
+    knee: Knee
+
+
+@dataclass
+class BeforeAfter:
+    workload: Workload
+    rate: float
+    after: Side
+    before: Side | None
+
+    def sides(self) -> list[Side]:
+        return [self.after] + ([self.before] if self.before is not None else [])
+
+    def to_json(self) -> dict[str, Any]:
+        return {"workload": self.workload.label(), "new_connections_a_second": self.rate, **{
+            side.label.split()[0]: {"mpm": side.mpm, "section": side.section,
+                                    "knee_rps": round(side.knee.capacity, 1),
+                                    "points": [p.to_json() for p in side.points],
+                                    "at_rate_from_start": {"throughput_rps": round(side.at_rate.throughput, 1),
+                                                           "latency_ms": side.at_rate.latency_ms,
+                                                           "errors": side.at_rate.errors}}
+            for side in self.sides()}}
+
+
+def _number(fig: Any) -> float | None:
+    return float(fig.value) if isinstance(fig.value, (int, float)) and not isinstance(fig.value, bool) else None
+
+
+def workload_of(session: SizingSession) -> Workload | None:
+    """The open loop the sizing assumed: visitors at rate / requests a connection, each making
+    its requests `gap` apart on one connection (keep-alive as configured), exponential service
+    (Erlang C's assumption), the CPU part when the CPU time a request is known. None without a
+    rate: there is no load to simulate."""
+    i = session.inputs
+    rate, service = _number(i.rate), _number(i.service_time)
+    if not rate or not service:
+        return None
+    keepalive = str(i.keepalive.value).lower() == "on"
+    per_connection = max(1, int(_number(i.requests_per_connection) or 1)) if keepalive else 1
+    cpu_seconds = _number(i.cpu_seconds)
+    cpu = cpu_seconds / service if cpu_seconds and _number(i.cpus) else 0.0
+    return Workload(ServiceTime("exp", service), rate=rate / per_connection, keepalive=keepalive,
+                    requests_per_connection=per_connection, gap=_number(i.gap) or 0.0,
+                    cpu_fraction=min(1.0, cpu))
+
+
+def before_after(session: SizingSession, seed: int = 1) -> BeforeAfter | None:
+    """None without a rate. `before` is the configuration's own MPM and section (httpd's
+    defaults for the recommended MPM without a file); None when httpd would not start with it."""
+    from apachetune.errors import UsageError
+    from apachetune.validate.section import load_directives
+
+    workload = workload_of(session)
+    if workload is None:
+        return None
+    rec, i = session.recommendation, session.inputs
+    keep = {"KeepAlive": str(i.keepalive.value), "KeepAliveTimeout": _number(i.keepalive_timeout) or 5,
+            "MaxKeepAliveRequests": _number(i.max_keepalive_requests) or 100}
+    file = session.request.file
+    current_mpm = (session.eff.mpm if session.eff is not None and session.eff.mpm else None) or rec.mpm
+    after = {**load_directives(file, rec.mpm, listen_backlog=True), **rec.values(), **keep}
+    try:
+        before: dict[str, object] | None = {**load_directives(file, current_mpm, listen_backlog=True), **keep}
+    except UsageError:
+        before = None
+    cores = int(_number(i.cpus) or 0) or None
+    sides = [_side("after (recommended)", rec.mpm, after, workload, cores, seed)]
+    if before is not None:
+        sides.append(_side(f"before (current, {current_mpm})", current_mpm, before, workload, cores, seed))
+    return BeforeAfter(workload, workload.rate, sides[0], sides[1] if len(sides) > 1 else None)
+
+
+def _side(label: str, mpm: str, section: dict[str, object], workload: Workload, cores: int | None,
+          seed: int) -> Side:
+    k = knee(mpm, section, workload, cores or 1)
+    points = points_at(mpm, section, workload, "rate", [round(workload.rate * f, 1) for f in RATE_FACTORS],
+                       seconds=SECONDS, seed=seed, cores=cores)
+    start = simulate(mpm, section, workload, SECONDS, seed=seed, cores=cores)
+    return Side(label, mpm, section, start, points, k)
