@@ -150,20 +150,6 @@ def test_event_connections_held_beyond_the_workers_add_their_memory():
         pytest.approx(base + 400 * 0.032)
 
 
-def test_only_event_holds_connections_beyond_its_workers():
-    from apachetune.validate.plans import _held_beyond_workers
-    from apachetune.validate.results import ValidationSetup
-
-    def held(mpm, connections, factor=2):
-        setup = ValidationSetup("mpmd", mpm, {"ThreadsPerChild": 25, "AsyncRequestWorkerFactor": factor}, 400, 50, 2)
-        return _held_beyond_workers(setup, connections)
-
-    assert held("worker", 800) == 0 and held("prefork", 800) == 0
-    assert held("event", 800) == 400  # within the connection limit: 1,168 (mpm/connections.py)
-    assert held("event", 2000) == 1168 - 400  # the connection limit caps them
-    assert held("event", 300) == 0
-
-
 def test_event_sets_memory_aside_for_the_idle_crowd_it_holds():
     crowd = 5000
     event = recommend(inputs(mpm="event", available_mib=1024, keepalive_clients=crowd), "event")

@@ -204,6 +204,21 @@ def test_memory_verdict_formula():
     assert v.passed is None and v.predicted is None and v.measured == 12.0
 
 
+def test_the_busy_figure_adds_to_the_idle_looks_mean_worker_and_the_high_one_is_the_floor():
+    """Two threaded children, one keeping four 8 MiB blocks (8.2 MiB a worker) and one two (4.1):
+    size's high figure is 8.2, the look's mean 6.15. A busy figure measured against that look's
+    total adds to the mean (8.15 + ...); it never brings a worker below the most loaded idle one."""
+    from apachetune.sizing.facts import WorkerSample
+
+    children = (WorkerSample(2, 6, 34.0, 34.1, 32.8), WorkerSample(3, 6, 17.0, 17.7, 16.4))
+    idle = HttpdFacts(1, "event", children, 1.4, 8.2, 1.3, 4)
+    setup = ValidationSetup("httpd", "event", {"ThreadsPerChild": 4}, 8, 50, 1, app_kb=4096)
+    # 1.4 + 2 x 1.3 + 8 x 8.2: the high figure, not 8 x (8.2 + 2.0) = 85.6 (the blocks counted twice)
+    assert memory_verdict(setup, idle, 69.9, busy_extra=2.0).predicted == pytest.approx(69.6)
+    # a busy worker that holds more than the most loaded idle one: the mean plus what it holds
+    assert memory_verdict(setup, idle, 90.0, busy_extra=4.0).predicted == pytest.approx(1.4 + 2.6 + 8 * (6.15 + 4.0))
+
+
 @pytest.mark.parametrize("mpm", ["prefork", "worker", "event"])
 def test_keepalive_on_and_off_both_saturate_at_capacity(mpm):
     code, data = run("validate", "--mpm", mpm, "--plan", "keepalive-off", *FAST)

@@ -142,6 +142,7 @@ def sweep(run: PlanRun) -> None:
     with Sampler(target) as sampler:
         best = 0.0
         half: list[dict] = []
+        top: list[dict] = []
         for factor in (0.5, 1.0, 1.5, 2.0):
             c = max(1, int(mrw * factor))
             progress(f"sweep: {c} connections")
@@ -155,6 +156,7 @@ def sweep(run: PlanRun) -> None:
             report.points.append(pt)
             if factor == 0.5:
                 half = sampler.samples[first:]
+            top = sampler.samples[first:]
             if factor >= 1.0:
                 best = max(best, pt["throughput_rps"])
     report.samples += sampler.samples
@@ -164,12 +166,16 @@ def sweep(run: PlanRun) -> None:
         f"MaxRequestWorkers {mrw} / {lone_s * 1000:.1f} ms, what a lone request takes here (service time "
         f"given: {setup.service_ms:g} ms); off by {err:.0%}"))
     peak = sampler.peak_pss_mib
-    held = _held_beyond_workers(setup, max(1, int(mrw * 2.0)))
-    # an idle process with its threads, for looks whose pool has grown (or was reaped) since the
-    # idle one: a pool sized for the load is reaped while the server idles
-    tpc = setup.threads_per_child
-    process_mib = 0.0 if isinstance(idle, str) else ((idle.per_process_mib if tpc > 1 else 0.0)
-                                                      + tpc * idle.per_worker_mib)
+    # Connections held beyond the workers at the top step, counted (event can park them up to
+    # its connection limit, but closes them whenever a pass finds every worker busy: 377 of 800
+    # clients were held on mpmd with 400 workers, 8 of 16 on httpd with 8)
+    seen = [s["connections"] for s in top if s.get("connections") is not None]
+    held = max(0, max(seen) - mrw) if seen else 0
+    # An idle process's private memory, for looks whose pool has grown (or was reaped) since the
+    # idle one (a pool sized for the load is reaped while the server idles): a process that comes
+    # or goes changes the server's total PSS by its USS only, its share of the shared pages moving
+    # to the others (counting its PSS share too put 3 MiB of reaped mpmd processes back).
+    process_mib = 0.0 if isinstance(idle, str) else setup.threads_per_child * idle.per_worker_mib
     idle_children = None if isinstance(idle, str) else len(idle.children)
     per_connection = connection_mib(target, setup, idle_pss, idle_children, process_mib) if held else None
     busy = busy_worker_mib(half, idle_pss, mrw // 4, idle_children, process_mib)
@@ -429,16 +435,6 @@ def idle_facts(target: Target, setup: ValidationSetup) -> HttpdFacts | str:
         return f"idle server not measured: {e}"
 
 
-def _held_beyond_workers(setup: ValidationSetup, connections: int) -> int:
-    """Connections event holds beyond its workers at `connections` clients (its connection
-    limit caps them); 0 for prefork and worker, whose other clients wait in the backlog."""
-    if setup.mpm != "event":
-        return 0
-    values = {"MaxRequestWorkers": setup.max_request_workers, "ThreadsPerChild": setup.threads_per_child,
-              "AsyncRequestWorkerFactor": setup.directives.get("AsyncRequestWorkerFactor", 2)}
-    return max(0, min(connections, connection_limit("event", values)) - setup.max_request_workers)
-
-
 def connection_mib(target: Target, setup: ValidationSetup, idle_pss: float | None,
                    idle_children: int | None = None, process_mib: float = 0.0) -> float | None:
     """What one idle keep-alive connection costs the server (event keeps each in its own pool,
@@ -477,7 +473,7 @@ def busy_worker_mib(samples: list[dict], idle_pss: float | None, min_busy: int =
     predicted against 14.5 measured).
 
     A sample with more (or fewer) processes than the idle look had is first brought back to the
-    idle look's count, at `process_mib` (an idle process with its threads) each: a pool sized
+    idle look's count, at `process_mib` (an idle process's private memory) each: a pool sized
     for the load is reaped while the server idles and grown again under load, and a whole new
     process divided by the busy workers made a static server's worker look ten times its size
     (0.18 MiB against 0.02)."""
@@ -491,6 +487,16 @@ def busy_worker_mib(samples: list[dict], idle_pss: float | None, min_busy: int =
     loaded = [s for s in samples if s.get("busy", 0) > max(1, min_busy)]
     per = [extra(s) / (s["busy"] - 1) for s in loaded or samples if s.get("busy", 0) > 1]
     return max(0.0, *per) if per else None
+
+
+def _mean_idle_worker(idle: HttpdFacts, tpc: int) -> float:
+    """A worker's memory in the idle look, the mean over its children: a prefork child's PSS, a
+    threaded child's private memory shared by its ThreadsPerChild workers (as facts counts them)."""
+    if not idle.children:
+        return idle.per_worker_mib
+    if tpc == 1:
+        return sum(c.pss_mib for c in idle.children) / len(idle.children)
+    return sum(c.uss_mib for c in idle.children) / (len(idle.children) * tpc)
 
 
 def memory_verdict(setup: ValidationSetup, idle: HttpdFacts | str, peak: float,
@@ -510,7 +516,15 @@ def memory_verdict(setup: ValidationSetup, idle: HttpdFacts | str, peak: float,
     if setup.per_worker_mib:
         per_worker, extra, source = setup.per_worker_mib, 0.0, "--per-worker-mb, application memory included"
     elif busy_extra is not None:
-        per_worker, extra, source = idle.per_worker_mib, busy_extra, "measured idle + busy at half load"
+        # The busy figure is taken against the idle look's total, so it adds to that look's mean
+        # worker, not to `size`'s high percentile: a threaded child's allocator keeps or gives
+        # back a freed block, one child may hold four 8 MiB blocks and the other two, and the high
+        # figure plus a busy figure against the lower total counted the same blocks twice (85.6
+        # MiB predicted, 69.9 peak, httpd event, 4 MiB a request). A busy worker holds at least
+        # what the most loaded idle one does, so the high figure stays the floor.
+        mean = _mean_idle_worker(idle, tpc)
+        per_worker, extra = (mean, busy_extra) if mean + busy_extra > idle.per_worker_mib else (idle.per_worker_mib, 0.0)
+        source = "measured idle + busy at half load"
     else:
         per_worker, extra, source = idle.per_worker_mib, setup.app_kb / 1024, "measured idle + --app-kb"
     predicted = model.peak_memory(mrw, per_worker + extra, idle.parent_pss_mib, per_process, tpc,
@@ -522,6 +536,6 @@ def memory_verdict(setup: ValidationSetup, idle: HttpdFacts | str, peak: float,
     return Verdict(name, round(predicted, 1), round(peak, 1), unit, ok,
                    f"parent {idle.parent_pss_mib:.2f} + {processes} processes x {per_process:.2f} + "
                    f"{mrw} workers x ({per_worker:.2f} + {extra:.2f} busy) MiB ({source})"
-                   + (f" + {held_connections} connections held beyond the workers x "
+                   + (f" + {held_connections} connections held beyond the workers at the top step x "
                       f"{per_connection_mib * 1024:.1f} KiB (measured idle keep-alive)" if held_connections else "")
                    + f"; off by {off:+.1f} MiB ({pct})")

@@ -10,6 +10,22 @@ from apachetune.procmem import total_pss_uss
 from apachetune.validate.targets import Target
 
 
+def established(pids: list[int]) -> int | None:
+    """Client connections the server's children hold open (ESTABLISHED TCP sockets); None when
+    they cannot be read (another user's processes without root)."""
+    import psutil
+
+    n = 0
+    try:
+        for pid in pids:
+            n += sum(1 for c in psutil.Process(pid).net_connections("tcp") if c.status == psutil.CONN_ESTABLISHED)
+    except psutil.NoSuchProcess:
+        pass  # a child that exited between the listing and the look holds nothing
+    except psutil.Error:
+        return None
+    return n
+
+
 class Sampler:
     """Polls the status page and the memory of the target's processes in the background.
 
@@ -36,7 +52,7 @@ class Sampler:
             self.samples.append({"t": round(time.monotonic() - start, 2), "busy": int(st.get("BusyWorkers", 0) or 0),
                                  "idle": int(st.get("IdleWorkers", 0) or 0),
                                  "processes": int(st.get("Processes", 0) or 0) if "Processes" in st else None,
-                                 "children": max(0, len(pids) - 1),
+                                 "children": max(0, len(pids) - 1), "connections": established(pids[1:]),
                                  "pss_mib": round(pss, 2), "uss_mib": round(uss, 2)})
             self._stop.wait(self.interval)
 
