@@ -23,7 +23,7 @@ def run_plan(target: str, mpm: str) -> dict:
                                       *SECTION, "--format", "json"])
     data = json.loads(result.output)
     verdicts = [v for v in data["verdicts"] if v["name"].startswith("simulated ")]
-    assert len(verdicts) == 6, data["verdicts"]
+    assert len(verdicts) == 7, data["verdicts"]
     failed = [v for v in verdicts if not v["passed"]]
     assert not failed and result.exit_code == 0, (failed, data["notes"])
     return data
@@ -36,6 +36,9 @@ def test_simulation_matches_mpmd(mpm):
     assert closed["predicted"] == pytest.approx(200, rel=0.05)  # 10 workers / (50 ms + the lone overhead)
     crowded = [v for v in data["verdicts"] if v["name"].startswith("simulated throughput: closed loop")
                and "idle keep-alive" in v["name"]]
+    ramp = next(v for v in data["verdicts"] if v["name"] == "simulated spawn ramp: processes")
+    # prefork's 5 children grow by 1, 2, then to MaxRequestWorkers 10; worker and event start full
+    assert ramp["measured"] == ramp["predicted"] == ("5 -> 6 -> 8 -> 10" if mpm == "prefork" else "2")
     if mpm == "event":  # the load's first burst busies every worker: the parked crowd is closed
         assert crowded[0]["predicted"] == pytest.approx(200, rel=0.05)
     else:  # 5 idle keep-alive clients hold 5 of prefork's and worker's 10 workers
@@ -96,3 +99,11 @@ def test_a_failed_case_is_measured_once_more_and_the_first_run_told():
     # A server that disagrees every time fails: measuring again does not hide it.
     report = _judged([0.4, 0.4])
     assert [v.passed for v in report.verdicts] == [True, False]
+
+
+def test_spawn_ramp_steps_ignore_a_round_of_forks_read_half_done():
+    from apachetune.validate.plans import _steps
+
+    assert _steps([5, 6, 6, 6, 6, 7, 8, 8, 8, 8, 10, 10], min_run=2) == [5, 6, 8, 10]
+    assert _steps([5, 6, 7, 8, 10], min_run=1) == [5, 6, 7, 8, 10]  # the simulation: one sample a second
+    assert _steps([5, 6, 6, 6, 7, 7, 7, 10, 10], min_run=2) == [5, 6, 7, 10]  # a real step of 1 is a step

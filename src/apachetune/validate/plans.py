@@ -21,17 +21,21 @@ its choices from; adding a plan is adding a function here and a line to the tabl
   (facts.measure_httpd), plus what a busy worker held beyond an idle one in the sweep's first
   step (half of MaxRequestWorkers busy), extrapolated to every worker busy (model.peak_memory);
   per worker replaced by --per-worker-mb when given.
-- simulate: the simulator (apachetune simulate) judged against the target: once the pool has
-  grown, a closed loop of 1.5x MaxRequestWorkers clients with a connection per request, alone
-  and (prefork, worker) beside MaxRequestWorkers / 2 idle keep-alive clients that pin workers,
-  and Poisson arrivals at 70% of capacity (at most 800/s) with exponential service times; the
-  same workloads are simulated with the section, the pool as it stands and the service time a
-  lone request takes here; throughput must agree within 10% and p99 within 25% (+ 5 ms).
+- simulate: the simulator (apachetune simulate) judged against the target: first the spawn
+  ramp (2 x MaxRequestWorkers clients on the pool as started: the process counts it stays at
+  must be the simulation's exactly); once the pool has grown, a closed loop of 1.5x
+  MaxRequestWorkers clients with a connection per request, alone and beside MaxRequestWorkers
+  / 2 idle keep-alive clients (they pin prefork's and worker's workers; event closes them when
+  the burst busies every worker), and Poisson arrivals at 70% of capacity (at most 800/s) with
+  exponential service times; the same workloads are simulated with the section, the pool as it
+  stands and the service time a lone request takes here; throughput must agree within 10%, p99
+  within the spread of simulated runs as long as the measured one, widened by 25% + 5 ms.
 """
 
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -289,6 +293,7 @@ def simulated(run: PlanRun) -> None:
 
     setup, target, report, progress = run.setup, run.target, run.report, run.progress
     mrw, capacity, path = run.mrw, run.capacity, run.path
+    cold_burst(run)
     report.notes.append(warm_up(run))
     # What a lone request takes here (service time + connection + the app's own cost): the
     # simulator's service time, so that only queueing and the MPM are left to predict.
@@ -375,6 +380,75 @@ def _judge_simulated(run: PlanRun, label: str, measure: Callable[[], LoadResult]
                                 f"the client stalled up to {hiccups.worst_ms:.0f} ms)")
     run.report.points.append({**point("simulate", label, real), "simulated": sim.to_json() | {"timeline": []}})
     run.report.verdicts.extend(verdicts)
+
+
+COLD_BURST_MAX_RAMP_S = 6.0  # a longer spawn ramp is not driven (2 x MaxRequestWorkers clients that long)
+
+
+def cold_burst(run: PlanRun) -> None:
+    """The spawn ramp, real and simulated: on the pool as started, 2 x MaxRequestWorkers clients
+    (a connection per request) until the pool could be full, the server's processes read four
+    times a second; the distinct counts in order (5, 6, 8, 10: maintenance forks 1, 2, 4 ... 32
+    processes a second while idle workers are short) must be the simulation's exactly. Skipped
+    when the pool is not as started (another plan ran first) or its ramp would take longer
+    than COLD_BURST_MAX_RAMP_S."""
+    from apachetune.simulate import simulate
+    from apachetune.simulate.curve import ramp_seconds
+    from apachetune.simulate.workload import ServiceTime, Workload
+
+    setup, target, report = run.setup, run.target, run.report
+    section = setup.directives
+    tpc = setup.threads_per_child
+    started = min(int(section.get("StartServers", 1)), int(section.get("ServerLimit", run.mrw)))
+    before = len(target.pids()) - 1
+    seconds = ramp_seconds(setup.mpm, section) + 2.0
+    if before != started or seconds - 2.0 > COLD_BURST_MAX_RAMP_S:
+        report.notes.append(f"simulate: no cold burst ({before} processes running, {started} started; the ramp "
+                            f"takes {seconds - 2.0:g} s)")
+        return
+    run.progress("simulate: a burst on the pool as started")
+    clients = 2 * run.mrw
+    counts: list[int] = []
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.wait(0.25):
+            counts.append(len(target.pids()) - 1)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        real = closed_loop(target.host, target.port, run.path, clients, seconds, keepalive=False)
+    finally:
+        stop.set()
+        watcher.join()
+    sim = simulate(setup.mpm, section, Workload(ServiceTime("fixed", run.service_s), clients=clients, keepalive=False),
+                   seconds)
+    measured = _steps([before, *counts], min_run=2)
+    predicted = _steps([int(x["processes"]) for x in sim.timeline])
+    report.points.append({**point("simulate", f"cold burst, {clients} clients", real),
+                          "simulated": sim.to_json(), "processes_seen": counts})
+    report.verdicts.append(Verdict(
+        "simulated spawn ramp: processes", " -> ".join(map(str, predicted)), " -> ".join(map(str, measured)), "",
+        measured == predicted,
+        f"{clients} clients on the pool as started ({started} processes of {tpc} workers), {seconds:g} s; "
+        f"the processes read 4 times a second; throughput measured {real.throughput:.0f}, simulated "
+        f"{sim.throughput:.0f} req/s (not judged: it follows the parent's maintenance tick, whose phase "
+        "against the burst is chance)"))
+
+
+def _steps(counts: list[int], min_run: int = 1) -> list[int]:
+    """The process counts the pool stayed at, in order: a count read `min_run` times in a row or
+    more (the first and the last always). Four readings a second can catch a round of forks
+    half done (7 between 6 and 8) for one reading; a maintenance step lasts a second."""
+    runs: list[list[int]] = []
+    for c in counts:
+        if runs and runs[-1][0] == c:
+            runs[-1][1] += 1
+        else:
+            runs.append([c, 1])
+    kept = [v for i, (v, n) in enumerate(runs) if i in (0, len(runs) - 1) or n >= min_run]
+    return [c for i, c in enumerate(kept) if i == 0 or c != kept[i - 1]]
 
 
 P99_RUNS = 20  # simulated runs as long as the measured one, for the spread of their p99
