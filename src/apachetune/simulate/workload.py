@@ -71,9 +71,10 @@ class Workload:
     """`clients`: a closed loop (ab, wrk, siege): each client sends its next request `think`
     seconds after the last response, on the same connection with keep-alive. `rate`: an open
     loop: new visitors a second (Poisson), each making `requests_per_connection` requests
-    `gap` seconds apart on one connection, then closing it. `crowd`: idle keep-alive clients:
-    each sends one request, then holds its connection until the server closes it, and comes
-    back at once. A client gives up on a request after `timeout` seconds. `cpu_fraction`: the
+    `gap` seconds apart on one connection, then closing it. `crowd`: idle keep-alive clients,
+    there before the load (they connect a client at a time, each once the one before has its
+    answer; the run's seconds count from when the load starts): each sends one request, then
+    holds its connection until the server closes it, and comes back at once. A client gives up on a request after `timeout` seconds. `cpu_fraction`: the
     share of each request's service time spent on CPU, shared with every other request on the
     machine's cores (cpu.py); 0: the CPUs are never the bottleneck."""
 

@@ -247,7 +247,7 @@ def recommend(inputs: SizingInputs, mpm: str | None = None, max_utilisation: flo
     capacity = real_mrw / s if s > 0 else math.inf
     capacity_by = "workers"
     cpus, cpu = inputs.cpus.value, inputs.cpu_seconds.value
-    if cpus and cpu and s > 0 and float(cpus) / min(float(cpu), s) < capacity:
+    if cpus and cpu and s > 0 and float(cpus) / min(float(cpu), s) < 0.999 * capacity:
         # the cores run out first: the workers beyond only queue (what simulate shows as the knee)
         capacity, capacity_by = float(cpus) / min(float(cpu), s), "CPUs"
     wait = _mean_wait_ms(real_mrw, offered, s)
