@@ -12,6 +12,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from apachetune.mpm import spawn
 from apachetune.simulate.run import SimResult, simulate
 from apachetune.simulate.workload import Workload
 
@@ -19,7 +20,6 @@ from apachetune.simulate.workload import Workload
 CLOSED_FRACTIONS = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0)
 OPEN_FRACTIONS = (0.25, 0.5, 0.7, 0.85, 0.95, 1.05, 1.25)
 POINT_SECONDS = 10.0  # simulated time a point is measured over, at most
-MAX_SPAWN_RATE = 32  # processes the parent forks a second at most (the rate doubles from 1)
 
 
 @dataclass(frozen=True)
@@ -83,17 +83,12 @@ def points_at(mpm: str, section: dict[str, object], workload: Workload, axis: st
 
 def ramp_seconds(mpm: str, section: dict[str, object]) -> float:
     """How long the parent takes to grow the pool from StartServers to every process
-    MaxRequestWorkers allows, forking 1, 2, 4 ... 32 a second: each point is measured after it,
-    so that the curve shows the section at that load and not its start (a point's own start is
-    what the main run shows)."""
+    MaxRequestWorkers allows (mpm.spawn's ramp: 1, 2, 4 ... 32 a second): each point is measured
+    after it, so that the curve shows the section at that load and not its start (a point's own
+    start is what the main run shows)."""
     threads = 1 if mpm == "prefork" else int(section.get("ThreadsPerChild", 25))  # type: ignore[call-overload]
     full = -(-int(section["MaxRequestWorkers"]) // threads)  # type: ignore[call-overload]
-    running, rate, seconds = int(section.get("StartServers", 1)), 1, 0.0  # type: ignore[call-overload]
-    while running < full:
-        running += rate
-        rate = min(2 * rate, MAX_SPAWN_RATE)
-        seconds += 1
-    return seconds
+    return float(spawn.ramp_seconds(int(section.get("StartServers", 1)), full))  # type: ignore[call-overload]
 
 
 def _point(load: float, r: SimResult) -> CurvePoint:

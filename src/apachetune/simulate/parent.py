@@ -14,12 +14,11 @@ bucket (ListenCoresBucketsRatio 0, the default)."""
 
 from __future__ import annotations
 
+from apachetune.mpm.spawn import MAX_SPAWN_RATE
 from apachetune.simulate.clock import Clock
 from apachetune.simulate.server import Process, Server
 from apachetune.simulate.stats import Stats
 from apachetune.sizing.model import EVENT_CONNECTION_MIB
-
-MAX_SPAWN_RATE = 32
 
 
 class Parent:
