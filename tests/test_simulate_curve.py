@@ -109,3 +109,13 @@ def test_size_curve_in_text_and_without_a_rate(tmp_path):
     assert "Simulated under the load sized for" in res.output and "before (current, prefork)" in res.output
     res = CliRunner().invoke(cli, ["size", conf, *SIZE, "--curve"])
     assert res.exit_code != 0 and "give its peak with --rate" in res.output and "Traceback" not in res.output
+
+
+def test_size_plot_writes_the_before_and_after_pngs(tmp_path):
+    res = CliRunner().invoke(cli, ["size", str(_small_prefork(tmp_path)), *SIZE, "--rate", "300",
+                                   "--target-mpm", "prefork", "--plot", str(tmp_path / "plots")])
+    assert res.exit_code == 0, res.output
+    for name in ("curve.png", "processes.png"):
+        data = (tmp_path / "plots" / name).read_bytes()
+        assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 10_000, name
+    assert "before (current, prefork)" in res.output  # --plot implies the table too
