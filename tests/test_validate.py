@@ -265,13 +265,15 @@ def test_busy_worker_memory_does_not_count_a_process_grown_since_the_idle_look()
 def test_saturation_is_predicted_from_what_a_request_takes_here():
     """An application slower than the stated service time (10 ms of CPU on top of a 40 ms
     sleep, mpmd's RequestCPU): the sweep predicts saturation from what a lone request takes on
-    the server (~50 ms), not from the 40 ms it was told, so the verdict judges the pool."""
+    the server (~50 ms), not from the 40 ms it was told, so the verdict judges the pool. One
+    worker: its requests never share the CPUs with each other (with 4, a loaded machine made
+    each 10 ms of CPU take longer at full load than alone: 52 req/s against 80, in a clean CI run)."""
     from apachetune.validate.results import ValidationSetup
     from apachetune.validate.run import run_plans
     from apachetune.validate.section import load_directives
 
-    directives = {**load_directives(None, "worker", 4, 4), "RequestCPU": 10000}
-    report = run_plans(ValidationSetup("mpmd", "worker", directives, 4, 40, 1.0, use_wrk=False), ["sweep"])
+    directives = {**load_directives(None, "worker", 1, 1), "RequestCPU": 10000}
+    report = run_plans(ValidationSetup("mpmd", "worker", directives, 1, 40, 1.0, use_wrk=False), ["sweep"])
     sat = next(v for v in report.verdicts if v.name == "saturation throughput")
-    assert sat.predicted < 0.9 * 4 / 0.040, sat  # not the 100 req/s the stated 40 ms gives
+    assert sat.predicted < 0.9 * 1 / 0.040, sat  # not the 25 req/s the stated 40 ms gives
     assert sat.passed, sat
