@@ -4,9 +4,9 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 SAMPLE ?= fixtures/sample/apache2.conf
 
-.PHONY: all setup demo test lint mpmd bench clean
+.PHONY: all setup demo test lint mpmd native bench clean
 
-all: setup mpmd
+all: setup mpmd native
 
 $(BIN)/apachetune: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,7 +17,7 @@ $(BIN)/apachetune: pyproject.toml
 setup: $(BIN)/apachetune
 
 # The main job on the bundled sample config: what httpd will read, then the lint report.
-demo: setup
+demo: setup native
 	$(BIN)/apachetune parse $(SAMPLE) | head -25
 	$(BIN)/apachetune lint $(SAMPLE)
 	$(BIN)/apachetune size $(SAMPLE) --no-measure --memory 2048 --rate 300 --service-time-ms 50
@@ -25,18 +25,23 @@ demo: setup
 mpmd:
 	$(MAKE) -C src/mpmd
 
+# The C line splitter the parser uses when it can (src/apachetune/config/fastlex.c); apachetune
+# also builds it on first use. Built here first so parallel test workers do not each compile it.
+native: setup
+	$(BIN)/python -m apachetune.config.native
+
 lint: setup
 	$(BIN)/ruff check src tests benchmarks
 
-test: setup mpmd
+test: setup mpmd native
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -n 2 -q tests
 
-bench: setup mpmd
+bench: setup mpmd native
 	$(BIN)/pip install -q -e '.[bench]'
 	$(BIN)/python benchmarks/run.py
 
 clean:
 	$(MAKE) -C src/mpmd clean
-	rm -rf $(VENV) .pytest_cache build dist
+	rm -rf $(VENV) .pytest_cache build dist src/apachetune/config/_fastlex-*

@@ -1,8 +1,34 @@
-"""The parse cache: a hit gives the same tree, a changed file is parsed again."""
+"""The parse cache: a hit gives the same tree, a changed file is parsed again. It serves the
+pure-Python parser; with the C parser a parse is faster than the cache, which then stays out."""
 
-from apachetune.config import cache
+import pytest
+
+from apachetune.config import cache, native
 from apachetune.config.parser import parse_text
 from apachetune.config.resolver import ResolveOptions, resolve
+
+
+@pytest.fixture(autouse=True)
+def pure_python(request, monkeypatch):
+    if "with_c" in request.node.name:
+        yield
+        return
+    monkeypatch.setenv("APACHETUNE_PURE_PYTHON", "1")
+    native.fastlex.cache_clear()
+    yield
+    monkeypatch.delenv("APACHETUNE_PURE_PYTHON")
+    native.fastlex.cache_clear()
+
+
+def test_with_c_parser_the_cache_stays_out(tmp_path, monkeypatch):
+    if native.fastlex() is None:
+        pytest.skip("no C parser here")
+    monkeypatch.setenv("APACHETUNE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("APACHETUNE_NO_CACHE", raising=False)
+    data = b"Timeout 30\n"
+    cache.store("x.conf", data, parse_text(data, "x.conf"))
+    assert cache.load("x.conf", data) is None
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").rglob("*.json"))
 
 
 def test_cache_round_trip_and_invalidation(tmp_path, monkeypatch):
