@@ -212,3 +212,53 @@ def test_lint_of_a_plain_tree_never_loads_lark(tmp_path):
     if native.fastlex() is None:
         pytest.skip("no C module here")
     assert out.stdout.strip().splitlines()[-1] == "False", out.stdout + out.stderr
+
+
+SANITIZED_RUN = r"""
+import dataclasses, random, sys
+from pathlib import Path
+from apachetune.config import native
+from apachetune.config.lark_parser import parse_children
+from apachetune.config.parser import _decode, _logical
+from apachetune.config.tree import Blank, Comment, Directive, Section
+from apachetune.errors import ConfigSyntaxError
+module = native._load(Path(sys.argv[1]))
+module.configure(tuple((c, tuple(f.name for f in dataclasses.fields(c)))
+                       for c in (Blank, Comment, Directive, Section)), _logical)
+answered = 0
+for name in sys.argv[2:]:
+    text = _decode(Path(name).read_bytes())
+    answered += bool(text) and module.parse(text, name) is not None
+alphabet = "<>/ \n\\\"'#aIfD\r\t\v\u00e9\udcff\u4e2d"
+rng = random.Random(16)
+for _ in range(20000):
+    module.parse("".join(rng.choice(alphabet) for _ in range(rng.randint(1, 60))), "soup.conf")
+print("answered", answered)
+"""
+
+
+@pytest.mark.skipif(not HAVE_TOOLCHAIN, reason="needs cc and Python's headers")
+def test_clean_under_address_and_undefined_behaviour_sanitizers(tmp_path):
+    """The C parser on every real file and 20,000 random texts, under ASan + UBSan: any
+    out-of-bounds read, use after free or undefined behaviour aborts the run."""
+    libs = []
+    for lib in ("libasan.so", "libubsan.so"):
+        found = subprocess.run(["cc", f"-print-file-name={lib}"], capture_output=True, text=True).stdout.strip()
+        if not os.path.isabs(found):
+            pytest.skip(f"this compiler has no {lib}")
+        libs.append(found)
+    so = tmp_path / "_fastlex-asan.so"
+    include = sysconfig.get_paths()["include"]
+    build = subprocess.run(["cc", "-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
+                            "-fno-omit-frame-pointer", "-shared", "-fPIC", "-std=c11", f"-I{include}",
+                            "-o", str(so), str(native.SOURCE)], capture_output=True, text=True)
+    if build.returncode != 0:
+        pytest.skip(f"this compiler cannot build with sanitizers: {build.stderr[-300:]}")
+    files = [str(p) for p in real_files()]
+    env = {**os.environ, "LD_PRELOAD": ":".join(libs), "ASAN_OPTIONS": "detect_leaks=0",
+           "UBSAN_OPTIONS": "halt_on_error=1"}
+    run = subprocess.run([sys.executable, "-c", SANITIZED_RUN, str(so), *files], capture_output=True,
+                         text=True, env=env, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "ERROR: AddressSanitizer" not in run.stderr and "runtime error" not in run.stderr
+    assert int(run.stdout.split()[-1]) > 0.8 * len(files)
