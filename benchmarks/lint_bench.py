@@ -36,6 +36,7 @@ sys.path.insert(0, str(HERE))
 from parse_bench import VHOST, apacheconfig_runner, write_section  # noqa: E402
 
 from apachetune import httpd  # noqa: E402
+from apachetune.config import native  # noqa: E402
 from apachetune.config.resolver import ResolveOptions, resolve  # noqa: E402
 from apachetune.lint.engine import LintOptions, lint  # noqa: E402
 from apachetune.lint.settings import Settings  # noqa: E402
@@ -78,13 +79,22 @@ def median_of(fn, repeat: int = REPEAT) -> tuple[float, float, float]:
     return statistics.median(runs), min(runs), max(runs)
 
 
-def in_process(main: Path, with_lint: bool) -> float:
+def in_process(main: Path, with_lint: bool, pure: bool = False) -> float:
+    """Seconds to resolve (and lint) `main`; `pure`: without the C parser (config/fastlex.c)."""
     opts = ResolveOptions(use_env_file=False)
-    t = time.perf_counter()
-    eff = resolve(main, opts)
-    if with_lint:
-        lint(eff, LintOptions(opts, Settings()))
-    return time.perf_counter() - t
+    if pure:
+        os.environ["APACHETUNE_PURE_PYTHON"] = "1"
+        native.fastlex.cache_clear()
+    try:
+        t = time.perf_counter()
+        eff = resolve(main, opts)
+        if with_lint:
+            lint(eff, LintOptions(opts, Settings()))
+        return time.perf_counter() - t
+    finally:
+        if pure:
+            del os.environ["APACHETUNE_PURE_PYTHON"]
+            native.fastlex.cache_clear()
 
 
 def memory_ratio(main: Path, size: int) -> float:
@@ -122,6 +132,10 @@ def main() -> int:
             "apachetune --version": lambda: wall([str(apachetune_cli), "--version"], base_env),
             "apachetune --help": lambda: wall([str(apachetune_cli), "--help"], base_env),
             "parse + resolve in process": lambda: in_process(main_file, with_lint=False),
+            # side by side, without the C parser (no goal: what fastlex.c buys)
+            "apachetune lint, cold, pure Python": lambda: wall(lint_argv, {**cold_env,
+                                                                          "APACHETUNE_PURE_PYTHON": "1"}),
+            "parse + resolve in process, pure Python": lambda: in_process(main_file, False, pure=True),
         }
         httpd_ok = exe is not None and all(httpd.module_path(m).exists() for m in MODULES)
         if httpd_ok:
@@ -130,7 +144,8 @@ def main() -> int:
         theirs = apacheconfig_runner(files)
         if theirs:
             contenders["apacheconfig parse (in process)"] = lambda: _timed(theirs)
-        in_process(main_file, with_lint=False)  # load the grammar and tables once
+        in_process(main_file, with_lint=False)  # build the C parser, load the tables once
+        in_process(main_file, with_lint=False, pure=True)  # and the grammar
         runs: dict[str, list[float]] = {name: [] for name in contenders}
         for _ in range(REPEAT):  # interleaved: drift on a shared machine hits every contender alike
             for name, fn in contenders.items():
@@ -235,7 +250,7 @@ print(f"{t1 - t0:.3f} {t2 - t1:.3f} {t3 - t2:.3f} {t4 - t3:.3f} {t5 - t4:.3f}")
                                  env=env, check=True).stdout.split()
             runs.append([time.perf_counter() - start, *map(float, out)])
     best = min(runs)
-    names = ["imports (click, lark, yaml, apachetune)", "rule metadata (rules/*.yaml)",
+    names = ["imports (click, yaml, apachetune)", "rule metadata (rules/*.yaml)",
              "read, parse and resolve 1,001 files", "lint (all rules)", "text report"]
     rows = [f"| {name} | {value:.3f} |" for name, value in zip(names, best[1:], strict=True)]
     rows.append(f"| interpreter start-up and exit | {best[0] - sum(best[1:]):.3f} |")

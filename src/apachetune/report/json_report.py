@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-import json
-
 from apachetune.lint.finding import LintResult
+from apachetune.report import jsontext
 
 
 def render(result: LintResult) -> str:
-    return json.dumps(result.to_json(), indent=2, ensure_ascii=False) + "\n"
+    return jsontext.dumps(result.to_json(), one_line_items=frozenset({"findings"}))

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-import json
 import os
+from functools import lru_cache
 from pathlib import Path
 
 from apachetune import __version__
 from apachetune.lint.finding import LintResult
 from apachetune.lint.metadata import all_rules
+from apachetune.report import jsontext
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 HELP_BASE = "https://github.com/apachetune/apachetune/blob/main/docs/rules/"
 
 
+@lru_cache(maxsize=4096)  # findings repeat files: one path computation a file
 def _uri(path: str, base: Path) -> str:
     try:
         return Path(os.path.relpath(path, base)).as_posix()
@@ -69,4 +71,4 @@ def render(result: LintResult, base: Path | None = None) -> str:
             "results": results,
         }],
     }
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return jsontext.dumps(doc, one_line_items=frozenset({"results", "rules"}))
