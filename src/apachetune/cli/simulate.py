@@ -46,12 +46,21 @@ class Seconds(click.ParamType):
               help="Idle keep-alive clients holding connections open (one request each, then idle).")
 @click.option("--service", default="50ms", show_default=True,
               help="Time a request takes on the server: 50ms, exp:50ms or lognormal:50ms[:sigma].")
+@click.option("--access-log", type=click.Path(dir_okay=False),
+              help="Replay this access log (each request when %t says, for the time %D or %T logged); "
+                   "with --clients or --rate, draw the service times from the log's instead.")
+@click.option("--log-format", default="combined", show_default=True,
+              help="The access log's LogFormat: a nickname (common, combined, vhost_combined) or the format "
+                   "string; %D or %T gives each request's time.")
+@click.option("--speed", type=Finite(0.01, 1000), default=1, show_default=True,
+              help="Replay the access log this many times faster (2: the same traffic, twice as dense).")
 @click.option("--cpu-fraction", type=Finite(0, 1), default=0, show_default=True,
               help="Share of the service time spent on CPU, shared over --cores (0: CPUs never limit).")
 @click.option("--cores", type=Finite(1, 4096, integer=True), default=None,
               help="CPUs the server has, for --cpu-fraction [default: this machine's].")
 @click.option("--timeout", type=Seconds(), default="30", help="A client gives up on a request after this.")
-@click.option("--seconds", type=Finite(0.1, 3600), default=30, show_default=True, help="Simulated time.")
+@click.option("--seconds", type=Finite(0.1, 3600), default=None,
+              help="Simulated time [default: 30; a replay: the whole log, or its first SECONDS].")
 @click.option("--warmup", type=Finite(0, 3600), default=0, show_default=True,
               help="Simulated seconds not counted in throughput and latency.")
 @click.option("--seed", type=Finite(0, 2**31, integer=True), default=1, show_default=True)
@@ -73,7 +82,7 @@ class Seconds(click.ParamType):
                    "to this directory; implies --curve; needs matplotlib (the plots extra).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout, clients, rate, keepalive, think,
-            requests_per_connection, gap, crowd, service, cpu_fraction, cores, timeout, seconds, warmup, seed, per_worker_mib,
+            requests_per_connection, gap, crowd, service, access_log, log_format, speed, cpu_fraction, cores, timeout, seconds, warmup, seed, per_worker_mib,
             per_process_mib, httpd_version, versus, compare, curve, plot_dir, fmt):
     """Predict what an MPM section does under a workload: throughput, latency percentiles,
     errors, processes over time and peak memory, from a model of httpd's MPMs in simulated time
@@ -85,11 +94,22 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
     from apachetune.simulate.workload import ServiceTime, Workload
     from apachetune.validate.section import load_directives
 
+    service_time = ServiceTime.parse(service)
+    replay: tuple[tuple[float, float | None], ...] = ()
+    source = ""
+    if access_log:
+        service_time, replay, source, seconds = _from_log(access_log, log_format, speed, service_time,
+                                                          bool(clients or rate), seconds, timeout)
+        if replay and (curve or plot_dir):
+            raise UsageError("--curve and --plot vary --clients or --rate; a replay has neither (try --speed)")
+    elif speed != 1:
+        raise UsageError("--speed replays an --access-log faster; there is none")
+    seconds = 30.0 if seconds is None else seconds
     if warmup >= seconds:
         raise UsageError("--warmup must be shorter than --seconds")
-    workload = Workload(ServiceTime.parse(service), clients=clients, rate=rate, keepalive=keepalive, think=think,
+    workload = Workload(service_time, clients=clients, rate=rate, keepalive=keepalive, think=think,
                         requests_per_connection=requests_per_connection, gap=gap, crowd=crowd, timeout=timeout,
-                        cpu_fraction=cpu_fraction)
+                        cpu_fraction=cpu_fraction, replay=replay, replay_source=source)
     memory = None if per_worker_mib is None else (per_process_mib, per_worker_mib)
     if compare and versus:
         raise UsageError("--compare and --versus: one comparison at a time")
@@ -132,6 +152,28 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
         print_curve(label, knee, points)
     for path in written:
         click.echo(f"wrote {path}")
+
+
+def _from_log(path, log_format, speed, service_time, synthetic, seconds, timeout):
+    """(service time, replayed requests, their source, simulated seconds) from an access log:
+    with a synthetic load (--clients, --rate) only the log's response times are used."""
+    from apachetune.errors import UsageError
+    from apachetune.simulate.workload import ServiceTime
+    from apachetune.sizing.workload import logged_requests
+
+    window = None if seconds is None else seconds * speed  # --seconds of the replay, in the log's time
+    logged = logged_requests(path, log_format, None if synthetic else window)
+    if synthetic:
+        if not logged.timed:
+            raise UsageError(f"--access-log {path}: no response times in it (the LogFormat needs %D or %T; "
+                             f"--log-format is {log_format!r})")
+        return ServiceTime.empirical(logged.timed), (), "", seconds
+    replay = tuple((t / speed, d) for t, d in zip(logged.arrivals, logged.durations, strict=True))
+    span = logged.span / speed
+    # until the last request is answered or given up (SYN retries, then the client's timeout)
+    horizon = span + 1 + timeout + 63 if seconds is None else seconds + timeout + 63
+    label = path if speed == 1 else f"{path} at {speed:g}x"
+    return service_time, replay, label, horizon
 
 
 def _curves(results, workload, seconds, seed, cores, by_version):

@@ -22,6 +22,7 @@ SYN_RETRIES = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
 
 class Client:
     crowd = False
+    service: float | None = None  # seconds its request takes on the server (None: a draw)
 
     def __init__(self, clock: Clock, server: Server, stats: Stats, workload: Workload):
         self.clock, self.server, self.stats, self.workload = clock, server, stats, workload
@@ -201,3 +202,46 @@ class Arrivals:
     def _arrive(self) -> None:
         Visitor(self.clock, self.server, self.stats, self.workload).request()
         self.clock.after(self.rng.expovariate(self.workload.rate), self._arrive)
+
+
+class ReplayVisitor(Visitor):
+    """A request from an access log: received when the log says, taking the time it logged."""
+
+    def __init__(self, replay: Replay, service: float | None):
+        super().__init__(replay.clock, replay.server, replay.stats, replay.workload)
+        self.replay, self.service, self.left = replay, service, 1
+
+    def answered(self, keep: bool) -> None:
+        super().answered(keep)
+        self.replay.finished += 1
+
+    def after_error(self) -> None:
+        self.replay.finished += 1
+
+
+class Replay:
+    """An access log's requests, each sent at its offset after `start`. %t counts whole seconds:
+    the requests logged in one second are spread over it at random (seeded), as they came."""
+
+    def __init__(self, clock: Clock, server: Server, stats: Stats, workload: Workload, rng: random.Random):
+        self.clock, self.server, self.stats, self.workload = clock, server, stats, workload
+        offsets = [(t + rng.random(), d) for t, d in workload.replay]
+        offsets.sort(key=lambda item: item[0])
+        self.requests = offsets
+        self.next = 0
+        self.finished = 0
+
+    def start(self, at: float) -> None:
+        self.origin = at
+        if self.requests:
+            self.clock.at(at + self.requests[0][0], self._arrive)
+
+    def done(self) -> bool:
+        return self.finished >= len(self.requests)
+
+    def _arrive(self) -> None:
+        ReplayVisitor(self, self.requests[self.next][1]).request()
+        self.next += 1
+        if self.next < len(self.requests):
+            self.clock.at(self.origin + self.requests[self.next][0], self._arrive)
+

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from apachetune.config.conditions import DEFAULT_VERSION
-from apachetune.simulate.clients import Arrivals, CrowdClient, CrowdFormation, LoopClient
+from apachetune.simulate.clients import Arrivals, CrowdClient, CrowdFormation, LoopClient, Replay
 from apachetune.simulate.clock import Clock
 from apachetune.simulate.cpu import Processors
 from apachetune.simulate.parent import Parent
@@ -101,11 +101,16 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
         clock.at(lead, LoopClient(clock, server, stats, workload).request)
     if workload.rate:
         Arrivals(clock, server, stats, workload, rng).start()
-    finished = clock.run(lead + seconds, max_events)
-    end = (seconds if finished else clock.now - lead)
+    replay = None
+    if workload.replay:  # runs until its last request is answered or given up (at most `seconds`)
+        replay = Replay(clock, server, stats, workload, rng)
+        replay.start(lead)
+    finished = clock.run(lead + seconds, max_events, replay.done if replay else None)
+    end = clock.now - lead  # `seconds`, or where a replay ended or the events ran out
     stats.events["simulation events"] = clock.events
     return SimResult(
-        mpm=mpm, httpd_version=str(version or DEFAULT_VERSION), section=dict(section), workload=workload.label(), seconds=seconds, warmup=warmup,
+        mpm=mpm, httpd_version=str(version or DEFAULT_VERSION), section=dict(section), workload=workload.label(),
+        seconds=round(end, 3) if replay and finished else seconds, warmup=warmup,
         completed=len(stats.latencies), throughput=len(stats.latencies) / max(1e-9, end - warmup),
         latency_ms=summary_ms(stats.latencies), errors=dict(stats.errors), events=dict(stats.events),
         timeline=stats.timeline, peak_memory_mib=stats.peak_memory_mib if memory else None,

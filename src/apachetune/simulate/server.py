@@ -187,7 +187,9 @@ class Server:
         conn.state = SERVING
         conn.token += 1
         p.serving += 1
-        seconds = self.service.sample(self.rng)
+        seconds = conn.client.service
+        if seconds is None:
+            seconds = self.service.sample(self.rng)
         if self.cpu is None:
             self.clock.after(seconds, self._done, conn)
         else:  # its CPU part shared with every request on CPU, then the rest off CPU

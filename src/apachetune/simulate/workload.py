@@ -29,8 +29,16 @@ class ServiceTime:
     kind: str
     mean: float
     sigma: float = 1.0
+    samples: tuple[float, ...] = ()  # "empirical": response times read from an access log
 
     KINDS = ("fixed", "exp", "lognormal")
+
+    @classmethod
+    def empirical(cls, samples: list[float]) -> ServiceTime:
+        """Draws from `samples` (an access log's %D), each as likely as it was logged."""
+        if not samples:
+            raise UsageError("no response times to draw from")
+        return cls("empirical", max(1e-6, sum(samples) / len(samples)), samples=tuple(samples))
 
     @classmethod
     def parse(cls, text: str) -> ServiceTime:
@@ -55,6 +63,8 @@ class ServiceTime:
     def sample(self, rng: random.Random) -> float:
         if self.kind == "fixed":
             return self.mean
+        if self.kind == "empirical":
+            return rng.choice(self.samples)
         if self.kind == "exp":
             return rng.expovariate(1.0 / self.mean)
         mu = math.log(self.mean) - self.sigma ** 2 / 2  # so that the mean is `mean`
@@ -62,6 +72,11 @@ class ServiceTime:
 
     def label(self) -> str:
         ms = f"{self.mean * 1000:g} ms"
+        if self.kind == "empirical":
+            ordered = sorted(self.samples)
+            p99 = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
+            return (f"as logged ({len(ordered):,} response times, mean {self.mean * 1000:.3g} ms, "
+                    f"p99 {p99 * 1000:.3g} ms)")
         return {"fixed": ms, "exp": f"exponential, mean {ms}"}.get(
             self.kind, f"lognormal, mean {ms}, sigma {self.sigma:g}")
 
@@ -71,7 +86,9 @@ class Workload:
     """`clients`: a closed loop (ab, wrk, siege): each client sends its next request `think`
     seconds after the last response, on the same connection with keep-alive. `rate`: an open
     loop: new visitors a second (Poisson), each making `requests_per_connection` requests
-    `gap` seconds apart on one connection, then closing it. `crowd`: idle keep-alive clients,
+    `gap` seconds apart on one connection, then closing it. `replay`: an access log's requests
+    at the offsets (seconds) they were received, each on a new connection, with the time httpd
+    logged for it when there is one (else a draw from `service`). `crowd`: idle keep-alive clients,
     there before the load (they connect a client at a time, each once the one before has its
     answer; the run's seconds count from when the load starts): each sends one request, then
     holds its connection until the server closes it, and comes back at once. A client gives up on a request after `timeout` seconds. `cpu_fraction`: the
@@ -89,12 +106,15 @@ class Workload:
     crowd_returns: bool = True  # a crowd client whose connection the server closes comes back at once
     timeout: float = 30.0
     cpu_fraction: float = 0.0
+    replay: tuple[tuple[float, float | None], ...] = ()  # (offset s, logged service s or None)
+    replay_source: str = ""
 
     def __post_init__(self) -> None:
         if self.clients < 0 or self.rate < 0 or self.crowd < 0 or self.think < 0 or self.gap < 0:
             raise UsageError("clients, rate, crowd, think and gap cannot be negative")
-        if not self.clients and not self.rate:
-            raise UsageError("a workload needs --clients N (closed loop) or --rate R (open loop)")
+        if not self.clients and not self.rate and not self.replay:
+            raise UsageError("a workload needs --clients N (closed loop), --rate R (open loop) or "
+                             "--access-log LOG (a replay)")
         if self.requests_per_connection < 1:
             raise UsageError("--requests-per-connection must be at least 1")
         if self.timeout <= 0:
@@ -111,7 +131,19 @@ class Workload:
         if self.rate:
             per = f", {self.requests_per_connection} requests a connection" if self.keepalive else ""
             parts.append(f"{self.rate:g} new clients/s, Poisson{per}")
+        if self.replay:
+            timed = sum(1 for _, d in self.replay if d is not None)
+            span = self.replay[-1][0]
+            parts.append(f"replay of {len(self.replay):,} requests over {span:,.1f} s from {self.replay_source}, "
+                         f"a connection each" + (f", {timed:,} with their logged times" if timed else ""))
         if self.crowd:
             parts.append(f"{self.crowd} idle keep-alive clients")
         cpu = f", {self.cpu_fraction:.0%} of it on CPU" if self.cpu_fraction else ""
-        return "; ".join(parts) + f"; service {self.service.label()}{cpu}"
+        service = f"service {self.service.label()}{cpu}"
+        if self.replay:
+            untimed = sum(1 for _, d in self.replay if d is None)
+            if not untimed:
+                service = f"service as logged{cpu}"
+            elif untimed < len(self.replay):
+                service = f"service as logged, {self.service.label()} for the {untimed:,} without a time{cpu}"
+        return "; ".join(parts) + f"; {service}"

@@ -42,11 +42,90 @@ def _fields(fmt: str) -> list[str]:
     return [t.strip('"') for t in _TOKEN.findall(fmt)]
 
 
+_DURATIONS = {"%D": 1e-6, "%{us}T": 1e-6, "%{ms}T": 1e-3, "%T": 1.0}  # to seconds
+
+
+def _duration_field(log_format: str) -> tuple[int | None, float | None]:
+    """(index of the response-time field among a line's tokens, its unit in seconds), or Nones."""
+    fields = _fields(NICKNAMES.get(log_format, log_format))
+    index = next((i for i, f in enumerate(fields) if f in _DURATIONS), None)
+    return index, (_DURATIONS[fields[index]] if index is not None else None)
+
+
+def _duration(line: str, index: int | None, scale: float | None) -> float | None:
+    """A line's response time in seconds, or None (no such field, or not a number)."""
+    if index is None or scale is None:
+        return None
+    tokens = _TOKEN.findall(line)
+    if index >= len(tokens):
+        return None
+    try:
+        value = float(tokens[index]) * scale
+    except ValueError:
+        return None
+    return value if math.isfinite(value) and value >= 0 else None
+
+
+MAX_REPLAYED = 1_000_000
+
+
+@dataclass(frozen=True)
+class LoggedRequests:
+    """An access log's requests: when each was received (seconds after the first), how long
+    httpd took on it (None when the LogFormat has no %D or %T), and what the log covers."""
+
+    arrivals: tuple[float, ...]
+    durations: tuple[float | None, ...]
+    span: float  # seconds from the first request to the last
+    source: str
+
+    @property
+    def timed(self) -> list[float]:
+        return [d for d in self.durations if d is not None]
+
+
+def logged_requests(path: str, log_format: str = "combined", seconds: float | None = None) -> LoggedRequests:
+    """The requests of an access log for a replay, in the order httpd received them (%t is when
+    a request was received; lines are written when it ends, so they are sorted here). `seconds`:
+    only the log's first `seconds`. %t has whole seconds: the requests of one second are spread
+    over it later, by the replay."""
+    index, scale = _duration_field(log_format)
+    stamps: list[tuple[float, float | None]] = []
+    seen: dict[str, float] = {}  # one strptime a distinct second, not a line
+    first: float | None = None
+    for line in iter_lines(path, "--access-log"):
+        m = _TIME.search(line)
+        if not m:
+            continue
+        key = m.group(0)
+        when = seen.get(key)
+        if when is None:
+            try:
+                when = datetime.strptime(f"{m.group(1)} {m.group(2)}", "%d/%b/%Y:%H:%M:%S %z").timestamp()
+            except ValueError:
+                continue
+            if len(seen) > 100_000:
+                seen.clear()
+            seen[key] = when
+        first = when if first is None else min(first, when)
+        if seconds is not None and when - first >= seconds + 60:
+            break  # well past the window (a line is late by at most its response time)
+        stamps.append((when, _duration(line, index, scale)))
+        if len(stamps) > MAX_REPLAYED:
+            raise UsageError(f"--access-log {path}: more than {MAX_REPLAYED:,} requests; replay a part of "
+                             "it with --seconds")
+    if not stamps:
+        raise UsageError(f"--access-log {path}: no line with a [dd/Mon/yyyy:hh:mm:ss zone] timestamp")
+    stamps.sort(key=lambda s: s[0])
+    start = stamps[0][0]
+    if seconds is not None:
+        stamps = [s for s in stamps if s[0] - start < seconds]
+    return LoggedRequests(tuple(s[0] - start for s in stamps), tuple(s[1] for s in stamps),
+                          stamps[-1][0] - start, f"access log {path}")
+
+
 def from_access_log(path: str, log_format: str = "combined") -> LoadSample:
-    fmt = NICKNAMES.get(log_format, log_format)
-    fields = _fields(fmt)
-    time_index = next((i for i, f in enumerate(fields) if f in ("%D", "%T", "%{us}T", "%{ms}T")), None)
-    scale = {"%D": 1e-6, "%{us}T": 1e-6, "%{ms}T": 1e-3, "%T": 1.0}.get(fields[time_index]) if time_index is not None else None
+    time_index, scale = _duration_field(log_format)
     per_minute: Counter[str] = Counter()
     per_second: Counter[str] = Counter()
     total_seconds = 0.0
@@ -67,16 +146,10 @@ def from_access_log(path: str, log_format: str = "combined") -> LoadSample:
                 last = stamp if last is None else max(last, stamp)
             except ValueError:
                 pass
-        if time_index is not None and scale is not None:
-            tokens = _TOKEN.findall(line)
-            if time_index < len(tokens):
-                try:
-                    value = float(tokens[time_index]) * scale
-                except ValueError:
-                    continue
-                if math.isfinite(value) and value >= 0:
-                    total_seconds += value
-                    timed += 1
+        value = _duration(line, time_index, scale)
+        if value is not None:
+            total_seconds += value
+            timed += 1
     if n == 0:
         raise UsageError(f"--access-log {path}: no line with a [dd/Mon/yyyy:hh:mm:ss zone] timestamp")
     busiest = max(per_minute.values())
