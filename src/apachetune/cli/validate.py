@@ -48,12 +48,13 @@ def common_options(func):
 
 
 def run_one(target, mpm, config, max_request_workers, threads_per_child, keepalive_timeout, service_time_ms,
-            plans, duration, per_worker_mb=None, quiet=False, use_wrk=None, app_kb=0, keepalive_clients=None):
+            plans, duration, per_worker_mb=None, quiet=False, use_wrk=None, app_kb=0, keepalive_clients=None,
+            access_log=None, log_format="combined"):
     directives = load_directives(config, mpm, max_request_workers, threads_per_child, keepalive_timeout)
     if "keepalive" in (plans or DEFAULT_PLANS) and int(directives.get("KeepAliveTimeout", 5)) < 5:
         directives["KeepAliveTimeout"] = 5  # the crowd outlasts opening it and the probe: a stall is seen
     setup = ValidationSetup(target, mpm, directives, int(directives["MaxRequestWorkers"]), service_time_ms,
-                            duration, per_worker_mb, use_wrk, app_kb, keepalive_clients)
+                            duration, per_worker_mb, use_wrk, app_kb, keepalive_clients, access_log, log_format)
     columns = [SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn()]
     with Progress(*columns, console=out, transient=True, disable=quiet) as progress:
         task = progress.add_task(f"{target} {mpm}: starting", total=None)
@@ -68,14 +69,27 @@ def run_one(target, mpm, config, max_request_workers, threads_per_child, keepali
               help="The sizing model's memory per worker (as from apachetune size, measured under load): "
                    "the whole worker, application memory included, so --app-kb is not added again.")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False), help="Write report.json, report.md, plots.")
+@click.option("--access-log", type=click.Path(dir_okay=False),
+              help="The simulate plan also replays this access log's first 30 s (each request when %t says, "
+                   "for the time %D or %T logged), for real and in the simulation.")
+@click.option("--log-format", default="combined", show_default=True,
+              help="The access log's LogFormat: a nickname or the format string.")
 @click.option("--after", "after_config", type=click.Path(exists=True, dir_okay=False),
               help="A tuned section (e.g. from apachetune generate): run --config (the current one) and this "
                    "on the same workload and check the tuned one is no worse on p99 and errors.")
 def command(mpm, target, config, max_request_workers, threads_per_child, keepalive_timeout, service_time_ms,
-            app_kb, keepalive_clients, plans, duration, fmt, use_wrk, per_worker_mb, report_dir, after_config):
+            app_kb, keepalive_clients, plans, duration, fmt, use_wrk, per_worker_mb, report_dir, access_log, log_format,
+            after_config):
     """Run an MPM section under load on mpmd (or httpd) and compare with the predictions."""
     if report_dir:
         check_report_dir(report_dir)
+    if access_log:
+        from apachetune.errors import UsageError
+        from apachetune.sizing.workload import logged_requests
+
+        if "simulate" not in plans:
+            raise UsageError("--access-log is replayed by the simulate plan: add --plan simulate")
+        logged_requests(access_log, log_format, 30.0)  # a log it cannot replay is refused before any server starts
     if after_config:
         from apachetune.validate.run import before_after
 
@@ -89,7 +103,8 @@ def command(mpm, target, config, max_request_workers, threads_per_child, keepali
     else:
         report = run_one(target, mpm, config, max_request_workers, threads_per_child, keepalive_timeout,
                          service_time_ms, plans, duration, per_worker_mb, quiet=fmt == "json", use_wrk=use_wrk,
-                         app_kb=app_kb, keepalive_clients=keepalive_clients)
+                         app_kb=app_kb, keepalive_clients=keepalive_clients, access_log=access_log,
+                         log_format=log_format)
     if report_dir:
         write_report(report, report_dir)
     if fmt == "json":

@@ -225,7 +225,8 @@ class Replay:
 
     def __init__(self, clock: Clock, server: Server, stats: Stats, workload: Workload, rng: random.Random):
         self.clock, self.server, self.stats, self.workload = clock, server, stats, workload
-        offsets = [(t + rng.random(), d) for t, d in workload.replay]
+        spread = workload.replay_spread
+        offsets = [(t + rng.random() if spread else t, d) for t, d in workload.replay]
         offsets.sort(key=lambda item: item[0])
         self.requests = offsets
         self.next = 0

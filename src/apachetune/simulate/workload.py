@@ -108,6 +108,7 @@ class Workload:
     cpu_fraction: float = 0.0
     replay: tuple[tuple[float, float | None], ...] = ()  # (offset s, logged service s or None)
     replay_source: str = ""
+    replay_spread: bool = True  # spread the requests of a logged second over it (False: offsets exact)
 
     def __post_init__(self) -> None:
         if self.clients < 0 or self.rate < 0 or self.crowd < 0 or self.think < 0 or self.gap < 0:

@@ -143,11 +143,10 @@ def closed_loop(host: str, port: int, path: str, concurrency: int, duration: flo
     return result
 
 
-async def _open(host, port, path, rate, duration, timeout, result, seed, exp_service_ms):
+def _poisson_jobs(rate: float, duration: float, seed: int, exp_service_ms: float | None) -> list[tuple[float, int]]:
     import random
 
     rng = random.Random(seed)
-    start = time.monotonic()
     # Poisson arrivals (exponential gaps), the M in M/M/c; fixed gaps would queue far less.
     offsets, t = [], 0.0
     while True:
@@ -155,10 +154,19 @@ async def _open(host, port, path, rate, duration, timeout, result, seed, exp_ser
         if t >= duration:
             break
         offsets.append(t)
-    n = len(offsets)
     # Exponential service times (the second M of M/M/c), drawn up front so that the run's own
     # sample path (arrivals, services) is known and can be replayed through the model.
     services = [max(1, round(rng.expovariate(1 / exp_service_ms))) if exp_service_ms else 0 for _ in offsets]
+    return list(zip(offsets, services, strict=True))
+
+
+async def _open(host, port, path, jobs, timeout, result, with_service):
+    """Each job (offset s, service ms) on a new connection at its offset; `path?ms=` the service
+    when `with_service`."""
+    start = time.monotonic()
+    offsets = [j[0] for j in jobs]
+    services = [j[1] for j in jobs]
+    n = len(offsets)
     result.scheduled = n
     result.jobs = [(offsets[i], services[i] / 1000) for i in range(n)]
     sem = asyncio.Semaphore(MAX_IN_FLIGHT)
@@ -168,7 +176,7 @@ async def _open(host, port, path, rate, duration, timeout, result, seed, exp_ser
             writer = None
             try:
                 reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
-                target = f"{path}?ms={service_ms}" if exp_service_ms else path
+                target = f"{path}?ms={service_ms}" if with_service else path
                 writer.write(_request(target, False))
                 status, _ = await asyncio.wait_for(_read_response(reader), timeout)
                 if status >= 500:
@@ -200,7 +208,17 @@ def open_loop(host: str, port: int, path: str, rate: float, duration: float, tim
     from an exponential distribution of that mean (the endpoint sleeps X ms)."""
     check_loopback(host)
     result = LoadResult()
-    asyncio.run(_open(host, port, path, rate, duration, timeout, result, seed, exp_service_ms))
+    jobs = _poisson_jobs(rate, duration, seed, exp_service_ms)
+    asyncio.run(_open(host, port, path, jobs, timeout, result, bool(exp_service_ms)))
+    return result
+
+
+def replay(host: str, port: int, path: str, jobs: list[tuple[float, int]], timeout: float = 10.0) -> LoadResult:
+    """An access log's requests: each (offset s, service ms) as `path?ms=X` on a new connection
+    at its offset (the endpoint sleeps X ms)."""
+    check_loopback(host)
+    result = LoadResult()
+    asyncio.run(_open(host, port, path, jobs, timeout, result, True))
     return result
 
 

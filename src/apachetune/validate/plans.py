@@ -52,6 +52,7 @@ from apachetune.validate.load import (
     LoadResult,
     closed_loop,
     open_loop,
+    replay,
     time_one_request,
     wrk_available,
     wrk_closed_loop,
@@ -335,9 +336,47 @@ def simulated(run: PlanRun) -> None:
                                                                    crowd_seconds, keepalive=False)),
             Workload(ServiceTime("fixed", lone_s), clients=clients, keepalive=False, crowd=crowd,
                      crowd_returns=False), crowd_seconds))
+    if setup.access_log:
+        case = _replay_case(run, lone_s)
+        if case is not None:
+            cases.append(case)
     for label, measure, workload, real_seconds in cases:
         progress(f"simulate: {label}")
         _judge_simulated(run, label, measure, workload, real_seconds, section, lone_s)
+
+
+REPLAY_SECONDS = 30.0  # the simulate plan replays at most an access log's first seconds
+
+
+def _replay_case(run: PlanRun, lone_s: float) -> tuple[str, Callable[[], LoadResult], Workload, float] | None:
+    """The access log's first REPLAY_SECONDS, real and simulated on the same sample path: each
+    request at its logged second (spread over it once, here, so both sides get the same
+    offsets), /app/sleep for its logged time (the plan's service time where none was logged); the
+    simulation adds what a lone request costs here beyond its sleep."""
+    import random
+
+    from apachetune.simulate.workload import ServiceTime, Workload
+    from apachetune.sizing.workload import logged_requests
+
+    setup, target = run.setup, run.target
+    assert setup.access_log is not None
+    logged = logged_requests(setup.access_log, setup.log_format, REPLAY_SECONDS)
+    rng = random.Random(7)
+    default_s = setup.service_ms / 1000
+    jobs = sorted((t + rng.random(), max(1, round((default_s if d is None else d) * 1000)))
+                  for t, d in zip(logged.arrivals, logged.durations, strict=True))
+    span = jobs[-1][0]
+    rate = len(jobs) / max(1.0, span)
+    if rate > OPEN_LOOP_MAX_RATE:
+        run.report.notes.append(f"simulate: the access log's first {REPLAY_SECONDS:g} s ({rate:.0f} req/s) are not "
+                                f"replayed: this client opens at most {OPEN_LOOP_MAX_RATE:g} connections a second")
+        return None
+    overhead = max(0.0, lone_s - default_s)
+    workload = Workload(ServiceTime("fixed", lone_s), replay=tuple((t, ms / 1000 + overhead) for t, ms in jobs),
+                        replay_spread=False, replay_source=setup.access_log)
+    label = f"replay of {setup.access_log}: {len(jobs)} requests over {span:.1f} s"
+    return (label, lambda: replay(target.host, target.port, "/app/sleep", jobs),
+            workload, span + 1 + 10 + 63)  # the horizon: the last request, its timeout, SYN retries
 
 
 def _judge_simulated(run: PlanRun, label: str, measure: Callable[[], LoadResult], workload: Workload,
@@ -351,8 +390,8 @@ def _judge_simulated(run: PlanRun, label: str, measure: Callable[[], LoadResult]
     from apachetune.simulate import simulate
     from apachetune.validate.hiccups import HiccupMeter
 
-    long_seconds = 60.0 if workload.crowd == 0 else real_seconds
-    warmup = 2.0 if long_seconds >= 10 else 0.0
+    long_seconds = 60.0 if workload.crowd == 0 and not workload.replay else real_seconds
+    warmup = 2.0 if long_seconds >= 10 and not workload.replay else 0.0  # a replay counts every request
     sim = simulate(run.setup.mpm, section, workload, warmup + long_seconds, warmup=warmup, seed=7)
     band = p99_band(run.setup.mpm, section, workload, real_seconds, warmup)
     round_ms = lone_s * 1000 if workload.service.kind == "fixed" else 0.0

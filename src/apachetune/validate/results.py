@@ -34,6 +34,8 @@ class ValidationSetup:
     use_wrk: bool | None = None  # closed-loop sweep with wrk: None = when installed
     app_kb: int = 0  # application memory each /app/sleep request holds (KiB)
     keepalive_clients: int | None = None  # the keepalive plan's crowd; default MaxRequestWorkers
+    access_log: str | None = None  # the simulate plan also replays this log's first seconds
+    log_format: str = "combined"
 
     @property
     def threads_per_child(self) -> int:
