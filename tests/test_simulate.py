@@ -10,7 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from apachetune.cli import cli
+from apachetune.errors import UsageError
 from apachetune.simulate import simulate
+from apachetune.simulate.syn import SynSchedule
 from apachetune.simulate.workload import ServiceTime, Workload
 from apachetune.sizing import model
 from apachetune.validate.section import load_directives
@@ -84,14 +86,43 @@ def test_an_overflowing_accept_queue_shows_the_syn_retry_steps():
     tails), nothing in between."""
     section = {"StartServers": 2, "MinSpareServers": 2, "MaxSpareServers": 2, "MaxRequestWorkers": 2,
                "MaxConnectionsPerChild": 0}
-    r = run("prefork", section, Workload(ServiceTime.parse("exp:20ms"), clients=30, keepalive=False, think=0.2),
-            60, backlog=4)
+    r = run("prefork", section, Workload(ServiceTime.parse("exp:20ms"), clients=30, keepalive=False, think=0.2,
+                                         syn=SynSchedule.parse("linux")), 60, backlog=4)
     assert r.events["SYN dropped (accept queue full)"] > 100
     slow = [x for x in r.latencies if x > 0.9]
     on_a_step = [x for x in slow if any(t <= x < t + 0.5 for t in (1, 3, 7, 15, 31))]
     assert len(slow) > 50
     assert len(on_a_step) >= 0.95 * len(slow)
     assert max(r.latencies) >= 3
+    # Linux 6.5+: the first five retransmissions 1 s apart, so steps at 2 and 4 s too
+    r = run("prefork", section, Workload(ServiceTime.parse("exp:20ms"), clients=30, keepalive=False, think=0.2,
+                                         syn=SynSchedule.parse("linux-6.5")), 60, backlog=4)
+    slow = [x for x in r.latencies if x > 0.9]
+    assert sum(2 <= x < 2.5 for x in slow) > 0.05 * len(slow) and sum(4 <= x < 4.5 for x in slow) > 0
+    assert all(any(t <= x < t + 0.5 for t in (1, 2, 3, 4, 5, 7)) for x in slow)
+
+
+def test_syn_schedules_as_the_kernels_send_them(tmp_path, monkeypatch):
+    from apachetune.simulate import syn
+
+    assert SynSchedule.parse("linux").steps() == [1, 3, 7, 15, 31, 63]
+    assert SynSchedule.parse("linux").gaps[-1] == 64  # given up at 127 s (tcp_syn_retries 6)
+    assert SynSchedule.parse("linux-6.5").steps() == [1, 2, 3, 4, 5, 7]
+    assert sum(SynSchedule.parse("linux-6.5").gaps) == 11
+    assert SynSchedule.parse("rfc1122").steps() == [3, 9, 21, 45, 93]
+    assert SynSchedule.parse("1,2,4").steps() == [1, 3]
+    with pytest.raises(UsageError, match="expected machine, linux"):
+        SynSchedule.parse("fast")
+    monkeypatch.setattr(syn, "PROC", tmp_path)
+    syn.this_machine.cache_clear()
+    try:
+        (tmp_path / "tcp_syn_retries").write_text("3\n")
+        assert syn.this_machine().steps() == [1, 3, 7]  # no tcp_syn_linear_timeouts: before 6.5
+        syn.this_machine.cache_clear()
+        (tmp_path / "tcp_syn_linear_timeouts").write_text("2\n")
+        assert syn.this_machine().steps() == [1, 2, 3]
+    finally:
+        syn.this_machine.cache_clear()
 
 
 def test_event_drops_parked_connections_when_its_workers_are_busy():

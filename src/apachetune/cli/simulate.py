@@ -59,6 +59,10 @@ class Seconds(click.ParamType):
 @click.option("--cores", type=Finite(1, 4096, integer=True), default=None,
               help="CPUs the server has, for --cpu-fraction [default: this machine's].")
 @click.option("--timeout", type=Seconds(), default="30", help="A client gives up on a request after this.")
+@click.option("--syn-schedule", default="machine", show_default=True,
+              help="When the clients' kernel sends a dropped SYN again: machine (this kernel's settings), "
+                   "linux (1 s doubling, before 6.5), linux-6.5 (1 s five times, then doubling), rfc1122 "
+                   "(3 s doubling, before 2011), or the seconds between retransmissions, e.g. 1,2,4,8.")
 @click.option("--seconds", type=Finite(0.1, 3600), default=None,
               help="Simulated time [default: 30; a replay: the whole log, or its first SECONDS].")
 @click.option("--warmup", type=Finite(0, 3600), default=0, show_default=True,
@@ -82,7 +86,8 @@ class Seconds(click.ParamType):
                    "to this directory; implies --curve; needs matplotlib (the plots extra).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout, clients, rate, keepalive, think,
-            requests_per_connection, gap, crowd, service, access_log, log_format, speed, cpu_fraction, cores, timeout, seconds, warmup, seed, per_worker_mib,
+            requests_per_connection, gap, crowd, service, access_log, log_format, speed, cpu_fraction, cores, timeout,
+            syn_schedule, seconds, warmup, seed, per_worker_mib,
             per_process_mib, httpd_version, versus, compare, curve, plot_dir, fmt):
     """Predict what an MPM section does under a workload: throughput, latency percentiles,
     errors, processes over time and peak memory, from a model of httpd's MPMs in simulated time
@@ -91,6 +96,7 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
     from apachetune.config.conditions import Version
     from apachetune.errors import UsageError
     from apachetune.simulate import simulate
+    from apachetune.simulate.syn import SynSchedule
     from apachetune.simulate.workload import ServiceTime, Workload
     from apachetune.validate.section import load_directives
 
@@ -109,7 +115,8 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
         raise UsageError("--warmup must be shorter than --seconds")
     workload = Workload(service_time, clients=clients, rate=rate, keepalive=keepalive, think=think,
                         requests_per_connection=requests_per_connection, gap=gap, crowd=crowd, timeout=timeout,
-                        cpu_fraction=cpu_fraction, replay=replay, replay_source=source)
+                        cpu_fraction=cpu_fraction, replay=replay, replay_source=source,
+                        syn=SynSchedule.parse(syn_schedule))
     memory = None if per_worker_mib is None else (per_process_mib, per_worker_mib)
     if compare and versus:
         raise UsageError("--compare and --versus: one comparison at a time")

@@ -1,8 +1,9 @@
 """The clients, as load generators and browsers behave:
 
 - a new connection carries its first request; a SYN that finds the accept queue full is dropped
-  and Linux sends it again after 1, 2, 4, 8, 16 and 32 s (initial RTO 1 s, doubling,
-  tcp_syn_retries 6): the 1 s, 3 s, 7 s steps in the latency of an overflowing server;
+  and the client's kernel sends it again on its schedule (syn.py: this machine's by default;
+  1, 3, 7 s steps in an overflowing server's latency with Linux before 6.5, 1, 2, 3, 4, 5, 7 s
+  since), and gives up after the last retransmission's timeout;
 - a request not answered within the workload's timeout is given up: an error, and the client
   starts again on a new connection;
 - a connection the server closed is noticed at the next request, which then opens a new one."""
@@ -15,9 +16,8 @@ from collections.abc import Callable
 from apachetune.simulate.clock import Clock
 from apachetune.simulate.server import CLOSED, Conn, Server
 from apachetune.simulate.stats import Stats
+from apachetune.simulate.syn import this_machine
 from apachetune.simulate.workload import Workload
-
-SYN_RETRIES = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
 
 
 class Client:
@@ -49,9 +49,14 @@ class Client:
         if self.server.connect(conn):
             return
         self.stats.events["SYN dropped (accept queue full)"] += 1
-        if attempt < len(SYN_RETRIES):
-            self.clock.after(SYN_RETRIES[attempt], self._syn, conn, attempt + 1)
-        else:
+        gaps = (self.workload.syn or this_machine()).gaps
+        if attempt < len(gaps) - 1:
+            self.clock.after(gaps[attempt], self._syn, conn, attempt + 1)
+        else:  # the last retransmission dropped too: the kernel gives up after one more timeout
+            self.clock.after(gaps[-1], self._connect_expired, conn)
+
+    def _connect_expired(self, conn: Conn) -> None:
+        if conn.state != CLOSED and conn is self.conn:
             self._give_up("connect timeout")
 
     def _arm_timeout(self) -> None:

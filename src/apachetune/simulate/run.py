@@ -90,7 +90,8 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     rng = random.Random(seed)
     clock, stats = Clock(), Stats(warmup=warmup)
     if backlog is None:
-        backlog = min(int(section.get("ListenBacklog", 511)), somaxconn())  # type: ignore[call-overload]
+        # Linux queues one connection more than listen()'s backlog (sk_acceptq_is_full: ">")
+        backlog = min(int(section.get("ListenBacklog", 511)), somaxconn()) + 1  # type: ignore[call-overload]
     cpu = Processors(clock, cores or os.cpu_count() or 1) if workload.cpu_fraction else None
     server = Server(clock, mpm, section, workload.service, rng, stats, backlog, version, cpu, workload.cpu_fraction)
     parent = Parent(clock, server, mpm, section, stats, spawn_delay, memory)

@@ -16,7 +16,8 @@ needs them:
   clients reconnect to another process (every 2.4.x: "kill'em all");
 - MaxKeepAliveRequests ends a connection after that many requests (0: never).
 
-Not modelled: lingering close, the network. (CPU contention is cpu.py's, when the workload
+Lingering close only as far as a client that closes at once (LINGER); not modelled: a client
+that keeps its side open (httpd then lingers up to 2 s), the network. (CPU contention is cpu.py's, when the workload
 has a CPU part.)"""
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ if TYPE_CHECKING:
     from apachetune.simulate.clients import Client
 
 BACKLOG, READING, SERVING, PARKED, QUEUED, CLOSED = range(6)
+
+
+LINGER = 1e-4  # seconds from a response to the client's FIN, on loopback
 
 
 class Conn:
@@ -213,7 +217,13 @@ class Server:
         if keep:
             self.clock.after(self.keepalive_timeout, self._keepalive_expired, conn, conn.token)
         conn.client.response(conn, keep)
-        if not keep:
+        if not keep and not self.event:
+            # Lingering close: prefork's and worker's worker waits for the client's FIN before it
+            # accepts again, so a client that reconnects at once finds the accept queue as full
+            # as it was (on real httpd it does: the slot goes to a client retrying its SYN).
+            # event's listener lingers for its workers.
+            self.clock.after(LINGER, self._release, conn)
+        elif not keep:
             self._release(conn)
         elif self.event:
             self._worker_free(p)

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 
 from apachetune.errors import UsageError
+from apachetune.simulate.syn import SynSchedule
 
 _DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(ms|s|us|µs)?\s*$")
 _UNITS = {None: 1.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6}
@@ -109,6 +110,7 @@ class Workload:
     replay: tuple[tuple[float, float | None], ...] = ()  # (offset s, logged service s or None)
     replay_source: str = ""
     replay_spread: bool = True  # spread the requests of a logged second over it (False: offsets exact)
+    syn: SynSchedule | None = None  # the clients' kernel resending a dropped SYN (None: this machine's)
 
     def __post_init__(self) -> None:
         if self.clients < 0 or self.rate < 0 or self.crowd < 0 or self.think < 0 or self.gap < 0:

@@ -1,0 +1,83 @@
+"""When a client's kernel sends a SYN again, after the server's full accept queue dropped it.
+
+A dropped SYN is not an error the client sees: its kernel sends it again after the retransmission
+timeout, and the request's latency jumps by that much. The schedule depends on the client's
+kernel, and it changed twice in Linux:
+- RFC 1122's initial timeout of 3 s, doubling (3, 6, 12 ... s): the 3 s and 9 s steps of the
+  ab runs published before 2011;
+- RFC 6298's 1 s, doubling (1, 2, 4 ... s: steps at 1, 3, 7, 15 s), `tcp_syn_retries` 6;
+- since Linux 6.5, `tcp_syn_linear_timeouts` (default 4): the first retransmissions 1 s apart,
+  then doubling (1, 1, 1, 1, 1, 2, 4 s: steps at 1, 2, 3, 4, 5, 7 s, given up at 11 s).
+The default is this machine's (validate's clients run here); `--syn-schedule` names another.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from apachetune.errors import UsageError
+
+PROC = Path("/proc/sys/net/ipv4")
+
+
+@dataclass(frozen=True)
+class SynSchedule:
+    """`gaps`: seconds before each retransmission of a dropped SYN, then, last, how long after
+    the final one the client gives up (connect timeout)."""
+
+    gaps: tuple[float, ...]
+    label: str
+
+    @classmethod
+    def linux(cls, initial: float = 1.0, retries: int = 6, linear: int = 0, label: str = "") -> SynSchedule:
+        # tcp_retransmit_timer on a SYN_SENT socket: the timeout stays `initial` for the first
+        # `linear` retransmissions, then doubles (the first doubling from `initial` itself).
+        gaps = tuple(initial if i <= linear + 1 else initial * 2 ** (i - linear - 1) for i in range(1, retries + 2))
+        return cls(gaps, label or f"initial {initial:g} s, {linear} linear, {retries} retries")
+
+    @classmethod
+    def parse(cls, text: str) -> SynSchedule:
+        presets = {
+            "machine": this_machine,
+            "linux": lambda: cls.linux(1.0, 6, 0, "Linux 1 s doubling (RFC 6298, before 6.5)"),
+            "linux-6.5": lambda: cls.linux(1.0, 6, 4, "Linux 6.5+ (4 linear timeouts)"),
+            "rfc1122": lambda: cls.linux(3.0, 5, 0, "3 s doubling (RFC 1122, Linux before 2011)"),
+        }
+        if text in presets:
+            return presets[text]()
+        try:
+            gaps = tuple(float(x) for x in text.split(","))
+        except ValueError:
+            raise UsageError(f"--syn-schedule {text!r}: expected {', '.join(presets)} or seconds between "
+                             "retransmissions, e.g. 1,2,4,8") from None
+        if not gaps or any(not 0 < g <= 600 for g in gaps):
+            raise UsageError(f"--syn-schedule {text!r}: each gap must be above 0 and at most 600 s")
+        return cls(gaps, "retransmissions after " + ", ".join(f"{g:g}" for g in gaps) + " s")
+
+    def steps(self) -> list[float]:
+        """When each retransmission is sent, seconds after the first SYN."""
+        out, t = [], 0.0
+        for gap in self.gaps[:-1]:
+            t += gap
+            out.append(t)
+        return out
+
+
+def _read_int(name: str) -> int | None:
+    try:
+        return int((PROC / name).read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+@lru_cache(maxsize=1)
+def this_machine() -> SynSchedule:
+    """This kernel's schedule: tcp_syn_retries and tcp_syn_linear_timeouts (absent before 6.5)."""
+    retries = _read_int("tcp_syn_retries")
+    linear = _read_int("tcp_syn_linear_timeouts")
+    schedule = SynSchedule.linux(1.0, 6 if retries is None else max(1, min(retries, 127)),
+                                 0 if linear is None else max(0, linear))
+    steps = ", ".join(f"{s:g}" for s in schedule.steps()[:6])
+    return SynSchedule(schedule.gaps, f"this machine's (retransmissions at {steps} s)")
