@@ -50,9 +50,13 @@ def main() -> int:
                     ok = all(x["passed"] for x in v.values())
                     cells += 1
                     passed += ok
-                    rows.append(f"| {target} | {mpm} | {label} | {case} | {v['throughput']['predicted']} / "
-                                f"{v['throughput']['measured']} | {v['p99']['predicted']} / {v['p99']['measured']} | "
-                                f"{'pass' if ok else 'FAIL'} |")
+                    if "spawn ramp" in v:  # the cold burst: the pool's process counts, exactly
+                        ramp = v["spawn ramp"]
+                        cell = f"cold burst, spawn ramp | – | processes {ramp['predicted']} / {ramp['measured']}"
+                    else:
+                        cell = (f"{case} | {v['throughput']['predicted']} / {v['throughput']['measured']} | "
+                                f"{v['p99']['predicted']} / {v['p99']['measured']}")
+                    rows.append(f"| {target} | {mpm} | {label} | {cell} | {'pass' if ok else 'FAIL'} |")
                     print(rows[-1], flush=True)
     text = (f"## Simulation against the servers\n\n`make bench` → `benchmarks/simulate_grid_bench.py`: "
             f"`validate --plan simulate` on {', '.join(targets)}, {cells} cells, {passed} passed (throughput "
