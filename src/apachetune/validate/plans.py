@@ -47,6 +47,7 @@ from apachetune.errors import UsageError
 from apachetune.mpm.connections import connection_limit, stall
 from apachetune.sizing import model
 from apachetune.sizing.facts import HttpdFacts, measure_httpd
+from apachetune.validate.cpu_share import OthersCpu
 from apachetune.validate.load import (
     IdleClients,
     LoadResult,
@@ -148,10 +149,13 @@ def sweep(run: PlanRun) -> None:
         best = 0.0
         half: list[dict] = []
         top: list[dict] = []
+        others = OthersCpu(target.pids)  # over the steps at and beyond MaxRequestWorkers
         for factor in (0.5, 1.0, 1.5, 2.0):
             c = max(1, int(mrw * factor))
             progress(f"sweep: {c} connections")
             first = len(sampler.samples)
+            if factor == 1.0:
+                others.start()
             if setup.use_wrk is not False and wrk_available():
                 pt = {"plan": "sweep", "x": c, **wrk_closed_loop(target.host, target.port, path, c,
                                                                  setup.duration)}
@@ -164,12 +168,14 @@ def sweep(run: PlanRun) -> None:
             top = sampler.samples[first:]
             if factor >= 1.0:
                 best = max(best, pt["throughput_rps"])
+        others.stop()
     report.samples += sampler.samples
-    err = abs(best - capacity) / capacity
-    report.verdicts.append(Verdict(
-        "saturation throughput", round(capacity, 1), round(best, 1), "req/s", err <= 0.15,
-        f"MaxRequestWorkers {mrw} / {lone_s * 1000:.1f} ms, what a lone request takes here (service time "
-        f"given: {setup.service_ms:g} ms); off by {err:.0%}"))
+    verdict, note = saturation_verdict(capacity, best, f"MaxRequestWorkers {mrw} / {lone_s * 1000:.1f} ms, what a "
+                                       f"lone request takes here (service time given: {setup.service_ms:g} ms)",
+                                       others.share)
+    report.verdicts.append(verdict)
+    if note:
+        report.notes.append(note)
     peak = sampler.peak_pss_mib
     # Connections held beyond the workers at the top step, counted (event can park them up to
     # its connection limit, but closes them whenever a pass finds every worker busy: 377 of 800
@@ -283,6 +289,23 @@ def _beside_crowd(run: PlanRun, crowd: int, measure: Callable[[], LoadResult]) -
     with IdleClients(run.target.host, run.target.port, crowd):
         return measure()
 
+
+OTHERS_CPU_LIMIT = 0.15  # beyond this share of the CPUs taken by others, a short saturation is not judged
+
+
+def saturation_verdict(capacity: float, best: float, why: str, others_share: float) -> tuple[Verdict, str | None]:
+    """The saturation verdict (within 15%), and a note when it is not judged: short of the
+    prediction while other processes took more than OTHERS_CPU_LIMIT of the CPUs says nothing of
+    the pool (event measured 6,666 against 7,957 req/s beside the rest of the suite; 3 in 3 alone)."""
+    err = abs(best - capacity) / capacity
+    passed: bool | None = err <= 0.15
+    note = None
+    if not passed and others_share > OTHERS_CPU_LIMIT:
+        passed = None
+        note = (f"saturation not judged: other processes took {others_share:.0%} of the CPUs during the top "
+                f"steps ({best:.0f} req/s measured, {capacity:.0f} predicted)")
+    detail = f"{why}; off by {err:.0%}; other processes took {others_share:.0%} of the CPUs meanwhile"
+    return Verdict("saturation throughput", round(capacity, 1), round(best, 1), "req/s", passed, detail), note
 
 OPEN_LOOP_MAX_RATE = 800.0  # new connections a second the simulate plan's open loop offers at most
 

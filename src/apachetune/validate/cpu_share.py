@@ -1,0 +1,84 @@
+"""How much of the machine's CPU other processes took while a load step ran.
+
+A saturation verdict compares the throughput a pool should reach with what it reached; when
+something else on the machine (another test's servers, a build, a CPU hog) takes the CPUs the
+server and its client need, the measurement says nothing about the pool. The meter reads the
+machine's busy CPU time (/proc/stat through psutil) and the CPU time of the server's processes
+and of this process with its children (the load client, wrk), before and after; what is left is
+the others' share of the CPUs over the window. The server's processes are looked at every
+quarter second, so one that exits during the window is still counted.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+import psutil
+
+
+def _busy_seconds() -> float:
+    t = psutil.cpu_times()
+    idle = t.idle + getattr(t, "iowait", 0.0)
+    return sum(t) - idle - getattr(t, "guest", 0.0) - getattr(t, "guest_nice", 0.0)
+
+
+def _own_seconds() -> float:
+    t = psutil.Process().cpu_times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+class OthersCpu:
+    """with OthersCpu(pids) as meter: ... then meter.share: the others' share of all CPUs."""
+
+    def __init__(self, pids: Callable[[], list[int]], interval: float = 0.25):
+        self._pids, self._interval = pids, interval
+        self._first: dict[int, float] = {}
+        self._last: dict[int, float] = {}
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._started = False
+        self.share = 0.0
+
+    def _look(self) -> None:
+        for pid in self._pids():
+            try:
+                t = psutil.Process(pid).cpu_times()
+            except psutil.Error:
+                continue
+            seconds = t.user + t.system
+            self._first.setdefault(pid, 0.0 if self._started else seconds)  # born in the window: all of it
+            self._last[pid] = seconds
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self._interval):
+            self._look()
+
+    def __enter__(self) -> OthersCpu:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> OthersCpu:
+        self._started = False
+        self._look()
+        self._started = True
+        self._wall, self._busy, self._own = time.monotonic(), _busy_seconds(), _own_seconds()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Ends the window and sets `share` (nothing if it never started, or already ended)."""
+        if self._thread is None or self._stop.is_set():
+            return
+        self._stop.set()
+        self._thread.join()
+        self._look()
+        wall = time.monotonic() - self._wall
+        busy = _busy_seconds() - self._busy
+        ours = _own_seconds() - self._own + sum(self._last[p] - self._first.get(p, 0.0) for p in self._last)
+        cpus = psutil.cpu_count() or 1
+        self.share = max(0.0, busy - ours) / max(1e-9, wall * cpus)

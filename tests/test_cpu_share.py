@@ -1,0 +1,54 @@
+"""The others' share of the CPUs during a load step, and the saturation verdict it qualifies."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import psutil
+
+from apachetune.validate.cpu_share import OthersCpu
+from apachetune.validate.plans import OTHERS_CPU_LIMIT, saturation_verdict
+
+BUSY = "import time\nend = time.process_time() + 0.8\nwhile time.process_time() < end: pass\n"
+
+
+def test_a_busy_process_counts_as_ours_or_as_another_s():
+    """Two meters over the same window, one counting the busy process as the server's: they
+    differ by that process's CPU, whatever else the machine did meanwhile."""
+    hog = subprocess.Popen([sys.executable, "-c", BUSY])
+    proc = psutil.Process(hog.pid)
+    start = time.monotonic()
+    try:
+        with OthersCpu(lambda: []) as as_other, OthersCpu(lambda: [hog.pid]) as as_ours:
+            # wait for it to finish without reaping it: a reaped child's CPU would join this
+            # process's own (children_user), which both meters count as the server's
+            while proc.status() != psutil.STATUS_ZOMBIE and time.monotonic() - start < 60:
+                time.sleep(0.02)
+        wall = time.monotonic() - start
+        hog.wait(timeout=60)
+    finally:
+        hog.kill()
+    hog_cpu = psutil.Process().cpu_times().children_user + psutil.Process().cpu_times().children_system
+    cpus = psutil.cpu_count() or 1
+    # the hog's CPU (0.8 s and its start-up), as a share of the window's CPUs; the meter that
+    # counts it as the server's last saw it up to a quarter second before it ended
+    assert as_other.share - as_ours.share >= 0.5 * hog_cpu / (wall * cpus)
+    assert as_ours.share >= 0.0
+
+
+def test_a_window_never_started_reads_nothing():
+    meter = OthersCpu(lambda: [])
+    meter.stop()
+    assert meter.share == 0.0
+
+
+def test_the_saturation_verdict_is_not_judged_only_when_short_and_the_cpus_went_elsewhere():
+    ok, note = saturation_verdict(1000, 950, "why", 0.6)
+    assert ok.passed is True and note is None  # a pass is a pass, whatever else ran
+    short, note = saturation_verdict(1000, 700, "why", OTHERS_CPU_LIMIT / 2)
+    assert short.passed is False and note is None  # the machine was ours: the pool fell short
+    busy, note = saturation_verdict(1000, 700, "why", 0.4)
+    assert busy.passed is None and "other processes took 40% of the CPUs" in note
+    assert "off by 30%" in busy.detail
