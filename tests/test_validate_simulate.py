@@ -120,7 +120,9 @@ def _judged(results):
 
     runs = iter(results)
     report = ValidationReport(setup=None)
-    run = SimpleNamespace(setup=SimpleNamespace(mpm="worker"), report=report)
+    status = {"BusyWorkers": "0", "IdleWorkers": "10"}  # the pool read before each run: 2 processes of 5
+    run = SimpleNamespace(setup=SimpleNamespace(mpm="worker", threads_per_child=5), report=report,
+                          target=SimpleNamespace(status=lambda: status))
     section = {"ServerLimit": 2, "ThreadsPerChild": 5, "ThreadLimit": 5, "MaxRequestWorkers": 10,
                "StartServers": 2, "MinSpareThreads": 10, "MaxSpareThreads": 20}
 

@@ -135,6 +135,7 @@ class CrowdClient(Client):
     def __init__(self, clock: Clock, server: Server, stats: Stats, workload: Workload):
         super().__init__(clock, server, stats, workload)
         self.keepalive = True
+        self.service = workload.crowd_service  # None: a request of the workload's
         self.on_answer: Callable[[], None] | None = None  # told of the first answer (the crowd forming)
 
     def answered(self, keep: bool) -> None:

@@ -105,6 +105,7 @@ class Workload:
     gap: float = 0.0
     crowd: int = 0
     crowd_returns: bool = True  # a crowd client whose connection the server closes comes back at once
+    crowd_service: float | None = None  # seconds a crowd client's request takes (None: `service`'s)
     timeout: float = 30.0
     cpu_fraction: float = 0.0
     replay: tuple[tuple[float, float | None], ...] = ()  # (offset s, logged service s or None)
