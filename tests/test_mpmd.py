@@ -266,9 +266,11 @@ def test_event_closes_keepalive_connections_when_every_worker_is_busy(kind):
     for mpm in ("event", "worker"):
         with make_target(kind, mpm, conf) as t:
             time.sleep(1.2)
-            r = closed_loop(t.host, t.port, "/app/sleep?ms=50", 16, 1.5)
+            # 3 s: under a CPU hog on both cores the Python client may keep only a few requests in
+            # flight for a while (1.5 s once saw no keep-alive request meet four busy workers)
+            r = closed_loop(t.host, t.port, "/app/sleep?ms=50", 16, 3.0)
             resets[mpm] = sum(r.errors.values())
-            assert r.ok > 60  # capacity 80 req/s
+            assert r.ok > 120  # capacity 80 req/s
             if kind == "mpmd" and mpm == "event":
                 assert int(t.status()["ConnsClosedBusy"]) >= resets[mpm] > 0
     assert resets["event"] > 0 and resets["worker"] == 0, resets
