@@ -49,8 +49,12 @@ def test_syn_retry_steps_on_httpd_are_the_simulations(tmp_path):
     with make_target("httpd", "prefork", SECTION) as t:
         time.sleep(1.5)
         tsv = tmp_path / "ab.tsv"
-        run = subprocess.run(["ab", "-c", "10", "-n", "200", "-g", str(tsv), f"http://{t.host}:{t.port}/app/sleep?ms=370"],
-                             capture_output=True, text=True, timeout=300)
+        # -s 120: a connection whose handshake's last ACK met a full queue waits for its own data
+        # retransmissions (0.2, 0.4, 0.8 ... s), and one such request took 39 s; ab's default 30 s
+        # wait for any socket event then ended the run (seen once in CI)
+        run = subprocess.run(["ab", "-s", "120", "-c", "10", "-n", "200", "-g", str(tsv),
+                              f"http://{t.host}:{t.port}/app/sleep?ms=370"], capture_output=True, text=True,
+                             timeout=400)
     assert run.returncode == 0, run.stderr
     lines = tsv.read_text().splitlines()[1:]
     real = [int(line.split("\t")[4]) / 1000 for line in lines]
