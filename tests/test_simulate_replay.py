@@ -115,6 +115,7 @@ def test_cli_replay_and_drawn_service_times(tmp_path):
 
 @pytest.mark.parametrize("argv, message", [
     (["--speed", "2", "--clients", "5"], "--speed replays an --access-log faster; there is none"),
+    (["--access-log", "{log}", "--rate", "5", "--speed", "2"], "there is none to replay"),  # drawn from, not replayed
     (["--access-log", "{log}", "--curve"], "--curve and --plot vary --clients or --rate"),
     (["--access-log", "{log}", "--rate", "5"], "no response times in it (the LogFormat needs %D or %T"),
     (["--access-log", "{empty}"], "no line with a [dd/Mon/yyyy:hh:mm:ss zone] timestamp"),
@@ -126,3 +127,22 @@ def test_cli_refuses_a_replay_it_cannot_do_in_one_line(tmp_path, argv, message):
     res = CliRunner().invoke(cli, ["simulate", *[a.format(**paths) for a in argv]])
     assert res.exit_code == 2, res.output
     assert message in res.output and "Traceback" not in res.output
+
+
+def test_cli_syn_schedule_moves_the_steps_of_an_overflowing_queue(tmp_path):
+    """--syn-schedule on the command line: RFC 1122's 3 s retries put an overflowing queue's
+    slow requests past 3 s, where Linux 6.5's 1 s retries bring most of them in before."""
+    conf = tmp_path / "q.conf"
+    conf.write_text("StartServers 2\nMinSpareServers 2\nMaxSpareServers 2\nServerLimit 2\nMaxRequestWorkers 2\n"
+                    "KeepAlive Off\nListenBacklog 1\n")
+
+    def p99(schedule: str) -> float:
+        res = CliRunner().invoke(cli, ["simulate", str(conf), "--mpm", "prefork", "--clients", "10",
+                                       "--service", "lognormal:371ms:0.05", "--seconds", "120",
+                                       "--syn-schedule", schedule, "--format", "json"])
+        assert res.exit_code == 0, res.output
+        return json.loads(res.output)["latency_ms"]["p99"]
+
+    assert p99("rfc1122") > 1.5 * p99("linux-6.5")
+    res = CliRunner().invoke(cli, ["simulate", "--clients", "5", "--syn-schedule", "fast"])
+    assert res.exit_code == 2 and "--syn-schedule 'fast': expected machine, linux" in res.output

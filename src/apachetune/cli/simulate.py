@@ -103,20 +103,21 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
     service_time = ServiceTime.parse(service)
     replay: tuple[tuple[float, float | None], ...] = ()
     source = ""
+    if speed != 1 and (not access_log or clients or rate):
+        raise UsageError("--speed replays an --access-log faster; there is none to replay")
     if access_log:
-        service_time, replay, source, seconds = _from_log(access_log, log_format, speed, service_time,
-                                                          bool(clients or rate), seconds, timeout)
+        service_time, replay, source = _from_log(access_log, log_format, speed, service_time, bool(clients or rate),
+                                                 seconds)
         if replay and (curve or plot_dir):
             raise UsageError("--curve and --plot vary --clients or --rate; a replay has neither (try --speed)")
-    elif speed != 1:
-        raise UsageError("--speed replays an --access-log faster; there is none")
-    seconds = 30.0 if seconds is None else seconds
-    if warmup >= seconds:
-        raise UsageError("--warmup must be shorter than --seconds")
     workload = Workload(service_time, clients=clients, rate=rate, keepalive=keepalive, think=think,
                         requests_per_connection=requests_per_connection, gap=gap, crowd=crowd, timeout=timeout,
                         cpu_fraction=cpu_fraction, replay=replay, replay_source=source,
                         syn=SynSchedule.parse(syn_schedule))
+    # a replay runs until its last request is answered or given up
+    seconds = workload.replay_horizon() if replay else 30.0 if seconds is None else seconds
+    if warmup >= seconds:
+        raise UsageError("--warmup must be shorter than --seconds")
     memory = None if per_worker_mib is None else (per_process_mib, per_worker_mib)
     if compare and versus:
         raise UsageError("--compare and --versus: one comparison at a time")
@@ -161,9 +162,9 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
         click.echo(f"wrote {path}")
 
 
-def _from_log(path, log_format, speed, service_time, synthetic, seconds, timeout):
-    """(service time, replayed requests, their source, simulated seconds) from an access log:
-    with a synthetic load (--clients, --rate) only the log's response times are used."""
+def _from_log(path, log_format, speed, service_time, synthetic, seconds):
+    """(service time, replayed requests, their source) from an access log: with a synthetic load
+    (--clients, --rate) only the log's response times are used."""
     from apachetune.errors import UsageError
     from apachetune.simulate.workload import ServiceTime
     from apachetune.sizing.workload import logged_requests
@@ -174,13 +175,9 @@ def _from_log(path, log_format, speed, service_time, synthetic, seconds, timeout
         if not logged.timed:
             raise UsageError(f"--access-log {path}: no response times in it (the LogFormat needs %D or %T; "
                              f"--log-format is {log_format!r})")
-        return ServiceTime.empirical(logged.timed), (), "", seconds
+        return ServiceTime.empirical(logged.timed), (), ""
     replay = tuple((t / speed, d) for t, d in zip(logged.arrivals, logged.durations, strict=True))
-    span = logged.span / speed
-    # until the last request is answered or given up (SYN retries, then the client's timeout)
-    horizon = span + 1 + timeout + 63 if seconds is None else seconds + timeout + 63
-    label = path if speed == 1 else f"{path} at {speed:g}x"
-    return service_time, replay, label, horizon
+    return service_time, replay, path if speed == 1 else f"{path} at {speed:g}x"
 
 
 def _curves(results, workload, seconds, seed, cores, by_version):

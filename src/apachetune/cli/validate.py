@@ -11,7 +11,7 @@ from apachetune.cli.options import MPM_CHOICE
 from apachetune.cli.params import Finite
 from apachetune.console import out
 from apachetune.report.validation import print_validation
-from apachetune.validate.plans import DEFAULT_PLANS, PLANS
+from apachetune.validate.plans import DEFAULT_PLANS, PLANS, REPLAY_SECONDS
 from apachetune.validate.report import check_report_dir, write_report
 from apachetune.validate.results import ValidationSetup
 from apachetune.validate.run import run_plans
@@ -89,7 +89,7 @@ def command(mpm, target, config, max_request_workers, threads_per_child, keepali
 
         if "simulate" not in plans:
             raise UsageError("--access-log is replayed by the simulate plan: add --plan simulate")
-        logged_requests(access_log, log_format, 30.0)  # a log it cannot replay is refused before any server starts
+        logged_requests(access_log, log_format, REPLAY_SECONDS)  # refused before any server starts
     if after_config:
         from apachetune.validate.run import before_after
 

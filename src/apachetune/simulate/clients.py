@@ -16,7 +16,6 @@ from collections.abc import Callable
 from apachetune.simulate.clock import Clock
 from apachetune.simulate.server import CLOSED, Conn, Server
 from apachetune.simulate.stats import Stats
-from apachetune.simulate.syn import this_machine
 from apachetune.simulate.workload import Workload
 
 
@@ -49,7 +48,7 @@ class Client:
         if self.server.connect(conn):
             return
         self.stats.events["SYN dropped (accept queue full)"] += 1
-        gaps = (self.workload.syn or this_machine()).gaps
+        gaps = self.workload.syn_schedule().gaps
         if attempt < len(gaps) - 1:
             self.clock.after(gaps[attempt], self._syn, conn, attempt + 1)
         else:  # the last retransmission dropped too: the kernel gives up after one more timeout

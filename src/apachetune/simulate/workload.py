@@ -8,7 +8,8 @@ import re
 from dataclasses import dataclass
 
 from apachetune.errors import UsageError
-from apachetune.simulate.syn import SynSchedule
+from apachetune.simulate.stats import percentile
+from apachetune.simulate.syn import SynSchedule, this_machine
 
 _DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(ms|s|us|µs)?\s*$")
 _UNITS = {None: 1.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6}
@@ -75,7 +76,7 @@ class ServiceTime:
         ms = f"{self.mean * 1000:g} ms"
         if self.kind == "empirical":
             ordered = sorted(self.samples)
-            p99 = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
+            p99 = percentile(ordered, 0.99)
             return (f"as logged ({len(ordered):,} response times, mean {self.mean * 1000:.3g} ms, "
                     f"p99 {p99 * 1000:.3g} ms)")
         return {"fixed": ms, "exp": f"exponential, mean {ms}"}.get(
@@ -125,6 +126,15 @@ class Workload:
             raise UsageError("--timeout must be above 0")
         if not 0 <= self.cpu_fraction <= 1:
             raise UsageError("--cpu-fraction must be between 0 and 1")
+
+    def syn_schedule(self) -> SynSchedule:
+        """When the clients' kernel sends a dropped SYN again: `syn`, else this machine's."""
+        return self.syn or this_machine()
+
+    def replay_horizon(self) -> float:
+        """Simulated seconds a replay can need: its last request (spread over its second), then a
+        client that gives up on it, after its SYN retransmissions and its timeout."""
+        return self.replay[-1][0] + 1 + sum(self.syn_schedule().gaps) + self.timeout
 
     def label(self) -> str:
         ka = "keep-alive" if self.keepalive else "a connection per request"

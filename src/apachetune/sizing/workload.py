@@ -74,10 +74,13 @@ class LoggedRequests:
     """An access log's requests: when each was received (seconds after the first), how long
     httpd took on it (None when the LogFormat has no %D or %T), and what the log covers."""
 
-    arrivals: tuple[float, ...]
+    arrivals: tuple[float, ...]  # sorted, the first at 0
     durations: tuple[float | None, ...]
-    span: float  # seconds from the first request to the last
-    source: str
+
+    @property
+    def span(self) -> float:
+        """Seconds from the first request to the last."""
+        return self.arrivals[-1]
 
     @property
     def timed(self) -> list[float]:
@@ -120,8 +123,7 @@ def logged_requests(path: str, log_format: str = "combined", seconds: float | No
     start = stamps[0][0]
     if seconds is not None:
         stamps = [s for s in stamps if s[0] - start < seconds]
-    return LoggedRequests(tuple(s[0] - start for s in stamps), tuple(s[1] for s in stamps),
-                          stamps[-1][0] - start, f"access log {path}")
+    return LoggedRequests(tuple(s[0] - start for s in stamps), tuple(s[1] for s in stamps))
 
 
 def from_access_log(path: str, log_format: str = "combined") -> LoadSample:

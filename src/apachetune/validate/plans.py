@@ -108,8 +108,7 @@ def warm_up(run: PlanRun) -> str:
     start = time.monotonic()
     workers = 0
     while True:
-        st = target.status()
-        workers = int(st.get("BusyWorkers", 0) or 0) + int(st.get("IdleWorkers", 0) or 0)
+        workers = _workers_running(target)
         elapsed = time.monotonic() - start
         if workers >= mrw or elapsed >= WARM_UP_LIMIT_S:
             break
@@ -401,15 +400,18 @@ def _replay_case(run: PlanRun, lone_s: float) -> tuple[str, Callable[[], LoadRes
     workload = Workload(ServiceTime("fixed", lone_s), replay=tuple((t, ms / 1000 + overhead) for t, ms in jobs),
                         replay_spread=False, replay_source=setup.access_log)
     label = f"replay of {setup.access_log}: {len(jobs)} requests over {span:.1f} s"
-    return (label, lambda: replay(target.host, target.port, "/app/sleep", jobs),
-            workload, span + 1 + 10 + 63)  # the horizon: the last request, its timeout, SYN retries
+    return label, lambda: replay(target.host, target.port, "/app/sleep", jobs), workload, workload.replay_horizon()
+
+
+def _workers_running(target: Target) -> int:
+    """Busy and idle workers on the server's status page."""
+    st = target.status()
+    return int(st.get("BusyWorkers", 0) or 0) + int(st.get("IdleWorkers", 0) or 0)
 
 
 def _running_processes(run: PlanRun) -> int:
-    """The server's processes now, from its status page (workers running / ThreadsPerChild)."""
-    st = run.target.status()
-    running = int(st.get("BusyWorkers", 0) or 0) + int(st.get("IdleWorkers", 0) or 0)
-    return max(1, -(-running // run.setup.threads_per_child))
+    """The server's processes now: its workers running / ThreadsPerChild."""
+    return max(1, -(-_workers_running(run.target) // run.setup.threads_per_child))
 
 
 def _judge_simulated(run: PlanRun, label: str, measure: Callable[[], LoadResult], workload: Workload,
