@@ -26,7 +26,9 @@ HEAVY = ("rich", "lark", "yaml", "psutil")
 
 def _modules_loaded_by(*argv: str) -> set[str]:
     """The heavy libraries a run of `apachetune ARGV` imports (in a fresh interpreter)."""
-    code = ("import sys\nfrom apachetune.cli import main\nsys.argv = ['apachetune', *sys.argv[1:]]\n"
+    # (a short-lived command leaves with os._exit, apachetune.cli._leave: kept from it here)
+    code = ("import sys\nimport apachetune.cli\nfrom apachetune.cli import main\n"
+            "apachetune.cli._leave = lambda code: None\nsys.argv = ['apachetune', *sys.argv[1:]]\n"
             "try:\n    main()\nexcept SystemExit:\n    pass\n"
             f"print(sorted(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)\n")
     proc = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=60)
@@ -46,3 +48,23 @@ def test_help_lists_every_command_with_its_summary():
     for name, (_module, summary) in COMMANDS.items():
         assert f"{name}  " in out and summary in out
         assert CliRunner().invoke(cli, [name, "--help"]).exit_code == 0
+
+
+def test_short_lived_command_leaves_with_its_whole_output_and_exit_code(tmp_path):
+    """lint exits through os._exit (apachetune.cli._leave): what it printed is flushed first, and
+    the exit code is the command's (1: a finding at the failing severity; 2: unreadable)."""
+    import json
+
+    conf = tmp_path / "httpd.conf"
+    vhosts = "".join(f"<VirtualHost *:80>\n  ServerName s{i}.example\n  Bogus{i} on\n</VirtualHost>\n"
+                     for i in range(300))
+    conf.write_text("LoadModule mpm_event_module modules/mod_mpm_event.so\nListen 80\n" + vhosts)
+    argv = [sys.executable, "-m", "apachetune", "lint", str(conf), "--format", "json", "--httpd-version", "2.4.71"]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120,
+                          env={**__import__("os").environ, "APACHETUNE_NO_CACHE": "1"})
+    report = json.loads(proc.stdout)  # the whole report, not a truncated buffer
+    assert sum(f["rule"] == "AT501" for f in report["findings"]) == 300
+    assert proc.returncode == 1
+    conf.write_text("<VirtualHost *:80>\n")
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr

@@ -141,8 +141,9 @@ def test_replay_loads_neither_lark_nor_yaml_nor_rich(tree, monkeypatch):
 
     monkeypatch.setenv("WORKERS", "400")
     monkeypatch.setenv("APACHETUNE_NO_CACHE", "0")
-    code = ("import sys\nfrom apachetune.cli import main\nsys.argv = ['apachetune', *sys.argv[1:]]\n"
-            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+    code = ("import sys\nimport apachetune.cli\nfrom apachetune.cli import main\n"
+            "apachetune.cli._leave = lambda code: None  # (not os._exit: the modules are asked after)\n"
+            "sys.argv = ['apachetune', *sys.argv[1:]]\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
             "print(sorted(m for m in ('lark', 'yaml', 'rich') if m in sys.modules), file=sys.stderr)\n")
     argv = [sys.executable, "-c", code, "lint", str(tree / "httpd.conf"), "--httpd-version", "2.4.71"]
     first = subprocess.run(argv, capture_output=True, text=True, timeout=120)

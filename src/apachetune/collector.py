@@ -22,3 +22,21 @@ def paused() -> Iterator[None]:
     finally:
         if collecting:
             gc.enable()
+
+
+# A command that reports and exits hands what it built to the kernel (apachetune.cli._leave)
+# instead of freeing it object by object; these references keep it alive until then.
+_kept: list[object] = []
+_keeping = False
+
+
+def keep_until_exit() -> None:
+    """From now on `keep` holds on to what it is given (the CLI of a short-lived command only:
+    a library caller's objects are freed as usual)."""
+    global _keeping
+    _keeping = True
+
+
+def keep(obj: object) -> None:
+    if _keeping:
+        _kept.append(obj)

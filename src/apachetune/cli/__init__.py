@@ -14,7 +14,7 @@ import sys
 
 import click
 
-from apachetune import __version__
+from apachetune import __version__, collector
 from apachetune.errors import ApachetuneError
 
 
@@ -111,12 +111,37 @@ def main() -> None:
     # task instead, and on Python 3.11 a client's asyncio.wait_for can swallow that cancellation
     # (validate then ran on to its end and exited 0 after SIGINT, once in the suite).
     signal.signal(signal.SIGINT, _interrupt)
-    if len(sys.argv) > 1 and sys.argv[1] in SHORT_LIVED:
+    short_lived = len(sys.argv) > 1 and sys.argv[1] in SHORT_LIVED
+    if short_lived:
         gc.disable()
+        collector.keep_until_exit()
     try:
         _run()
+    except SystemExit as e:
+        if short_lived:
+            _leave(e.code)
+        raise
     finally:
         gc.freeze()  # the interpreter's last collection at exit then has nothing to walk
+
+
+def _leave(code: object) -> None:
+    """Exit a short-lived command without tearing down what it built: freeing a 50,000-line tree
+    object by object took 0.05 s of a 0.3 s lint, memory the kernel takes back at once. Output is
+    flushed first; nothing of ours waits for atexit (temporary directories are `with` blocks)."""
+    if code is None:
+        status = 0
+    elif isinstance(code, int):
+        status = code
+    else:  # sys.exit("message"): printed as the interpreter would
+        print(code, file=sys.stderr)
+        status = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (BrokenPipeError, ValueError):  # the reader left (`| head`), or already closed
+            pass
+    os._exit(status)
 
 
 def _stop_leftover_children() -> None:

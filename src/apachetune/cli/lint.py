@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from apachetune import collector
 from apachetune.cli.options import (
     httpd_version_or_installed,
     main_file,
@@ -122,6 +123,7 @@ def _lint(file, fmt, fail_on, config_path, rules, cpus, keepalive_clients, do_fi
             return None, 0
     else:
         result = lint(file, options)
+    collector.keep(result)  # freed by the kernel at exit, not object by object (cli._leave)
     return FORMATS[fmt](result), exit_code(result, fail_on or settings.fail_on or "error")
 
 

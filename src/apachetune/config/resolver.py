@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -126,6 +127,7 @@ class _State:
         self.missing_modules: list[tuple[str, str, Position]] = []  # LoadModule of a missing file
         self.generated: set[str] = set()  # pseudo-files of macro expansions (not on disk)
         self.stack: list[str] = []  # files being read (cycle detection)
+        self.real_dirs: dict[str, str] = {}  # directory -> its realpath, resolved once
         self.planned = frozenset(opts.overlay)  # files read from the overlay (some not on disk yet)
         self._loaded: LoadedModules | None = None  # the modules loaded so far, asked (None: one was added)
 
@@ -171,6 +173,21 @@ class _State:
         return os.path.join(root, path.lstrip(os.sep))
 
 
+def _real_path(path: str, real_dirs: dict[str, str]) -> str:
+    """os.path.realpath(path), its directory's resolved once: a thousand vhost files in one
+    directory cost one lstat each instead of one per path component (a tenth of a resolve)."""
+    head, tail = os.path.split(path)
+    try:
+        if not tail or tail in (".", "..") or stat.S_ISLNK(os.lstat(path).st_mode):
+            return os.path.realpath(path)
+    except OSError:
+        return os.path.realpath(path)
+    real_dir = real_dirs.get(head)
+    if real_dir is None:
+        real_dir = real_dirs[head] = os.path.realpath(head)
+    return os.path.join(real_dir, tail)
+
+
 def _module_id(name: str) -> str:
     return name if name.endswith("_module") or name.endswith(".c") else f"{name}_module"
 
@@ -200,7 +217,7 @@ class Resolver:
 
     def read_file(self, path: str, chain: Chain, by: Position | None) -> list[Item]:
         st = self.st
-        real = os.path.realpath(path)
+        real = _real_path(path, st.real_dirs)
         if real in st.stack:
             cycle = " -> ".join([*st.stack[st.stack.index(real):], real])
             raise ResolveError(f"Include cycle: {cycle}", by)

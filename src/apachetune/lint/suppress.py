@@ -12,6 +12,7 @@ import re
 from apachetune.config.tree import Comment, ConfigFile, Directive, Section
 
 _DIRECTIVE = re.compile(r"#\s*apachetune:\s*(disable|disable-file)\s*=\s*([A-Za-z0-9_,.\- ]+)")
+_MARK = re.compile(r"#\s*apachetune:")  # a file without it has no suppression: not walked
 
 
 class Suppressions:
@@ -20,6 +21,8 @@ class Suppressions:
         self.by_file: dict[str, set[str]] = {}
 
     def add_file(self, cf: ConfigFile) -> None:
+        if _MARK.search(cf.text) is None:
+            return
         pending: set[str] = set()
         for node in cf.walk():
             if isinstance(node, Comment):
