@@ -128,32 +128,23 @@ typedef struct {
     PyObject *file;  /* the file name, shared by every node */
 } source;
 
-/* Positions repeat from field to field (a node's end is the next one's start, end_line is
- * usually line, content_start often start): one int object for the recent ones saves some
- * 60 bytes a line. CPython caches the small ones (to 256) itself. Reset by each parse. */
-#define RECENT 8
-static PyObject *recent[RECENT];
-static Py_ssize_t recent_value[RECENT];
-static int recent_next;
+/* Positions repeat: from field to field (a node's end is the next one's start, end_line is
+ * usually line, content_start often start) and from file to file (a thousand vhost files made
+ * from one template have the same offsets and line numbers). Every value below SHARED is one
+ * int object for the whole process (at most 64 Ki of them, 2 MiB, made as values are first
+ * seen): with a distinct int per field, ints were a sixth of a tree. CPython caches 0..256. */
+#define SHARED 65536
+static PyObject *shared[SHARED];
 
 static PyObject *num(Py_ssize_t value) {
-    if (value <= 256)
+    if (value < 0 || value >= SHARED)
         return PyLong_FromSsize_t(value);
-    for (int i = 0; i < RECENT; i++)
-        if (recent[i] != NULL && recent_value[i] == value)
-            return Py_NewRef(recent[i]);
-    PyObject *obj = PyLong_FromSsize_t(value);
-    if (obj != NULL) {
-        Py_XSETREF(recent[recent_next], Py_NewRef(obj));
-        recent_value[recent_next] = value;
-        recent_next = (recent_next + 1) % RECENT;
+    if (shared[value] == NULL) {
+        shared[value] = PyLong_FromSsize_t(value);
+        if (shared[value] == NULL)
+            return NULL;
     }
-    return obj;
-}
-
-static void forget_recent(void) {
-    for (int i = 0; i < RECENT; i++)
-        Py_CLEAR(recent[i]);
+    return Py_NewRef(shared[value]);
 }
 
 /* A new node of `kind` with Node's fields set; the caller sets the rest. */
@@ -586,7 +577,6 @@ static PyObject *parse(PyObject *self, PyObject *args) {
     if (rc == OK && st.depth)
         rc = BAIL;  /* a section open at the end of the file: an error, or a conditional */
     PyMem_Free(st.levels);
-    forget_recent();
     if (rc != OK) {
         Py_DECREF(top);
         if (rc == FAIL)
