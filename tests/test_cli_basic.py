@@ -1,3 +1,4 @@
+import os
 import subprocess
 import sys
 
@@ -61,7 +62,7 @@ def test_short_lived_command_leaves_with_its_whole_output_and_exit_code(tmp_path
     conf.write_text("LoadModule mpm_event_module modules/mod_mpm_event.so\nListen 80\n" + vhosts)
     argv = [sys.executable, "-m", "apachetune", "lint", str(conf), "--format", "json", "--httpd-version", "2.4.71"]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=120,
-                          env={**__import__("os").environ, "APACHETUNE_NO_CACHE": "1"})
+                          env={**os.environ, "APACHETUNE_NO_CACHE": "1"})
     report = json.loads(proc.stdout)  # the whole report, not a truncated buffer
     assert sum(f["rule"] == "AT501" for f in report["findings"]) == 300
     assert proc.returncode == 1

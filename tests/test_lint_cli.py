@@ -104,6 +104,9 @@ def test_inline_suppression(tmp_path):
     assert "AT108" not in [f["rule"] for f in lint_json(conf, "--mpm", "event")[1]["findings"]]
     conf.write_text("# apachetune: disable-file=AT108\nThreadsPerChild 30\nMaxRequestWorkers 400\n")
     assert "AT108" not in [f["rule"] for f in lint_json(conf, "--mpm", "event")[1]["findings"]]
+    # a comment continued over two lines (httpd joins a trailing backslash's line, comments too)
+    conf.write_text("ThreadsPerChild 30\n# apache\\\ntune: disable=AT108\nMaxRequestWorkers 400\n")
+    assert "AT108" not in [f["rule"] for f in lint_json(conf, "--mpm", "event")[1]["findings"]]
 
 
 def test_settings_file_disables_and_overrides(tmp_path):

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import re
 
+from apachetune.config.parser import _CONTINUATION
 from apachetune.config.tree import Comment, ConfigFile, Directive, Section
 
 _DIRECTIVE = re.compile(r"#\s*apachetune:\s*(disable|disable-file)\s*=\s*([A-Za-z0-9_,.\- ]+)")
-_MARK = re.compile(r"#\s*apachetune:")  # a file without it has no suppression: not walked
+_MARK = re.compile(r"#\s*apachetune:")
 
 
 class Suppressions:
@@ -21,7 +22,10 @@ class Suppressions:
         self.by_file: dict[str, set[str]] = {}
 
     def add_file(self, cf: ConfigFile) -> None:
-        if _MARK.search(cf.text) is None:
+        # A file whose text has no mark has no suppression and is not walked. A comment's text
+        # is its logical line (continuations joined, as httpd reads it), so they are joined here too.
+        text = _CONTINUATION.sub("", cf.text) if "\\" in cf.text else cf.text
+        if _MARK.search(text) is None:
             return
         pending: set[str] = set()
         for node in cf.walk():

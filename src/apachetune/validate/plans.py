@@ -306,6 +306,7 @@ def saturation_verdict(capacity: float, best: float, why: str, others_share: flo
     detail = f"{why}; off by {err:.0%}; other processes took {others_share:.0%} of the CPUs meanwhile"
     return Verdict("saturation throughput", round(capacity, 1), round(best, 1), "req/s", passed, detail), note
 
+
 # What the idle clients' one request (/index.html, IdleClients) takes: they form the crowd in a
 # few milliseconds, not in a service time each (with 250 ms requests, 10 of them took 2.5 s in the
 # simulation, and prefork reaped two idle children meanwhile: 34.7 req/s predicted, 39.8 measured)
