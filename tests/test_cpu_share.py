@@ -37,6 +37,9 @@ def test_a_busy_process_counts_as_ours_or_as_another_s():
     # counts it as the server's last saw it up to a quarter second before it ended
     assert as_other.share - as_ours.share >= 0.5 * hog_cpu / (wall * cpus)
     assert as_ours.share >= 0.0
+    # the window's totals: the server's CPU is the hog's (as last seen), none for the other meter
+    assert as_ours.server >= 0.5 * hog_cpu and as_other.server == 0.0
+    assert as_ours.wall > 0 and as_ours.busy >= 0.5 * hog_cpu
 
 
 def test_a_window_never_started_reads_nothing():

@@ -144,7 +144,7 @@ def test_peak_memory_matches_the_sizing_model_on_mpmd(mpm):
     assert mem["passed"], mem
     assert 32 <= mem["predicted"] <= 40 and mem["measured"] >= 0.85 * 32, mem
     processes = "8 processes" if mpm == "prefork" else "2 processes"  # ceil(8 / ThreadsPerChild 4)
-    assert processes in mem["detail"] and "busy at half load" in mem["detail"], mem
+    assert processes in mem["detail"] and "busy under load" in mem["detail"], mem
     assert code == 0
 
 
@@ -174,7 +174,7 @@ def test_peak_memory_matches_the_sizing_model_on_httpd(mpm):
     if mpm == "event":  # the bound for event; prefork's busy sample under a CPU hog
         # catches fewer workers holding their block (12% seen), within the verdict's 15% + 1 MiB
         assert abs(mem["measured"] - mem["predicted"]) <= 0.10 * mem["predicted"], mem
-    assert "busy at half load" in mem["detail"], mem
+    assert "busy under load" in mem["detail"], mem
 
 
 def _facts(per_worker, per_process, parent=1.0):
@@ -198,7 +198,7 @@ def test_memory_verdict_formula():
     assert "application memory included" in v.detail
     # Measured under load: the idle worker plus what a busy one held beyond it at half load.
     v = memory_verdict(setup, _facts(0.5, 2.0), 40.0, busy_extra=3.0)
-    assert v.predicted == 42.0 and "busy at half load" in v.detail  # 1 + 3 x 2 + 10 x (0.5 + 3)
+    assert v.predicted == 42.0 and "busy under load" in v.detail  # 1 + 3 x 2 + 10 x (0.5 + 3)
     # An idle server that could not be measured: measured only, nothing to judge.
     v = memory_verdict(setup, "idle server not measured: no children", 12.0)
     assert v.passed is None and v.predicted is None and v.measured == 12.0

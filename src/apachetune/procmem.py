@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 import psutil
 
@@ -30,10 +31,42 @@ def process_memory(proc: psutil.Process) -> ProcessMemory:
     return ProcessMemory(info.rss / MIB, getattr(info, "pss", info.uss) / MIB, info.uss / MIB)
 
 
+def _rollup_kib(pid: int) -> tuple[int, int] | None:
+    """PSS and USS (KiB) from /proc/PID/smaps_rollup, the figures psutil reads there (USS: the
+    Private_* lines), asked only where the kernel has the file (Linux 4.14+): (0, 0) for a
+    process that is gone, None for one that cannot be read (psutil says why)."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
+            text = f.read()
+    except (FileNotFoundError, ProcessLookupError):
+        return 0, 0
+    except OSError:
+        return None
+    pss = uss = 0
+    for line in text.split(b"\n"):
+        if line.startswith(b"Pss:"):
+            pss += int(line.split()[1])
+        elif line.startswith(b"Private_"):
+            uss += int(line.split()[1])
+    return pss, uss
+
+
+_HAS_ROLLUP = Path("/proc/self/smaps_rollup").exists()
+
+
 def total_pss_uss(pids: Iterable[int]) -> tuple[float, float]:
-    """Sum of PSS and USS (MiB) over `pids`; processes that exit meanwhile count 0."""
+    """Sum of PSS and USS (MiB) over `pids`; processes that exit meanwhile count 0.
+
+    Read straight from smaps_rollup where there is one: a validation run looks at every process
+    ten times a second while the server is CPU-bound, and psutil's way (a Process object, its
+    stat file, then the rollup) cost twice the CPU taken from the server under test."""
     pss = uss = 0.0
     for pid in pids:
+        kib = _rollup_kib(pid) if _HAS_ROLLUP else None
+        if kib is not None:
+            pss += kib[0] / 1024
+            uss += kib[1] / 1024
+            continue
         try:
             m = process_memory(psutil.Process(pid))
         except psutil.Error:

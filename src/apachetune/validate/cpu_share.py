@@ -24,9 +24,11 @@ def _busy_seconds() -> float:
     return sum(t) - idle - getattr(t, "guest", 0.0) - getattr(t, "guest_nice", 0.0)
 
 
-def _own_seconds() -> float:
+def _own_seconds() -> tuple[float, float]:
+    """This process's CPU time (the watcher's threads, an asyncio client) and its reaped
+    children's (wrk)."""
     t = psutil.Process().cpu_times()
-    return t.user + t.system + t.children_user + t.children_system
+    return t.user + t.system, t.children_user + t.children_system
 
 
 class OthersCpu:
@@ -40,6 +42,9 @@ class OthersCpu:
         self._thread: threading.Thread | None = None
         self._started = False
         self.share = 0.0
+        # The window's totals, in CPU seconds, once stopped: the machine's busy time, the
+        # server's processes' part of it, this process's and its children's
+        self.wall = self.busy = self.server = self.own = self.children = 0.0
 
     def _look(self) -> None:
         for pid in self._pids():
@@ -79,6 +84,12 @@ class OthersCpu:
         self._look()
         wall = time.monotonic() - self._wall
         busy = _busy_seconds() - self._busy
-        ours = _own_seconds() - self._own + sum(self._last[p] - self._first.get(p, 0.0) for p in self._last)
-        cpus = psutil.cpu_count() or 1
-        self.share = max(0.0, busy - ours) / max(1e-9, wall * cpus)
+        server = sum(self._last[p] - self._first.get(p, 0.0) for p in self._last)
+        own, children = (now - then for now, then in zip(_own_seconds(), self._own, strict=True))
+        self.share = max(0.0, busy - own - children - server) / max(1e-9, wall * cpus())
+        self.wall, self.busy, self.server, self.own, self.children = wall, busy, server, own, children
+
+
+def cpus() -> int:
+    """The CPUs /proc/stat's busy time is spread over."""
+    return psutil.cpu_count() or 1

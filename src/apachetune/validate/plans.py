@@ -19,7 +19,8 @@ its choices from; adding a plan is adding a function here and a line to the tabl
   block; the peak PSS of the target's processes during the sweep must be within 15% (+ 1 MiB)
   of the sizing model's prediction: the idle server measured as `apachetune size` does
   (facts.measure_httpd), plus what a busy worker held beyond an idle one in the sweep's first
-  step (half of MaxRequestWorkers busy), extrapolated to every worker busy (model.peak_memory);
+  two steps (half, then all of MaxRequestWorkers busy; the highest), for every worker busy
+  (model.peak_memory);
   per worker replaced by --per-worker-mb when given.
 - simulate: the simulator (apachetune simulate) judged against the target: first the spawn
   ramp (2 x MaxRequestWorkers clients on the pool as started: the process counts it stays at
@@ -47,7 +48,7 @@ from apachetune.errors import UsageError
 from apachetune.mpm.connections import connection_limit, stall
 from apachetune.sizing import model
 from apachetune.sizing.facts import HttpdFacts, measure_httpd
-from apachetune.validate.cpu_share import OthersCpu
+from apachetune.validate.cpu_share import OthersCpu, cpus
 from apachetune.validate.load import (
     IdleClients,
     LoadResult,
@@ -134,44 +135,44 @@ def sweep(run: PlanRun) -> None:
     """Closed loop at 0.5x, 1x, 1.5x, 2x MaxRequestWorkers, once the pool has grown (warm_up):
     saturation and peak memory."""
     setup, target, report, progress = run.setup, run.target, run.report, run.progress
-    mrw, path = run.mrw, run.path
+    mrw = run.mrw
     report.notes.append(warm_up(run))
     # Saturation is MaxRequestWorkers over what a request really takes here, so that the verdict
     # judges the pool and not the guess of the service time (the sweep keeps its connections).
     lone_s = lone_request_s(run, keepalive=True)
-    capacity = mrw / lone_s
     idle = idle_facts(target, setup)
     # The idle server's PSS from the same look as its per-worker figure (a threaded child's
     # arena keeps or gives back a freed block: two looks could see two states).
     idle_pss = None if isinstance(idle, str) else idle.parent_pss_mib + sum(c.pss_mib for c in idle.children)
     with Sampler(target) as sampler:
-        best = 0.0
+        best = half_rps = 0.0
+        half_driver = None
         half: list[dict] = []
+        full: list[dict] = []
         top: list[dict] = []
+        half_cpu = OthersCpu(target.pids)  # what a request costs the machine, below saturation
         others = OthersCpu(target.pids)  # over the steps at and beyond MaxRequestWorkers
         for factor in (0.5, 1.0, 1.5, 2.0):
             c = max(1, int(mrw * factor))
             progress(f"sweep: {c} connections")
             first = len(sampler.samples)
-            if factor == 1.0:
-                others.start()
-            if setup.use_wrk is not False and wrk_available():
-                pt = {"plan": "sweep", "x": c, **wrk_closed_loop(target.host, target.port, path, c,
-                                                                 setup.duration)}
-            else:
-                pt = {**point("sweep", c, closed_loop(target.host, target.port, path, c, setup.duration)),
-                      "driver": "asyncio"}
+            if factor in (0.5, 1.0):
+                (half_cpu if factor == 0.5 else others).start()
+            pt = _sweep_step(run, c)
+            half_cpu.stop()
             report.points.append(pt)
             if factor == 0.5:
                 half = sampler.samples[first:]
+                half_rps, half_driver = pt["throughput_rps"], pt.get("driver")
+            if factor == 1.0:
+                full = sampler.samples[first:]
             top = sampler.samples[first:]
             if factor >= 1.0:
                 best = max(best, pt["throughput_rps"])
         others.stop()
     report.samples += sampler.samples
-    verdict, note = saturation_verdict(capacity, best, f"MaxRequestWorkers {mrw} / {lone_s * 1000:.1f} ms, what a "
-                                       f"lone request takes here (service time given: {setup.service_ms:g} ms)",
-                                       others.share)
+    capacity, why = _saturation_bound(mrw, lone_s, setup.service_ms, half_cpu, half_rps, half_driver == "asyncio")
+    verdict, note = saturation_verdict(capacity, best, why, others.share)
     report.verdicts.append(verdict)
     if note:
         report.notes.append(note)
@@ -188,9 +189,46 @@ def sweep(run: PlanRun) -> None:
     process_mib = 0.0 if isinstance(idle, str) else setup.threads_per_child * idle.per_worker_mib
     idle_children = None if isinstance(idle, str) else len(idle.children)
     per_connection = connection_mib(target, setup, idle_pss, idle_children, process_mib) if held else None
-    busy = busy_worker_mib(half, idle_pss, mrw // 4, idle_children, process_mib)
+    busy = busy_worker_mib(half + full, idle_pss, mrw // 4, idle_children, process_mib)
     report.verdicts.append(memory_verdict(setup, idle, peak, busy,
                                           held if per_connection is not None else 0, per_connection or 0.0))
+
+
+def _sweep_step(run: PlanRun, c: int) -> dict:
+    """One closed-loop step of the sweep: wrk when there is one, else the asyncio client."""
+    setup, target = run.setup, run.target
+    if setup.use_wrk is not False and wrk_available():
+        return {"plan": "sweep", "x": c, **wrk_closed_loop(target.host, target.port, run.path, c, setup.duration)}
+    return {**point("sweep", c, closed_loop(target.host, target.port, run.path, c, setup.duration)),
+            "driver": "asyncio"}
+
+
+def _saturation_bound(mrw: int, lone_s: float, service_ms: float, half: OthersCpu, half_rps: float,
+                      client_in_process: bool = False) -> tuple[float, str]:
+    """What the sweep should reach, and why: MaxRequestWorkers over what a lone request takes
+    here, or what the CPUs can carry when that is less. Measured at half load, below
+    saturation: the server's and the load client's CPU time per request (wrk, or this
+    process's when the client is the asyncio one), and the CPUs everything else took meanwhile
+    (the watcher, which reads every process's memory ten times a second whatever the rate,
+    other processes); the CPUs left over the per-request time is what the top steps can serve.
+    httpd worker running mod_lua on 2 CPUs: 236 us a request in the server, a pool of 7,868
+    req/s, the CPUs' bound 6,350; measured 6,910."""
+    pool = mrw / lone_s
+    why = (f"MaxRequestWorkers {mrw} / {lone_s * 1000:.1f} ms, what a lone request takes here (service time "
+           f"given: {service_ms:g} ms)")
+    client = half.own if client_in_process else half.children
+    if half.wall <= 0 or half_rps <= 0 or half.server + client <= 0:
+        return pool, why
+    per_request = (half.server + client) / half.wall / half_rps
+    fixed = max(0.0, half.busy - half.server - client) / half.wall
+    bound = max(0.0, cpus() - fixed) / per_request
+    cpu_why = (f"{cpus()} CPUs less {fixed:.2f} taken by the rest (watcher, other processes), over "
+               f"{per_request * 1e6:.0f} us of CPU a request at half load (server "
+               f"{half.server / half.wall / half_rps * 1e6:.0f} us, client {client / half.wall / half_rps * 1e6:.0f})"
+               f" = {bound:.0f} req/s")
+    if bound < pool:
+        return bound, f"the CPUs: {cpu_why}, below the pool's {why} = {pool:.0f}"
+    return pool, f"{why}; the CPUs would carry more: {cpu_why}"
 
 
 def static(run: PlanRun) -> None:
@@ -615,8 +653,11 @@ def busy_worker_mib(samples: list[dict], idle_pss: float | None, min_busy: int =
     """What a busy worker holds beyond an idle one, sampled under load as `apachetune size
     --sample` samples a live server: the server's PSS above its idle PSS, per busy worker
     (the status page's BusyWorkers, less the one serving the status request), the highest seen
-    in the samples of the sweep's first step (half of MaxRequestWorkers busy), as `size` keeps
-    the highest figure: a worker between two requests counts as busy but holds nothing, so
+    in the samples of the sweep's first two steps (half, then all of MaxRequestWorkers busy), as
+    `size` keeps the highest figure. Both steps: on a threaded MPM what a busy worker holds grows
+    with the busy threads of its process (httpd event, mod_lua: 0.01 MiB a busy worker at half
+    load, 0.05 with every worker busy, the peak 33% over a half-load prediction). And the
+    highest: a worker between two requests counts as busy but holds nothing, so
     lower samples understate. Whatever the application allocates and however it allocates it
     is in this figure; None without a sample with a busy worker.
 
@@ -660,7 +701,7 @@ def memory_verdict(setup: ValidationSetup, idle: HttpdFacts | str, peak: float,
 
     Per worker: --per-worker-mb when given (a worker measured under load by apachetune size,
     application memory included); else the idle worker plus what a busy worker was measured
-    to hold beyond it at half load (`busy_extra`); else, unmeasured, the idle worker plus
+    to hold beyond it under load (`busy_extra`); else, unmeasured, the idle worker plus
     --app-kb."""
     name, unit = "peak memory at full concurrency", "MiB PSS"
     if isinstance(idle, str):
@@ -678,7 +719,7 @@ def memory_verdict(setup: ValidationSetup, idle: HttpdFacts | str, peak: float,
         # what the most loaded idle one does, so the high figure stays the floor.
         mean = _mean_idle_worker(idle, tpc)
         per_worker, extra = (mean, busy_extra) if mean + busy_extra > idle.per_worker_mib else (idle.per_worker_mib, 0.0)
-        source = "measured idle + busy at half load"
+        source = "measured idle + busy under load"
     else:
         per_worker, extra, source = idle.per_worker_mib, setup.app_kb / 1024, "measured idle + --app-kb"
     predicted = model.peak_memory(mrw, per_worker + extra, idle.parent_pss_mib, per_process, tpc,

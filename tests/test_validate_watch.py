@@ -1,0 +1,117 @@
+"""What validate's watcher reads while the server is under load, read cheaply and read right:
+the connections the server holds, its processes, their memory, and the CPU bound of the sweep."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from types import SimpleNamespace
+
+import psutil
+import pytest
+
+from apachetune.procmem import process_memory, total_pss_uss
+from apachetune.validate.cpu_share import cpus
+from apachetune.validate.plans import _saturation_bound
+from apachetune.validate.sampler import established
+from apachetune.validate.targets import Target
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+
+
+def _settled(read, want, seconds: float = 5.0):
+    """The value once it equals `want` (the kernel files the accepted sockets as it goes), or
+    the last one read."""
+    end = time.monotonic() + seconds
+    value = read()
+    while value != want and time.monotonic() < end:
+        time.sleep(0.02)
+        value = read()
+    return value
+
+
+def test_established_counts_the_connections_taken_from_the_queue_not_those_waiting_in_it():
+    """This process plays the server: what it accepted it holds; the rest wait in its queue."""
+    me = [os.getpid()]
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    port = listener.getsockname()[1]
+    clients, taken = [], []
+    try:
+        for _ in range(7):
+            clients.append(socket.create_connection(("127.0.0.1", port)))
+        assert _settled(lambda: established(port, me), 0) == 0  # seven queued, none taken
+        for _ in range(3):
+            taken.append(listener.accept()[0])
+        assert _settled(lambda: established(port, me), 3) == 3
+        taken.pop().close()  # the server closes one: no longer held
+        assert _settled(lambda: established(port, me), 2) == 2
+        assert established(port, []) == 0  # held by no process of the server's
+    finally:
+        for s in clients + taken:
+            s.close()
+        listener.close()
+
+
+def test_memory_read_from_the_rollup_is_what_psutil_reads():
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        _settled(lambda: psutil.Process(sleeper.pid).status(), psutil.STATUS_SLEEPING)
+        fast = total_pss_uss([sleeper.pid])
+        m = process_memory(psutil.Process(sleeper.pid))
+        assert fast == pytest.approx((m.pss_mib, m.uss_mib), abs=0.05)  # asleep: nothing moves
+        assert fast[1] > 1.0
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert total_pss_uss([sleeper.pid]) == (0.0, 0.0)  # gone: counts nothing
+
+
+def test_a_target_s_processes_are_its_descendants():
+    script = "sleep 60 & sleep 60 & (sleep 60 & wait) & wait"
+    parent = subprocess.Popen(["sh", "-c", script])
+    target = Target()
+    target.proc = parent  # type: ignore[attr-defined]
+    try:
+        tree = psutil.Process(parent.pid)
+        # sh, two sleeps, the subshell and its sleep, once all are forked
+        assert _settled(lambda: len(tree.children(recursive=True)), 4) == 4
+        want = sorted([parent.pid] + [c.pid for c in tree.children(recursive=True)])
+        assert sorted(target.pids()) == want
+    finally:
+        for p in psutil.Process(parent.pid).children(recursive=True):
+            p.kill()
+        parent.kill()
+        parent.wait()
+    assert target.pids() == []
+
+
+def test_the_sweep_expects_what_the_cpus_can_carry_when_that_is_less_than_the_pool():
+    # httpd worker with mod_lua, at half load: 3,900 req/s for 4 s, the server 236 us a request,
+    # wrk 30 us, and the watcher and the rest 0.2 CPUs
+    def half(server_us: float, client_us: float, rest: float, asyncio: bool = False) -> SimpleNamespace:
+        server, client = 4.0 * 3900 * server_us * 1e-6, 4.0 * 3900 * client_us * 1e-6
+        return SimpleNamespace(wall=4.0, busy=server + client + 4.0 * rest, server=server,
+                               own=client if asyncio else 0.05, children=0.0 if asyncio else client)
+
+    pool = 400 / 0.0506
+    capacity, why = _saturation_bound(400, 0.0506, 50, half(236, 30, 0.2), 3900)  # type: ignore[arg-type]
+    assert capacity == pytest.approx(min(pool, (cpus() - 0.2) / 266e-6))
+    if capacity < pool:
+        assert why.startswith("the CPUs:") and "less 0.20 taken by the rest" in why
+        assert "266 us of CPU a request at half load (server 236 us, client 30)" in why
+    # the asyncio client runs in this process: its CPU is the client's
+    assert _saturation_bound(400, 0.0506, 50, half(236, 30, 0.2, asyncio=True), 3900,  # type: ignore[arg-type]
+                             client_in_process=True)[0] == pytest.approx(capacity)
+    # cheap requests: the pool is the bound, and the CPUs' figure is still shown
+    capacity, why = _saturation_bound(400, 0.0506, 50, half(20, 10, 0.1), 3900)  # type: ignore[arg-type]
+    assert capacity == pytest.approx(pool)
+    assert why.startswith("MaxRequestWorkers 400 / 50.6 ms") and "the CPUs would carry more" in why
+    # no measurement of the half step: the pool alone
+    capacity, why = _saturation_bound(400, 0.0506, 50, SimpleNamespace(wall=0.0, busy=0.0, server=0.0, own=0.0,  # type: ignore[arg-type]
+                                                                       children=0.0), 0.0)
+    assert capacity == pytest.approx(pool) and "CPU" not in why
