@@ -92,21 +92,27 @@ def test_a_target_s_processes_are_its_descendants():
 
 def test_the_sweep_expects_what_the_cpus_can_carry_when_that_is_less_than_the_pool():
     # httpd worker with mod_lua, at half load: 3,900 req/s for 4 s, the server 236 us a request,
-    # wrk 30 us, and the watcher and the rest 0.2 CPUs
-    def half(server_us: float, client_us: float, rest: float, asyncio: bool = False) -> SimpleNamespace:
+    # wrk 30 us, the watcher 0.2 CPUs, and other processes `others` CPUs
+    def half(server_us: float, client_us: float, watcher: float, others: float = 0.0,
+             asyncio: bool = False) -> SimpleNamespace:
         server, client = 4.0 * 3900 * server_us * 1e-6, 4.0 * 3900 * client_us * 1e-6
-        return SimpleNamespace(wall=4.0, busy=server + client + 4.0 * rest, server=server,
-                               own=client if asyncio else 0.05, children=0.0 if asyncio else client)
+        return SimpleNamespace(wall=4.0, busy=server + client + 4.0 * (watcher + others), server=server,
+                               own=client if asyncio else 4.0 * watcher, children=0.0 if asyncio else client)
 
     pool = 400 / 0.0506
     capacity, why = _saturation_bound(400, 0.0506, 50, half(236, 30, 0.2), 3900)  # type: ignore[arg-type]
     assert capacity == pytest.approx(min(pool, (cpus() - 0.2) / 266e-6))
     if capacity < pool:
-        assert why.startswith("the CPUs:") and "less 0.20 taken by the rest" in why
+        assert why.startswith("the CPUs:") and "less 0.20 for the watcher" in why
         assert "266 us of CPU a request at half load (server 236 us, client 30)" in why
-    # the asyncio client runs in this process: its CPU is the client's
-    assert _saturation_bound(400, 0.0506, 50, half(236, 30, 0.2, asyncio=True), 3900,  # type: ignore[arg-type]
-                             client_in_process=True)[0] == pytest.approx(capacity)
+    # other processes do not lower the bound: a hog yields as the server asks for more
+    assert _saturation_bound(400, 0.0506, 50, half(236, 30, 0.2, others=1.9), 3900)[0] == pytest.approx(capacity)  # type: ignore[arg-type]
+    # the asyncio client runs in this process: its CPU is the client's (the watcher's with it)
+    assert _saturation_bound(400, 0.0506, 50, half(236, 30, 0.0, asyncio=True), 3900,  # type: ignore[arg-type]
+                             client_in_process=True)[0] == pytest.approx(min(pool, cpus() / 266e-6))
+    # a CPU-starved half step never predicts nothing
+    starved = _saturation_bound(4, 0.05, 50, half(236, 30, 5.0), 3900)[0]  # type: ignore[arg-type]
+    assert starved > 0
     # cheap requests: the pool is the bound, and the CPUs' figure is still shown
     capacity, why = _saturation_bound(400, 0.0506, 50, half(20, 10, 0.1), 3900)  # type: ignore[arg-type]
     assert capacity == pytest.approx(pool)
