@@ -33,7 +33,7 @@ def _mpmd_uncalibrated(monkeypatch):
 # two workers, one such test beside another made four load verdicts fail (48.7 of 80 req/s). The
 # heavy ones take this lock alone, the judging ones share it; a test waits, never fails, for it.
 _CPU_LOCK = os.path.join(tempfile.gettempdir(), f"apachetune-tests-{os.getuid()}.cpu.lock")
-_JUDGES_LOAD = ("test_validate", "test_mpmd", "test_calibration", "test_simulate")
+_JUDGES_LOAD = ("test_validate", "test_mpmd", "test_calibration", "test_simulate", "test_accept_queue")
 
 
 @pytest.fixture(autouse=True)

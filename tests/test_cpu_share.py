@@ -56,3 +56,13 @@ def test_the_saturation_verdict_is_not_judged_only_when_short_and_the_cpus_went_
     busy, note = saturation_verdict(1000, 700, "why", 0.4)
     assert busy.passed is None and "other processes took 40% of the CPUs" in note
     assert "off by 30%" in busy.detail
+
+
+def test_a_cpu_bound_measured_beside_others_is_not_judged_when_it_misses():
+    # the CPU time a request takes, measured at half load while others took 40% of the CPUs
+    over, note = saturation_verdict(5279, 6133, "the CPUs: ...", 0.05, estimate_others=0.4)
+    assert over.passed is None and "took 40% of the CPUs while the CPU time a request takes" in note
+    hit, note = saturation_verdict(5279, 5500, "the CPUs: ...", 0.05, estimate_others=0.4)
+    assert hit.passed is True and note is None  # a pass is a pass
+    alone, note = saturation_verdict(5279, 6133, "the CPUs: ...", 0.05, estimate_others=OTHERS_CPU_LIMIT / 2)
+    assert alone.passed is False and note is None  # measured alone: the estimate was wrong

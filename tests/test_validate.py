@@ -204,19 +204,38 @@ def test_memory_verdict_formula():
     assert v.passed is None and v.predicted is None and v.measured == 12.0
 
 
-def test_the_busy_figure_adds_to_the_idle_looks_mean_worker_and_the_high_one_is_the_floor():
+def test_a_threaded_busy_figure_is_measured_against_every_child_at_the_most_loaded_ones_memory():
     """Two threaded children, one keeping four 8 MiB blocks (8.2 MiB a worker) and one two (4.1):
-    size's high figure is 8.2, the look's mean 6.15. A busy figure measured against that look's
-    total adds to the mean (8.15 + ...); it never brings a worker below the most loaded idle one."""
+    size's high figure is 8.2. The other child takes its blocks back as soon as its workers serve,
+    so a busy worker's extra is measured against the idle total with that child raised to 32.8 MiB
+    of private memory, and adds to the high figure (the blocks are counted once)."""
     from apachetune.sizing.facts import WorkerSample
+    from apachetune.validate.plans import busy_base_pss, busy_worker_mib
 
     children = (WorkerSample(2, 6, 34.0, 34.1, 32.8), WorkerSample(3, 6, 17.0, 17.7, 16.4))
     idle = HttpdFacts(1, "event", children, 1.4, 8.2, 1.3, 4)
+    base = busy_base_pss(idle, 4)
+    assert base == pytest.approx(1.4 + 34.1 + 17.7 + (32.8 - 16.4))
+    # the half step, the second child's blocks back and 3 of its workers busy holding 0.1 MiB more
+    assert busy_worker_mib([{"pss_mib": base + 0.3, "busy": 4}], base, 2) == pytest.approx(0.1)
     setup = ValidationSetup("httpd", "event", {"ThreadsPerChild": 4}, 8, 50, 1, app_kb=4096)
-    # 1.4 + 2 x 1.3 + 8 x 8.2: the high figure, not 8 x (8.2 + 2.0) = 85.6 (the blocks counted twice)
-    assert memory_verdict(setup, idle, 69.9, busy_extra=2.0).predicted == pytest.approx(69.6)
-    # a busy worker that holds more than the most loaded idle one: the mean plus what it holds
-    assert memory_verdict(setup, idle, 90.0, busy_extra=4.0).predicted == pytest.approx(1.4 + 2.6 + 8 * (6.15 + 4.0))
+    # 1.4 + 2 x 1.3 + 8 x (8.2 + 0.1)
+    assert memory_verdict(setup, idle, 69.9, busy_extra=0.1).predicted == pytest.approx(1.4 + 2.6 + 8 * 8.3)
+    # a prefork look is taken as it is: a child is a worker, its PSS the figure
+    pre = HttpdFacts(1, "prefork", children, 1.4, 34.1, 0.0, 1)
+    assert busy_base_pss(pre, 1) == pytest.approx(1.4 + 34.1 + 17.7)
+
+
+def test_a_prefork_busy_figure_adds_to_the_idle_looks_mean_worker_and_the_high_one_is_the_floor():
+    """Prefork children of 34.1 and 17.7 MiB: the busy figure, taken against the look's total,
+    adds to the look's mean child (25.9); never below the most loaded idle child."""
+    from apachetune.sizing.facts import WorkerSample
+
+    children = (WorkerSample(2, 1, 34.0, 34.1, 32.8), WorkerSample(3, 1, 17.0, 17.7, 16.4))
+    idle = HttpdFacts(1, "prefork", children, 1.4, 34.1, 0.0, 1)
+    setup = ValidationSetup("httpd", "prefork", {}, 2, 50, 1, app_kb=4096)
+    assert memory_verdict(setup, idle, 70.0, busy_extra=2.0).predicted == pytest.approx(1.4 + 2 * 34.1)
+    assert memory_verdict(setup, idle, 90.0, busy_extra=10.0).predicted == pytest.approx(1.4 + 2 * (25.9 + 10.0))
 
 
 @pytest.mark.parametrize("mpm", ["prefork", "worker", "event"])

@@ -142,8 +142,11 @@ def sweep(run: PlanRun) -> None:
     lone_s = lone_request_s(run, keepalive=True)
     idle = idle_facts(target, setup)
     # The idle server's PSS from the same look as its per-worker figure (a threaded child's
-    # arena keeps or gives back a freed block: two looks could see two states).
+    # arena keeps or gives back a freed block: two looks could see two states); a busy worker's
+    # extra is measured against that look with every threaded child holding what the most
+    # loaded one holds (busy_base_pss).
     idle_pss = None if isinstance(idle, str) else idle.parent_pss_mib + sum(c.pss_mib for c in idle.children)
+    busy_base = None if isinstance(idle, str) else busy_base_pss(idle, setup.threads_per_child)
     with Sampler(target) as sampler:
         best = half_rps = 0.0
         half_driver = None
@@ -173,8 +176,9 @@ def sweep(run: PlanRun) -> None:
                 best = max(best, pt["throughput_rps"])
         others.stop()
     report.samples += sampler.samples
-    capacity, why = _saturation_bound(mrw, lone_s, setup.service_ms, half_cpu, half_rps, half_driver == "asyncio")
-    verdict, note = saturation_verdict(capacity, best, why, others.share)
+    capacity, why, by_cpus = _saturation_bound(mrw, lone_s, setup.service_ms, half_cpu, half_rps,
+                                               half_driver == "asyncio")
+    verdict, note = saturation_verdict(capacity, best, why, others.share, half_cpu.share if by_cpus else 0.0)
     report.verdicts.append(verdict)
     if note:
         report.notes.append(note)
@@ -191,7 +195,7 @@ def sweep(run: PlanRun) -> None:
     process_mib = 0.0 if isinstance(idle, str) else setup.threads_per_child * idle.per_worker_mib
     idle_children = None if isinstance(idle, str) else len(idle.children)
     per_connection = connection_mib(target, setup, idle_pss, idle_children, process_mib) if held else None
-    busy = busy_worker_mib(half + full, idle_pss, mrw // 4, idle_children, process_mib)
+    busy = busy_worker_mib(half + full, busy_base, mrw // 4, idle_children, process_mib)
     report.verdicts.append(memory_verdict(setup, idle, peak, busy,
                                           held if per_connection is not None else 0, per_connection or 0.0))
 
@@ -206,8 +210,8 @@ def _sweep_step(run: PlanRun, c: int) -> dict:
 
 
 def _saturation_bound(mrw: int, lone_s: float, service_ms: float, half: OthersCpu, half_rps: float,
-                      client_in_process: bool = False) -> tuple[float, str]:
-    """What the sweep should reach, and why: MaxRequestWorkers over what a lone request takes
+                      client_in_process: bool = False) -> tuple[float, str, bool]:
+    """What the sweep should reach, why, and whether the CPUs (not the pool) bound it: MaxRequestWorkers over what a lone request takes
     here, or what the CPUs can carry when that is less. Measured at half load, below
     saturation: the server's and the load client's CPU time per request (wrk's, or this
     process's when the client is the asyncio one), and the watcher's CPU (this process's, which
@@ -224,7 +228,7 @@ def _saturation_bound(mrw: int, lone_s: float, service_ms: float, half: OthersCp
            f"given: {service_ms:g} ms)")
     client = half.own if client_in_process else half.children
     if half.wall <= 0 or half_rps <= 0 or half.server + client <= 0:
-        return pool, why
+        return pool, why, False
     per_request = (half.server + client) / half.wall / half_rps
     watcher = 0.0 if client_in_process else half.own / half.wall
     bound = max(0.5, cpus() - watcher) / per_request
@@ -232,8 +236,8 @@ def _saturation_bound(mrw: int, lone_s: float, service_ms: float, half: OthersCp
                f"request at half load (server {half.server / half.wall / half_rps * 1e6:.0f} us, client "
                f"{client / half.wall / half_rps * 1e6:.0f}) = {bound:.0f} req/s")
     if bound < pool:
-        return bound, f"the CPUs: {cpu_why}, below the pool's {why} = {pool:.0f}"
-    return pool, f"{why}; the CPUs would carry more: {cpu_why}"
+        return bound, f"the CPUs: {cpu_why}, below the pool's {why} = {pool:.0f}", True
+    return pool, f"{why}; the CPUs would carry more: {cpu_why}", False
 
 
 def static(run: PlanRun) -> None:
@@ -335,10 +339,15 @@ def _beside_crowd(run: PlanRun, crowd: int, measure: Callable[[], LoadResult]) -
 OTHERS_CPU_LIMIT = 0.15  # beyond this share of the CPUs taken by others, a short saturation is not judged
 
 
-def saturation_verdict(capacity: float, best: float, why: str, others_share: float) -> tuple[Verdict, str | None]:
+def saturation_verdict(capacity: float, best: float, why: str, others_share: float,
+                       estimate_others: float = 0.0) -> tuple[Verdict, str | None]:
     """The saturation verdict (within 15%), and a note when it is not judged: short of the
     prediction while other processes took more than OTHERS_CPU_LIMIT of the CPUs says nothing of
-    the pool (event measured 6,666 against 7,957 req/s beside the rest of the suite; 3 in 3 alone)."""
+    the pool (event measured 6,666 against 7,957 req/s beside the rest of the suite; 3 in 3 alone);
+    and a prediction from the CPUs' bound, measured at half load while others took more than
+    OTHERS_CPU_LIMIT (`estimate_others`), says little of what the CPUs carry: a neighbour's cache
+    misses raise the CPU time a request takes (httpd worker: 5,279 predicted beside the rest of a
+    clean CI run, 6,133 measured; 6,807 against 6,806 alone)."""
     err = abs(best - capacity) / capacity
     passed: bool | None = err <= 0.15
     note = None
@@ -346,6 +355,10 @@ def saturation_verdict(capacity: float, best: float, why: str, others_share: flo
         passed = None
         note = (f"saturation not judged: other processes took {others_share:.0%} of the CPUs during the top "
                 f"steps ({best:.0f} req/s measured, {capacity:.0f} predicted)")
+    elif not passed and estimate_others > OTHERS_CPU_LIMIT:
+        passed = None
+        note = (f"saturation not judged: other processes took {estimate_others:.0%} of the CPUs while the CPU "
+                f"time a request takes was measured ({best:.0f} req/s measured, {capacity:.0f} predicted)")
     detail = f"{why}; off by {err:.0%}; other processes took {others_share:.0%} of the CPUs meanwhile"
     return Verdict("saturation throughput", round(capacity, 1), round(best, 1), "req/s", passed, detail), note
 
@@ -614,6 +627,13 @@ DEFAULT_PLANS = ("sweep", "keepalive")
 MEMORY_TOLERANCE, MEMORY_SLACK_MIB = 0.15, 1.0
 
 
+# Idle looks, each after its own round of requests: a threaded child's allocator keeps or gives
+# back its freed blocks as a round ends (httpd event, mod_lua, 4 MiB a request: 69.4, 61.6 or
+# 53.7 MiB idle, one look or twenty alike until the next round), so one look can catch a server
+# that gave back what every worker takes again under load.
+IDLE_ROUNDS = 3
+
+
 def idle_facts(target: Target, setup: ValidationSetup) -> HttpdFacts | str:
     """The idle server measured as `apachetune size` measures a live httpd, with the configured
     ThreadsPerChild (mpmd's children have one listener thread besides, httpd's two); a
@@ -622,14 +642,41 @@ def idle_facts(target: Target, setup: ValidationSetup) -> HttpdFacts | str:
     Like a live server's, its workers have served the application first (MaxRequestWorkers
     connections of /app/sleep, a few rounds each), so the figures include what serving a
     request leaves behind (buffers, the allocator's retained heap, a thread's touched stack),
-    not only a freshly forked worker."""
-    closed_loop(target.host, target.port, setup.app_path, setup.max_request_workers,
-                min(2.0, max(0.3, 4 * setup.service_ms / 1000)))
-    time.sleep(setup.service_ms / 1000 + 0.3)  # the requests the client left finish: truly idle
-    try:
-        return measure_httpd(target.parent(), samples=3, interval=0.1, threads_per_child=setup.threads_per_child)
-    except (psutil.Error, UsageError) as e:
-        return f"idle server not measured: {e}"
+    not only a freshly forked worker. Of IDLE_ROUNDS looks, each after a round of requests, the
+    one whose children hold the most private memory on average (USS: a process more or less
+    moves shared pages' PSS between the others, not their USS)."""
+    best: HttpdFacts | None = None
+    s = setup.service_ms / 1000
+    for i in range(IDLE_ROUNDS):
+        seconds = min(2.0, max(0.3, 4 * s)) if i == 0 else min(1.0, max(0.3, 2 * s))
+        closed_loop(target.host, target.port, setup.app_path, setup.max_request_workers, seconds)
+        time.sleep(s + 0.3)  # the requests the client left finish: truly idle
+        try:
+            look = measure_httpd(target.parent(), samples=1, threads_per_child=setup.threads_per_child)
+        except (psutil.Error, UsageError) as e:
+            return f"idle server not measured: {e}"
+        if best is None or _mean_child_uss(look) > _mean_child_uss(best):
+            best = look
+    assert best is not None
+    return best
+
+
+def _mean_child_uss(facts: HttpdFacts) -> float:
+    return sum(c.uss_mib for c in facts.children) / max(1, len(facts.children))
+
+
+def busy_base_pss(idle: HttpdFacts, tpc: int) -> float:
+    """The idle total a busy worker's extra memory is measured against: the idle look's PSS,
+    each threaded child raised to the most loaded one's private memory (idle.per_worker_mib x
+    ThreadsPerChild). A threaded child that gave its allocator's blocks back takes them again
+    as soon as its workers serve, a figure of the process, not of the busy workers: measured
+    against the plain total, one child's 8 MiB came back as 2 MiB for each of 4 busy workers
+    and the prediction was 8 x 2 MiB too high (77.3 against 69.8, 3 runs in 6)."""
+    total = idle.parent_pss_mib + sum(c.pss_mib for c in idle.children)
+    if tpc == 1:
+        return total
+    high = idle.per_worker_mib * tpc
+    return total + sum(max(0.0, high - c.uss_mib) for c in idle.children)
 
 
 def connection_mib(target: Target, setup: ValidationSetup, idle_pss: float | None,
@@ -689,14 +736,11 @@ def busy_worker_mib(samples: list[dict], idle_pss: float | None, min_busy: int =
     return max(0.0, *per) if per else None
 
 
-def _mean_idle_worker(idle: HttpdFacts, tpc: int) -> float:
-    """A worker's memory in the idle look, the mean over its children: a prefork child's PSS, a
-    threaded child's private memory shared by its ThreadsPerChild workers (as facts counts them)."""
+def _mean_idle_worker(idle: HttpdFacts) -> float:
+    """A prefork worker's memory in the idle look: the mean PSS of its children."""
     if not idle.children:
         return idle.per_worker_mib
-    if tpc == 1:
-        return sum(c.pss_mib for c in idle.children) / len(idle.children)
-    return sum(c.uss_mib for c in idle.children) / (len(idle.children) * tpc)
+    return sum(c.pss_mib for c in idle.children) / len(idle.children)
 
 
 def memory_verdict(setup: ValidationSetup, idle: HttpdFacts | str, peak: float,
@@ -715,14 +759,16 @@ def memory_verdict(setup: ValidationSetup, idle: HttpdFacts | str, peak: float,
     per_process = 0.0 if tpc == 1 else idle.per_process_mib
     if setup.per_worker_mib:
         per_worker, extra, source = setup.per_worker_mib, 0.0, "--per-worker-mb, application memory included"
+    elif busy_extra is not None and tpc > 1:
+        # Measured against every child raised to the most loaded idle one (busy_base_pss): it
+        # adds to that child's worker, size's high figure.
+        per_worker, extra, source = idle.per_worker_mib, busy_extra, "measured idle + busy under load"
     elif busy_extra is not None:
         # The busy figure is taken against the idle look's total, so it adds to that look's mean
-        # worker, not to `size`'s high percentile: a threaded child's allocator keeps or gives
-        # back a freed block, one child may hold four 8 MiB blocks and the other two, and the high
-        # figure plus a busy figure against the lower total counted the same blocks twice (85.6
-        # MiB predicted, 69.9 peak, httpd event, 4 MiB a request). A busy worker holds at least
-        # what the most loaded idle one does, so the high figure stays the floor.
-        mean = _mean_idle_worker(idle, tpc)
+        # worker, not to `size`'s high percentile (the high child plus a busy figure against the
+        # lower total counted the difference twice). A busy worker holds at least what the most
+        # loaded idle one does, so the high figure stays the floor.
+        mean = _mean_idle_worker(idle)
         per_worker, extra = (mean, busy_extra) if mean + busy_extra > idle.per_worker_mib else (idle.per_worker_mib, 0.0)
         source = "measured idle + busy under load"
     else:
