@@ -66,3 +66,13 @@ def test_a_cpu_bound_measured_beside_others_is_not_judged_when_it_misses():
     assert hit.passed is True and note is None  # a pass is a pass
     alone, note = saturation_verdict(5279, 6133, "the CPUs: ...", 0.05, estimate_others=OTHERS_CPU_LIMIT / 2)
     assert alone.passed is False and note is None  # measured alone: the estimate was wrong
+
+
+def test_a_cpu_bound_passes_up_to_the_pools_bound_not_beyond():
+    # the CPU time a request takes falls as the load rises: above the CPUs' figure, up to the pool's
+    above, _ = saturation_verdict(5411, 6239, "the CPUs: ...", 0.0, 0.0, pool=7870)
+    assert above.passed is True and "passes from 15% below 5411 to 15% above the pool's 7870" in above.detail
+    assert saturation_verdict(5411, 9100, "the CPUs: ...", 0.0, 0.0, pool=7870)[0].passed is False
+    assert saturation_verdict(5411, 4500, "the CPUs: ...", 0.0, 0.0, pool=7870)[0].passed is False
+    # the pool's own bound keeps its 15% either side
+    assert saturation_verdict(7870, 6239, "MaxRequestWorkers ...", 0.0)[0].passed is False

@@ -178,7 +178,8 @@ def sweep(run: PlanRun) -> None:
     report.samples += sampler.samples
     capacity, why, by_cpus = _saturation_bound(mrw, lone_s, setup.service_ms, half_cpu, half_rps,
                                                half_driver == "asyncio")
-    verdict, note = saturation_verdict(capacity, best, why, others.share, half_cpu.share if by_cpus else 0.0)
+    verdict, note = saturation_verdict(capacity, best, why, others.share, half_cpu.share if by_cpus else 0.0,
+                                       mrw / lone_s if by_cpus else None)
     report.verdicts.append(verdict)
     if note:
         report.notes.append(note)
@@ -340,16 +341,24 @@ OTHERS_CPU_LIMIT = 0.15  # beyond this share of the CPUs taken by others, a shor
 
 
 def saturation_verdict(capacity: float, best: float, why: str, others_share: float,
-                       estimate_others: float = 0.0) -> tuple[Verdict, str | None]:
+                       estimate_others: float = 0.0, pool: float | None = None) -> tuple[Verdict, str | None]:
     """The saturation verdict (within 15%), and a note when it is not judged: short of the
     prediction while other processes took more than OTHERS_CPU_LIMIT of the CPUs says nothing of
     the pool (event measured 6,666 against 7,957 req/s beside the rest of the suite; 3 in 3 alone);
     and a prediction from the CPUs' bound, measured at half load while others took more than
     OTHERS_CPU_LIMIT (`estimate_others`), says little of what the CPUs carry: a neighbour's cache
     misses raise the CPU time a request takes (httpd worker: 5,279 predicted beside the rest of a
-    clean CI run, 6,133 measured; 6,807 against 6,806 alone)."""
+    clean CI run, 6,133 measured; 6,807 against 6,806 alone).
+
+    A prediction from the CPUs (`pool`: the pool's bound above it) passes anywhere from 15% below
+    it to 15% above the pool's bound: the CPU time a request takes at half load is at most what it
+    takes at saturation plus noise, not less (more requests a wake-up as the load rises: httpd
+    worker 252 us a request at half load, 245 all busy; alone in a clean CI run 5,411 predicted,
+    6,239 measured), while the pool caps what any CPU can serve."""
     err = abs(best - capacity) / capacity
     passed: bool | None = err <= 0.15
+    if pool is not None and pool > capacity:
+        passed = (1 - 0.15) * capacity <= best <= (1 + 0.15) * pool
     note = None
     if not passed and others_share > OTHERS_CPU_LIMIT:
         passed = None
@@ -360,6 +369,8 @@ def saturation_verdict(capacity: float, best: float, why: str, others_share: flo
         note = (f"saturation not judged: other processes took {estimate_others:.0%} of the CPUs while the CPU "
                 f"time a request takes was measured ({best:.0f} req/s measured, {capacity:.0f} predicted)")
     detail = f"{why}; off by {err:.0%}; other processes took {others_share:.0%} of the CPUs meanwhile"
+    if pool is not None and pool > capacity:
+        detail += f"; bound by the CPUs: passes from 15% below {capacity:.0f} to 15% above the pool's {pool:.0f}"
     return Verdict("saturation throughput", round(capacity, 1), round(best, 1), "req/s", passed, detail), note
 
 
