@@ -100,9 +100,9 @@ def test_the_sweep_expects_what_the_cpus_can_carry_when_that_is_less_than_the_po
                                own=client if asyncio else 4.0 * watcher, children=0.0 if asyncio else client)
 
     pool = 400 / 0.0506
-    capacity, why, by_cpus = _saturation_bound(400, 0.0506, 50, half(236, 30, 0.2), 3900)  # type: ignore[arg-type]
+    capacity, why, pool_bound = _saturation_bound(400, 0.0506, 50, half(236, 30, 0.2), 3900)  # type: ignore[arg-type]
     assert capacity == pytest.approx(min(pool, (cpus() - 0.2) / 266e-6))
-    assert by_cpus == (capacity < pool)
+    assert pool_bound == pytest.approx(pool)
     if capacity < pool:
         assert why.startswith("the CPUs:") and "less 0.20 for the watcher" in why
         assert "266 us of CPU a request at half load (server 236 us, client 30)" in why
@@ -115,10 +115,10 @@ def test_the_sweep_expects_what_the_cpus_can_carry_when_that_is_less_than_the_po
     starved = _saturation_bound(4, 0.05, 50, half(236, 30, 5.0), 3900)[0]  # type: ignore[arg-type]
     assert starved > 0
     # cheap requests: the pool is the bound, and the CPUs' figure is still shown
-    capacity, why, by_cpus = _saturation_bound(400, 0.0506, 50, half(20, 10, 0.1), 3900)  # type: ignore[arg-type]
-    assert capacity == pytest.approx(pool) and not by_cpus
+    capacity, why, pool_bound = _saturation_bound(400, 0.0506, 50, half(20, 10, 0.1), 3900)  # type: ignore[arg-type]
+    assert capacity == pytest.approx(pool) and pool_bound == pytest.approx(pool)
     assert why.startswith("MaxRequestWorkers 400 / 50.6 ms") and "the CPUs would carry more" in why
     # no measurement of the half step: the pool alone
-    capacity, why, by_cpus = _saturation_bound(400, 0.0506, 50, SimpleNamespace(wall=0.0, busy=0.0, server=0.0, own=0.0,  # type: ignore[arg-type]
+    capacity, why, pool_bound = _saturation_bound(400, 0.0506, 50, SimpleNamespace(wall=0.0, busy=0.0, server=0.0, own=0.0,  # type: ignore[arg-type]
                                                                        children=0.0), 0.0)
-    assert capacity == pytest.approx(pool) and "CPU" not in why and not by_cpus
+    assert capacity == pytest.approx(pool) and pool_bound == pytest.approx(pool) and "CPU" not in why

@@ -58,6 +58,11 @@ class HttpdFacts:
     threads_per_child: int
     idle: str | None = None  # why the sample says nothing about a loaded server (None: it does)
 
+    @property
+    def total_pss_mib(self) -> float:
+        """The server's PSS in this look: the parent and every child."""
+        return self.parent_pss_mib + sum(c.pss_mib for c in self.children)
+
 
 # A sample means something only once the workers have served: a server started this recently,
 # or whose children have used this little CPU in all, has workers about as big as a fresh fork.
