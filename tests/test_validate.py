@@ -296,3 +296,28 @@ def test_saturation_is_predicted_from_what_a_request_takes_here():
     sat = next(v for v in report.verdicts if v.name == "saturation throughput")
     assert sat.predicted < 0.9 * 1 / 0.040, sat  # not the 25 req/s the stated 40 ms gives
     assert sat.passed, sat
+
+
+def test_a_load_short_of_every_worker_busy_is_predicted_at_the_concurrency_it_reached():
+    """httpd event beside a CPU hog never held its 400 requests at once (243 busy in 13 of 16
+    processes): the peak is predicted for the workers those processes hold and the busy ones,
+    and the detail says so. A load that kept 90% of the workers busy is the planned one."""
+    from apachetune.validate.plans import reached_concurrency
+
+    samples = [{"busy": 190, "children": 12, "pss_mib": 70.0}, {"busy": 243, "children": 13, "pss_mib": 80.0},
+               {"pss_mib": 81.0}]  # a look without the status page counts for nothing
+    assert reached_concurrency(samples, 400) == (243, 13)
+    assert reached_concurrency([{"busy": 365, "children": 16}], 400) is None  # 91%: full
+    assert reached_concurrency([{"pss_mib": 81.0}], 400) is None  # nothing says
+    setup = ValidationSetup("httpd", "event", {"ThreadsPerChild": 25}, 400, 50, 1)
+    facts = _facts(0.15, 0.3, parent=0.7)
+    full = memory_verdict(setup, facts, 90.0, busy_extra=0.1)
+    assert full.predicted == pytest.approx(0.7 + 16 * 0.3 + 400 * 0.25)
+    short = memory_verdict(setup, facts, 90.0, busy_extra=0.1, reached=(243, 13))
+    # 13 processes hold 325 workers, 243 of them busy
+    assert short.predicted == pytest.approx(0.7 + 13 * 0.3 + 325 * 0.15 + 243 * 0.1, abs=0.05)  # rounded
+    assert "at most 243 of 400 workers busy, in 13 processes" in short.detail
+    # prefork: a process is a worker
+    pre = ValidationSetup("httpd", "prefork", {}, 150, 50, 1)
+    v = memory_verdict(pre, _facts(2.0, 0.0, parent=1.0), 100.0, busy_extra=0.5, reached=(60, 80))
+    assert v.predicted == pytest.approx(1.0 + 80 * 2.0 + 60 * 0.5) and "in 80 processes" in v.detail

@@ -20,14 +20,14 @@
 
 enum field {
     F_FILE, F_LINE, F_COLUMN, F_END_LINE, F_START, F_END, F_PARENT,
-    F_NAME, F_ARGS, F_RAW_ARGS, F_CONTENT_START, F_CONTENT_END,
+    F_NAME, F_ARGS, F_RAW_ARGS, F_JOINED, F_CONTENT_START, F_CONTENT_END,
     F_TAG_ARGS, F_CHILDREN, F_OPEN_END_LINE, F_OPEN_END, F_CLOSE_START, F_CLOSE_LINE,
     F_CLOSE_COLUMN, F_CLOSED, F_TEXT, NFIELDS
 };
 
 static const char *const FIELD_NAMES[NFIELDS] = {
     "file", "line", "column", "end_line", "start", "end", "parent",
-    "name", "args", "raw_args", "content_start", "content_end",
+    "name", "args", "raw_args", "joined", "content_start", "content_end",
     "tag_args", "children", "open_end_line", "open_end", "close_start", "close_line",
     "close_column", "closed", "text",
 };
@@ -36,7 +36,7 @@ static const char *const FIELD_NAMES[NFIELDS] = {
 #define NODE_FIELDS F_FILE, F_LINE, F_COLUMN, F_END_LINE, F_START, F_END, F_PARENT
 static const int BLANK_FIELDS[] = {NODE_FIELDS, -1};
 static const int COMMENT_FIELDS[] = {NODE_FIELDS, F_TEXT, -1};
-static const int DIRECTIVE_FIELDS[] = {NODE_FIELDS, F_NAME, F_ARGS, F_RAW_ARGS, F_CONTENT_START,
+static const int DIRECTIVE_FIELDS[] = {NODE_FIELDS, F_NAME, F_ARGS, F_JOINED, F_CONTENT_START,
                                        F_CONTENT_END, -1};
 static const int SECTION_FIELDS[] = {NODE_FIELDS, F_NAME, F_ARGS, F_RAW_ARGS, F_TAG_ARGS, F_CHILDREN,
                                      F_OPEN_END_LINE, F_OPEN_END, F_CLOSE_START, F_CLOSE_LINE,
@@ -354,7 +354,13 @@ static int directive(const source *src, stack *st, PyObject *top, const logical_
         PyList_SetItem(args, 0, Py_NewRef(raw_args));  /* one plain word: share the string */
     set(node, K_DIRECTIVE, F_NAME, Py_NewRef(name));
     set(node, K_DIRECTIVE, F_ARGS, args);
-    set(node, K_DIRECTIVE, F_RAW_ARGS, raw_args);
+    /* A line read from the file's own text keeps no copy of its arguments: Directive.raw_args
+     * reads them back (the name is as written here: a quoted or escaped one goes to Python). */
+    if (c->obj == src->text) {
+        Py_DECREF(raw_args);
+        raw_args = Py_NewRef(Py_None);
+    }
+    set(node, K_DIRECTIVE, F_JOINED, raw_args);
     if (set_int(node, K_DIRECTIVE, F_CONTENT_START, l->start + l->lead) < 0 ||
         set_int(node, K_DIRECTIVE, F_CONTENT_END, tail) < 0) {
         Py_DECREF(node);

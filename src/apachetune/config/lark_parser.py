@@ -127,10 +127,15 @@ class _LineLexer(Lexer):
                 args = split_words(raw_args)
                 if len(args) == 1 and args[0] == raw_args:
                     args = [raw_args]  # one plain word: share the string (memory per line)
+                # the file's own text after the name (no continuation joined, the name as
+                # written): read back from the file when asked (Directive.raw_args)
+                content_end = start + len(raw.rstrip(WHITESPACE))
+                plain = (content_end - start - lead == len(content) and text.startswith(content, start + lead)
+                         and content.startswith(word))
                 leaves.append(Directive(
                     filename, line, column, last_line, start, end,
-                    name=_intern(word), args=args, raw_args=raw_args,
-                    content_start=start + lead, content_end=start + len(raw.rstrip(WHITESPACE)),
+                    name=_intern(word), args=args, joined=None if plain else raw_args,
+                    content_start=start + lead, content_end=content_end,
                 ))
         # End of file: conditional sections may stay open; others may not.
         for section in reversed(stack):

@@ -15,6 +15,7 @@ import dataclasses
 import os
 import re
 import stat
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -247,9 +248,15 @@ class Resolver:
 
     def directive(self, node: Directive, chain: Chain, conds: Conds, top: bool, out: list[Item]) -> None:
         st = self.st
-        name = st.substitute(node.name, node)
-        args_text = st.substitute(node.raw_args, node)
-        args = split_words(args_text) if args_text is not node.raw_args else node.args
+        if node.joined is None and node.file_text().find("$", node.content_start, node.content_end) < 0:
+            # nothing to substitute (most lines): the parser's name and words, no copy of the text
+            name, args_text, args, substituted = node.name, "", node.args, False
+        else:
+            name = st.substitute(node.name, node)
+            raw = node.raw_args
+            args_text = st.substitute(raw, node)
+            substituted = args_text is not raw
+            args = split_words(args_text) if substituted else node.args
         lname = name.lower()
         if lname in _CONSUMED and args:
             self.check_consumed(name, lname, args, node)
@@ -257,14 +264,14 @@ class Resolver:
             self.include(args[0], lname == "includeoptional", node, chain, out)
             return
         if lname in ("use", "undefmacro") and st.loaded("macro_module"):
-            self.macro_directive(lname, args_text, node, chain, conds, top, out)
+            self.macro_directive(lname, args_text if substituted else node.raw_args, node, chain, conds, top, out)
             return
         read_now = _READ_TIME.get(lname)
         if read_now is not None and read_now(self, node, args):
             return
         # httpd keeps the name as its module spells it when the module is loaded.
         name = canonical_name(name, st.modules.keys())
-        out.append(ResolvedDirective(name, args, args_text, node, chain, conds))
+        out.append(ResolvedDirective(name, args, args_text if substituted else None, node, chain, conds))
 
     def check_consumed(self, name: str, lname: str, args: list[str], node: Directive) -> None:
         # Read here, never seen by lint's checks: their argument errors are httpd's, here.
@@ -372,9 +379,9 @@ class Resolver:
             st.macros_defined = True
             return
         tag_args = st.substitute(node.tag_args, node)
-        args = split_words(raw)
+        args = split_words(raw) if raw is not node.raw_args else node.args  # the parser split it
         children = self.items(node.children, chain, conds, False)
-        name = canonical_name("<" + node.name, st.modules.keys())[1:]
+        name = sys.intern(canonical_name("<" + node.name, st.modules.keys())[1:])  # one per name
         out.append(ResolvedSection(name, args, tag_args, node, children, chain, conds))
 
     def macro_directive(self, lname: str, args_text: str, node: Directive, chain: Chain, conds: Conds, top: bool,

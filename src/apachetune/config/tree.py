@@ -34,18 +34,37 @@ class Node:
     def position(self) -> Position:
         return Position(self.file, self.line, self.column)
 
+    def file_text(self) -> str:
+        """The text of the file the node is in (its ConfigFile's)."""
+        up = self.parent
+        while isinstance(up, Section):
+            up = up.parent
+        if up is None:
+            raise ValueError(f"{self.file}:{self.line}: a node outside any file has no text")
+        return up.text
+
 
 @dataclass(eq=False, slots=True)
 class Directive(Node):
     name: str = ""
     args: list[str] = field(default_factory=list)
-    raw_args: str = ""  # logical line after the name: continuations joined, trimmed
+    # The argument text when it is not the file's own text after the name (continuation lines
+    # joined, a quoted or escaped name); None: raw_args reads it from the file when asked. Most
+    # lines are plain, and a copy of each line's arguments was an eighth of a parsed tree.
+    joined: str | None = None
     content_start: int = 0  # offset of the name's first character
     content_end: int = 0  # offset after the last non-blank character of the line(s)
 
     @property
     def lname(self) -> str:
         return self.name.lower()
+
+    @property
+    def raw_args(self) -> str:
+        """The logical line after the name: continuations joined, trimmed."""
+        if self.joined is not None:
+            return self.joined
+        return self.file_text()[self.content_start + len(self.name):self.content_end].lstrip(WHITESPACE)
 
 
 @dataclass(eq=False, slots=True)

@@ -7,7 +7,7 @@ read files or choose their own severity (the engine stamps it from rules/*.yaml)
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from apachetune.config.conditions import LoadedModules
@@ -37,32 +37,34 @@ class LintContext:
     settings: Settings = field(default_factory=Settings)
     host: HostLimits | None = None  # lint --measure / --facts: the host the server runs on
     _mpm_items: list[ResolvedDirective] = field(default_factory=list)
-    _walk: list[Scoped] = field(default_factory=list, repr=False)
-    _named: dict[str, list[Scoped]] = field(default_factory=dict, repr=False)
+    _walk: list[ResolvedDirective | ResolvedSection] = field(default_factory=list, repr=False)
+    _named: dict[str, list[ResolvedDirective | ResolvedSection]] = field(default_factory=dict, repr=False)
     _loaded: LoadedModules = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self._loaded = LoadedModules(self.eff.modules)
         self._mpm_items = [d for d in self.eff.directives if canonical(d.name) is not None]
         # One walk of the tree, indexed by name, shared by every check: a check asks for the
-        # few directives it reads instead of walking 50,000 items itself.
-        self._walk = list(self.eff.walk())
-        named: dict[str, list[Scoped]] = defaultdict(list)
-        for scoped in self._walk:
-            named[scoped[0].name.lower()].append(scoped)
+        # few directives it reads instead of walking 50,000 items itself. Items, not (item,
+        # scopes) pairs: each item knows its scopes (`parents`), and a pair is made only while
+        # a check looks at it.
+        self._walk = self.eff.in_order()
+        named: dict[str, list[ResolvedDirective | ResolvedSection]] = defaultdict(list)
+        for item in self._walk:
+            named[item.lname].append(item)
         self._named = dict(named)
 
     def module_loaded(self, name: str) -> bool:
         """httpd's find_module for `name` (an identifier or a source file name), remembered."""
         return self._loaded.has(name)
 
-    def walk(self) -> list[Scoped]:
+    def walk(self) -> Iterator[Scoped]:
         """Every resolved item with its enclosing sections, in document order."""
-        return self._walk
+        return ((item, item.parents) for item in self._walk)
 
     def named(self, name: str) -> list[Scoped]:
         """Every directive or section called `name` (any case), with its enclosing sections."""
-        return self._named.get(name.lower(), [])
+        return [(item, item.parents) for item in self._named.get(name.lower(), ())]
 
     @property
     def mpm_items(self) -> list[ResolvedDirective]:

@@ -55,7 +55,8 @@ def write_report(report: ValidationReport, directory: str | Path) -> list[Path]:
             plt.close(fig)
         if report.samples:
             fig, ax = plt.subplots()
-            ax.plot([s["busy"] for s in report.samples], [s["pss_mib"] for s in report.samples], ".")
+            seen = [s for s in report.samples if s.get("busy") is not None]
+            ax.plot([s["busy"] for s in seen], [s["pss_mib"] for s in seen], ".")
             ax.set_xlabel("busy workers")
             ax.set_ylabel("PSS MiB")
             fig.savefig(d / "memory.png")

@@ -92,8 +92,10 @@ class Sampler:
             pids = self.target.pids()
             pss, uss = total_pss_uss(pids)
             self.peak_pss_mib = max(self.peak_pss_mib, pss)
-            self.samples.append({"t": round(time.monotonic() - start, 2), "busy": int(st.get("BusyWorkers", 0) or 0),
-                                 "idle": int(st.get("IdleWorkers", 0) or 0),
+            # None, not 0, when the status page did not answer (every worker busy, or a failure)
+            self.samples.append({"t": round(time.monotonic() - start, 2),
+                                 "busy": int(st["BusyWorkers"] or 0) if "BusyWorkers" in st else None,
+                                 "idle": int(st["IdleWorkers"] or 0) if "IdleWorkers" in st else None,
                                  "processes": int(st.get("Processes", 0) or 0) if "Processes" in st else None,
                                  "children": max(0, len(pids) - 1), "connections": established(self.target.port, pids[1:]),
                                  "pss_mib": round(pss, 2), "uss_mib": round(uss, 2)})
