@@ -321,3 +321,38 @@ def test_a_load_short_of_every_worker_busy_is_predicted_at_the_concurrency_it_re
     pre = ValidationSetup("httpd", "prefork", {}, 150, 50, 1)
     v = memory_verdict(pre, _facts(2.0, 0.0, parent=1.0), 100.0, busy_extra=0.5, reached=(60, 80))
     assert v.predicted == pytest.approx(1.0 + 80 * 2.0 + 60 * 0.5) and "in 80 processes" in v.detail
+
+
+def test_a_status_page_that_does_not_answer_is_no_busy_count():
+    """Every prefork worker busy: the status request waits and times out. That look says nothing
+    of the busy workers (it was read as 0, and a php-like section's memory was then predicted for
+    0 of 25 busy); a look that answered counts."""
+    import os
+    import time
+
+    from apachetune.validate.plans import reached_concurrency
+    from apachetune.validate.sampler import Sampler
+
+    class Silent:
+        port = 9  # nothing listens: no connection counted
+        answers: dict = {}
+
+        def status(self):
+            return self.answers
+
+        def pids(self):
+            return [os.getpid()]
+
+    target = Silent()
+    with Sampler(target, interval=0.01, memory_interval=0.01) as sampler:  # type: ignore[arg-type]
+        while not sampler.samples:
+            time.sleep(0.01)
+        target.answers = {"BusyWorkers": "24", "IdleWorkers": "1"}
+        while sampler.samples[-1]["busy"] is None:
+            time.sleep(0.01)
+    first, last = sampler.samples[0], sampler.samples[-1]
+    assert first["busy"] is None and first["idle"] is None and first["pss_mib"] > 0
+    assert last["busy"] == 24 and last["idle"] == 1
+    assert reached_concurrency([first], 25) is None  # silence: nothing says the load fell short
+    assert reached_concurrency([first, {**last, "busy": 10, "children": 12}], 25) == (10, 12)
+    assert reached_concurrency([{**last, "busy": 10, "children": 0}], 25) is None  # children unread

@@ -779,7 +779,7 @@ def reached_concurrency(samples: list[dict], mrw: int) -> tuple[int, int] | None
     all 400, the peak came out 27-29% under). None when it reached full concurrency or the
     samples do not say (no status page)."""
     busy = [s["busy"] for s in samples if s.get("busy") is not None]
-    children = [s["children"] for s in samples if s.get("children") is not None]
+    children = [s["children"] for s in samples if s.get("children")]  # 0: the children not read
     if not busy or not children or max(busy) >= FULL_CONCURRENCY * mrw:
         return None
     return max(busy), max(children)
