@@ -298,39 +298,36 @@ def test_saturation_is_predicted_from_what_a_request_takes_here():
     assert sat.passed, sat
 
 
-def test_a_load_short_of_every_worker_busy_is_predicted_at_the_concurrency_it_reached():
-    """httpd event beside a CPU hog never held its 400 requests at once (243 busy in 13 of 16
-    processes): the peak is predicted for the workers those processes hold and the busy ones,
-    and the detail says so. A load that kept 90% of the workers busy is the planned one."""
-    from apachetune.validate.plans import reached_concurrency
+def test_a_pool_short_of_its_processes_is_predicted_for_the_processes_it_ran():
+    """httpd event beside a CPU hog did not regrow the processes it reaped while idle (13 of 16):
+    the peak is predicted for every worker of those, and the detail says so. The status page's
+    busy workers do not decide it: a worker that served keeps its memory."""
+    from apachetune.validate.plans import processes_reached
 
     samples = [{"busy": 190, "children": 12, "pss_mib": 70.0}, {"busy": 243, "children": 13, "pss_mib": 80.0},
-               {"pss_mib": 81.0}]  # a look without the status page counts for nothing
-    assert reached_concurrency(samples, 400) == (243, 13)
-    assert reached_concurrency([{"busy": 365, "children": 16}], 400) is None  # 91%: full
-    assert reached_concurrency([{"pss_mib": 81.0}], 400) is None  # nothing says
+               {"pss_mib": 81.0}, {"children": 0}]  # a look without the children counts for nothing
+    assert processes_reached(samples, 400, 25) == 13
+    assert processes_reached([{"busy": 14, "children": 16}], 400, 25) is None  # all 16: full
+    assert processes_reached([{"pss_mib": 81.0}], 400, 25) is None  # nothing says
+    assert processes_reached([{"busy": 14, "children": 27}], 27, 1) is None  # prefork: a child a worker
     setup = ValidationSetup("httpd", "event", {"ThreadsPerChild": 25}, 400, 50, 1)
     facts = _facts(0.15, 0.3, parent=0.7)
     full = memory_verdict(setup, facts, 90.0, busy_extra=0.1)
     assert full.predicted == pytest.approx(0.7 + 16 * 0.3 + 400 * 0.25)
-    short = memory_verdict(setup, facts, 90.0, busy_extra=0.1, reached=(243, 13))
-    # 13 processes hold 325 workers, 243 of them busy
-    assert short.predicted == pytest.approx(0.7 + 13 * 0.3 + 325 * 0.15 + 243 * 0.1, abs=0.05)  # rounded
-    assert "at most 243 of 400 workers busy, in 13 processes" in short.detail
-    # prefork: a process is a worker
+    short = memory_verdict(setup, facts, 90.0, busy_extra=0.1, processes_run=13)
+    assert short.predicted == pytest.approx(0.7 + 13 * 0.3 + 325 * 0.25, abs=0.05)  # rounded
+    assert "ran at most 13 processes, 325 of 400 workers" in short.detail
     pre = ValidationSetup("httpd", "prefork", {}, 150, 50, 1)
-    v = memory_verdict(pre, _facts(2.0, 0.0, parent=1.0), 100.0, busy_extra=0.5, reached=(60, 80))
-    assert v.predicted == pytest.approx(1.0 + 80 * 2.0 + 60 * 0.5) and "in 80 processes" in v.detail
+    v = memory_verdict(pre, _facts(2.0, 0.0, parent=1.0), 100.0, busy_extra=0.5, processes_run=80)
+    assert v.predicted == pytest.approx(1.0 + 80 * 2.5) and "80 of 150 workers" in v.detail
 
 
 def test_a_status_page_that_does_not_answer_is_no_busy_count():
     """Every prefork worker busy: the status request waits and times out. That look says nothing
-    of the busy workers (it was read as 0, and a php-like section's memory was then predicted for
-    0 of 25 busy); a look that answered counts."""
+    of the busy workers (it was read as 0); a look that answered counts."""
     import os
     import time
 
-    from apachetune.validate.plans import reached_concurrency
     from apachetune.validate.sampler import Sampler
 
     class Silent:
@@ -353,6 +350,3 @@ def test_a_status_page_that_does_not_answer_is_no_busy_count():
     first, last = sampler.samples[0], sampler.samples[-1]
     assert first["busy"] is None and first["idle"] is None and first["pss_mib"] > 0
     assert last["busy"] == 24 and last["idle"] == 1
-    assert reached_concurrency([first], 25) is None  # silence: nothing says the load fell short
-    assert reached_concurrency([first, {**last, "busy": 10, "children": 12}], 25) == (10, 12)
-    assert reached_concurrency([{**last, "busy": 10, "children": 0}], 25) is None  # children unread

@@ -197,15 +197,15 @@ def sweep(run: PlanRun) -> None:
     idle_children = None if isinstance(idle, str) else len(idle.children)
     per_connection = connection_mib(target, setup, idle_pss, idle_children, process_mib) if held else None
     busy = busy_worker_mib(half + full, busy_base, mrw // 4, idle_children, process_mib)
-    reached = reached_concurrency(full + top, mrw)
+    ran = processes_reached(full + top, mrw, setup.threads_per_child)
     memory = memory_verdict(setup, idle, peak, busy, held if per_connection is not None else 0,
-                            per_connection or 0.0, reached)
-    if memory.passed is False and reached is not None and others.share > OTHERS_CPU_LIMIT:
+                            per_connection or 0.0, ran)
+    if memory.passed is False and ran is not None and others.share > OTHERS_CPU_LIMIT:
         # As for saturation: the load was not the one planned (the CPUs were taken and the
-        # server never had every worker busy), so a miss says nothing of the model.
+        # server never ran all its processes), so a miss says nothing of the model.
         memory = replace(memory, passed=None)
         report.notes.append(f"peak memory not judged: other processes took {others.share:.0%} of the CPUs during "
-                            f"the top steps and the load kept at most {reached[0]} of {mrw} workers busy "
+                            f"the top steps and the server ran at most {ran} processes of the section's "
                             f"({memory.measured} MiB measured, {memory.predicted} predicted for those)")
     report.verdicts.append(memory)
 
@@ -767,34 +767,32 @@ def _mean_idle_worker(idle: HttpdFacts) -> float:
     return sum(c.pss_mib for c in idle.children) / len(idle.children)
 
 
-# A load that kept this share of MaxRequestWorkers busy at once reached full concurrency.
-FULL_CONCURRENCY = 0.9
-
-
-def reached_concurrency(samples: list[dict], mrw: int) -> tuple[int, int] | None:
-    """(busy workers, processes) at most, in the samples of the steps meant to busy every
-    worker, when the load fell short of that: a server whose CPUs other processes took never
-    holds MaxRequestWorkers requests at once, nor regrows the processes it reaped (httpd event
-    beside a `yes` on one core of 2: 243 of 400 workers busy in 13 of 16 processes; predicted for
-    all 400, the peak came out 27-29% under). None when it reached full concurrency or the
-    samples do not say (no status page)."""
-    busy = [s["busy"] for s in samples if s.get("busy") is not None]
+def processes_reached(samples: list[dict], mrw: int, tpc: int) -> int | None:
+    """The most processes the server ran in the samples of the steps meant to busy every worker,
+    when fewer than MaxRequestWorkers need: a server whose CPUs other processes took may not
+    regrow the processes it reaped while idling (httpd event beside a `yes` on one core of 2:
+    10-14 of 16 processes; predicted for 16, the peak came out 14-29% under). None when it ran
+    them all or the samples do not say. The processes, not the status page's busy workers: a
+    worker that served holds its memory afterwards (a prefork child keeps its heap), and the
+    status page answers late or not at all when every worker is busy (php-like prefork, 27
+    children holding 445 MiB: its answers counted at most 14 busy)."""
     children = [s["children"] for s in samples if s.get("children")]  # 0: the children not read
-    if not busy or not children or max(busy) >= FULL_CONCURRENCY * mrw:
+    full = mrw if tpc == 1 else math.ceil(mrw / tpc)
+    if not children or max(children) >= full:
         return None
-    return max(busy), max(children)
+    return max(children)
 
 
 def memory_verdict(setup: ValidationSetup, idle: HttpdFacts | str, peak: float,
                    busy_extra: float | None = None, held_connections: int = 0,
-                   per_connection_mib: float = 0.0, reached: tuple[int, int] | None = None) -> Verdict:
+                   per_connection_mib: float = 0.0, processes_run: int | None = None) -> Verdict:
     """Peak PSS during the sweep against model.peak_memory: within 15% + 1 MiB.
 
     Per worker: --per-worker-mb when given (a worker measured under load by apachetune size,
     application memory included); else the idle worker plus what a busy worker was measured
     to hold beyond it under load (`busy_extra`); else, unmeasured, the idle worker plus
-    --app-kb. `reached`: the (busy workers, processes) the load got to when short of every
-    worker busy (reached_concurrency); the prediction is then for those, and says so."""
+    --app-kb. `processes_run`: the processes the load's top steps ran when fewer than the section
+    allows (processes_reached); the prediction is then for every worker of those, and says so."""
     name, unit = "peak memory at full concurrency", "MiB PSS"
     if isinstance(idle, str):
         return Verdict(name, None, round(peak, 1), unit, None, idle)
@@ -816,22 +814,18 @@ def memory_verdict(setup: ValidationSetup, idle: HttpdFacts | str, peak: float,
         source = "measured idle + busy under load"
     else:
         per_worker, extra, source = idle.per_worker_mib, setup.app_kb / 1024, "measured idle + --app-kb"
-    workers = busy = mrw
-    if reached is not None:  # the workers its processes hold, the busy ones among them
-        workers = min(mrw, reached[1] * tpc)
-        busy = min(workers, reached[0])
-    predicted = model.peak_memory(workers, per_worker, idle.parent_pss_mib, per_process, tpc,
-                                  held_connections=held_connections,
-                                  per_connection_mib=per_connection_mib) + busy * extra
+    workers = mrw if processes_run is None else min(mrw, processes_run * tpc)
+    predicted = model.peak_memory(workers, per_worker + extra, idle.parent_pss_mib, per_process, tpc,
+                                  held_connections=held_connections, per_connection_mib=per_connection_mib)
     processes = workers if tpc == 1 else math.ceil(workers / tpc)
     off = peak - predicted
     ok = abs(off) <= MEMORY_TOLERANCE * predicted + MEMORY_SLACK_MIB
     pct = f"{abs(off) / predicted:.0%}" if predicted > 0 else "-"
     return Verdict(name, round(predicted, 1), round(peak, 1), unit, ok,
                    f"parent {idle.parent_pss_mib:.2f} + {processes} processes x {per_process:.2f} + "
-                   + (f"{mrw} workers x ({per_worker:.2f} + {extra:.2f} busy) MiB ({source})" if reached is None
-                      else f"{workers} workers x {per_worker:.2f} + {busy} busy x {extra:.2f} MiB ({source}; "
-                           f"the load kept at most {busy} of {mrw} workers busy, in {processes} processes)")
+                   + f"{workers} workers x ({per_worker:.2f} + {extra:.2f} busy) MiB ({source}"
+                   + (")" if processes_run is None else
+                      f"; the top steps ran at most {processes} processes, {workers} of {mrw} workers)")
                    + (f" + {held_connections} connections held beyond the workers at the top step x "
                       f"{per_connection_mib * 1024:.1f} KiB (measured idle keep-alive)" if held_connections else "")
                    + f"; off by {off:+.1f} MiB ({pct})")
