@@ -72,14 +72,25 @@ def _decode(data: str | bytes) -> str:
     return data
 
 
-def parse_text(data: str | bytes, filename: str = "<string>") -> ConfigFile:
+class SharedWords:
+    """What the files of one tree share: one string per distinct word, and one argument list per
+    distinct argument text (a node's args are read-only). A 1,000-vhost tree repeats its lines."""
+
+    __slots__ = ("words", "arglists")
+
+    def __init__(self) -> None:
+        self.words: dict[str, str] = {}
+        self.arglists: dict[str, list[str]] = {}
+
+
+def parse_text(data: str | bytes, filename: str = "<string>", shared: SharedWords | None = None) -> ConfigFile:
     """Parse a whole file's content. Raises ConfigSyntaxError with the position at fault."""
     text = _decode(data)
     newline = "\r\n" if "\r\n" in text[: text.find("\n") + 1] else "\n"
     if not text:
         return ConfigFile(filename, text, [], newline)
     fast = native.fastlex()
-    children: list[Node] | None = fast.parse(text, filename) if fast is not None else None
+    children: list[Node] | None = fast.parse(text, filename, *_tables(shared)) if fast is not None else None
     if children is None:  # no C module, or a file with something only the Lark path handles
         from apachetune.config.lark_parser import parse_children
 
@@ -88,6 +99,10 @@ def parse_text(data: str | bytes, filename: str = "<string>") -> ConfigFile:
     for node in children:
         node.parent = cf
     return cf
+
+
+def _tables(shared: SharedWords | None) -> tuple[dict[str, str], dict[str, list[str]]]:
+    return (shared.words, shared.arglists) if shared is not None else ({}, {})
 
 
 MAX_FILE_BYTES = 256 * 1024 * 1024  # far above any real configuration; bounds memory on a hostile one

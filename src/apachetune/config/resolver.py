@@ -50,6 +50,7 @@ from apachetune.config.macros import Macro, MacroError, define, expand
 from apachetune.config.parser import (
     CONDITIONAL_SECTIONS,
     ConfigReadError,
+    SharedWords,
     parse_text,
     read_config_bytes,
 )
@@ -104,6 +105,7 @@ class _State:
         self.opts = opts
         self.version = Version.parse(opts.httpd_version)
         self.files: dict[str, ConfigFile] = {}
+        self.shared = SharedWords()  # one copy of each word and argument list of the tree
         self.defines: dict[str, str | None] = {name: None for name in opts.defines}
         self.modules: dict[str, str] = {m: "(built-in)" for m in opts.builtin_modules}
         for m in opts.modules:
@@ -229,7 +231,7 @@ class Resolver:
             if path in st.opts.overlay:
                 st.files[path] = parse_text(st.opts.overlay[path], path)
             else:
-                st.files[path] = _parse_cached(path, by)
+                st.files[path] = _parse_cached(path, by, st.shared)
         st.inclusions.append(Inclusion(path, by, len(st.stack)))
         st.stack.append(real)
         try:
@@ -444,7 +446,7 @@ _READ_TIME = {
 }
 
 
-def _parse_cached(path: str, by: Position | None = None) -> ConfigFile:
+def _parse_cached(path: str, by: Position | None = None, shared: SharedWords | None = None) -> ConfigFile:
     try:
         data = read_config_bytes(path)
     except ConfigReadError as e:
@@ -452,7 +454,7 @@ def _parse_cached(path: str, by: Position | None = None) -> ConfigFile:
     observed.file_read(path)
     cf = cache.load(path, data)
     if cf is None:
-        cf = parse_text(data, path)
+        cf = parse_text(data, path, shared)
         cache.store(path, data, cf)
     return cf
 
