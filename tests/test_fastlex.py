@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from apachetune.config import native
 from apachetune.config.lark_parser import parse_children
-from apachetune.config.parser import _decode, parse_text
+from apachetune.config.parser import SharedWords, _decode, parse_text
 from apachetune.config.tree import Section
 from apachetune.errors import ConfigSyntaxError
 from test_parser import config as generated_config
@@ -262,3 +262,19 @@ def test_clean_under_address_and_undefined_behaviour_sanitizers(tmp_path):
     assert run.returncode == 0, run.stderr[-3000:]
     assert "ERROR: AddressSanitizer" not in run.stderr and "runtime error" not in run.stderr
     assert int(run.stdout.split()[-1]) > 0.8 * len(files)
+
+
+def test_the_files_of_one_tree_share_their_words_and_argument_lists():
+    fast()
+    shared = SharedWords()
+    vhost = '<Directory "/srv/a">\n    Options -Indexes\n    Require all granted\n</Directory>\n'
+    one = parse_text(vhost, "a.conf", shared).children
+    two = parse_text(vhost.replace("/srv/a", "/srv/b"), "b.conf", shared).children
+    # the same line in two files: one list; the same word in two lists: one string
+    assert one[0].children[0].args is two[0].children[0].args == ["-Indexes"]
+    assert one[0].args == ["/srv/a"] and two[0].args == ["/srv/b"]
+    alone = parse_text(vhost, "c.conf").children  # no table: equal, never the same objects
+    assert alone[0].children[0].args == one[0].children[0].args
+    assert alone[0].children[0].args is not one[0].children[0].args
+    require = one[0].children[1].args
+    assert parse_text("Require all denied\n", "d.conf", shared).children[0].args[0] is require[0]
