@@ -26,7 +26,7 @@ from apachetune.paths import (
     write_private,
 )
 
-FORMAT = 3  # bump when the entry layout changes; old entries then never match a key
+FORMAT = 4  # bump when the entry layout changes; old entries then never match a key
 MAX_ENTRY_BYTES = 64 << 20
 
 
@@ -57,11 +57,11 @@ def _dir() -> Path | None:
 def _encode(node: Node) -> list[Any]:
     base = [node.line, node.column, node.end_line, node.start, node.end]
     if isinstance(node, Directive):
-        return ["d", *base, node.name, node.args, node.joined, node.content_start, node.content_end]
+        return ["d", *base, node.name, node.args, node.joined, node.content_end]
     if isinstance(node, Section):
         return ["s", *base, node.name, node.args, node.raw_args, node.tag_args, node.open_end_line,
                 node.open_end, node.close_start, node.close_line, node.close_column, node.closed,
-                node.content_start, [_encode(c) for c in node.children]]
+                [_encode(c) for c in node.children]]
     if isinstance(node, Comment):
         return ["c", *base, node.text]
     return ["b", *base]
@@ -72,16 +72,14 @@ def _decode(path: str, item: list[Any], parent: Section | ConfigFile) -> Node:
     base = (path, line, column, end_line, start, end)
     node: Node
     if kind == "d":
-        name, args, joined, content_start, content_end = rest
-        node = Directive(*base, name=name, args=list(args), joined=joined,
-                         content_start=content_start, content_end=content_end)
+        name, args, joined, content_end = rest
+        node = Directive(*base, name=name, args=list(args), joined=joined, content_end=content_end)
     elif kind == "s":
         (name, args, raw_args, tag_args, open_end_line, open_end, close_start, close_line, close_column,
-         closed, content_start, children) = rest
+         closed, children) = rest
         node = Section(*base, name=name, args=list(args), raw_args=raw_args, tag_args=tag_args,
                        open_end_line=open_end_line, open_end=open_end, close_start=close_start,
-                       close_line=close_line, close_column=close_column, closed=closed,
-                       content_start=content_start)
+                       close_line=close_line, close_column=close_column, closed=closed)
         node.children = [_decode(path, c, node) for c in children]
     elif kind == "c":
         node = Comment(*base, text=rest[0])

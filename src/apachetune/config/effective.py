@@ -17,6 +17,18 @@ from apachetune.config.tree import ConfigFile, Directive, Node, Section
 from apachetune.errors import Position
 
 
+class _Lowered(dict[str, str]):
+    """A name -> its lower case, one string per name: looked up, not kept in every item (a slot
+    an item was a seventh of the text at 200k lines)."""
+
+    def __missing__(self, name: str) -> str:
+        low = self[name] = sys.intern(name.lower())
+        return low
+
+
+_LOWER = _Lowered()
+
+
 @dataclass(eq=False, slots=True)
 class ResolvedDirective:
     name: str
@@ -25,12 +37,12 @@ class ResolvedDirective:
     node: Directive
     include_chain: tuple[Position, ...] = ()
     conditions: tuple[str, ...] = ()  # enclosing conditional sections, e.g. "<IfModule mpm_event_module>"
-    lname: str = field(init=False, repr=False)  # name.lower(): the checks compare it on every item
     parents: tuple[ResolvedSection, ...] = field(default=(), init=False, repr=False)  # see in_order()
 
-    def __post_init__(self) -> None:
-        # interned: one string per directive name, not one per line (a tenth of a resolved tree)
-        self.lname = sys.intern(self.name.lower())
+    @property
+    def lname(self) -> str:
+        """name.lower(), the one string for that name (the checks compare it on every item)."""
+        return _LOWER[self.name]
 
     @property
     def args_text(self) -> str:
@@ -60,11 +72,11 @@ class ResolvedSection:
     children: list[ResolvedDirective | ResolvedSection] = field(default_factory=list)
     include_chain: tuple[Position, ...] = ()
     conditions: tuple[str, ...] = ()
-    lname: str = field(init=False, repr=False)
     parents: tuple[ResolvedSection, ...] = field(default=(), init=False, repr=False)  # see in_order()
 
-    def __post_init__(self) -> None:
-        self.lname = sys.intern(self.name.lower())
+    @property
+    def lname(self) -> str:
+        return _LOWER[self.name]
 
     @property
     def position(self) -> Position:

@@ -20,14 +20,14 @@
 
 enum field {
     F_FILE, F_LINE, F_COLUMN, F_END_LINE, F_START, F_END, F_PARENT,
-    F_NAME, F_ARGS, F_RAW_ARGS, F_JOINED, F_CONTENT_START, F_CONTENT_END,
+    F_NAME, F_ARGS, F_RAW_ARGS, F_JOINED, F_CONTENT_END,
     F_TAG_ARGS, F_CHILDREN, F_OPEN_END_LINE, F_OPEN_END, F_CLOSE_START, F_CLOSE_LINE,
     F_CLOSE_COLUMN, F_CLOSED, F_TEXT, NFIELDS
 };
 
 static const char *const FIELD_NAMES[NFIELDS] = {
     "file", "line", "column", "end_line", "start", "end", "parent",
-    "name", "args", "raw_args", "joined", "content_start", "content_end",
+    "name", "args", "raw_args", "joined", "content_end",
     "tag_args", "children", "open_end_line", "open_end", "close_start", "close_line",
     "close_column", "closed", "text",
 };
@@ -36,11 +36,11 @@ static const char *const FIELD_NAMES[NFIELDS] = {
 #define NODE_FIELDS F_FILE, F_LINE, F_COLUMN, F_END_LINE, F_START, F_END, F_PARENT
 static const int BLANK_FIELDS[] = {NODE_FIELDS, -1};
 static const int COMMENT_FIELDS[] = {NODE_FIELDS, F_TEXT, -1};
-static const int DIRECTIVE_FIELDS[] = {NODE_FIELDS, F_NAME, F_ARGS, F_JOINED, F_CONTENT_START,
-                                       F_CONTENT_END, -1};
+static const int DIRECTIVE_FIELDS[] = {NODE_FIELDS, F_NAME, F_ARGS, F_JOINED, F_CONTENT_END,
+                                       -1};
 static const int SECTION_FIELDS[] = {NODE_FIELDS, F_NAME, F_ARGS, F_RAW_ARGS, F_TAG_ARGS, F_CHILDREN,
                                      F_OPEN_END_LINE, F_OPEN_END, F_CLOSE_START, F_CLOSE_LINE,
-                                     F_CLOSE_COLUMN, F_CLOSED, F_CONTENT_START, -1};
+                                     F_CLOSE_COLUMN, F_CLOSED, -1};
 
 typedef struct {
     PyTypeObject *type;
@@ -131,7 +131,7 @@ typedef struct {
 } source;
 
 /* Positions repeat: from field to field (a node's end is the next one's start, end_line is
- * usually line, content_start often start) and from file to file (a thousand vhost files made
+ * usually line) and from file to file (a thousand vhost files made
  * from one template have the same offsets and line numbers). Every value below SHARED is one
  * int object for the whole process (at most 64 Ki of them, 2 MiB, made as values are first
  * seen): with a distinct int per field, ints were a sixth of a tree. CPython caches 0..256. */
@@ -397,8 +397,7 @@ static int directive(const source *src, stack *st, PyObject *top, const logical_
         raw_args = Py_NewRef(Py_None);
     }
     set(node, K_DIRECTIVE, F_JOINED, raw_args);
-    if (set_int(node, K_DIRECTIVE, F_CONTENT_START, l->start + l->lead) < 0 ||
-        set_int(node, K_DIRECTIVE, F_CONTENT_END, tail) < 0) {
+    if (set_int(node, K_DIRECTIVE, F_CONTENT_END, tail) < 0) {
         Py_DECREF(node);
         return FAIL;
     }
@@ -443,8 +442,7 @@ static int open_section(const source *src, stack *st, PyObject *top, const logic
         set_int(node, K_SECTION, F_CLOSE_START, 0) < 0 ||
         set_int(node, K_SECTION, F_CLOSE_LINE, 0) < 0 ||
         set_int(node, K_SECTION, F_CLOSE_COLUMN, 0) < 0 ||
-        set(node, K_SECTION, F_CLOSED, Py_NewRef(Py_True)) < 0 ||
-        set_int(node, K_SECTION, F_CONTENT_START, l->start + l->lead) < 0) {
+        set(node, K_SECTION, F_CLOSED, Py_NewRef(Py_True)) < 0) {
         Py_DECREF(node);
         return FAIL;
     }

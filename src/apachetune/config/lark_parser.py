@@ -120,7 +120,6 @@ class _LineLexer(Lexer):
                     yield self._leaves(leaves)
                 leaves = []
                 section = self._open(stack, word, content, rest, line, column, last_line, start, end)
-                section.content_start = start + lead
                 pending = self._token("SECTION_OPEN", raw, start, first_line, last_line, section)
             else:
                 raw_args = content[rest:]
@@ -135,7 +134,7 @@ class _LineLexer(Lexer):
                 leaves.append(Directive(
                     filename, line, column, last_line, start, end,
                     name=_intern(word), args=args, joined=None if plain else raw_args,
-                    content_start=start + lead, content_end=content_end,
+                    content_end=content_end,
                 ))
         # End of file: conditional sections may stay open; others may not.
         for section in reversed(stack):

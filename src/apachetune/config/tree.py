@@ -44,6 +44,13 @@ class Node:
         return up.text
 
 
+def _content_start(node: Node) -> int:
+    # Derived, not kept (a slot a line is a seventh of the text at 200k lines): a logical line's
+    # leading blanks never span a newline (a blank line is a Blank node; a backslash is a word),
+    # so the first non-blank character is on the node's first line, at its column.
+    return node.start + node.column - 1
+
+
 @dataclass(eq=False, slots=True)
 class Directive(Node):
     name: str = ""
@@ -52,8 +59,12 @@ class Directive(Node):
     # joined, a quoted or escaped name); None: raw_args reads it from the file when asked. Most
     # lines are plain, and a copy of each line's arguments was an eighth of a parsed tree.
     joined: str | None = None
-    content_start: int = 0  # offset of the name's first character
     content_end: int = 0  # offset after the last non-blank character of the line(s)
+
+    @property
+    def content_start(self) -> int:
+        """Offset of the name's first character."""
+        return _content_start(self)
 
     @property
     def lname(self) -> str:
@@ -80,7 +91,11 @@ class Section(Node):
     close_line: int = 0
     close_column: int = 0
     closed: bool = True  # False: a conditional section left open at end of file
-    content_start: int = 0
+
+    @property
+    def content_start(self) -> int:
+        """Offset of the start tag's "<"."""
+        return _content_start(self)
 
     @property
     def lname(self) -> str:
