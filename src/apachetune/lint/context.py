@@ -7,8 +7,9 @@ read files or choose their own severity (the engine stamps it from rules/*.yaml)
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import TypeVar, cast
 
 from apachetune.config.conditions import LoadedModules
 from apachetune.config.effective import EffectiveConfig, ResolvedDirective, ResolvedSection
@@ -19,6 +20,7 @@ from apachetune.lint.settings import Settings
 from apachetune.mpm import StartupResult
 from apachetune.mpm.directives import canonical
 
+T = TypeVar("T")
 Scoped = tuple[ResolvedDirective | ResolvedSection, tuple[ResolvedSection, ...]]
 
 
@@ -40,6 +42,7 @@ class LintContext:
     _walk: list[ResolvedDirective | ResolvedSection] = field(default_factory=list, repr=False)
     _named: dict[str, list[ResolvedDirective | ResolvedSection]] = field(default_factory=dict, repr=False)
     _loaded: LoadedModules = field(init=False, repr=False)
+    _memo: dict[str, object] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self._loaded = LoadedModules(self.eff.modules)
@@ -65,6 +68,22 @@ class LintContext:
     def named(self, name: str) -> list[Scoped]:
         """Every directive or section called `name` (any case), with its enclosing sections."""
         return [(item, item.parents) for item in self._named.get(name.lower(), ())]
+
+    def items_named(self, lname: str) -> list[ResolvedDirective | ResolvedSection]:
+        """Every item whose lower-case name is `lname`, in document order (`item.parents`
+        are its enclosing sections)."""
+        return self._named.get(lname, [])
+
+    def by_name(self) -> dict[str, list[ResolvedDirective | ResolvedSection]]:
+        """Every item grouped by lower-case name: a check whose verdict depends on the name
+        decides once a name, not once a line (a 50,000-line tree has a few hundred names)."""
+        return self._named
+
+    def memo(self, key: str, compute: Callable[[], T]) -> T:
+        """A value several checks derive from the tree (the document roots, ...), computed once."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return cast(T, self._memo[key])
 
     @property
     def mpm_items(self) -> list[ResolvedDirective]:

@@ -10,7 +10,7 @@ from apachetune.config.effective import ResolvedDirective, ResolvedSection
 from apachetune.config.tree import Directive, Section
 from apachetune.lint.context import LintContext, location_of
 from apachetune.lint.finding import Finding, Fix, Location
-from apachetune.mpm.directives import LEGACY_NAMES, MPM_DIRECTIVES, canonical
+from apachetune.mpm.directives import ALL_MPM_DIRECTIVES, LEGACY_NAMES, MPM_DIRECTIVES, canonical
 from apachetune.report.paths import display_path
 
 _MPM_MODULE_NAMES = {
@@ -72,18 +72,27 @@ def _directives_in(node: Section) -> Iterator[Directive]:
             yield from _directives_in(child)
 
 
+def _override_key(lname: str) -> str | None:
+    """The setting a directive overrides when repeated in one scope, or None when it does not."""
+    spec = lookup(lname)
+    if lname in _REPEATABLE or spec is None or spec.kind not in ("TAKE1", "FLAG"):
+        return None
+    return (canonical(lname) or lname).lower()
+
+
 def duplicate_directive(ctx: LintContext) -> Iterator[Finding]:
+    keys: dict[str, str | None] = {}  # lower-case name -> _override_key: once a name
+
     def scope(items: list[ResolvedDirective | ResolvedSection]) -> Iterator[Finding]:
         seen: dict[str, ResolvedDirective] = {}
         for item in items:
             if isinstance(item, ResolvedSection):
                 yield from scope(item.children)
                 continue
-            key = canonical(item.name) or item.name
-            spec = lookup(item.name)
-            if item.lname in _REPEATABLE or spec is None or spec.kind not in ("TAKE1", "FLAG"):
+            lname = item.lname
+            lkey = keys[lname] if lname in keys else keys.setdefault(lname, _override_key(lname))
+            if lkey is None:
                 continue
-            lkey = key.lower()
             if lkey in seen:
                 first = seen[lkey]
                 yield ctx.finding(
@@ -100,26 +109,26 @@ def mpm_directive_of_other_mpm(ctx: LintContext) -> Iterator[Finding]:
     if ctx.mpm is None:
         return
     own = {n.lower() for n in MPM_DIRECTIVES[ctx.mpm]}
-    for item, _parents in ctx.walk():
-        if isinstance(item, ResolvedSection):
-            continue
-        canon = canonical(item.name)
+    for lname in sorted(ALL_MPM_DIRECTIVES):  # the few names that can be wrong, not every line
+        canon = canonical(lname)
         if canon is None or canon.lower() in own:
             continue
         owners = [m for m, names in MPM_DIRECTIVES.items() if canon in names]
-        yield ctx.finding(
-            "AT403",
-            f"Invalid command '{item.name}', perhaps misspelled or defined by a module not included in "
-            f"the server configuration: {canon} belongs to {' and '.join(owners)}, this server runs "
-            f"{ctx.mpm}.", item)
+        for item in ctx.items_named(lname):
+            if isinstance(item, ResolvedDirective):
+                yield ctx.finding(
+                    "AT403",
+                    f"Invalid command '{item.name}', perhaps misspelled or defined by a module not included "
+                    f"in the server configuration: {canon} belongs to {' and '.join(owners)}, this server "
+                    f"runs {ctx.mpm}.", item)
 
 
 def deprecated_name(ctx: LintContext) -> Iterator[Finding]:
-    for item, _parents in ctx.walk():
-        if isinstance(item, ResolvedDirective) and item.lname in LEGACY_NAMES:
-            new = LEGACY_NAMES[item.lname]
-            yield ctx.finding("AT404", f"{item.name} is a deprecated name; use {new}.", item, (),
-                              Fix({}, f"rename {item.name} to {new}", rename=new))
+    for lname, new in LEGACY_NAMES.items():
+        for item in ctx.items_named(lname):
+            if isinstance(item, ResolvedDirective):
+                yield ctx.finding("AT404", f"{item.name} is a deprecated name; use {new}.", item, (),
+                                  Fix({}, f"rename {item.name} to {new}", rename=new))
 
 
 RULES = {"AT401": mpm_section_not_loaded, "AT406": mpm_section_not_loaded, "AT402": duplicate_directive,

@@ -11,9 +11,9 @@ from collections.abc import Callable, Iterator
 from apachetune.config.conditions import Version, at_least
 from apachetune.config.directives import ARG_WORDS, DirectiveSpec, lookup, shipped_modules, suggest
 from apachetune.config.effective import ResolvedDirective, ResolvedSection
-from apachetune.lint.context import LintContext, Scoped
+from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Finding, Fix, Location
-from apachetune.mpm.directives import MPM_DIRECTIVES, canonical
+from apachetune.mpm.directives import ALL_MPM_DIRECTIVES, MPM_DIRECTIVES, canonical
 from apachetune.mpm.numbers import atoi, is_plain_number
 
 _DIR_SECTIONS = {"directory", "directorymatch", "location", "locationmatch", "files", "filesmatch",
@@ -30,10 +30,6 @@ def _third_party_loaded(ctx: LintContext) -> list[str]:
     return sorted(m for m in ctx.eff.modules if m not in shipped_modules() and not m.endswith(".c"))
 
 
-def _items(ctx: LintContext) -> Iterator[Scoped]:
-    yield from ctx.walk()
-
-
 def _name_of(item: ResolvedDirective | ResolvedSection) -> str:
     return "<" + item.name if isinstance(item, ResolvedSection) else item.name
 
@@ -41,17 +37,30 @@ def _name_of(item: ResolvedDirective | ResolvedSection) -> str:
 def unknown_or_not_loaded(ctx: LintContext) -> Iterator[Finding]:
     third_party = _third_party_loaded(ctx)
     verdicts: dict[str, tuple[str, str, str | None] | None] = {}  # one verdict per name, not per line
-    for item, _parents in _items(ctx):
-        name = _name_of(item)
-        if name not in verdicts:
-            verdicts[name] = _unknown_verdict(ctx, name, item, third_party)
-        verdict = verdicts[name]
-        if verdict is not None:
-            rule, message, severity = verdict
-            f = ctx.finding(rule, message, item)
-            if severity:
-                f.severity = severity
-            yield f
+    for items in ctx.by_name().values():
+        # Whether httpd knows a name does not depend on its case: a name known and loaded as
+        # the group's first item spells it (directive or section) is known in every line.
+        if all(_unknown_verdict(ctx, _name_of(first), first, third_party) is None
+               for first in _first_of_each_kind(items)):
+            continue
+        for item in items:
+            name = _name_of(item)
+            if name not in verdicts:
+                verdicts[name] = _unknown_verdict(ctx, name, item, third_party)
+            verdict = verdicts[name]
+            if verdict is not None:
+                rule, message, severity = verdict
+                f = ctx.finding(rule, message, item)
+                if severity:
+                    f.severity = severity
+                yield f
+
+
+def _first_of_each_kind(items: list[ResolvedDirective | ResolvedSection]) -> list[ResolvedDirective | ResolvedSection]:
+    """The first directive and the first section among `items` (one name: "Foo" and "<Foo")."""
+    directive = next((i for i in items if isinstance(i, ResolvedDirective)), None)
+    section = next((i for i in items if isinstance(i, ResolvedSection)), None)
+    return [i for i in (directive, section) if i is not None]
 
 
 def _unknown_verdict(ctx: LintContext, name: str, item: ResolvedDirective | ResolvedSection,
@@ -99,56 +108,72 @@ _WRONG_COUNT: dict[str, Callable[[int, list[str], bool], bool]] = {
 
 
 def argument_count(ctx: LintContext) -> Iterator[Finding]:
-    checked: dict[str, DirectiveSpec | None] = {}  # lower-case name -> its spec, or None when not checked here
-    for item, _parents in _items(ctx):
-        if isinstance(item, ResolvedSection):
-            continue
-        lname = item.name.lower()
-        if lname not in checked:
-            spec = lookup(item.name)
-            if spec is None or spec.kind not in _WRONG_COUNT \
-                    or not any(ctx.module_loaded(m) for m in spec.modules) \
-                    or (canonical(item.name) is not None and ctx.startup is not None):
-                spec = None  # unknown, not loaded, or an MPM directive (the start-up model: AT116)
-            checked[lname] = spec
-        spec = checked[lname]
-        if spec is None or spec.kind is None:
-            continue
-        words = item.args  # the arguments as httpd splits them (ap_getword_conf)
-        n = len(words)
-        if not _WRONG_COUNT[spec.kind](n, words, n == 0 or words[0] == ""):
-            continue
-        if spec.kind == "FLAG":
-            text = f"{spec.name} must be On or Off"
-        elif spec.kind == "NO_ARGS":
-            text = f"{spec.name} takes no arguments"
-        else:
-            text = f"{spec.name} {ARG_WORDS[spec.kind]}" + (f", {spec.help}" if spec.help else "")
-        yield ctx.finding("AT503", text, item)
+    for lname, items in ctx.by_name().items():  # one spec a name
+        spec = lookup(lname)
+        if spec is None or spec.kind is None or spec.kind not in _WRONG_COUNT \
+                or not any(ctx.module_loaded(m) for m in spec.modules) \
+                or (canonical(lname) is not None and ctx.startup is not None):
+            continue  # unknown, not loaded, or an MPM directive (the start-up model: AT116)
+        for item in items:
+            if isinstance(item, ResolvedDirective) and (f := _count_finding(ctx, spec, spec.kind, item)) is not None:
+                yield f
+
+
+def _count_finding(ctx: LintContext, spec: DirectiveSpec, kind: str, item: ResolvedDirective) -> Finding | None:
+    words = item.args  # the arguments as httpd splits them (ap_getword_conf)
+    n = len(words)
+    if not _WRONG_COUNT[kind](n, words, n == 0 or words[0] == ""):
+        return None
+    if kind == "FLAG":
+        text = f"{spec.name} must be On or Off"
+    elif kind == "NO_ARGS":
+        text = f"{spec.name} takes no arguments"
+    else:
+        text = f"{spec.name} {ARG_WORDS[kind]}" + (f", {spec.help}" if spec.help else "")
+    return ctx.finding("AT503", text, item)
 
 
 def context(ctx: LintContext) -> Iterator[Finding]:
-    specs: dict[str, DirectiveSpec | None] = {}
-    for item, parents in _items(ctx):
-        name = _name_of(item)
-        if name not in specs:
-            specs[name] = lookup(name)
-        spec = specs[name]
-        if spec is None or not parents:
-            if spec is not None and not parents and spec.contexts and "server config" not in spec.contexts:
-                yield ctx.finding("AT504", f"{spec.name} not allowed here", item)
-            continue
-        parent = parents[-1]
-        in_dir = [p for p in parents if p.lname in _DIR_SECTIONS]
-        if item.lname in _GLOBAL_ONLY or (canonical(item.name) is not None):
-            if any(p.lname == "virtualhost" for p in parents) and not in_dir:
-                yield ctx.finding("AT504", f"{spec.name} cannot occur within <VirtualHost> section", item)
+    scopes: dict[int, tuple[str | None, bool, bool]] = {}  # id(parents) -> _scope(parents)
+    for lname, items in ctx.by_name().items():  # a directive's allowed contexts: once a name
+        global_only = lname in _GLOBAL_ONLY or canonical(lname) is not None
+        for is_section in (False, True):
+            spec = lookup("<" + lname if is_section else lname)
+            if spec is None:
                 continue
-        if in_dir and spec.contexts and "directory" not in spec.contexts:
-            yield ctx.finding("AT504", f"{spec.name} not allowed in <{in_dir[-1].name}> context", item)
-        elif not in_dir and parent.lname == "virtualhost" and spec.contexts and \
-                "virtual host" not in spec.contexts:
-            yield ctx.finding("AT504", f"{spec.name} not allowed here", item)
+            allowed = spec.contexts
+            top_bad = bool(allowed) and "server config" not in allowed
+            dir_bad = bool(allowed) and "directory" not in allowed
+            vhost_bad = bool(allowed) and "virtual host" not in allowed
+            if not (top_bad or dir_bad or vhost_bad or global_only):
+                continue  # allowed everywhere: no line of this name to look at
+            for item in items:
+                if isinstance(item, ResolvedSection) is not is_section:
+                    continue
+                parents = item.parents
+                if not parents:
+                    if top_bad:
+                        yield ctx.finding("AT504", f"{spec.name} not allowed here", item)
+                    continue
+                scope = scopes.get(id(parents))
+                if scope is None:
+                    scope = scopes[id(parents)] = _scope(parents)
+                in_dir, in_vhost, parent_is_vhost = scope
+                if global_only and in_vhost and in_dir is None:
+                    yield ctx.finding("AT504", f"{spec.name} cannot occur within <VirtualHost> section", item)
+                elif in_dir is not None and dir_bad:
+                    yield ctx.finding("AT504", f"{spec.name} not allowed in <{in_dir}> context", item)
+                elif in_dir is None and parent_is_vhost and vhost_bad:
+                    yield ctx.finding("AT504", f"{spec.name} not allowed here", item)
+
+
+def _scope(parents: tuple[ResolvedSection, ...]) -> tuple[str | None, bool, bool]:
+    """(the innermost per-directory section's name or None, inside a <VirtualHost>, directly
+    inside one): all httpd's context check needs of a line's enclosing sections. A section's
+    lines share one parents tuple, so this runs once a section."""
+    in_dir = [p for p in parents if p.lname in _DIR_SECTIONS]
+    return (in_dir[-1].name if in_dir else None, any(p.lname == "virtualhost" for p in parents),
+            parents[-1].lname == "virtualhost")
 
 
 def mpm_count(ctx: LintContext) -> Iterator[Finding]:
@@ -182,20 +207,21 @@ _ATOI_DIRECTIVES = {"maxkeepaliverequests"}
 
 
 def not_a_number(ctx: LintContext) -> Iterator[Finding]:
-    for item, _parents in _items(ctx):
-        if isinstance(item, ResolvedSection):
+    for lname in sorted(ALL_MPM_DIRECTIVES | _ATOI_DIRECTIVES):
+        if canonical(lname) == "AsyncRequestWorkerFactor":
             continue
-        canon = canonical(item.name)
-        if canon is None and item.lname not in _ATOI_DIRECTIVES:
-            continue
-        if canon == "AsyncRequestWorkerFactor" or not item.args:
-            continue
-        arg = item.args[0]
-        if not is_plain_number(arg):
-            yield ctx.finding(
-                "AT507",
-                f"{item.name} {arg!r} is not a number: httpd reads it as {atoi(arg)}.",
-                item, (), Fix({item.name: str(atoi(arg))}) if atoi(arg) > 0 else None)
+        for item in ctx.items_named(lname):
+            if isinstance(item, ResolvedDirective) and item.args:
+                yield from _number_finding(ctx, item)
+
+
+def _number_finding(ctx: LintContext, item: ResolvedDirective) -> Iterator[Finding]:
+    arg = item.args[0]
+    if not is_plain_number(arg):
+        yield ctx.finding(
+            "AT507",
+            f"{item.name} {arg!r} is not a number: httpd reads it as {atoi(arg)}.",
+            item, (), Fix({item.name: str(atoi(arg))}) if atoi(arg) > 0 else None)
 
 
 RULES = {"AT501": unknown_or_not_loaded, "AT502": unknown_or_not_loaded, "AT503": argument_count,

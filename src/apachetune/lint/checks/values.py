@@ -63,17 +63,13 @@ READERS = {"keepalivetimeout": _keepalive_timeout, "listencoresbucketsratio": _b
 
 
 def refused_values(ctx: LintContext) -> Iterator[Finding]:
-    for item, _parents in ctx.walk():
-        if isinstance(item, ResolvedSection):
-            continue
-        reader = READERS.get(item.lname)
-        if reader is None:
-            continue
-        if item.lname != "listen" and len(item.args) != 1:
-            continue  # a wrong argument count is AT503's
-        message = reader(item.args)
-        if message:
-            yield ctx.finding("AT510", f"AH00526: {message} (httpd will not start)", item)
+    for lname, reader in READERS.items():
+        for item in ctx.items_named(lname):
+            if isinstance(item, ResolvedSection) or (lname != "listen" and len(item.args) != 1):
+                continue  # a wrong argument count is AT503's
+            message = reader(item.args)
+            if message:
+                yield ctx.finding("AT510", f"AH00526: {message} (httpd will not start)", item)
     for module, path, position in ctx.eff.missing_modules:
         yield ctx.finding("AT510", f"Cannot load {path} into server: {path}: cannot open shared object "
                           f"file: No such file or directory ({module}; httpd will not start)", position)
