@@ -9,7 +9,6 @@ where it is allowed, and httpd's help text.
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 from collections.abc import Collection
@@ -115,7 +114,7 @@ def shipped_modules() -> frozenset[str]:
     status, ...), plus every module the registry names. A loaded module outside this set is a
     third-party one, which may define directives we have no table for."""
     with open(rules_dir() / "registry" / "modules.yaml", encoding="utf-8") as fh:
-        listed = yaml.safe_load(fh)["modules"]
+        listed = yaml.load(fh, Loader=_Loader)["modules"]
     return frozenset(listed) | {m for spec in registry().values() for m in spec.modules}
 
 
@@ -144,4 +143,6 @@ def canonical_name(name: str, loaded: Collection[str] | None = None) -> str:
 def suggest(name: str, limit: int = 3) -> list[str]:
     """Did-you-mean: the closest known directive names."""
     names = {spec.name.lower(): spec.name for spec in registry().values()}
+    import difflib  # only when a name is unknown: not on every lint's start-up
+
     return [names[m] for m in difflib.get_close_matches(name.lower(), list(names), n=limit, cutoff=0.75)]

@@ -29,6 +29,11 @@ class _Lowered(dict[str, str]):
 _LOWER = _Lowered()
 
 
+def lower_name(name: str) -> str:
+    """`name`.lower(), one string per name (no new string per line)."""
+    return _LOWER[name]
+
+
 @dataclass(eq=False, slots=True)
 class ResolvedDirective:
     name: str

@@ -21,7 +21,6 @@ import os
 import shutil
 import subprocess
 import sys
-import sysconfig
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
@@ -37,7 +36,8 @@ def disabled() -> bool:
 
 
 def _target_name() -> str:
-    suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+    # EXT_SUFFIX without importing sysconfig (its data module costs a cold lint 5 ms)
+    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
     h = hashlib.sha1(SOURCE.read_bytes())
     h.update(suffix.encode() + sys.version.encode())
     return f"_fastlex-{h.hexdigest()[:12]}{suffix}"
@@ -62,6 +62,8 @@ def build(directory: Path) -> Path:
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
     if not cc:
         raise OSError("no C compiler (cc)")
+    import sysconfig
+
     include = sysconfig.get_paths()["include"]
     if not (Path(include) / "Python.h").exists():
         raise OSError(f"no Python headers in {include}")

@@ -43,6 +43,7 @@ from apachetune.config.effective import (
     Inclusion,
     ResolvedDirective,
     ResolvedSection,
+    lower_name,
 )
 from apachetune.config.envvars import read_envvars
 from apachetune.config.includes import MAX_INCLUDE_DEPTH, expand_include
@@ -105,6 +106,7 @@ class _State:
         self.opts = opts
         self.version = Version.parse(opts.httpd_version)
         self.files: dict[str, ConfigFile] = {}
+        self._spelling: dict[str, str] = {}
         self.shared = SharedWords()  # one copy of each word and argument list of the tree
         self.defines: dict[str, str | None] = {name: None for name in opts.defines}
         self.modules: dict[str, str] = {m: "(built-in)" for m in opts.builtin_modules}
@@ -143,6 +145,15 @@ class _State:
     def module_added(self, module_id: str, path: str) -> None:
         self.modules[module_id] = path
         self._loaded = None
+        self._spelling.clear()
+
+    def spelling(self, name: str) -> str:
+        """httpd's spelling of directive `name` with the modules loaded so far (canonical_name),
+        remembered until the next LoadModule: a tree says each name hundreds of times."""
+        found = self._spelling.get(name)
+        if found is None:
+            found = self._spelling[name] = canonical_name(name, self.modules.keys())
+        return found
 
     # ${VAR}: the Define table, then the environment; unknown names stay as written.
     def substitute(self, text: str, node: Node) -> str:
@@ -259,7 +270,7 @@ class Resolver:
             args_text = st.substitute(raw, node)
             substituted = args_text is not raw
             args = split_words(args_text) if substituted else node.args
-        lname = name.lower()
+        lname = lower_name(name)
         if lname in _CONSUMED and args:
             self.check_consumed(name, lname, args, node)
         if lname in ("include", "includeoptional") and args:
@@ -272,7 +283,7 @@ class Resolver:
         if read_now is not None and read_now(self, node, args):
             return
         # httpd keeps the name as its module spells it when the module is loaded.
-        name = canonical_name(name, st.modules.keys())
+        name = st.spelling(name)
         out.append(ResolvedDirective(name, args, args_text if substituted else None, node, chain, conds))
 
     def check_consumed(self, name: str, lname: str, args: list[str], node: Directive) -> None:
@@ -383,7 +394,7 @@ class Resolver:
         tag_args = st.substitute(node.tag_args, node)
         args = split_words(raw) if raw is not node.raw_args else node.args  # the parser split it
         children = self.items(node.children, chain, conds, False)
-        name = sys.intern(canonical_name("<" + node.name, st.modules.keys())[1:])  # one per name
+        name = sys.intern(st.spelling("<" + node.name)[1:])  # one string per name
         out.append(ResolvedSection(name, args, tag_args, node, children, chain, conds))
 
     def macro_directive(self, lname: str, args_text: str, node: Directive, chain: Chain, conds: Conds, top: bool,

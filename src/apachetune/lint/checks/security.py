@@ -47,8 +47,8 @@ def _limits_access(section: ResolvedSection) -> bool:
 
 
 def status_pages_open(ctx: LintContext) -> Iterator[Finding]:
-    for item, _parents in ctx.walk():
-        if not isinstance(item, ResolvedSection) or item.lname not in ("location", "locationmatch"):
+    for item in [*ctx.items_named("location"), *ctx.items_named("locationmatch")]:
+        if not isinstance(item, ResolvedSection):
             continue
         for d in child_directives(item, "SetHandler"):
             handler = d.args[0].lower() if d.args else ""
