@@ -176,12 +176,14 @@ def main() -> int:
         per_line = {}
         for n_vhosts in (20, 200, 1000, 4000):
             m, n_lines, n_bytes = make_tree(root / f"t{n_vhosts}", n_vhosts)
-            best = min(in_process(m, with_lint=True) for _ in range(3 if n_vhosts < 4000 else 2))
+            best = min(in_process(m, with_lint=True) for _ in range(3))
             per_line[n_lines] = best / n_lines * 1e6
             scale_rows.append(f"| {n_lines:,} | {n_bytes / 1e6:.2f} MB | {best:.3f} s | {per_line[n_lines]:.1f} µs |")
         big_lines = max(per_line)
         mem = memory_ratio(m, n_bytes)
-        spread_ratio = max(per_line.values()) / min(v for k, v in per_line.items() if k >= 10_000)
+        # The largest tree's cost a line against the 10k-50k ones' (the 1k tree's is mostly the
+        # fixed cost of a resolve, not a cost a line: printed, not judged).
+        spread_ratio = per_line[big_lines] / min(v for k, v in per_line.items() if 10_000 <= k < big_lines)
         rows.append(("cost per line, 200k vs 10k-50k lines", f"{spread_ratio:.2f}×", "≈ 1× (linear)",
                      verdict(spread_ratio <= 1.5)))
         rows.append((f"memory at {big_lines:,} lines / text size", f"{mem:.1f}×", "< 10×", verdict(mem < 10)))
@@ -242,7 +244,8 @@ opts = ResolveOptions(use_env_file=False)
 eff = resolve(sys.argv[1], opts); t3 = time.perf_counter()
 result = lint(eff, LintOptions(opts, Settings())); t4 = time.perf_counter()
 FORMATS["text"](result); t5 = time.perf_counter()
-print(f"{t1 - t0:.3f} {t2 - t1:.3f} {t3 - t2:.3f} {t4 - t3:.3f} {t5 - t4:.3f}")
+print(f"{t1 - t0:.3f} {t2 - t1:.3f} {t3 - t2:.3f} {t4 - t3:.3f} {t5 - t4:.3f}", flush=True)
+os._exit(0)  # as the CLI leaves (apachetune.cli._leave): the tree is not freed object by object
 """
     with tempfile.TemporaryDirectory() as tmp:
         main_file, _, _ = make_tree(Path(tmp), 1000)
