@@ -217,7 +217,7 @@ and `cProfile` give the detail):
 |---|---|
 {phases}
 
-Resolve + lint in process by size (best of 2–3; the cost per line should stay flat):
+Resolve + lint in process by size (best of 3; the cost per line should stay flat):
 
 | lines | text | resolve + lint | per line |
 |---|---|---|---|
