@@ -9,20 +9,13 @@ where it is allowed, and httpd's help text.
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Collection
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
-import yaml
-
-from apachetune.paths import cache_dir, rules_dir
-
-# libyaml's loader when PyYAML was built with it, else the pure-Python one.
-_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+from apachetune.datafiles import load_yaml
+from apachetune.paths import rules_dir
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,33 +47,19 @@ class DirectiveSpec:
         return f"https://httpd.apache.org/docs/2.4/mod/{page}.html#{anchor}"
 
 
-def _entries(path: Path) -> list[dict[str, Any]]:
-    """The YAML entries, through a JSON copy in the cache (5x faster to load, keyed by mtime)."""
-    stat = path.stat()
-    try:
-        cached = cache_dir() / f"directives-{stat.st_mtime_ns}-{stat.st_size}.json"
-        if cached.exists():
-            loaded: list[dict[str, Any]] = json.loads(cached.read_text())
-            return loaded
-    except OSError:
-        cached = None
-    with open(path, encoding="utf-8") as fh:
-        entries: list[dict[str, Any]] = yaml.load(fh, Loader=_Loader)
-    if cached is not None:
-        try:
-            tmp = cached.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(entries))
-            os.replace(tmp, cached)
-        except OSError:
-            pass
-    return entries
+@lru_cache(maxsize=1)
+def _registry_data() -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
+    """directives.yaml, since.yaml and modules.yaml (through their JSON copy: datafiles)."""
+    folder = rules_dir() / "registry"
+    entries, since, modules = load_yaml([folder / "directives.yaml", folder / "since.yaml",
+                                         folder / "modules.yaml"], "registry")
+    return entries, since or {}, modules
 
 
 @lru_cache(maxsize=1)
 def registry() -> dict[str, DirectiveSpec]:
-    entries = _entries(rules_dir() / "registry" / "directives.yaml")
-    with open(rules_dir() / "registry" / "since.yaml", encoding="utf-8") as fh:
-        since = {name.lower(): str(v) for name, v in (yaml.load(fh, Loader=_Loader) or {}).items()}
+    entries, since_data, _ = _registry_data()
+    since = {name.lower(): str(v) for name, v in since_data.items()}
     return {
         e["name"].lower(): DirectiveSpec(e["name"], tuple(e["modules"]), e.get("kind"),
                                          tuple(e.get("contexts") or ()), e.get("allowed", ""),
@@ -113,8 +92,7 @@ def shipped_modules() -> frozenset[str]:
     """Every module httpd 2.4 ships, those that define no directive included (authz_host,
     status, ...), plus every module the registry names. A loaded module outside this set is a
     third-party one, which may define directives we have no table for."""
-    with open(rules_dir() / "registry" / "modules.yaml", encoding="utf-8") as fh:
-        listed = yaml.load(fh, Loader=_Loader)["modules"]
+    listed = _registry_data()[2]["modules"]
     return frozenset(listed) | {m for spec in registry().values() for m in spec.modules}
 
 

@@ -7,8 +7,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from apachetune.datafiles import load_yaml
 from apachetune.lint.finding import SEVERITIES
 from apachetune.paths import rules_dir
 
@@ -57,17 +56,14 @@ class RuleMeta:
         return f"docs/rules/{self.id}.md"
 
 
-# libyaml's loader when PyYAML was built with it (4x faster on 60 rule files), else the pure one.
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
 REQUIRED = ("id", "name", "severity", "title", "rationale", "fix", "references", "groups", "fixable")
 
 
 @lru_cache(maxsize=1)
 def all_rules() -> dict[str, RuleMeta]:
     rules: dict[str, RuleMeta] = {}
-    for path in sorted(rules_dir().glob("*.yaml")):
-        data = yaml.load(path.read_text(), Loader=_LOADER)
+    paths = sorted(rules_dir().glob("*.yaml"))
+    for path, data in zip(paths, load_yaml(paths, "rules"), strict=True):
         missing = [k for k in REQUIRED if k not in data]
         if missing:
             raise ValueError(f"{path}: missing {', '.join(missing)}")

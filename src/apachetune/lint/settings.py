@@ -13,14 +13,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from apachetune.config import observed
 from apachetune.errors import UsageError
 from apachetune.lint.finding import SEVERITIES
 from apachetune.lint.metadata import all_rules, resolve_selector
+
+if TYPE_CHECKING:
+    import yaml  # imported by load_settings only: most lints read no settings file
 
 CONFIG_NAMES = (".apachetune.yaml", ".apachetune.yml")
 
@@ -54,6 +55,8 @@ class _Error(UsageError):
 
 
 def _mapping(path: Path, node: yaml.Node, what: str) -> list[tuple[yaml.Node, yaml.Node]]:
+    import yaml
+
     if not isinstance(node, yaml.MappingNode):
         raise _Error(path, node, f"{what}: expected a mapping")
     pairs: list[tuple[yaml.Node, yaml.Node]] = node.value
@@ -61,12 +64,16 @@ def _mapping(path: Path, node: yaml.Node, what: str) -> list[tuple[yaml.Node, ya
 
 
 def _scalar(node: yaml.Node) -> Any:
+    import yaml
+
     return yaml.safe_load(yaml.serialize(node)) if isinstance(node, yaml.ScalarNode) else None
 
 
 def load_settings(path: Path | None) -> Settings:
     if path is None:
         return Settings()
+    import yaml  # here: most lints read no settings file
+
     try:
         root = yaml.compose(path.read_text())
         observed.file_read(str(path))
@@ -97,6 +104,8 @@ def load_settings(path: Path | None) -> Settings:
 
 
 def _rule_setting(path: Path, settings: Settings, sel_node: yaml.Node, node: yaml.Node) -> None:
+    import yaml
+
     selector = str(sel_node.value)
     try:
         ids = resolve_selector(selector)

@@ -8,6 +8,10 @@ from functools import lru_cache
 
 @lru_cache(maxsize=4096)
 def _relative(path: str, cwd: str) -> str:
+    if path.startswith("/") and "/." not in path and "//" not in path:
+        # an absolute, normal path (the resolver's): a prefix test, not relpath's 20 us a file
+        inside = cwd.rstrip("/") + "/"
+        return path[len(inside):] if path.startswith(inside) else path
     try:
         rel = os.path.relpath(path, cwd)
     except ValueError:

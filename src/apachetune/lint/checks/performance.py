@@ -54,7 +54,7 @@ def allow_override_on_trees(ctx: LintContext) -> Iterator[Finding]:
 
 
 def symlink_checks(ctx: LintContext) -> Iterator[Finding]:
-    trees = covering(document_roots(ctx), strictly_above=False)
+    trees = ctx.memo("document_trees", lambda: covering(document_roots(ctx), strictly_above=False))
     for section, path in directory_sections(ctx):
         if path not in trees:
             continue
@@ -73,9 +73,10 @@ def symlink_checks(ctx: LintContext) -> Iterator[Finding]:
 
 
 def multiviews(ctx: LintContext) -> Iterator[Finding]:
-    trees = covering(document_roots(ctx), strictly_above=False)
+    trees = ctx.memo("document_trees", lambda: covering(document_roots(ctx), strictly_above=False))
     for d, parents in directives_named(ctx, "Options"):
-        if ("", "multiviews") not in option_words(d) and ("+", "multiviews") not in option_words(d):
+        words = option_words(d)
+        if ("", "multiviews") not in words and ("+", "multiviews") not in words:
             continue
         broad = not parents or all(p.lname == "virtualhost" for p in parents)
         if not broad and parents[-1].lname == "directory" and parents[-1].args:

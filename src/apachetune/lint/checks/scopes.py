@@ -8,6 +8,7 @@ every request under it. These helpers find those sections and the document roots
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import lru_cache
 
 from apachetune.config.effective import ResolvedDirective, ResolvedSection
 from apachetune.lint.context import LintContext
@@ -19,6 +20,7 @@ def unquote(word: str) -> str:
     return word[1:-1] if len(word) >= 2 and word[0] == word[-1] and word[0] in "\"'" else word
 
 
+@lru_cache(maxsize=8192)  # several checks normalise the same DocumentRoot and <Directory> paths
 def norm_dir(path: str) -> str:
     """A directory path as httpd compares it: no trailing slash (but "/" stays "/")."""
     path = unquote(path.rstrip(">").strip())
@@ -44,12 +46,13 @@ def server_and_vhost(ctx: LintContext, name: str) -> list[ResolvedDirective]:
     return found
 
 
-def document_roots(ctx: LintContext) -> set[str]:
+def document_roots(ctx: LintContext) -> frozenset[str]:
     """Every DocumentRoot in force (server context and virtual hosts), normalised."""
-    return {norm_dir(d.args[0]) for d in server_and_vhost(ctx, "DocumentRoot") if d.args}
+    return ctx.memo("document_roots", lambda: frozenset(
+        norm_dir(d.args[0]) for d in server_and_vhost(ctx, "DocumentRoot") if d.args))
 
 
-def covering(roots: set[str], strictly_above: bool) -> frozenset[str]:
+def covering(roots: frozenset[str], strictly_above: bool) -> frozenset[str]:
     """Every directory path that is a document root (unless `strictly_above`) or above one:
     `path in covering(...)` answers "does <Directory path> apply to a whole document tree?"
     in one lookup, however many virtual hosts there are."""
@@ -64,12 +67,11 @@ def covering(roots: set[str], strictly_above: bool) -> frozenset[str]:
     return frozenset(out)
 
 
-def directory_sections(ctx: LintContext) -> Iterator[tuple[ResolvedSection, str]]:
+def directory_sections(ctx: LintContext) -> list[tuple[ResolvedSection, str]]:
     """Every <Directory> section with its normalised path."""
-    for name in DIRECTORY_SECTIONS:
-        for item, _parents in ctx.named(name):
-            if isinstance(item, ResolvedSection) and item.args:
-                yield item, norm_dir(item.args[0])
+    return ctx.memo("directory_sections", lambda: [
+        (item, norm_dir(item.args[0])) for name in DIRECTORY_SECTIONS for item in ctx.items_named(name)
+        if isinstance(item, ResolvedSection) and item.args])
 
 
 def child_directives(section: ResolvedSection, name: str) -> list[ResolvedDirective]:
@@ -77,10 +79,15 @@ def child_directives(section: ResolvedSection, name: str) -> list[ResolvedDirect
     return [c for c in section.children if isinstance(c, ResolvedDirective) and c.lname == lname]
 
 
-def option_words(d: ResolvedDirective) -> list[tuple[str, str]]:
+def option_words(d: ResolvedDirective) -> tuple[tuple[str, str], ...]:
     """`Options` arguments as (sign, lower-case name): sign is '+', '-' or '' (absolute)."""
+    return _option_words(tuple(d.args))
+
+
+@lru_cache(maxsize=1024)  # a tree repeats a few Options lines a thousand times
+def _option_words(args: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     out = []
-    for word in d.args:
+    for word in args:
         sign = word[0] if word[:1] in "+-" else ""
         out.append((sign, word[len(sign):].lower()))
-    return out
+    return tuple(out)

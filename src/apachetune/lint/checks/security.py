@@ -131,6 +131,10 @@ def _options_at(sections: list[ResolvedSection]) -> tuple[set[str], ResolvedDire
 
 
 def indexes_at_docroot(ctx: LintContext) -> Iterator[Finding]:
+    if not any(sign != "-" and name in ("indexes", "all")
+               for d in ctx.items_named("options") if isinstance(d, ResolvedDirective)
+               for sign, name in option_words(d)):
+        return  # nothing turns Indexes on (httpd 2.4's default is off): no root to look at
     # <Directory> sections by path: (document order, section, its virtual host or None)
     by_path: dict[str, list[tuple[int, ResolvedSection, ResolvedSection | None]]] = {}
     for order, (item, parents) in enumerate(ctx.named("Directory")):
