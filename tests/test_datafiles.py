@@ -24,7 +24,7 @@ def test_every_shipped_file_reads_the_same_through_json(tmp_path, monkeypatch):
     assert first == again == [_yaml(p) for p in paths]  # no type lost on the way (keys, numbers)
 
 
-def test_a_changed_file_is_read_again_and_the_old_copy_removed(tmp_path, monkeypatch):
+def test_a_changed_file_is_read_again_and_replaces_the_copy(tmp_path, monkeypatch):
     monkeypatch.setenv("APACHETUNE_CACHE", str(tmp_path / "cache"))
     src = tmp_path / "a.yaml"
     src.write_text("threshold: 5\n")
@@ -41,7 +41,7 @@ def test_a_torn_copy_is_ignored(tmp_path, monkeypatch):
     src.write_text("- 1\n- two\n")
     datafiles.load_yaml([src], "t")
     (copy,) = (tmp_path / "cache" / "data").glob("t-*.json")
-    copy.write_text('[[1, "tw')
+    copy.write_text('{"stamp": [], "documents": [[1, "tw')
     assert datafiles.load_yaml([src], "t") == [[1, "two"]]
 
 

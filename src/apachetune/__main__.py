@@ -1,3 +1,3 @@
-from apachetune.cli import main
+from apachetune.entry import main
 
 main()

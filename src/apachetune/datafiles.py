@@ -10,9 +10,8 @@ configuration: APACHETUNE_NO_CACHE (which bypasses the parse and result caches) 
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -25,28 +24,28 @@ _MAX_BYTES = 64 * 1024 * 1024
 
 def load_yaml(paths: Sequence[Path], tag: str) -> list[Any]:
     """The YAML document of each path, in order (from the JSON copy when it matches the files)."""
-    where = hashlib.sha1(usedforsecurity=False)  # which files: two installs keep two entries
-    stamp = hashlib.sha1(usedforsecurity=False)  # which version of them
+    stamp = []  # which files, which version of them: kept in the copy and compared, so a match is exact
     for path in paths:
         st = path.stat()
-        where.update(f"{path}\0".encode("utf-8", "surrogateescape"))
-        stamp.update(f"{st.st_size}\0{st.st_mtime_ns}\n".encode())
-    prefix = f"{tag}-{where.hexdigest()[:16]}-"
-    name = f"{prefix}{stamp.hexdigest()[:16]}.json"
+        stamp.append(f"{path}\0{st.st_size}\0{st.st_mtime_ns}")
+    # One entry a set of files (two installs keep two); a checksum names it, the stamp decides.
+    where = zlib.crc32("\n".join(str(p) for p in paths).encode("utf-8", "surrogateescape"))
+    name = f"{tag}-{where:08x}.json"
     directory = private_cache_dir(_DIR)
     if directory is not None:
         raw = read_private(directory, name, _MAX_BYTES)
         if raw is not None:
             try:
-                loaded = json.loads(raw)
+                copy = json.loads(raw)
             except ValueError:  # a torn or foreign entry: read the YAML again
-                loaded = None
-            if isinstance(loaded, list) and len(loaded) == len(paths):
-                return loaded
+                copy = None
+            if isinstance(copy, dict) and copy.get("stamp") == stamp:
+                documents: list[Any] = copy["documents"]
+                return documents
     documents = [_read(path) for path in paths]
     if directory is not None:
-        _forget_older(directory, prefix)
-        write_private(directory, name, json.dumps(documents).encode())
+        write_private(directory, name, json.dumps({"stamp": stamp, "documents": documents}).encode(
+            "utf-8", "surrogateescape"))
     return documents
 
 
@@ -56,13 +55,3 @@ def _read(path: Path) -> Any:
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's, 4x faster, when built with it
     with open(path, encoding="utf-8") as fh:
         return yaml.load(fh, Loader=loader)
-
-
-def _forget_older(directory: Path, prefix: str) -> None:
-    """Remove the copies of earlier versions of the same files."""
-    try:
-        for entry in os.scandir(directory):
-            if entry.name.startswith(prefix) and entry.name.endswith(".json"):
-                os.unlink(entry.path)
-    except OSError:
-        pass

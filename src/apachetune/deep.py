@@ -8,7 +8,6 @@ MAX_NESTING, instead of dying with RecursionError.
 
 from __future__ import annotations
 
-import ctypes
 import sys
 import threading
 import time
@@ -64,6 +63,8 @@ def run_deep(fn: Callable[[], Any]) -> Any:
 def _raise_in(thread: threading.Thread, exc_type: type[BaseException]) -> None:
     """Raise `exc_type` in `thread` at its next Python instruction (CPython's async exception)."""
     if thread.ident is not None:
+        import ctypes  # only to stop a command: 4 ms of imports every run otherwise
+
         ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(exc_type))
 
 

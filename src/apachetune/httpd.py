@@ -8,15 +8,19 @@ calls this module; no other module starts httpd.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-import shutil
-import subprocess
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import subprocess
+
+# subprocess and shutil (7 ms of imports) are imported where httpd is run, not at import: a lint
+# asks only for the installed version, which is remembered in the cache directory.
 
 # Debian and Ubuntu call it apache2; upstream, RHEL, Fedora, Alpine and the official image httpd.
 BINARY_NAMES = ("apache2", "httpd")
@@ -38,11 +42,20 @@ MPM_CODES = frozenset(f"AH{n:05d}" for n in [*range(175, 189), *range(300, 325),
 _AH_LINE = re.compile(r"^(?:\[[^\]]*\] )*(?:\S+: )?(AH\d{5}): (.*)$")
 
 
+def _which(name: str) -> str | None:
+    """shutil.which(name) for a plain name on PATH (without importing shutil)."""
+    for d in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        path = os.path.join(d or ".", name)
+        if os.access(path, os.X_OK) and not os.path.isdir(path):
+            return path
+    return None
+
+
 @cache
 def binary() -> str | None:
     """The installed httpd binary, or None."""
     for name in BINARY_NAMES:
-        found = shutil.which(name)
+        found = _which(name)
         if found:
             return found
         for d in _SBIN:
@@ -82,14 +95,21 @@ def version() -> str | None:
         st = os.stat(exe)
     except OSError:
         return None
+    import zlib
+
     from apachetune.paths import cache_dir
 
+    # The file names the binary by a checksum and holds its identity too: a match is exact.
     identity = f"{os.path.realpath(exe)}:{st.st_size}:{st.st_mtime_ns}"
-    kept = cache_dir() / f"httpd-version-{hashlib.sha256(identity.encode()).hexdigest()[:16]}"
+    kept = cache_dir() / f"httpd-version-{zlib.crc32(identity.encode('utf-8', 'surrogateescape')):08x}"
     try:
-        return kept.read_text().strip() or None
-    except OSError:
+        said, _, found = kept.read_text().partition("\n")
+        if said == identity and found.strip():
+            return found.strip()
+    except (OSError, UnicodeError):
         pass
+    import subprocess
+
     try:
         out = run("-v", timeout=20).stdout
     except (OSError, subprocess.SubprocessError):
@@ -98,7 +118,7 @@ def version() -> str | None:
     if m:
         try:
             tmp = kept.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(m.group(1))
+            tmp.write_text(f"{identity}\n{m.group(1)}\n")
             os.replace(tmp, kept)
         except OSError:
             pass  # a read-only cache costs one httpd run a command, nothing more
@@ -115,6 +135,8 @@ def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 def run(*args: str, env: Mapping[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
     """Run httpd with `args` and capture its output. It gets its own session, so nothing it
     does signals us. Raises FileNotFoundError when httpd is not installed."""
+    import subprocess
+
     exe = binary()
     if exe is None:
         raise FileNotFoundError("Apache httpd (apache2 or httpd) is not installed")
@@ -127,6 +149,8 @@ def query(*args: str, timeout: float = 20) -> str | None:
     httpd or it cannot answer: what it says is a hint, and a broken httpd must not break lint."""
     if binary() is None:
         return None
+    import subprocess
+
     try:
         return run(*args, timeout=timeout).stdout
     except (OSError, subprocess.SubprocessError):
@@ -188,10 +212,12 @@ def dump_config(main: str | Path, server_root: str | Path | None = None,
     return result
 
 
-def start_foreground(conf: str | Path, *, stderr=subprocess.PIPE, wrapper: Iterable[str] = ()) -> subprocess.Popen:
+def start_foreground(conf: str | Path, *, stderr: int | None = -1, wrapper: Iterable[str] = ()) -> subprocess.Popen:
     """httpd in the foreground (`-D FOREGROUND`), in its own session so that its whole
     process group can be stopped (see `validate.processes.stop_group`). `wrapper` runs it under
-    another command (e.g. `taskset -c 0`)."""
+    another command (e.g. `taskset -c 0`). `stderr`: as Popen's (-1 is subprocess.PIPE)."""
+    import subprocess
+
     exe = binary()
     if exe is None:
         raise FileNotFoundError("Apache httpd (apache2 or httpd) is not installed")

@@ -14,7 +14,7 @@ import sys
 
 import click
 
-from apachetune import __version__, collector
+from apachetune import __version__, collector, entry
 from apachetune.errors import ApachetuneError
 
 
@@ -92,13 +92,6 @@ def _terminate(signum, frame) -> None:
     raise Terminated(signum)
 
 
-# Commands that read a configuration, report and exit: the cyclic collector stays off for the
-# whole run (resolve and lint already pause it, apachetune/collector.py; this covers the rest of
-# the command, about 10% more). Commands that run for minutes (validate, compare, the wizard,
-# size's sampling) keep it.
-SHORT_LIVED = frozenset({"lint", "parse", "vhosts", "rules", "explain"})
-
-
 def _interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
 
@@ -111,7 +104,7 @@ def main() -> None:
     # task instead, and on Python 3.11 a client's asyncio.wait_for can swallow that cancellation
     # (validate then ran on to its end and exited 0 after SIGINT, once in the suite).
     signal.signal(signal.SIGINT, _interrupt)
-    short_lived = len(sys.argv) > 1 and sys.argv[1] in SHORT_LIVED
+    short_lived = entry.short_lived(sys.argv)
     if short_lived:
         gc.disable()
         collector.keep_until_exit()

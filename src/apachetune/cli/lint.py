@@ -16,6 +16,7 @@ from apachetune.cli.options import (
 from apachetune.cli.params import Finite
 from apachetune.config import observed
 from apachetune.errors import UsageError
+from apachetune.paths import caches_enabled
 from apachetune.report import FORMAT_NAMES
 
 
@@ -60,7 +61,7 @@ def command(file, fmt, fail_on, config_path, rules, output, cpus, keepalive_clie
     if show_diff and not do_fix:
         raise UsageError("--diff goes with --fix")
     # A plain lint of a named file is replayed from the result cache when nothing it read changed.
-    cacheable = bool(file) and not (do_fix or measure or facts_path or from_dump)
+    cacheable = bool(file) and not (do_fix or measure or facts_path or from_dump) and caches_enabled()
     cache_key = None
     if cacheable:
         from apachetune.lint import result_cache

@@ -14,13 +14,11 @@ loaded. A failed build leaves a note beside it and is not retried until the sour
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import importlib.machinery
 import importlib.util
 import os
-import shutil
-import subprocess
 import sys
+import zlib
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
@@ -37,10 +35,11 @@ def disabled() -> bool:
 
 def _target_name() -> str:
     # EXT_SUFFIX without importing sysconfig (its data module costs a cold lint 5 ms)
+    # Two checksums of the source and the interpreter (64 bits; hashlib's OpenSSL import alone
+    # costs a cold lint 3 ms): an edited fastlex.c or another Python is another build.
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-    h = hashlib.sha1(SOURCE.read_bytes())
-    h.update(suffix.encode() + sys.version.encode())
-    return f"_fastlex-{h.hexdigest()[:12]}{suffix}"
+    data = SOURCE.read_bytes() + suffix.encode() + sys.version.encode()
+    return f"_fastlex-{zlib.crc32(data):08x}{zlib.adler32(data):08x}{suffix}"
 
 
 def _places() -> list[Path]:
@@ -58,6 +57,9 @@ def _places() -> list[Path]:
 def build(directory: Path) -> Path:
     """Compile fastlex.c into `directory` (atomically); raises OSError or CalledProcessError."""
     directory.mkdir(parents=True, exist_ok=True)
+    import shutil
+    import subprocess
+
     out = directory / _target_name()
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
     if not cc:
@@ -82,6 +84,8 @@ def _find_or_build() -> Path | None:
     for place in _places():
         if (place / name).exists():
             return place / name
+    import subprocess  # building: the first run only
+
     for place in _places():
         failed = place / f"{name}.failed"
         if failed.exists():

@@ -210,6 +210,7 @@ class Resolver:
     def __init__(self, main_file: str, opts: ResolveOptions):
         self.main = os.path.abspath(main_file)
         self.st = _State(opts, self.main)
+        self.text = ""  # the text of the file whose lines are being read (a node's, without a walk up)
 
     def run(self) -> EffectiveConfig:
         st = self.st
@@ -245,10 +246,12 @@ class Resolver:
                 st.files[path] = _parse_cached(path, by, st.shared)
         st.inclusions.append(Inclusion(path, by, len(st.stack)))
         st.stack.append(real)
+        outer, self.text = self.text, st.files[path].text
         try:
             return self.items(st.files[path].children, chain, (), True)
         finally:
             st.stack.pop()
+            self.text = outer
 
     def items(self, nodes: list[Node], chain: Chain, conds: Conds, top: bool) -> list[Item]:
         out: list[Item] = []
@@ -261,7 +264,8 @@ class Resolver:
 
     def directive(self, node: Directive, chain: Chain, conds: Conds, top: bool, out: list[Item]) -> None:
         st = self.st
-        if node.joined is None and node.file_text().find("$", node.content_start, node.content_end) < 0:
+        # (node.start + node.column - 1: its content_start, without the property call)
+        if node.joined is None and self.text.find("$", node.start + node.column - 1, node.content_end) < 0:
             # nothing to substitute (most lines): the parser's name and words, no copy of the text
             name, args_text, args, substituted = node.name, "", node.args, False
         else:
@@ -423,7 +427,11 @@ class Resolver:
             raise ResolveError(str(e), node.position) from None
         st.files[where] = parse_text(text, where)
         st.generated.add(where)
-        out.extend(self.items(st.files[where].children, (*chain, node.position), conds, top))
+        outer, self.text = self.text, st.files[where].text
+        try:
+            out.extend(self.items(st.files[where].children, (*chain, node.position), conds, top))
+        finally:
+            self.text = outer
 
     def condition(self, lname: str, raw: str) -> tuple[bool, str]:
         st = self.st

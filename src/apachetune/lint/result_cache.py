@@ -11,7 +11,6 @@ heavy: on a hit, lark, rich and yaml are never loaded.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import dataclass
@@ -57,6 +56,8 @@ def key(command: str, params: dict[str, Any], httpd_version: str) -> str:
     what = {"command": command, "params": params, "cwd": os.getcwd(), "httpd": httpd_version,
             "cpus": os.cpu_count(), "code": _code_fingerprint(), "format": FORMAT}
     text = json.dumps(what, sort_keys=True, default=repr)
+    import hashlib  # here: a lint with the caches off never keys (OpenSSL's import is 3 ms)
+
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 

@@ -8,7 +8,7 @@ from functools import lru_cache
 
 @lru_cache(maxsize=4096)
 def _relative(path: str, cwd: str) -> str:
-    if path.startswith("/") and "/." not in path and "//" not in path:
+    if path.startswith("/") and "/." not in path and "//" not in path and not path.endswith("/"):
         # an absolute, normal path (the resolver's): a prefix test, not relpath's 20 us a file
         inside = cwd.rstrip("/") + "/"
         return path[len(inside):] if path.startswith(inside) else path
