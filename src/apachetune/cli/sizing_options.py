@@ -31,8 +31,9 @@ def sizing_options(func):
         click.option("--cpus", type=Finite(1, 100000, integer=True),
                      help="CPU cores of the server (default: measured, or this machine's)."),
         click.option("--cpu-ms", type=Finite(0.001, 3.6e6),
-                     help="CPU time one request uses, ms (default: assumed from the profile). With a load "
-                          "given, only a given figure caps MaxRequestWorkers at what the CPUs keep busy."),
+                     help="CPU time one request uses, ms (default: measured with --status-url when that "
+                          "server runs on this machine, else assumed from the profile). A peak rate asking "
+                          "more CPU than the cores have is reported whatever memory allows."),
         click.option("--keepalive-clients", type=Finite(0, 1e7),
                      help="Idle keep-alive clients expected at the peak (default: estimated from the rate). "
                           "prefork/worker get workers for them; event gets the AsyncRequestWorkerFactor "
@@ -59,7 +60,8 @@ def sizing_options(func):
                           "against the workers httpd hands PHP requests to [default: the distribution's "
                           "pool.d, unless --no-measure]."),
         click.option("--status-url", help="Sample mod_status (?auto, ExtendedStatus On) for --sample seconds: "
-                     "rate and, by Little's law, the time per request."),
+                     "rate and, by Little's law, the time per request; when the server runs here, the CPU it used "
+                     "meanwhile gives the CPU a request."),
     ]
     for deco in reversed(decorators):
         func = deco(func)

@@ -141,6 +141,22 @@ def find_httpd(pid: int | None = None, pidfile: str | None = None) -> psutil.Pro
     return found[0] if found else None
 
 
+def cpu_seconds(parent: psutil.Process) -> float | None:
+    """CPU time the server has used so far: the parent, its live children and those it has
+    reaped (a prefork child recycled while the load is measured keeps counting), or None."""
+    try:
+        t = parent.cpu_times()
+        total = t.user + t.system + t.children_user + t.children_system
+        children = parent.children()
+    except psutil.Error:
+        return None
+    for c in children:
+        with contextlib.suppress(psutil.Error):
+            ct = c.cpu_times()
+            total += ct.user + ct.system
+    return float(total)
+
+
 def _mpm_of(proc: psutil.Process, children: list[psutil.Process]) -> str | None:
     try:
         for m in proc.memory_maps(grouped=True):

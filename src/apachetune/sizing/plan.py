@@ -58,6 +58,19 @@ def _assumed_cpu(profile: Profile, service_time: float) -> Figure:
                   f"at most {profile.cpu_seconds * 1000:g} ms")
 
 
+def _cpu_figure(given: Given, load: LoadSample | None, profile: Profile, service_time: float) -> Figure:
+    """CPU a request uses: given, else measured with the load (mod_status and the server's CPU
+    over the same seconds), else assumed from the profile (saying why nothing was measured)."""
+    if given.cpu_ms is not None:
+        return Figure(given.cpu_ms / 1000, "given")
+    if load is not None and load.cpu_per_request is not None:
+        return Figure(round(load.cpu_per_request, 6), load.cpu_note)
+    assumed = _assumed_cpu(profile, service_time)
+    if load is not None and load.cpu_note:
+        return Figure(assumed.value, f"{assumed.source}; {load.cpu_note}")
+    return assumed
+
+
 # Figures a profile supplies (the requested one, else the MPM's default: php for prefork, static
 # for the threaded MPMs), each overridden by what is given and, where there is one, measured.
 _PROFILE_FIGURES = ("per_worker_mib", "per_process_mib", "requests_per_connection", "gap")
@@ -101,8 +114,7 @@ def build_inputs(given: Given, host: HostFacts | None, eff: EffectiveConfig | No
         if eff else Figure(True, "default"),
         cpus=_pick(given.cpus, host.cpus if host else None, None, os.cpu_count() or 1, None)
         if given.cpus or host else Figure(os.cpu_count() or 1, "this machine (assumed)"),
-        cpu_seconds=Figure(given.cpu_ms / 1000, "given") if given.cpu_ms is not None
-        else _assumed_cpu(chosen, service_time.num),
+        cpu_seconds=_cpu_figure(given, load, chosen, service_time.num),
         task_limit=Figure(host.task_limit, "measured") if host and host.task_limit else Figure(None, "unknown"),
         keepalive_clients=Figure(given.keepalive_clients, "given") if given.keepalive_clients is not None
         else Figure(None, "estimated from the rate when one is known"),
@@ -113,6 +125,13 @@ def build_inputs(given: Given, host: HostFacts | None, eff: EffectiveConfig | No
         **figures,
     )
     _say_where_from(inputs, host, load, idle_note)
+    if load is not None and inputs.service_time.source.startswith("measured") \
+            and inputs.cpu_seconds.source.startswith("measured") and inputs.cpu_seconds.num > inputs.service_time.num:
+        # Little's law on a few status samples can come out below the CPU the requests were seen
+        # to use; a request takes at least its CPU time.
+        inputs.service_time = Figure(inputs.cpu_seconds.value, f"{inputs.service_time.source}; raised to the "
+                                     f"CPU a request was measured to use ({inputs.service_time.num * 1000:.2f} ms "
+                                     "by Little's law)")
     if evidence is not None and evidence.reached and eff is not None and eff.mpm:
         inputs.saturated_at = _saturated_at(eff, evidence)
     return inputs, reasons

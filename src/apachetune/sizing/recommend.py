@@ -244,6 +244,11 @@ def recommend(inputs: SizingInputs, mpm: str | None = None, max_utilisation: flo
         stalled = stall(mpm, values, crowd, busy)
         if stalled:
             notes.append(stalled)
+    demand = cpu_demand(inputs)
+    if demand is not None and max_utilisation < demand < 1:
+        notes.append(f"the peak keeps the CPUs {demand:.0%} busy ({inputs.rate.num:g} req/s x {_cpu_ms(inputs):g} ms "
+                     f"of CPU on {inputs.cpus.value}): above {max_utilisation:.0%}, requests wait for a core "
+                     "and response times grow however many workers there are")
     capacity = real_mrw / s if s > 0 else math.inf
     capacity_by = "workers"
     cpus, cpu = inputs.cpus.value, inputs.cpu_seconds.value
@@ -280,11 +285,17 @@ def _verdict(inputs: SizingInputs, load_workers: int | None, bound: int, cpu_bou
         verdict = (f"no peak load given (--rate, --access-log or --status-url): MaxRequestWorkers is "
                    f"sized to what the CPUs can keep busy, not to all of memory ({bound} workers would "
                    "fit): " + _cpu_assumption(inputs, cpu_bound))
+    elif (demand := cpu_demand(inputs)) is not None and demand >= 1:
+        # The rate asks more CPU-seconds a second than there are cores: no number of workers
+        # serves it (they queue without bound), whatever memory allows.
+        verdict = (f"the CPUs cannot carry the load: {inputs.rate.num:g} req/s x {_cpu_ms(inputs):g} ms of CPU "
+                   f"is {demand * float(inputs.cpus.num):.2f} CPUs' work, {inputs.cpus.value} available "
+                   f"({inputs.cpus.source}; CPU a request {inputs.cpu_seconds.source}): at most "
+                   f"{float(inputs.cpus.num) / (_cpu_ms(inputs) / 1000):.0f} req/s" + _cpu_hint(inputs))
     elif cpu_bound is not None and load_workers > cpu_bound:
         verdict = (f"the CPUs cannot carry the load: {load_workers} workers needed, {cpu_bound} keep "
                    f"{inputs.cpus.value} CPUs busy ({_cpu_assumption(inputs, cpu_bound)}); more workers "
-                   "would only queue" + ("; if requests use less CPU, give --cpu-ms"
-                                         if inputs.cpu_seconds.source.startswith("assumed") else ""))
+                   "would only queue" + _cpu_hint(inputs))
     elif load_workers <= bound:
         verdict = (f"memory carries the load: {load_workers} workers needed at "
                    f"{max_utilisation:.0%} utilisation, {bound} fit in memory")
@@ -354,6 +365,25 @@ def _cpu_bound(mpm: str, inputs: SizingInputs, s: float, kat: float, utilisation
     held = model.offered_load(mpm, 1.0, s, inputs.requests_per_connection.num,
                               inputs.gap.num, kat, keepalive)  # worker-seconds per request
     return max(1, math.ceil(CPU_BURST * float(cpus) * held / min(float(cpu), s) / utilisation))
+
+
+def cpu_demand(inputs: SizingInputs) -> float | None:
+    """The share of the CPUs the peak rate keeps busy (rate x CPU a request / cores), or None."""
+    rate, cpus, cpu = inputs.rate.value, inputs.cpus.value, inputs.cpu_seconds.value
+    if not rate or not cpus or not cpu:
+        return None
+    return float(rate) * min(float(cpu), inputs.service_time.num or float(cpu)) / float(cpus)
+
+
+def _cpu_ms(inputs: SizingInputs) -> float:
+    return round(min(inputs.cpu_seconds.num, inputs.service_time.num or inputs.cpu_seconds.num) * 1000, 3)
+
+
+def _cpu_hint(inputs: SizingInputs) -> str:
+    if inputs.cpu_seconds.source.startswith("assumed"):
+        return ("; the CPU a request is assumed: measure it under load (--status-url with the server "
+                "running here) or give --cpu-ms")
+    return ""
 
 
 def _cpu_assumption(inputs: SizingInputs, cpu_bound: int | None) -> str:

@@ -86,19 +86,22 @@ def run_sizing(req: SizingRequest) -> SizingSession:
     # The load first: a bad --access-log is refused before the machine is measured (which reads
     # whatever httpd runs here, and may take --sample seconds).
     load = None
-    if req.access_log or req.status_url:
-        from apachetune.sizing.workload import from_access_log, from_status
+    pid = req.pid
+    pidfile = req.pidfile if req.pidfile or req.pid else _configured_pidfile(eff)
+    if req.access_log:
+        from apachetune.sizing.workload import from_access_log
 
-        load = from_access_log(req.access_log, req.log_format) if req.access_log else \
-            from_status(str(req.status_url), seconds=max(2, req.sample_seconds))
+        load = from_access_log(req.access_log, req.log_format)
+    elif req.status_url:
+        load, pid = _status_sample(req, pidfile)
+        pidfile = None if pid else pidfile
     host = None
     if req.facts_path:
         host = HostFacts.load(req.facts_path)
     elif not req.no_measure:
         from apachetune.sizing.facts import gather
 
-        pidfile = req.pidfile if req.pidfile or req.pid else _configured_pidfile(eff)
-        host = gather(req.pid, pidfile, samples=req.sample_seconds, interval=1.0)
+        host = gather(pid, pidfile, samples=req.sample_seconds, interval=1.0)
     if host is not None and req.save_facts:
         host.save(req.save_facts)
     evidence = _error_log(req, eff)
@@ -124,6 +127,44 @@ def run_sizing(req: SizingRequest) -> SizingSession:
         rec.notes += judge(php, rec.mpm, rec.max_request_workers, rec.load_workers, rec.usable_mib,
                            inputs.per_worker_mib.num)
     return SizingSession(req, eff, host, inputs, rec, load, evidence, php)
+
+
+def _status_sample(req: SizingRequest, pidfile: str | None) -> tuple[LoadSample, int | None]:
+    """mod_status read over the sample; when the status page is this machine's and its httpd is
+    found here, the CPU that httpd used meanwhile gives the CPU a request (and its pid, measured next)."""
+    from apachetune.sizing.workload import from_status
+
+    url = str(req.status_url)
+    seconds = max(2, req.sample_seconds)
+    parent = None
+    if not req.no_measure and not req.facts_path and _is_local(url):
+        from apachetune.sizing.facts import find_httpd
+
+        parent = find_httpd(req.pid, pidfile)
+    if parent is None:
+        return from_status(url, seconds=seconds), req.pid
+    from apachetune.sizing.facts import cpu_seconds
+
+    server = f"httpd (pid {parent.pid})"
+    return from_status(url, seconds=seconds, cpu_clock=lambda: cpu_seconds(parent), server=server), parent.pid
+
+
+def _is_local(url: str) -> bool:
+    """Whether `url` names this machine (loopback, or one of its own names or addresses)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(url).hostname or "").lower()
+    if host in ("localhost", "::1") or host.startswith("127."):
+        return True
+    try:
+        own = {socket.gethostname().lower(), socket.getfqdn().lower()}
+        if host in own:
+            return True
+        mine = {a[4][0] for a in socket.getaddrinfo(socket.gethostname(), None)}
+        return any(a[4][0] in mine for a in socket.getaddrinfo(host, None))
+    except OSError:
+        return False
 
 
 def _error_log(req: SizingRequest, eff: EffectiveConfig | None) -> ErrorLogEvidence | None:

@@ -14,6 +14,7 @@ import re
 import time
 import urllib.request
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -36,6 +37,8 @@ class LoadSample:
     requests: int
     source: str
     busiest_second: float | None = None  # requests in the busiest second (a burst's rate)
+    cpu_per_request: float | None = None  # seconds of the server's CPU a request, measured with the rate
+    cpu_note: str = ""  # how the CPU figure was obtained, or why there is none
 
 
 def _fields(fmt: str) -> list[str]:
@@ -184,10 +187,18 @@ def _status(url: str) -> dict[str, float]:
     return values
 
 
-def from_status(url: str, seconds: float = 10.0, interval: float = 1.0) -> LoadSample:
+# Fewer requests than this in the sampled window say too little about the CPU a request uses.
+MIN_REQUESTS_FOR_CPU = 50
+
+
+def from_status(url: str, seconds: float = 10.0, interval: float = 1.0,
+                cpu_clock: Callable[[], float | None] | None = None, server: str = "") -> LoadSample:
+    """The rate and service time from mod_status read over `seconds`; with `cpu_clock` (the CPU
+    seconds the server behind `url` has used, read on this machine), the CPU a request uses."""
     if "?auto" not in url:
         url += "?auto"
     first = _status(url)
+    cpu_start = cpu_clock() if cpu_clock is not None else None
     start = time.monotonic()
     busy = []
     last = first
@@ -195,10 +206,25 @@ def from_status(url: str, seconds: float = 10.0, interval: float = 1.0) -> LoadS
         time.sleep(interval)
         last = _status(url)
         busy.append(last["BusyWorkers"])
+    cpu_end = cpu_clock() if cpu_clock is not None else None
     elapsed = time.monotonic() - start
     # The status request itself is counted and is busy while it runs: take it out.
     requests = last["Total Accesses"] - first["Total Accesses"] - len(busy)
     rate = max(0.0, requests / elapsed)
     mean_busy = max(0.0, sum(busy) / len(busy) - 1) if busy else 0.0
     service = mean_busy / rate if rate > 0 else None
-    return LoadSample(rate, service, int(requests), f"mod_status {url}")
+    cpu, note = _cpu_per_request(cpu_start, cpu_end, requests, elapsed, server)
+    return LoadSample(rate, service, int(requests), f"mod_status {url}", cpu_per_request=cpu, cpu_note=note)
+
+
+def _cpu_per_request(start: float | None, end: float | None, requests: float, elapsed: float,
+                     server: str) -> tuple[float | None, str]:
+    if start is None or end is None:
+        return None, ""
+    used = max(0.0, end - start)
+    if requests < MIN_REQUESTS_FOR_CPU:
+        return None, (f"not measured: {server} served {requests:.0f} requests in the {elapsed:.0f} s sampled "
+                      f"(fewer than {MIN_REQUESTS_FOR_CPU}); sample while it serves its load")
+    per = used / requests
+    return per, (f"measured: {server} used {used:.2f} s of CPU for {requests:.0f} requests in {elapsed:.0f} s "
+                 f"({per * 1000:.2f} ms a request)")
