@@ -4,9 +4,9 @@ For each workload a live httpd (the validate target: mod_lua allocating the appl
 memory in one block and sleeping the service time) is measured three ways:
 - "free memory / 20 MB": MaxRequestWorkers = budget / 20;
 - apache2buddy's method: budget / the largest httpd process's RSS, read on the idle server;
-- apachetune: `apachetune generate` from the figures `size --sample` reads on the server under
-  load (PSS per worker and per process, the application included), the workload's rate and
-  service time, the same budget.
+- apachetune: `apachetune generate` from the figures `size --sample` and `size --status-url`
+  read on the server under load (PSS per worker and per process, the application included; the
+  CPU a request), the workload's rate and service time, the same budget.
 Each section then runs under `validate --target httpd --plan sweep` (closed loop to 2 x
 MaxRequestWorkers): its peak PSS is set against the budget, its throughput against what the
 workload needs. Writes the `## Sizing methods side by side` section of docs/benchmarks.md
@@ -32,7 +32,8 @@ from parse_bench import write_section  # noqa: E402
 
 from apachetune import httpd  # noqa: E402
 from apachetune.cli.validate import run_one  # noqa: E402
-from apachetune.sizing.facts import measure_httpd  # noqa: E402
+from apachetune.sizing.facts import cpu_seconds, measure_httpd  # noqa: E402
+from apachetune.sizing.workload import from_status  # noqa: E402
 from apachetune.validate.load import closed_loop  # noqa: E402
 from apachetune.validate.targets import HttpdTarget  # noqa: E402
 
@@ -72,15 +73,24 @@ def measure(w: Workload) -> dict:
         loader.start()
         loaded = measure_httpd(t.parent(), samples=3, interval=1.0, threads_per_child=tpc)
         loader.join()
+        # The CPU a request as `size --status-url` measures it: the server's CPU over the requests
+        # mod_status counted, under the same half load (the workload's cpu_ms is its profile's guess).
+        parent = t.parent()
+        loader = threading.Thread(target=lambda: closed_loop(t.host, t.port, path, 8, 4.0))
+        loader.start()
+        sample = from_status(f"http://{t.host}:{t.port}/server-status", seconds=3, interval=0.5,
+                             cpu_clock=lambda: cpu_seconds(parent), server="httpd")
+        loader.join()
     return {"largest_rss": largest_rss, "per_worker": loaded.per_worker_mib,
-            "per_process": loaded.per_process_mib}
+            "per_process": loaded.per_process_mib,
+            "cpu_ms": sample.cpu_per_request * 1000 if sample.cpu_per_request else w.cpu_ms}
 
 
 def apachetune_section(w: Workload, m: dict, out: Path) -> dict:
     args = [sys.executable, "-m", "apachetune", "generate", "-o", str(out), "--no-measure", "--no-httpd-check",
             "--target-mpm", w.mpm, "--memory", str(BUDGET_MIB), "--per-worker-mb", f"{m['per_worker']:.2f}",
             "--per-process-mb", f"{m['per_process']:.2f}", "--rate", f"{w.rate:g}",
-            "--service-time-ms", f"{w.service_ms:g}", "--cpus", "2", "--cpu-ms", f"{w.cpu_ms:g}",
+            "--service-time-ms", f"{w.service_ms:g}", "--cpus", "2", "--cpu-ms", f"{m['cpu_ms']:.3f}",
             "--requests-per-connection", "1", "--keepalive-clients", "0", "--allow-short"]
     subprocess.run(args, check=True, capture_output=True)
     size_args = [a for a in args[6:] if a not in ("--no-httpd-check", "--allow-short")]
@@ -110,6 +120,7 @@ def main(argv: list[str]) -> int:
         print("skipped: needs apache2 with mod_lua")
         return 0
     rows = []
+    verdicts: list[tuple[Workload, str]] = []  # what apachetune said of each workload before the runs
     with tempfile.TemporaryDirectory() as tmp:
         for w in [w for w in WORKLOADS if not argv or w.mpm in argv]:
             m = measure(w)
@@ -118,12 +129,14 @@ def main(argv: list[str]) -> int:
             methods = [("free memory / 20 MB", BUDGET_MIB // 20, None),
                        (f"apache2buddy (largest RSS {m['largest_rss']:.1f} MiB)",
                         int(BUDGET_MIB // m["largest_rss"]), None),
-                       (f"apachetune ({m['per_worker']:.1f} MiB a worker under load)", rec["max_request_workers"],
-                        conf)]
+                       (f"apachetune ({m['per_worker']:.1f} MiB a worker, {m['cpu_ms']:.1f} ms of CPU a request "
+                        "under load)", rec["max_request_workers"], conf)]
             for method, mrw, config in methods:
                 r = run(w, method, mrw, config)
                 rows.append((w, r))
                 print(w.name, r, flush=True)
+            print(w.name, "apachetune's verdict:", rec["verdict"], flush=True)
+            verdicts.append((w, rec["verdict"]))
     lines = [f"`python benchmarks/side_by_side_bench.py`: a {BUDGET_MIB} MiB budget; each section under a closed "
              "loop to 2 x MaxRequestWorkers on real httpd (validate --target httpd --plan sweep). Peak PSS is "
              "given as a ratio of the budget; what each method's throughput buys, in req/s against the "
@@ -131,10 +144,12 @@ def main(argv: list[str]) -> int:
              "| workload | method | MaxRequestWorkers | peak PSS MiB (x budget) | req/s (needed) | validate verdicts |",
              "|---|---|---|---|---|---|"]
     for w, r in rows:
-        verdicts = "memory {} / saturation {}".format(*("pass" if ok else "FAIL" for ok in
+        judged = "memory {} / saturation {}".format(*("pass" if ok else "FAIL" for ok in
                                                          (r["memory_ok"], r["saturation_ok"])))
         lines.append(f"| {w.name}, {w.mpm} | {r['method']} | {r['mrw']} | {r['peak']:.0f} "
-                     f"({r['peak'] / BUDGET_MIB:.2f}x) | {r['throughput']:.0f} ({w.rate:g}) | {verdicts} |")
+                     f"({r['peak'] / BUDGET_MIB:.2f}x) | {r['throughput']:.0f} ({w.rate:g}) | {judged} |")
+    lines += ["", "What apachetune said before the runs:", ""]
+    lines += [f"- {w.name}: {verdict}" for w, verdict in verdicts]
     print("\n".join(lines))
     if not argv:
         heading = "## Sizing methods side by side"

@@ -5,6 +5,8 @@ number" instead of httpd's AH00513)."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from apachetune import httpd
 from apachetune.config.resolver import ResolveOptions, resolve
@@ -89,3 +91,37 @@ def test_without_mod_macro_a_macro_is_an_unknown_section(tmp_path):
     main.write_text(f"{httpd.load_module_line('mpm_event')}\nServerName x\n" + BODIES["tune"])
     result = lint_file(main, LintOptions(ResolveOptions(env={}), Settings()))
     assert {"AT502"} <= {f.rule for f in result.findings} or {"AT501"} <= {f.rule for f in result.findings}
+
+
+def _substitute_reference(line: str, names: tuple[str, ...], values: list[str]) -> str:
+    """mod_macro.c's substitute_macro_args, transcribed: the earliest name (the longest of those
+    starting there) is replaced, and the scan continues after it in the line."""
+    out, pos = [], 0
+    while True:
+        chosen, which = -1, -1
+        for i, name in enumerate(names):
+            found = line.find(name, pos)
+            if found >= 0 and (chosen < 0 or found < chosen or (found == chosen and len(names[which]) < len(name))):
+                chosen, which = found, i
+        if chosen < 0:
+            return "".join(out) + line[pos:]
+        value = values[which]
+        if names[which].startswith("@"):
+            value = '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        out += [line[pos:chosen], value]
+        pos = chosen + len(names[which])
+
+
+_ARG = st.sampled_from(["$a", "$ab", "$b", "@a", "%x", "$"])
+_TEXT = st.text(alphabet="$@%abx {}0\"\\", max_size=30)
+
+
+@given(st.lists(_ARG, min_size=1, max_size=4, unique=True), st.lists(_TEXT, min_size=1, max_size=4),
+       st.lists(_TEXT, min_size=4, max_size=4))
+def test_the_precut_body_expands_as_mod_macro_substitutes(names, body, values):
+    from apachetune.config.macros import define, expand
+
+    macro = define(" ".join(["m", *names]), "".join(line.replace("\\", "") + "\n" for line in body), 1, "f")
+    got = expand(macro, values[:len(names)], 5, "f")[1]
+    assert got == "".join(_substitute_reference(line, tuple(names), values[:len(names)]) + "\n"
+                          for line in macro.lines)

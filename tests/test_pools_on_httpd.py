@@ -25,8 +25,10 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
+import psutil
 import pytest
 from click.testing import CliRunner
 
@@ -138,6 +140,28 @@ def excess_wait(results: list[tuple], servers: int) -> tuple[float, float]:
     return statistics.fmean(waits) - overhead - replayed, replayed
 
 
+@contextmanager
+def ahead_of_other_work(server_pid: int):
+    """The server (its parent, so every child it forks, and the children it has) and this client
+    (threads started from here inherit it) at nice -10 while the run lasts: a queue's waits are
+    measured, not a CPU hog's time slices (CI runs the suite beside other work; two `yes` once
+    added 13 ms a request to a 50 ms service). Root only; otherwise nothing changes."""
+    me = psutil.Process()
+    before = me.nice()
+    try:
+        server = psutil.Process(server_pid)
+        for proc in (server, *server.children()):
+            proc.nice(-10)
+        me.nice(-10)
+    except (psutil.AccessDenied, psutil.NoSuchProcess):
+        pass
+    try:
+        yield
+    finally:
+        with suppress(psutil.Error):
+            me.nice(before)
+
+
 def section(values: dict, keepalive: bool = False) -> str:
     return "".join(f"{k} {v}\n" for k, v in values.items()) + f"KeepAlive {'On' if keepalive else 'Off'}\n"
 
@@ -154,7 +178,8 @@ def test_prefork_pool_advised_for_150_rps_queues_as_erlang_c_on_real_httpd(tmp_p
         with SleepApp() as app, RunningHttpd(tmp_path / name, "prefork", section(values) + app) as h:
             assert _get(h.port, 1)
             time.sleep(1.5)  # the control's idle children are reaped down to MaxSpareServers
-            results = poisson_run(h.port, 150, 50, 12, seed=13)
+            with ahead_of_other_work(h.proc.pid):
+                results = poisson_run(h.port, 150, 50, 12, seed=13)
         assert all(ok for *_, ok in results), name
         measured[name] = excess_wait(results, mrw)
     excess, replayed = measured["advised"]
@@ -207,7 +232,8 @@ def test_prefork_pool_advised_for_a_burst_serves_it_from_the_first_seconds_on_re
     served = {}
     for name, values in (("advised", v), ("control", control)):
         (tmp_path / name).mkdir()
-        with SleepApp() as app, RunningHttpd(tmp_path / name, "prefork", section(values, True) + app) as h:
+        with SleepApp() as app, RunningHttpd(tmp_path / name, "prefork", section(values, True) + app) as h, \
+                ahead_of_other_work(h.proc.pid):
             served[name] = burst_served(h.port, clients, ms, seconds)
     full = clients * seconds / (ms / 1000)  # every client served back to back from the start
     assert served["advised"] >= 0.6 * full, (served, full, v)

@@ -31,7 +31,12 @@ def read_small(path: str, what: str, limit: int = 1 << 20) -> str:
     """The whole file as text, refused beyond `limit` bytes."""
     fd = _open_regular(path, what)
     with os.fdopen(fd, "rb") as fh:
-        data = fh.read(limit + 1)
+        # read(n) allocates n bytes at once: ask for what the file holds first, plus one byte
+        # to see whether it grew meanwhile (then the rest, up to the limit)
+        first = min(limit, os.fstat(fh.fileno()).st_size) + 1
+        data = fh.read(first)
+        if len(data) == first:
+            data += fh.read(limit + 1 - len(data))
     if len(data) > limit:
         raise UsageError(f"{what} {path}: larger than {limit} bytes; not the file expected here")
     return data.decode("utf-8", "replace")

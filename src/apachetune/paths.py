@@ -80,9 +80,14 @@ def read_private(directory: Path, name: str, max_bytes: int) -> bytes | None:
         return None
     try:
         with os.fdopen(fd, "rb") as fh:
-            if not is_private(os.fstat(fh.fileno()), stat.S_IFREG):
+            st = os.fstat(fh.fileno())
+            if not is_private(st, stat.S_IFREG) or st.st_size > max_bytes:
                 return None
-            raw = fh.read(max_bytes + 1)
+            # read(n) allocates n bytes up front: ask for what the file holds, plus one byte to
+            # see whether it grew meanwhile (then the rest, up to the limit)
+            raw = fh.read(st.st_size + 1)
+            if len(raw) == st.st_size + 1:
+                raw += fh.read(max_bytes + 1 - len(raw))
     except OSError:
         return None
     return raw if len(raw) <= max_bytes else None

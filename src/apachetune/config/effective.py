@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from apachetune.config.tree import ConfigFile, Directive, Node, Section
 from apachetune.errors import Position
@@ -38,11 +38,14 @@ def lower_name(name: str) -> str:
 class ResolvedDirective:
     name: str
     args: list[str]  # after ${VAR} substitution, split like httpd
-    substituted: str | None  # the argument text after ${VAR} substitution changed it; else None
     node: Directive
     include_chain: tuple[Position, ...] = ()
     conditions: tuple[str, ...] = ()  # enclosing conditional sections, e.g. "<IfModule mpm_event_module>"
     parents: tuple[ResolvedSection, ...] = field(default=(), init=False, repr=False)  # see in_order()
+
+    # The argument text after ${VAR} substitution changed it; None: the line's own. Kept by
+    # SubstitutedDirective only: a slot on every directive was a fifth of the text at 200k lines.
+    substituted: ClassVar[str | None] = None
 
     @property
     def lname(self) -> str:
@@ -66,6 +69,13 @@ class ResolvedDirective:
     @property
     def line(self) -> int:
         return self.node.line
+
+
+@dataclass(eq=False, slots=True)
+class SubstitutedDirective(ResolvedDirective):
+    """A directive whose arguments ${VAR} substitution changed: it keeps the new text."""
+
+    substituted: str | None = None  # type: ignore[misc]  # the instance's value, not the class's
 
 
 @dataclass(eq=False, slots=True)
@@ -125,7 +135,6 @@ class EffectiveConfig:
     missing_modules: list[tuple[str, str, Position]] = field(default_factory=list)  # LoadModule of a missing .so
     httpd_version_source: str = "default"  # where httpd_version came from (--httpd-version, installed)
     mpm_source: str = ""  # why the MPM is taken as compiled in (no LoadModule); "" when loaded or assumed
-    _ordered: list[ResolvedDirective | ResolvedSection] | None = field(default=None, init=False, repr=False)
 
     @property
     def directives(self) -> list[ResolvedDirective]:
@@ -136,27 +145,24 @@ class EffectiveConfig:
     def sections(self) -> list[ResolvedSection]:
         return [s for s in self.tree if isinstance(s, ResolvedSection)]
 
-    def in_order(self) -> list[ResolvedDirective | ResolvedSection]:
+    def in_order(self) -> Iterator[ResolvedDirective | ResolvedSection]:
         """Every resolved item in document order, each with `parents` (its enclosing sections, the
-        outermost first) set: a section's children exist before the section does, so the scopes
-        are filled in here, once, when first asked for. One list, not a (item, scopes) pair per
-        item: on a 200,000-line tree the pairs alone were twice the configuration's text."""
-        if self._ordered is None:
-            ordered: list[ResolvedDirective | ResolvedSection] = []
-            stack: list[tuple[Iterator[ResolvedDirective | ResolvedSection], tuple[ResolvedSection, ...]]] = [
-                (iter(self.tree), ())]
-            while stack:
-                items, parents = stack[-1]
-                item = next(items, None)
-                if item is None:
-                    stack.pop()
-                    continue
-                item.parents = parents
-                ordered.append(item)
-                if isinstance(item, ResolvedSection) and item.children:
-                    stack.append((iter(item.children), (*parents, item)))
-            self._ordered = ordered
-        return self._ordered
+        outermost first) set on the way: a section's children exist before the section does, so
+        the scopes are filled in here. Items, not (item, scopes) pairs, and no list of them kept:
+        on a 200,000-line tree the pairs alone were twice the configuration's text, a list a
+        tenth of it."""
+        stack: list[tuple[Iterator[ResolvedDirective | ResolvedSection], tuple[ResolvedSection, ...]]] = [
+            (iter(self.tree), ())]
+        while stack:
+            items, parents = stack[-1]
+            item = next(items, None)
+            if item is None:
+                stack.pop()
+                continue
+            item.parents = parents
+            yield item
+            if isinstance(item, ResolvedSection) and item.children:
+                stack.append((iter(item.children), (*parents, item)))
 
     def walk(self) -> Iterator[tuple[ResolvedDirective | ResolvedSection, tuple[ResolvedSection, ...]]]:
         """Every resolved item with its enclosing scoped sections, in document order."""

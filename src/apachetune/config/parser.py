@@ -78,9 +78,20 @@ class SharedWords:
 
     __slots__ = ("words", "arglists")
 
+    # Entries kept at most: the tables hold every distinct word and argument text seen, and most
+    # of a large tree's are unique (names, paths): at 200,000 lines the argument texts kept as keys
+    # were 0.8x the configuration's size at the end of a resolve, for nothing. Emptied when
+    # larger, the repeated lines are shared again from the next file on.
+    LIMIT = 8192
+
     def __init__(self) -> None:
         self.words: dict[str, str] = {}
         self.arglists: dict[str, list[str]] = {}
+
+    def trim(self) -> None:
+        for table in (self.words, self.arglists):
+            if len(table) > self.LIMIT:
+                table.clear()
 
 
 def parse_text(data: str | bytes, filename: str = "<string>", shared: SharedWords | None = None) -> ConfigFile:
@@ -95,6 +106,8 @@ def parse_text(data: str | bytes, filename: str = "<string>", shared: SharedWord
         from apachetune.config.lark_parser import parse_children
 
         children = parse_children(text, filename)
+    if shared is not None:
+        shared.trim()
     cf = ConfigFile(filename, text, children, newline)
     for node in children:
         node.parent = cf

@@ -43,6 +43,7 @@ from apachetune.config.effective import (
     Inclusion,
     ResolvedDirective,
     ResolvedSection,
+    SubstitutedDirective,
     lower_name,
 )
 from apachetune.config.envvars import read_envvars
@@ -288,7 +289,10 @@ class Resolver:
             return
         # httpd keeps the name as its module spells it when the module is loaded.
         name = st.spelling(name)
-        out.append(ResolvedDirective(name, args, args_text if substituted else None, node, chain, conds))
+        if substituted:
+            out.append(SubstitutedDirective(name, args, node, chain, conds, args_text))
+        else:
+            out.append(ResolvedDirective(name, args, node, chain, conds))
 
     def check_consumed(self, name: str, lname: str, args: list[str], node: Directive) -> None:
         # Read here, never seen by lint's checks: their argument errors are httpd's, here.

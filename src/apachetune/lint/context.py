@@ -39,7 +39,6 @@ class LintContext:
     settings: Settings = field(default_factory=Settings)
     host: HostLimits | None = None  # lint --measure / --facts: the host the server runs on
     _mpm_items: list[ResolvedDirective] = field(default_factory=list)
-    _walk: list[ResolvedDirective | ResolvedSection] = field(default_factory=list, repr=False)
     _named: dict[str, list[ResolvedDirective | ResolvedSection]] = field(default_factory=dict, repr=False)
     _loaded: LoadedModules = field(init=False, repr=False)
     _memo: dict[str, object] = field(default_factory=dict, repr=False)
@@ -51,9 +50,8 @@ class LintContext:
         # few directives it reads instead of walking 50,000 items itself. Items, not (item,
         # scopes) pairs: each item knows its scopes (`parents`), and a pair is made only while
         # a check looks at it.
-        self._walk = self.eff.in_order()
         named: dict[str, list[ResolvedDirective | ResolvedSection]] = defaultdict(list)
-        for item in self._walk:
+        for item in self.eff.in_order():
             named[item.lname].append(item)
         self._named = dict(named)
 
@@ -63,7 +61,7 @@ class LintContext:
 
     def walk(self) -> Iterator[Scoped]:
         """Every resolved item with its enclosing sections, in document order."""
-        return ((item, item.parents) for item in self._walk)
+        return self.eff.walk()
 
     def named(self, name: str) -> list[Scoped]:
         """Every directive or section called `name` (any case), with its enclosing sections."""
@@ -130,4 +128,4 @@ class LintContext:
             # A directive continued over several lines: httpd -t names its last line.
             message += f" (httpd -t reports line {end_line}, the directive's last line)"
         rel = [r if isinstance(r, Location) else location_of(r) for r in related if r is not None]
-        return Finding(rule, "", message, loc, [r for r in rel if r != loc], fix)
+        return Finding(rule, "", message, loc, tuple(r for r in rel if r != loc), fix)

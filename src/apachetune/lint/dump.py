@@ -59,7 +59,7 @@ def lint_dump(text: str, name: str, options: LintOptions) -> tuple[LintResult, D
     result.findings = [f for f in result.findings if f.rule not in _NOT_IN_A_DUMP]
     for finding in result.findings:
         finding.location = origin(finding.location)
-        finding.related = [origin(r) for r in finding.related]
+        finding.related = tuple(origin(r) for r in finding.related)
     result.main_file = name
     result.files = {}
     return result, dump

@@ -48,7 +48,7 @@ class Finding:
     severity: str
     message: str
     location: Location
-    related: list[Location] = field(default_factory=list)
+    related: tuple[Location, ...] = ()  # a tuple: most findings have none (one shared empty tuple)
     fix: Fix | None = None
     title: str = ""
 

@@ -134,7 +134,10 @@ def _count_finding(ctx: LintContext, spec: DirectiveSpec, kind: str, item: Resol
 
 
 def context(ctx: LintContext) -> Iterator[Finding]:
-    scopes: dict[int, tuple[str | None, bool, bool]] = {}  # id(parents) -> _scope(parents)
+    # parents -> _scope(parents): keyed by the tuple itself (shared by a section's lines, hashed
+    # by identity of its few members), not by a new int per section; values interned (a few)
+    scopes: dict[tuple[ResolvedSection, ...], tuple[str | None, bool, bool]] = {}
+    distinct: dict[tuple[str | None, bool, bool], tuple[str | None, bool, bool]] = {}
     for lname, items in ctx.by_name().items():  # a directive's allowed contexts: once a name
         global_only = lname in _GLOBAL_ONLY or canonical(lname) is not None
         for is_section in (False, True):
@@ -155,9 +158,10 @@ def context(ctx: LintContext) -> Iterator[Finding]:
                     if top_bad:
                         yield ctx.finding("AT504", f"{spec.name} not allowed here", item)
                     continue
-                scope = scopes.get(id(parents))
+                scope = scopes.get(parents)
                 if scope is None:
-                    scope = scopes[id(parents)] = _scope(parents)
+                    computed = _scope(parents)
+                    scope = scopes[parents] = distinct.setdefault(computed, computed)
                 in_dir, in_vhost, parent_is_vhost = scope
                 if global_only and in_vhost and in_dir is None:
                     yield ctx.finding("AT504", f"{spec.name} cannot occur within <VirtualHost> section", item)

@@ -13,6 +13,7 @@ from apachetune.config.effective import ResolvedDirective, ResolvedSection
 from apachetune.lint.checks.scopes import (
     child_directives,
     directives_named,
+    directory_sections,
     norm_dir,
     option_words,
     server_and_vhost,
@@ -135,30 +136,37 @@ def indexes_at_docroot(ctx: LintContext) -> Iterator[Finding]:
                for d in ctx.items_named("options") if isinstance(d, ResolvedDirective)
                for sign, name in option_words(d)):
         return  # nothing turns Indexes on (httpd 2.4's default is off): no root to look at
-    # <Directory> sections by path: (document order, section, its virtual host or None)
-    by_path: dict[str, list[tuple[int, ResolvedSection, ResolvedSection | None]]] = {}
-    for order, (item, parents) in enumerate(ctx.named("Directory")):
-        vhost = parents[0] if parents and parents[0].lname == "virtualhost" else None
-        if isinstance(item, ResolvedSection) and item.args:
-            by_path.setdefault(norm_dir(item.args[0]), []).append((order, item, vhost))
-    roots: list[tuple[ResolvedDirective, ResolvedSection | None]] = []
-    for item, parents in ctx.named("DocumentRoot"):
-        vhost = parents[0] if parents and parents[0].lname == "virtualhost" else None
-        if isinstance(item, ResolvedDirective) and item.args \
-                and (not parents or (len(parents) == 1 and vhost is not None)):
-            roots.append((item, vhost))
+    # <Directory> sections by normalised path, in document order (what httpd merges, per path)
+    by_path: dict[str, list[ResolvedSection]] = {}
+    for section, path in directory_sections(ctx):
+        by_path.setdefault(path, []).append(section)
     reported: set[int] = set()
-    for root, vhost in roots:
+    for root in ctx.items_named("documentroot"):
+        parents = root.parents
+        vhost = parents[0] if parents and parents[0].lname == "virtualhost" else None
+        if not isinstance(root, ResolvedDirective) or not root.args \
+                or not (not parents or (len(parents) == 1 and vhost is not None)):
+            continue
         path = norm_dir(root.args[0])
-        applying = sorted((0 if p == "/" else p.count("/") + 1, order, section)
-                          for p in set(_ancestors(path)) for order, section, v in by_path.get(p, ())
-                          if v is None or v is vhost)
-        opts, by = _options_at([section for _, _, section in applying])
+        # Shortest path first (a root's ancestors all differ in depth), each path's sections in
+        # document order; a <Directory> in another virtual host does not apply.
+        applying = [section for p in sorted(set(_ancestors(path)), key=_depth) for section in by_path.get(p, ())
+                    if _vhost_of(section) in (None, vhost)]
+        opts, by = _options_at(applying)
         if "indexes" in opts and by is not None and id(by) not in reported:
             reported.add(id(by))
             yield ctx.finding(
                 "AT705", f"Options Indexes applies to the document root {path}: a directory without "
                 "an index file is listed to anyone (backups, dumps, editor files).", by, [root])
+
+
+def _depth(path: str) -> int:
+    return 0 if path == "/" else path.count("/") + 1
+
+
+def _vhost_of(section: ResolvedSection) -> ResolvedSection | None:
+    parents = section.parents
+    return parents[0] if parents and parents[0].lname == "virtualhost" else None
 
 
 def global_server_name(ctx: LintContext) -> Iterator[Finding]:
