@@ -39,6 +39,13 @@ class Seconds(click.ParamType):
 @click.option("--keepalive/--no-keepalive", default=True, show_default=True,
               help="Clients keep their connection open (ab -k) or open one per request.")
 @click.option("--think", type=Seconds(), default="0", help="Closed loop: pause after each response.")
+@click.option("--turnaround", type=Seconds(), default="0",
+              help="Closed loop: from a response to the next request on that connection reaching the server "
+                   "(the client's read and write; tens of us for ab on loopback). On event a keep-alive "
+                   "connection is parked that long, and may be closed.")
+@click.option("--requests", "ab_requests", type=Finite(1, 10_000_000, integer=True), default=None,
+              help="Closed loop: stop after N requests, counted as ab -n counts them (a request lost on a "
+                   "closed keep-alive connection is done and a Length failure); prints ab's summary.")
 @click.option("--requests-per-connection", type=Finite(1, 100000, integer=True), default=1, show_default=True,
               help="Open loop: requests a visitor makes on its connection.")
 @click.option("--gap", type=Seconds(), default="0", help="Open loop: pause between a visitor's requests.")
@@ -86,7 +93,7 @@ class Seconds(click.ParamType):
                    "to this directory; implies --curve; needs matplotlib (the plots extra).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout, clients, rate, keepalive, think,
-            requests_per_connection, gap, crowd, service, access_log, log_format, speed, cpu_fraction, cores, timeout,
+            turnaround, ab_requests, requests_per_connection, gap, crowd, service, access_log, log_format, speed, cpu_fraction, cores, timeout,
             syn_schedule, seconds, warmup, seed, per_worker_mib,
             per_process_mib, httpd_version, versus, compare, curve, plot_dir, fmt):
     """Predict what an MPM section does under a workload: throughput, latency percentiles,
@@ -113,9 +120,8 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
     workload = Workload(service_time, clients=clients, rate=rate, keepalive=keepalive, think=think,
                         requests_per_connection=requests_per_connection, gap=gap, crowd=crowd, timeout=timeout,
                         cpu_fraction=cpu_fraction, replay=replay, replay_source=source,
-                        syn=SynSchedule.parse(syn_schedule))
-    # a replay runs until its last request is answered or given up
-    seconds = workload.replay_horizon() if replay else 30.0 if seconds is None else seconds
+                        syn=SynSchedule.parse(syn_schedule), turnaround=turnaround, requests=ab_requests or 0)
+    seconds = _run_seconds(workload, seconds)
     if warmup >= seconds:
         raise UsageError("--warmup must be shorter than --seconds")
     memory = None if per_worker_mib is None else (per_process_mib, per_worker_mib)
@@ -160,6 +166,16 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
         print_curve(label, knee, points)
     for path in written:
         click.echo(f"wrote {path}")
+
+
+def _run_seconds(workload, seconds):
+    """Simulated seconds: a replay runs until its last request is answered or given up, ab -n
+    until its N are done (at most 600 s unless told), anything else 30 s unless told."""
+    if workload.replay:
+        return workload.replay_horizon()
+    if seconds is None:
+        return 600.0 if workload.requests else 30.0
+    return seconds
 
 
 def _from_log(path, log_format, speed, service_time, synthetic, seconds):

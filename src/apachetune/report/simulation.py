@@ -43,6 +43,11 @@ def rows(r: SimResult) -> list[tuple[str, str]]:
                                              f"p99 {r.crowd_latency_ms['p99']:,.1f} ms"))
     if r.cpu_utilisation is not None:
         out_rows.append(("CPU", f"{r.cpu_utilisation:.0%} of {r.cores} cores busy"))
+    if r.ab is not None:
+        ab = r.ab
+        out_rows.append(("ab would print", f"Complete requests {ab['complete']:,}, Failed requests "
+                         f"{ab['failed_length']:,} (Length: {ab['failed_length']:,}), Time taken "
+                         f"{ab['time_taken_s']:,.3f} s, Requests per second {ab['requests_per_second']:,.1f}"))
     if r.peak_memory_mib is not None:
         out_rows.append(("peak memory", f"{r.peak_memory_mib:,.1f} MiB (sampled once a second)"))
     return out_rows

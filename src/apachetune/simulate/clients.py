@@ -6,7 +6,12 @@
   since), and gives up after the last retransmission's timeout;
 - a request not answered within the workload's timeout is given up: an error, and the client
   starts again on a new connection;
-- a connection the server closed is noticed at the next request, which then opens a new one."""
+- a connection the server closed is noticed at the next request, which then opens a new one;
+- a request sent on a keep-alive connection reaches the server `turnaround` seconds after the
+  client had the response (the client reading it, its next write, the loopback): a connection
+  the server closes meanwhile, or that event closes unread because its workers are busy, loses
+  that request (Client.lost: a browser sends it again on a new connection, a load generator
+  counts an error, ab a "Length" failure)."""
 
 from __future__ import annotations
 
@@ -14,7 +19,7 @@ import random
 from collections.abc import Callable
 
 from apachetune.simulate.clock import Clock
-from apachetune.simulate.server import CLOSED, Conn, Server
+from apachetune.simulate.server import CLOSED, SENT, Conn, Server
 from apachetune.simulate.stats import Stats
 from apachetune.simulate.workload import Workload
 
@@ -37,10 +42,29 @@ class Client:
         conn = self.conn
         if conn is not None and conn.state != CLOSED:
             conn.sent_at = now
-            if self.server.send(conn):
-                return
+            if self.workload.turnaround:
+                self.clock.after(self.workload.turnaround, self._arrive, conn, self.waiting)
+            else:
+                self._arrive(conn, self.waiting)
+            return
         self.conn = conn = Conn(self, now)
         self._syn(conn, 0)
+
+    def _arrive(self, conn: Conn, token: int) -> None:
+        """The request sent on the open `conn` reaches the server."""
+        if token != self.waiting:
+            return  # given up meanwhile
+        if self.server.send(conn) != SENT:
+            if conn is self.conn:
+                self.conn = None
+            self.lost(conn)
+
+    def lost(self, conn: Conn) -> None:
+        """The request on `conn` was never read: the server had closed the connection, or
+        closed it on the request. A browser sends it again on a new connection."""
+        self.stats.events["requests sent again on a new connection"] += 1
+        self.conn = new = Conn(self, conn.sent_at)
+        self._syn(new, 0)
 
     def _syn(self, conn: Conn, attempt: int) -> None:
         if conn.state == CLOSED:
@@ -96,13 +120,80 @@ class Client:
 
 
 class LoopClient(Client):
-    """ab / wrk / siege: the next request `think` seconds after each response."""
+    """wrk / siege: the next request `think` seconds after each response; a request lost on a
+    closed keep-alive connection is an error (wrk counts a read error: "reset")."""
 
     def answered(self, keep: bool) -> None:
         self.clock.after(self.workload.think, self.request)
 
+    def lost(self, conn: Conn) -> None:
+        self.waiting = 0
+        self.stats.error(self.clock.now, "reset")
+        self.after_error()
+
     def after_error(self) -> None:
         self.clock.after(self.workload.think, self.request)
+
+
+class AbCount:
+    """ab -n N's books (support/ab.c): a request is started when it is written (no more than N),
+    done when its response is read or its connection ends without one; a connection that ends
+    with nothing read after a response on it is a "Length" failure (ab resets the connection's
+    keep-alive flag after each response, so close_connection takes it for a short response);
+    ab stops when N are done."""
+
+    def __init__(self, requests: int):
+        self.requests = requests
+        self.started = 0
+        self.done = 0
+        self.failed_length = 0
+        self.finished_at: float | None = None
+
+    def start(self) -> bool:
+        if self.started >= self.requests:
+            return False
+        self.started += 1
+        return True
+
+    def finish(self, now: float, failed: bool) -> None:
+        self.done += 1
+        self.failed_length += failed
+        if self.done >= self.requests and self.finished_at is None:
+            self.finished_at = now
+
+    @property
+    def complete(self) -> bool:
+        return self.done >= self.requests
+
+
+class AbClient(LoopClient):
+    """One of ab -c's connections: with -k it sends the next request as soon as it has read a
+    response; a request lost on a closed keep-alive connection is done and a Length failure, and
+    the next goes on a new connection (with -r: ab carries on)."""
+
+    def __init__(self, clock: Clock, server: Server, stats: Stats, workload: Workload, count: AbCount):
+        super().__init__(clock, server, stats, workload)
+        self.count = count
+
+    def request(self) -> None:
+        if self.count.start():
+            super().request()
+        elif self.conn is not None:
+            self.server.client_close(self.conn)
+            self.conn = None
+
+    def answered(self, keep: bool) -> None:
+        self.count.finish(self.clock.now, failed=False)
+        super().answered(keep)
+
+    def lost(self, conn: Conn) -> None:
+        self.waiting = 0
+        self.count.finish(self.clock.now, failed=True)
+        self.clock.after(self.workload.think, self.request)
+
+    def after_error(self) -> None:  # a timeout: done, nothing read
+        self.count.finish(self.clock.now, failed=True)
+        super().after_error()
 
 
 class Visitor(Client):

@@ -11,7 +11,15 @@ from pathlib import Path
 from typing import Any
 
 from apachetune.config.conditions import DEFAULT_VERSION
-from apachetune.simulate.clients import Arrivals, CrowdClient, CrowdFormation, LoopClient, Replay
+from apachetune.simulate.clients import (
+    AbClient,
+    AbCount,
+    Arrivals,
+    CrowdClient,
+    CrowdFormation,
+    LoopClient,
+    Replay,
+)
 from apachetune.simulate.clock import Clock
 from apachetune.simulate.cpu import Processors
 from apachetune.simulate.parent import Parent
@@ -53,6 +61,7 @@ class SimResult:
     latencies: list[float] = field(default_factory=list, repr=False)  # seconds, each counted request
     cores: int | None = None  # the CPUs shared, when the workload has a CPU part
     cpu_utilisation: float | None = None  # share of those cores busy over the run
+    ab: dict[str, float] | None = None  # workload.requests: what `ab -n` would print
 
     @property
     def peak_processes(self) -> int:
@@ -69,7 +78,7 @@ class SimResult:
             "peak_memory_mib": None if self.peak_memory_mib is None else round(self.peak_memory_mib, 1),
             "accept_queue": self.accept_queue, "timeline": self.timeline,
             "wall_seconds": round(self.wall_seconds, 3), "stopped_at": self.stopped_at,
-            "cores": self.cores, "cpu_utilisation": self.cpu_utilisation,
+            "cores": self.cores, "cpu_utilisation": self.cpu_utilisation, "ab": self.ab,
         }
 
 
@@ -98,27 +107,40 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     parent.start()
     lead = form_crowd(clock, server, stats, workload, max_events)
     stats.warmup = lead + warmup
+    count = AbCount(workload.requests) if workload.requests else None
     for _ in range(workload.clients):
-        clock.at(lead, LoopClient(clock, server, stats, workload).request)
+        client = LoopClient(clock, server, stats, workload) if count is None else \
+            AbClient(clock, server, stats, workload, count)
+        clock.at(lead, client.request)
     if workload.rate:
         Arrivals(clock, server, stats, workload, rng).start()
     replay = None
     if workload.replay:  # runs until its last request is answered or given up (at most `seconds`)
         replay = Replay(clock, server, stats, workload, rng)
         replay.start(lead)
-    finished = clock.run(lead + seconds, max_events, replay.done if replay else None)
-    end = clock.now - lead  # `seconds`, or where a replay ended or the events ran out
+    stop = replay.done if replay else (lambda: count.complete) if count else None
+    finished = clock.run(lead + seconds, max_events, stop)
+    end = clock.now - lead  # `seconds`, or where a replay or ab's requests ended or the events ran out
+    ended = bool(stop and finished and end < seconds)
     stats.events["simulation events"] = clock.events
     return SimResult(
         mpm=mpm, httpd_version=str(version or DEFAULT_VERSION), section=dict(section), workload=workload.label(),
-        seconds=round(end, 3) if replay and finished else seconds, warmup=warmup,
+        seconds=round(end, 3) if ended else seconds, warmup=warmup,
         completed=len(stats.latencies), throughput=len(stats.latencies) / max(1e-9, end - warmup),
         latency_ms=summary_ms(stats.latencies), errors=dict(stats.errors), events=dict(stats.events),
         timeline=stats.timeline, peak_memory_mib=stats.peak_memory_mib if memory else None,
         accept_queue=backlog, wall_seconds=time.perf_counter() - started,
         crowd_latency_ms=summary_ms(stats.crowd_latencies), stopped_at=None if finished else round(end, 3),
         latencies=stats.latencies, cores=cpu.cores if cpu else None,
-        cpu_utilisation=round(cpu.utilisation(lead + end), 3) if cpu else None)
+        cpu_utilisation=round(cpu.utilisation(lead + end), 3) if cpu else None,
+        ab=ab_report(count, end, lead) if count else None)
+
+
+def ab_report(count: AbCount, end: float, lead: float) -> dict[str, float]:
+    """ab's summary lines: its time runs from the first request to the last one done."""
+    taken = (count.finished_at - lead) if count.finished_at is not None else end
+    return {"requests": count.requests, "complete": count.done, "failed_length": count.failed_length,
+            "time_taken_s": round(taken, 3), "requests_per_second": round(count.done / max(taken, 1e-9), 1)}
 
 
 def form_crowd(clock: Clock, server: Server, stats: Stats, workload: Workload, max_events: int) -> float:

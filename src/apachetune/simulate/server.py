@@ -11,9 +11,13 @@ needs them:
   floor(AsyncRequestWorkerFactor) (2.4.71's connections_above_limit; before 2.4.30 the whole
   factor: floor(idle workers x factor)), where a connection counts once a worker has started it
   (process_socket): the connections a listener accepts back to back at one instant do not count
-  against each other, so a burst can take every worker; when new connections wait
-  and none of its workers is idle, it closes its parked keep-alive connections so that the
-  clients reconnect to another process (every 2.4.x: "kill'em all");
+  against each other, so a burst can take every worker; from 2.4.30 a process that has stopped
+  listening counts one idle worker less until it listens again (no flip-flop); when new
+  connections wait and none of its workers is idle, it closes its parked keep-alive connections
+  so that the clients reconnect to another process (every 2.4.x: "kill'em all"), and a request
+  that arrives on a parked connection when no worker of its process is idle is not read: the
+  connection is closed (the listener does not wait for a worker), and the client must send it
+  again on a new connection (ab counts it a "Length" failure);
 - MaxKeepAliveRequests ends a connection after that many requests (0: never).
 
 Lingering close only as far as a client that closes at once (LINGER); not modelled: a client
@@ -36,7 +40,12 @@ from apachetune.simulate.workload import ServiceTime
 if TYPE_CHECKING:
     from apachetune.simulate.clients import Client
 
-BACKLOG, READING, SERVING, PARKED, QUEUED, CLOSED = range(6)
+BACKLOG, READING, SERVING, PARKED, CLOSED = range(5)
+
+# What became of a request sent on an open connection (Server.send).
+SENT = "sent"  # a worker has it
+STALE = "stale"  # the server had closed the connection before it arrived
+LOST = "lost"  # event: arrived on a parked connection with every worker busy; closed unread
 
 
 LINGER = 1e-4  # seconds from a response to the client's FIN, on loopback
@@ -55,7 +64,7 @@ class Conn:
 
 
 class Process:
-    __slots__ = ("slot", "workers", "ready_at", "serving", "conns", "accepted", "quiescing", "pending",
+    __slots__ = ("slot", "workers", "ready_at", "serving", "conns", "accepted", "quiescing", "listening",
                  "closing_parked", "gone", "burst", "burst_at")
 
     def __init__(self, slot: int, workers: int, ready_at: float):
@@ -66,7 +75,7 @@ class Process:
         self.conns: set[Conn] = set()
         self.accepted = 0
         self.quiescing = False  # stopping gracefully: accepts nothing, exits when its connections end
-        self.pending: deque[Conn] = deque()  # event: requests waiting for one of its workers
+        self.listening = True  # event: its listener polls the listen socket (not disabled)
         self.closing_parked = False  # event: its listener will drop the parked connections
         self.gone = False  # exited
         self.burst, self.burst_at = 0, -1.0  # event: connections accepted at burst_at, not yet counted
@@ -83,7 +92,10 @@ class Server:
         # event's connection limit counts idle workers x the factor: its integer part from 2.4.30,
         # the whole factor (kept in 1/16ths, as the section already holds it) before
         factor = float(section.get("AsyncRequestWorkerFactor", 2))  # type: ignore[arg-type]
-        self.factor = int(factor) if rules_for(version).integer_factor else factor
+        rules = rules_for(version)
+        self.factor = int(factor) if rules.integer_factor else factor
+        # 2.4.30 also counts one idle worker less while the listener is disabled ("to avoid flip flop")
+        self.hysteresis = rules.integer_factor
         self.keepalive = str(section.get("KeepAlive", "On")).lower() == "on"
         self.keepalive_timeout = float(section.get("KeepAliveTimeout", 5))  # type: ignore[arg-type]
         self.max_keepalive = int(section.get("MaxKeepAliveRequests", 100))  # type: ignore[call-overload]
@@ -107,27 +119,25 @@ class Server:
                 self._busy(p)
         return True
 
-    def send(self, conn: Conn) -> bool:
-        """The next request on an open connection; False if the server has closed it."""
+    def send(self, conn: Conn) -> str:
+        """The next request on an open connection: SENT, STALE (the server had closed it) or LOST
+        (event closed it unread: no worker of its process was idle when it became readable)."""
         if conn.state == READING:
             self._serve(conn)
         elif conn.state == PARKED:
             p = conn.process
             assert p is not None
-            conn.token += 1
-            if self.idle(p) > 0:
-                self._serve(conn)
-            else:
-                conn.state = QUEUED
-                p.pending.append(conn)
+            if self.idle(p) == 0:  # event.c: "If we don't get a worker immediately ... we close"
+                self.stats.events["keep-alive request closed, workers busy"] += 1
+                self._close(conn)
+                return LOST
+            self._serve(conn)
         else:
-            return False
-        return True
+            return STALE
+        return SENT
 
     def client_close(self, conn: Conn) -> None:
         """The client hangs up (done, or tired of waiting)."""
-        if conn.state == QUEUED and conn.process is not None:
-            conn.process.pending.remove(conn)
         if conn.state in (SERVING, BACKLOG):
             # serving: its worker finds out when it writes the response; still in the accept
             # queue: httpd accepts it later and reads end of file at once
@@ -149,10 +159,17 @@ class Server:
         if idle == 0 or not self.event:
             return idle == 0
         counted = len(p.conns) - (p.burst if p.burst_at == self.clock.now else 0)
+        if self.hysteresis and not p.listening:
+            idle -= 1
         return counted >= p.workers + int(idle * self.factor)
 
     def can_accept(self, p: Process) -> bool:
-        return not p.quiescing and p.ready_at <= self.clock.now and not self.not_accepting(p)
+        if p.quiescing or p.ready_at > self.clock.now:
+            return False
+        accepting = not self.not_accepting(p)
+        if self.event:  # the listener disables or enables its listen sockets on what it finds
+            p.listening = accepting
+        return accepting
 
     def dispatch(self, only: Process | None = None) -> None:
         """Processes able to accept take connections from the accept queue, oldest first; the
@@ -269,8 +286,6 @@ class Server:
             self._worker_free(p)  # a worker (prefork, worker) or a connection slot (event) is free
 
     def _worker_free(self, p: Process) -> None:
-        while p.pending and self.idle(p) > 0:
-            self._serve(p.pending.popleft())
         self.dispatch(p)
 
     def quiesce(self, p: Process) -> None:

@@ -95,7 +95,11 @@ class Workload:
     answer; the run's seconds count from when the load starts): each sends one request, then
     holds its connection until the server closes it, and comes back at once. A client gives up on a request after `timeout` seconds. `cpu_fraction`: the
     share of each request's service time spent on CPU, shared with every other request on the
-    machine's cores (cpu.py); 0: the CPUs are never the bottleneck."""
+    machine's cores (cpu.py); 0: the CPUs are never the bottleneck. `turnaround`: how long after a
+    response the client's next request on that connection reaches the server (ab and wrk write it
+    at once, but it still takes the client's read, its write and the loopback: tens of µs; a
+    connection closed meanwhile loses it). `requests`: the closed loop stops after that many, as
+    `ab -n` counts them (a lost request is done and a failure)."""
 
     service: ServiceTime
     clients: int = 0
@@ -113,10 +117,16 @@ class Workload:
     replay_source: str = ""
     replay_spread: bool = True  # spread the requests of a logged second over it (False: offsets exact)
     syn: SynSchedule | None = None  # the clients' kernel resending a dropped SYN (None: this machine's)
+    turnaround: float = 0.0  # seconds from a response to the next request on its connection reaching the server
+    requests: int = 0  # closed loop: stop after this many requests, counted as ab -n counts them (0: no limit)
 
     def __post_init__(self) -> None:
-        if self.clients < 0 or self.rate < 0 or self.crowd < 0 or self.think < 0 or self.gap < 0:
-            raise UsageError("clients, rate, crowd, think and gap cannot be negative")
+        if min(self.clients, self.rate, self.crowd, self.think, self.gap, self.turnaround, self.requests) < 0:
+            raise UsageError("clients, rate, crowd, think, gap, turnaround and requests cannot be negative")
+        if self.requests and not self.clients:
+            raise UsageError("--requests counts a closed loop's requests (ab -n): it needs --clients")
+        if self.requests and self.requests < self.clients:
+            raise UsageError(f"--requests {self.requests} is fewer than --clients {self.clients} (ab refuses that too)")
         if not self.clients and not self.rate and not self.replay:
             raise UsageError("a workload needs --clients N (closed loop), --rate R (open loop) or "
                              "--access-log LOG (a replay)")
@@ -141,7 +151,9 @@ class Workload:
         parts = []
         if self.clients:
             think = f", think {self.think * 1000:g} ms" if self.think else ""
-            parts.append(f"{self.clients} clients in a closed loop ({ka}{think})")
+            ab = f"ab -n {self.requests:,}: " if self.requests else ""
+            turn = f", turnaround {self.turnaround * 1e6:g} us" if self.turnaround else ""
+            parts.append(f"{ab}{self.clients} clients in a closed loop ({ka}{think}{turn})")
         if self.rate:
             per = f", {self.requests_per_connection} requests a connection" if self.keepalive else ""
             parts.append(f"{self.rate:g} new clients/s, Poisson{per}")
