@@ -63,3 +63,30 @@ def test_version_is_read_once_per_binary_and_again_when_it_changes(monkeypatch, 
     httpd.version.cache_clear()
     assert httpd.version() == "2.4.62"
     httpd.version.cache_clear()
+
+
+@needs_httpd
+def test_a_runtime_dir_apache2ctl_would_create_does_not_fail_the_check(tmp_path):
+    """Debian's envvars names /run/apache2, which apache2ctl creates before starting httpd; on a
+    machine where the service never ran it is missing and `apache2 -t` says "DefaultRuntimeDir
+    must be a valid directory". That is no fault of the configuration: the check runs with a
+    temporary directory in its place, creates nothing, and reports the real path."""
+    missing = tmp_path / "run" / "apache2"
+    conf = tmp_path / "httpd.conf"
+    conf.write_text(f"{httpd.load_module_line('mpm_event')}\nServerName x\nErrorLog {tmp_path}/e.log\n"
+                    "DefaultRuntimeDir ${APACHE_RUN_DIR}\n")
+    env = {"APACHE_RUN_DIR": str(missing)}
+    run = httpd.dump_config(conf, tmp_path, env=env)
+    assert run.ok, run.output
+    assert not missing.exists() and not missing.parent.exists()
+    # what httpd says names the real directory, not the stand-in
+    include = conf.read_text() + "Include ${APACHE_RUN_DIR}/extra.conf\n"
+    conf.write_text(include)
+    bad = httpd.config_test(conf, tmp_path, env=env)
+    assert not bad.ok and f"{missing}/extra.conf" in bad.output and "apachetune-run-" not in bad.output
+    # a directory that is there is used as it is, and a DefaultRuntimeDir of its own still fails
+    conf.write_text(include.replace("Include ${APACHE_RUN_DIR}/extra.conf\n", "DefaultRuntimeDir /nonexistent/x\n"))
+    missing.mkdir(parents=True)
+    assert not httpd.config_test(conf, tmp_path, env=env).ok
+    conf.write_text(include.replace("Include ${APACHE_RUN_DIR}/extra.conf\n", ""))
+    assert httpd.config_test(conf, tmp_path, env=env).ok

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -140,8 +141,12 @@ def run(*args: str, env: Mapping[str, str] | None = None, timeout: float = 60) -
     exe = binary()
     if exe is None:
         raise FileNotFoundError("Apache httpd (apache2 or httpd) is not installed")
-    return subprocess.run([exe, *args], capture_output=True, text=True, env=clean_env(env),
-                          timeout=timeout, start_new_session=True, stdin=subprocess.DEVNULL)
+    with _runtime_dir(env) as (env, stand_in, real):
+        proc = subprocess.run([exe, *args], capture_output=True, text=True, env=clean_env(env),
+                              timeout=timeout, start_new_session=True, stdin=subprocess.DEVNULL)
+    if stand_in:  # what httpd prints with the real directory there
+        proc.stdout, proc.stderr = proc.stdout.replace(stand_in, real), proc.stderr.replace(stand_in, real)
+    return proc
 
 
 def query(*args: str, timeout: float = 20) -> str | None:
@@ -199,6 +204,24 @@ def config_test(main: str | Path, server_root: str | Path | None = None, *, defi
         args += ["-c", c]
     proc = run(*args, env=env, timeout=timeout)
     return ConfigTestRun(proc.returncode, proc.stdout, proc.stderr)
+
+
+@contextmanager
+def _runtime_dir(env: Mapping[str, str] | None) -> Iterator[tuple[Mapping[str, str] | None, str, str]]:
+    """Debian's envvars names a runtime directory (APACHE_RUN_DIR, /run/apache2) that apache2ctl
+    creates before it starts httpd, and httpd -t refuses a DefaultRuntimeDir that does not
+    exist. On a machine where the service never ran (a fresh container) it is missing, which
+    says nothing about the configuration: the check runs with an empty temporary directory in
+    its place (we create nothing on the system), and its path is put back in what httpd says.
+    Yields (env, stand-in path or "", the real path)."""
+    real = (env or {}).get("APACHE_RUN_DIR", "")
+    if not real or os.path.isdir(real):
+        yield env, "", real
+        return
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="apachetune-run-") as tmp:
+        yield {**(env or {}), "APACHE_RUN_DIR": tmp}, tmp, real
 
 
 def dump_config(main: str | Path, server_root: str | Path | None = None,
