@@ -278,9 +278,11 @@ def test_cli_simulate_prints_what_ab_would(tmp_path):
     res = CliRunner().invoke(cli, argv)
     assert res.exit_code == 0, res.output
     assert "ab -n 5,000" in res.output and "Complete requests 5,000" in res.output
-    doc = json.loads(CliRunner().invoke(cli, [*argv, "--format", "json"]).output)
+    doc = json.loads(CliRunner().invoke(cli, [*argv, "--format", "json", "--curve", "--seconds", "2"]).output)
     assert doc["ab"]["complete"] == 5000 and doc["ab"]["failed_length"] > 0
     assert doc["events"]["keep-alive closed, workers busy"] > 0
+    # the curve's points are the load in steady state, not ab runs that end before they are measured
+    assert all(p["throughput_rps"] > 1000 for p in doc["curve"]["points"]), doc["curve"]
 
 
 def test_cli_simulate_reads_the_section_of_a_file(tmp_path):

@@ -73,9 +73,11 @@ def points_at(mpm: str, section: dict[str, object], workload: Workload, axis: st
     span = min(seconds, POINT_SECONDS)
     warmup = ramp_seconds(mpm, section) + 1.0
     points = []
+    # a point is the load in steady state: ab's -n (requests) says how long a run lasts, not a load
+    steady = dataclasses.replace(workload, requests=0)
     for load in loads:
-        w = (dataclasses.replace(workload, clients=int(load)) if axis == "clients"
-             else dataclasses.replace(workload, rate=load))
+        w = (dataclasses.replace(steady, clients=int(load)) if axis == "clients"
+             else dataclasses.replace(steady, rate=load))
         r = simulate(mpm, section, w, warmup + span, warmup=warmup, seed=seed, version=version, cores=cores)
         points.append(_point(load, r))
     return points
