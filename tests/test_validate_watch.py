@@ -122,25 +122,3 @@ def test_the_sweep_expects_what_the_cpus_can_carry_when_that_is_less_than_the_po
     capacity, why, pool_bound = _saturation_bound(400, 0.0506, 50, SimpleNamespace(wall=0.0, busy=0.0, server=0.0, own=0.0,  # type: ignore[arg-type]
                                                                        children=0.0), 0.0)
     assert capacity == pytest.approx(pool) and pool_bound == pytest.approx(pool) and "CPU" not in why
-
-
-def test_the_cpu_a_request_takes_is_extrapolated_to_every_worker_busy_when_it_grows_with_the_load():
-    """php-like on prefork (27 workers, 8 MiB built a request): the server's CPU a request rose
-    from the quarter step to the half one, and went on rising (49 ms with every worker busy);
-    from the half step alone the sweep predicted 49 req/s where 40.9 was served."""
-    def step(server_ms: float, rps: float, client_ms: float = 0.2) -> SimpleNamespace:
-        return SimpleNamespace(wall=4.0, server=4.0 * rps * server_ms / 1000, own=4.0 * 0.2,
-                               children=4.0 * rps * client_ms / 1000, busy=0.0)
-
-    half, quarter = step(36.0, 24.0), step(30.0, 11.5)
-    flat, _, _ = _saturation_bound(27, 0.536, 500, half, 24.0)  # type: ignore[arg-type]
-    grown, why, pool = _saturation_bound(27, 0.536, 500, half, 24.0, False, (6, quarter, 11.5))  # type: ignore[arg-type]
-    # 30 us -> 36 ms from 6 to 13 under way: 6/7 ms more for each request more, 12 ms more at 27
-    assert grown == pytest.approx(max(0.5, cpus() - 0.2) / (36.2e-3 + 12e-3), rel=0.01)
-    assert grown < flat and pool == pytest.approx(27 / 0.536)
-    assert "30000 us at 6, 36000 at 13): 48000 us at 27" in why
-    # a rise within the noise, or a fall, changes nothing; nor does a pool too small for a quarter step
-    for q_ms in (34.0, 40.0):
-        assert _saturation_bound(27, 0.536, 500, half, 24.0, False, (6, step(q_ms, 11.5), 11.5))[0] \
-            == pytest.approx(flat)  # type: ignore[arg-type]
-    assert _saturation_bound(27, 0.536, 500, half, 24.0, False, (13, quarter, 11.5))[0] == pytest.approx(flat)  # type: ignore[arg-type]

@@ -132,9 +132,8 @@ def lone_request_s(run: PlanRun, keepalive: bool) -> float:
 
 
 def sweep(run: PlanRun) -> None:
-    """Closed loop at 0.25x, 0.5x, 1x, 1.5x, 2x MaxRequestWorkers, once the pool has grown
-    (warm_up): saturation and peak memory (the first two steps also measure the CPU a request
-    takes and how it grows with the load)."""
+    """Closed loop at 0.5x, 1x, 1.5x, 2x MaxRequestWorkers, once the pool has grown (warm_up):
+    saturation and peak memory."""
     setup, target, report, progress = run.setup, run.target, run.report, run.progress
     mrw = run.mrw
     report.notes.append(warm_up(run))
@@ -149,32 +148,25 @@ def sweep(run: PlanRun) -> None:
     idle_pss = None if isinstance(idle, str) else idle.total_pss_mib
     busy_base = None if isinstance(idle, str) else busy_base_pss(idle, setup.threads_per_child)
     with Sampler(target) as sampler:
-        best = half_rps = quarter_rps = 0.0
+        best = half_rps = 0.0
         half_driver = None
         half: list[dict] = []
         full: list[dict] = []
         top: list[dict] = []
-        quarter_cpu = OthersCpu(target.pids)  # with the half step: how the CPU a request takes grows
         half_cpu = OthersCpu(target.pids)  # what a request costs the machine, below saturation
         others = OthersCpu(target.pids)  # over the steps at and beyond MaxRequestWorkers
-        for factor in (0.25, 0.5, 1.0, 1.5, 2.0):
+        for factor in (0.5, 1.0, 1.5, 2.0):
             c = max(1, int(mrw * factor))
-            if factor == 0.25 and c >= max(1, int(mrw * 0.5)):
-                continue  # too small a pool for a step of its own
             progress(f"sweep: {c} connections")
             first = len(sampler.samples)
-            step_cpu = {0.25: quarter_cpu, 0.5: half_cpu}.get(factor)
-            if step_cpu is not None:
-                step_cpu.start()
+            if factor == 0.5:
+                half_cpu.start()
             if factor == 1.0:
                 others.start()
             pt = _sweep_step(run, c)
             report.points.append(pt)
-            if step_cpu is not None:
-                step_cpu.stop()
-            if factor == 0.25:
-                quarter_rps = pt["throughput_rps"]
             if factor == 0.5:
+                half_cpu.stop()
                 half = sampler.samples[first:]
                 half_rps, half_driver = pt["throughput_rps"], pt.get("driver")
             if factor == 1.0:
@@ -184,9 +176,8 @@ def sweep(run: PlanRun) -> None:
                 best = max(best, pt["throughput_rps"])
         others.stop()
     report.samples += sampler.samples
-    quarter = (max(1, int(mrw * 0.25)), quarter_cpu, quarter_rps) if quarter_rps else None
     capacity, why, pool = _saturation_bound(mrw, lone_s, setup.service_ms, half_cpu, half_rps,
-                                            half_driver == "asyncio", quarter)
+                                            half_driver == "asyncio")
     verdict, note = saturation_verdict(capacity, best, why, others.share,
                                        half_cpu.share if capacity < pool else 0.0, pool)
     report.verdicts.append(verdict)
@@ -228,37 +219,8 @@ def _sweep_step(run: PlanRun, c: int) -> dict:
             "driver": "asyncio"}
 
 
-CPU_GROWTH_NOISE = 0.10  # a rise of the server's CPU a request from the quarter to the half step below this is noise
-
-
-def _cpu_growth(mrw: int, half: OthersCpu, half_rps: float,
-                quarter: tuple[int, OthersCpu, float] | None) -> tuple[float, str]:
-    """How much more server CPU a request takes with all MaxRequestWorkers busy than at half
-    load, extrapolated linearly in the requests under way from the quarter and the half step
-    (seconds, and why); 0 when it did not grow. Requests that each build a large object contend
-    for memory bandwidth and page faults: php-like (8 MiB a request, prefork, 27 workers, 2
-    CPUs) took 36 ms of server CPU a request at half load and 49 with all busy (2 CPUs / 40.9
-    req/s); from half load alone the sweep predicted 49 req/s. A rise within CPU_GROWTH_NOISE
-    is taken for noise (cheap requests cost the same or less as the load rises: more of them a
-    wake-up)."""
-    c_half = max(1, int(mrw * 0.5))
-    if quarter is None or half.wall <= 0 or half_rps <= 0:
-        return 0.0, ""
-    c_q, q_cpu, q_rps = quarter
-    if c_q >= c_half or q_cpu.wall <= 0 or q_rps <= 0:
-        return 0.0, ""
-    at_half = half.server / half.wall / half_rps
-    at_quarter = q_cpu.server / q_cpu.wall / q_rps
-    if at_half <= at_quarter * (1 + CPU_GROWTH_NOISE):
-        return 0.0, ""
-    growth = (at_half - at_quarter) / (c_half - c_q) * (mrw - c_half)
-    return growth, (f"; the server's CPU a request grows with the requests under way ({at_quarter * 1e6:.0f} us "
-                    f"at {c_q}, {at_half * 1e6:.0f} at {c_half}): {(at_half + growth) * 1e6:.0f} us at {mrw}")
-
-
 def _saturation_bound(mrw: int, lone_s: float, service_ms: float, half: OthersCpu, half_rps: float,
-                      client_in_process: bool = False, quarter: tuple[int, OthersCpu, float] | None = None
-                      ) -> tuple[float, str, float]:
+                      client_in_process: bool = False) -> tuple[float, str, float]:
     """What the sweep should reach, why, and the pool's bound (above the first when the CPUs
     bind): MaxRequestWorkers over what a lone request takes here, or what the CPUs can carry
     when that is less. Measured at half load, below
@@ -279,12 +241,11 @@ def _saturation_bound(mrw: int, lone_s: float, service_ms: float, half: OthersCp
     if half.wall <= 0 or half_rps <= 0 or half.server + client <= 0:
         return pool, why, pool
     per_request = (half.server + client) / half.wall / half_rps
-    growth, grows = _cpu_growth(mrw, half, half_rps, quarter)
     watcher = 0.0 if client_in_process else half.own / half.wall
-    bound = max(0.5, cpus() - watcher) / (per_request + growth)
+    bound = max(0.5, cpus() - watcher) / per_request
     cpu_why = (f"{cpus()} CPUs less {watcher:.2f} for the watcher, over {per_request * 1e6:.0f} us of CPU a "
                f"request at half load (server {half.server / half.wall / half_rps * 1e6:.0f} us, client "
-               f"{client / half.wall / half_rps * 1e6:.0f}){grows} = {bound:.0f} req/s")
+               f"{client / half.wall / half_rps * 1e6:.0f}) = {bound:.0f} req/s")
     if bound < pool:
         return bound, f"the CPUs: {cpu_why}, below the pool's {why} = {pool:.0f}", pool
     return pool, f"{why}; the CPUs would carry more: {cpu_why}", pool
