@@ -306,6 +306,8 @@ def test_cli_simulate_reads_the_section_of_a_file(tmp_path):
     (["--clients", "5", "--think", "soon"], "not a duration"),
     (["--rate", "5", "--requests", "100"], "needs --clients"),
     (["--clients", "50", "--requests", "10"], "fewer than --clients"),
+    (["--clients", "x"], "'x' is not an integer"),
+    (["--clients", "5", "--turnaround", "-1"], "not a duration"),
 ])
 def test_cli_simulate_refuses_bad_input_in_one_line(argv, message):
     res = CliRunner().invoke(cli, ["simulate", *argv])

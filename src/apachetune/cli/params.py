@@ -35,7 +35,7 @@ class Finite(click.ParamType):
             try:
                 number = float(str(value).strip())
             except ValueError:
-                self.fail(f"{value!r} is not a {self.name}", param, ctx)
+                self.fail(f"{value!r} is not {'an' if self.integer else 'a'} {self.name}", param, ctx)
         if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite {self.name}", param, ctx)
         if not self.lo <= number <= self.hi:
