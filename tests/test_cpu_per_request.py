@@ -8,6 +8,7 @@ figure `size --status-url` measures has a known answer that no wall clock or CPU
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 import threading
 import time
@@ -96,6 +97,7 @@ def test_the_cpu_a_request_is_measured_from_the_servers_own_cpu(tmp_path):
     # a little (well under a millisecond a request here).
     assert BURN_MS * 0.9 <= sample.cpu_per_request * 1000 <= BURN_MS * 1.5, sample
     assert sample.cpu_note.startswith("measured: httpd used")
+    assert re.search(r"ms a request, \d+\.\d under way on average\)$", sample.cpu_note), sample.cpu_note
 
 
 @needs_lua
