@@ -19,7 +19,7 @@ import random
 from collections.abc import Callable
 
 from apachetune.simulate.clock import Clock
-from apachetune.simulate.server import CLOSED, SENT, Conn, Server
+from apachetune.simulate.server import CLOSED, Conn, Server
 from apachetune.simulate.stats import Stats
 from apachetune.simulate.workload import Workload
 
@@ -27,6 +27,7 @@ from apachetune.simulate.workload import Workload
 class Client:
     crowd = False
     service: float | None = None  # seconds its request takes on the server (None: a draw)
+    gives_up = True  # gives up on a request after the workload's timeout
 
     def __init__(self, clock: Clock, server: Server, stats: Stats, workload: Workload):
         self.clock, self.server, self.stats, self.workload = clock, server, stats, workload
@@ -54,7 +55,7 @@ class Client:
         """The request sent on the open `conn` reaches the server."""
         if token != self.waiting:
             return  # given up meanwhile
-        if self.server.send(conn) != SENT:
+        if not self.server.send(conn):
             if conn is self.conn:
                 self.conn = None
             self.lost(conn)
@@ -85,7 +86,8 @@ class Client:
     def _arm_timeout(self) -> None:
         self.tokens += 1
         self.waiting = self.tokens
-        self.clock.after(self.workload.timeout, self._timed_out, self.tokens)
+        if self.gives_up:
+            self.clock.after(self.workload.timeout, self._timed_out, self.tokens)
 
     def _timed_out(self, token: int) -> None:
         if token == self.waiting:
@@ -178,6 +180,8 @@ class AbClient(LoopClient):
     requests in 5 s, then 12 every 5 s, 239 s in all). ab has no per-request timeout (-s is
     a silence of the whole run)."""
 
+    gives_up = False
+
     def __init__(self, clock: Clock, server: Server, stats: Stats, workload: Workload, count: AbCount):
         super().__init__(clock, server, stats, workload)
         self.count = count
@@ -185,10 +189,6 @@ class AbClient(LoopClient):
     def request(self) -> None:
         if self.count.start():
             super().request()
-
-    def _arm_timeout(self) -> None:
-        self.tokens += 1
-        self.waiting = self.tokens
 
     def closed(self, conn: Conn) -> None:
         if conn is not self.conn:
@@ -205,10 +205,9 @@ class AbClient(LoopClient):
 
     def lost(self, conn: Conn) -> None:
         self.waiting = 0
-        self.count.finish(self.clock.now, failed=True)
-        self.clock.after(self.workload.think, self.request)
+        self.after_error()
 
-    def after_error(self) -> None:  # a timeout: done, nothing read
+    def after_error(self) -> None:  # lost or never connected: done, nothing read
         self.count.finish(self.clock.now, failed=True)
         super().after_error()
 

@@ -42,11 +42,6 @@ if TYPE_CHECKING:
 
 BACKLOG, READING, SERVING, PARKED, CLOSED = range(5)
 
-# What became of a request sent on an open connection (Server.send).
-SENT = "sent"  # a worker has it
-STALE = "stale"  # the server had closed the connection before it arrived
-LOST = "lost"  # event: arrived on a parked connection with every worker busy; closed unread
-
 
 LINGER = 1e-4  # seconds from a response to the client's FIN, on loopback
 
@@ -119,9 +114,10 @@ class Server:
                 self._busy(p)
         return True
 
-    def send(self, conn: Conn) -> str:
-        """The next request on an open connection: SENT, STALE (the server had closed it) or LOST
-        (event closed it unread: no worker of its process was idle when it became readable)."""
+    def send(self, conn: Conn) -> bool:
+        """The next request on an open connection: True when a worker has it; False when it is
+        lost: the server had closed the connection, or event closes it unread now (no worker of
+        its process was idle when it became readable)."""
         if conn.state == READING:
             self._serve(conn)
         elif conn.state == PARKED:
@@ -130,11 +126,11 @@ class Server:
             if self.idle(p) == 0:  # event.c: "If we don't get a worker immediately ... we close"
                 self.stats.events["keep-alive request closed, workers busy"] += 1
                 self._close(conn)
-                return LOST
+                return False
             self._serve(conn)
         else:
-            return STALE
-        return SENT
+            return False
+        return True
 
     def client_close(self, conn: Conn) -> None:
         """The client hangs up (done, or tired of waiting)."""
@@ -243,7 +239,7 @@ class Server:
         elif not keep:
             self._release(conn)
         elif self.event:
-            self._worker_free(p)
+            self.dispatch(p)  # a worker is free
 
     def _keepalive_expired(self, conn: Conn, token: int) -> None:
         if conn.token == token and conn.state in (READING, PARKED):
@@ -283,10 +279,7 @@ class Server:
         if p.quiescing and not p.conns and not p.serving:
             self._exit(p)
         else:  # (an exited process has no connections left to release)
-            self._worker_free(p)  # a worker (prefork, worker) or a connection slot (event) is free
-
-    def _worker_free(self, p: Process) -> None:
-        self.dispatch(p)
+            self.dispatch(p)  # a worker (prefork, worker) or a connection slot (event) is free
 
     def quiesce(self, p: Process) -> None:
         """Stop a process gracefully: it accepts nothing more, its idle keep-alive connections
