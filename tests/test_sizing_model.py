@@ -150,6 +150,20 @@ def test_event_connections_held_beyond_the_workers_add_their_memory():
         pytest.approx(base + 400 * 0.032)
 
 
+def test_event_keeps_three_quarters_of_its_threads_in_pools_of_closed_connections():
+    """event.c: max_recycled_pools = ThreadsPerChild * 3 / 4 a process while MaxMemFree is set
+    (it is by default); with MaxMemFree 0 the list is not bounded."""
+    from apachetune.sizing import model
+
+    assert model.recycled_pools(16, 25) == 16 * 18
+    assert model.recycled_pools(4, 64, 2048) == 4 * 48
+    assert model.recycled_pools(3, 1) == 0
+    assert model.recycled_pools(16, 25, 0) is None
+    base = model.peak_memory(400, 0.15, 0.8, 0.33, 25)
+    assert model.peak_memory(400, 0.15, 0.8, 0.33, 25, held_connections=10, per_connection_mib=0.02,
+                             recycled=288) == pytest.approx(base + 298 * 0.02)
+
+
 def test_event_sets_memory_aside_for_the_idle_crowd_it_holds():
     crowd = 5000
     event = recommend(inputs(mpm="event", available_mib=1024, keepalive_clients=crowd), "event")

@@ -204,6 +204,29 @@ def test_memory_verdict_formula():
     assert v.passed is None and v.predicted is None and v.measured == 12.0
 
 
+def test_httpd_events_pools_of_closed_connections_count_at_overload_only_where_they_exist():
+    """httpd event keeps 3/4 of ThreadsPerChild pools a process for reuse; beside every worker's
+    live connection they are there only when connections closed under load (event closing
+    keep-alive connections at overload). mpmd has no such pools, worker closes none."""
+    from apachetune.validate.plans import _recycled_at_overload
+
+    event = ValidationSetup("httpd", "event", {"ThreadsPerChild": 25}, 400, 50, 1)
+    assert _recycled_at_overload(event, None, 3794) == 16 * 18
+    assert _recycled_at_overload(event, 10, 3794) == 10 * 18  # the processes the top steps ran
+    assert _recycled_at_overload(event, None, 0) == 0  # no connection closed: the pools were taken
+    unbounded = ValidationSetup("httpd", "event", {"ThreadsPerChild": 25, "MaxMemFree": 0}, 400, 50, 1)
+    assert _recycled_at_overload(unbounded, None, 3794) == 0
+    assert _recycled_at_overload(ValidationSetup("mpmd", "event", {"ThreadsPerChild": 25}, 400, 50, 1), None, 99) == 0
+    assert _recycled_at_overload(ValidationSetup("httpd", "worker", {"ThreadsPerChild": 25}, 400, 50, 1), None, 99) == 0
+    # in the verdict: counted with the connections held, at the measured cost of one more
+    idle = _facts(0.15, 0.3)
+    plain = memory_verdict(event, idle, 90.0, busy_extra=0.05)
+    v = memory_verdict(event, idle, 90.0, busy_extra=0.05, held_connections=20, per_connection_mib=0.025,
+                       recycled=288)
+    assert v.predicted == pytest.approx(plain.predicted + 308 * 0.025, abs=0.1)
+    assert "288 pools of closed connections" in v.detail and "20 connections held" in v.detail
+
+
 def test_a_threaded_busy_figure_is_measured_against_every_child_at_the_most_loaded_ones_memory():
     """Two threaded children, one keeping four 8 MiB blocks (8.2 MiB a worker) and one two (4.1):
     size's high figure is 8.2. The other child takes its blocks back as soon as its workers serve,

@@ -133,14 +133,27 @@ def idle_keepalive_clients(rate: float, requests_per_connection: float, gap: flo
 EVENT_CONNECTION_MIB = 32.8 / 1024
 
 
+def recycled_pools(processes: int, threads_per_child: int, max_mem_free_kib: int | None = None) -> int | None:
+    """The pools of closed connections httpd's event keeps for the next ones: up to 3/4 of
+    ThreadsPerChild a process (event.c's child_main, when MaxMemFree is set, as it is by
+    default: 2048 KiB; with MaxMemFree 0 they are not bounded, and None says so). Each keeps
+    the memory its connection's requests grew it to. An idle server has them already (its
+    connections closed); with every worker serving a live connection they are taken; beyond
+    MaxRequestWorkers clients, while event closes keep-alive connections and their clients
+    reconnect, live connections and a full list of recycled pools are there at once."""
+    if max_mem_free_kib == 0:
+        return None
+    return processes * (threads_per_child * 3 // 4)
+
+
 def peak_memory(max_request_workers: int, per_worker_mib: float, parent_mib: float = 0.0,
                 per_process_mib: float = 0.0, threads_per_child: int = 1, app_mib: float = 0.0,
-                held_connections: int = 0, per_connection_mib: float = 0.0) -> float:
+                held_connections: int = 0, per_connection_mib: float = 0.0, recycled: int = 0) -> float:
     """Memory (PSS) of the whole server with every worker busy:
 
     parent + processes x per process + MaxRequestWorkers x (per worker + application memory
-    a request holds) + the connections event holds beyond its workers x what each costs it,
-    with processes = MaxRequestWorkers for prefork (threads_per_child 1) and
+    a request holds) + (the connections event holds beyond its workers + the pools of closed
+    ones it keeps beside them, `recycled`) x what each costs it, with processes = MaxRequestWorkers for prefork (threads_per_child 1) and
     ceil(MaxRequestWorkers / ThreadsPerChild) for worker and event. The per-worker and
     per-process figures are those of facts.measure_httpd (prefork: a child's PSS and 0;
     threaded: USS per thread and PSS - USS per process). prefork and worker hold no connection
@@ -149,4 +162,4 @@ def peak_memory(max_request_workers: int, per_worker_mib: float, parent_mib: flo
     tpc = max(1, threads_per_child)
     processes = max_request_workers if tpc == 1 else math.ceil(max_request_workers / tpc)
     return (parent_mib + processes * per_process_mib + max_request_workers * (per_worker_mib + app_mib)
-            + held_connections * per_connection_mib)
+            + (held_connections + recycled) * per_connection_mib)

@@ -141,14 +141,13 @@ def sweep(run: PlanRun) -> None:
     # judges the pool and not the guess of the service time (the sweep keeps its connections).
     lone_s = lone_request_s(run, keepalive=True)
     idle = idle_facts(target, setup)
-    # The idle server's PSS from the same look as its per-worker figure (a threaded child's
-    # arena keeps or gives back a freed block: two looks could see two states); a busy worker's
-    # extra is measured against that look with every threaded child holding what the most
-    # loaded one holds (busy_base_pss).
-    idle_pss = None if isinstance(idle, str) else idle.total_pss_mib
+    # A busy worker's extra is measured against the idle look of the per-worker figure (a
+    # threaded child's arena keeps or gives back a freed block: two looks could see two
+    # states), with every threaded child holding what the most loaded one holds (busy_base_pss).
     busy_base = None if isinstance(idle, str) else busy_base_pss(idle, setup.threads_per_child)
     with Sampler(target) as sampler:
         best = half_rps = 0.0
+        closed_by_server = 0  # connections the top steps lost: event closes them when its workers are busy
         half_driver = None
         half: list[dict] = []
         full: list[dict] = []
@@ -174,6 +173,7 @@ def sweep(run: PlanRun) -> None:
             top = sampler.samples[first:]
             if factor >= 1.0:
                 best = max(best, pt["throughput_rps"])
+                closed_by_server += sum(pt.get("errors", {}).values())
         others.stop()
     report.samples += sampler.samples
     capacity, why, pool = _saturation_bound(mrw, lone_s, setup.service_ms, half_cpu, half_rps,
@@ -195,11 +195,14 @@ def sweep(run: PlanRun) -> None:
     # to the others (counting its PSS share too put 3 MiB of reaped mpmd processes back).
     process_mib = 0.0 if isinstance(idle, str) else setup.threads_per_child * idle.per_worker_mib
     idle_children = None if isinstance(idle, str) else len(idle.children)
-    per_connection = connection_mib(target, setup, idle_pss, idle_children, process_mib) if held else None
-    busy = busy_worker_mib(half + full, busy_base, mrw // 4, idle_children, process_mib)
     ran = processes_reached(full + top, mrw, setup.threads_per_child)
-    memory = memory_verdict(setup, idle, peak, busy, held if per_connection is not None else 0,
-                            per_connection or 0.0, ran)
+    recycled = _recycled_at_overload(setup, ran, closed_by_server)
+    per_connection = (connection_mib(target, setup, idle_children, process_mib)
+                      if (held or recycled) and idle_children is not None else None)
+    busy = busy_worker_mib(half + full, busy_base, mrw // 4, idle_children, process_mib)
+    counted = per_connection is not None
+    memory = memory_verdict(setup, idle, peak, busy, held if counted else 0, per_connection or 0.0, ran,
+                            recycled if counted else 0)
     if memory.passed is False and ran is not None and others.share > OTHERS_CPU_LIMIT:
         # As for saturation: the load was not the one planned (the CPUs were taken and the
         # server never ran all its processes), so a miss says nothing of the model.
@@ -208,6 +211,25 @@ def sweep(run: PlanRun) -> None:
                             f"the top steps and the server ran at most {ran} processes of the section's "
                             f"({memory.measured} MiB measured, {memory.predicted} predicted for those)")
     report.verdicts.append(memory)
+
+
+def _recycled_at_overload(setup: ValidationSetup, processes_run: int | None, closed_by_server: int) -> int:
+    """The pools of closed connections httpd event keeps beside its live ones at the top steps
+    (model.recycled_pools): only when connections closed under load, as event closes keep-alive
+    connections whose next request finds every worker of its process busy. Measured on httpd
+    2.4.71, 16 x 25 workers, mod_lua: the step at 2x MaxRequestWorkers clients peaked 9 MiB above
+    the step at 1x, the same with Connection: close at 2x; with MaxMemFree 16 (a pool keeps at
+    most 16 KiB), 4.4 MiB above, and 15 MiB less idle. mpmd has no such pools (a closed
+    connection's buffer goes back to its worker): none there."""
+    if setup.target != "httpd" or setup.mpm != "event" or closed_by_server <= 0:
+        return 0
+    tpc = setup.threads_per_child
+    processes = processes_run or math.ceil(setup.max_request_workers / tpc)
+    try:
+        max_mem_free = int(setup.directives.get("MaxMemFree", 2048))
+    except (TypeError, ValueError):
+        max_mem_free = 2048
+    return model.recycled_pools(processes, tpc, max_mem_free) or 0
 
 
 def _sweep_step(run: PlanRun, c: int) -> dict:
@@ -704,24 +726,36 @@ def busy_base_pss(idle: HttpdFacts, tpc: int) -> float:
     return idle.total_pss_mib + sum(max(0.0, high - c.uss_mib) for c in idle.children)
 
 
-def connection_mib(target: Target, setup: ValidationSetup, idle_pss: float | None,
-                   idle_children: int | None = None, process_mib: float = 0.0) -> float | None:
-    """What one idle keep-alive connection costs the server (event keeps each in its own pool,
-    apart from any worker): the PSS with MaxRequestWorkers of them held, above the idle PSS,
-    per connection, the processes grown or reaped since the idle look counted at `process_mib`
-    each (as busy_worker_mib does). None when it cannot be measured."""
-    if idle_pss is None:
-        return None
+def connection_mib(target: Target, setup: ValidationSetup, idle_children: int | None = None,
+                   process_mib: float = 0.0) -> float | None:
+    """What one more connection costs the server (event keeps each in its own pool, apart from
+    any worker): the PSS with MaxRequestWorkers idle keep-alive connections held less the PSS
+    with half as many, per connection of the difference, each connection after one request of
+    the application without its service time (the crowd forms a client at a time), the
+    processes grown or reaped between the two counted at `process_mib` each (as
+    busy_worker_mib does). The slope, not the total above the idle look: httpd event hands a
+    new connection the pool of a closed one while it has one (model.recycled_pools; the idle
+    look has them), so the first connections of a crowd cost almost nothing. Measured on httpd
+    2.4.71 (16 x 25, mod_lua): 100 connections 2.3 KiB each above idle, each of the next 300
+    17-27 KiB; after the application 12.5, then 18-30. None when it cannot be measured."""
     n = setup.max_request_workers
-    with IdleClients(target.host, target.port, n) as crowd:  # as the keepalive plan forms its crowd
-        if crowd.answered < n:
-            return None
-        try:
-            held = measure_httpd(target.parent(), samples=3, interval=0.1, threads_per_child=setup.threads_per_child)
-        except (psutil.Error, UsageError):
-            return None
-    grown = 0 if idle_children is None else len(held.children) - idle_children
-    return max(0.0, (held.total_pss_mib - idle_pss - grown * process_mib) / n)
+    half = n // 2
+    if half < 1:
+        return None
+    path = f"/app/sleep?ms=0&kb={setup.app_kb}"
+    looks = []
+    for size in (half, n):
+        with IdleClients(target.host, target.port, size, path=path) as crowd:  # as the keepalive plan forms its crowd
+            if crowd.answered < size:
+                return None
+            try:
+                held = measure_httpd(target.parent(), samples=3, interval=0.1,
+                                     threads_per_child=setup.threads_per_child)
+            except (psutil.Error, UsageError):
+                return None
+        grown = 0 if idle_children is None else len(held.children) - idle_children
+        looks.append(held.total_pss_mib - grown * process_mib)
+    return max(0.0, (looks[1] - looks[0]) / (n - half))
 
 
 def busy_worker_mib(samples: list[dict], idle_pss: float | None, min_busy: int = 2,
@@ -785,7 +819,8 @@ def processes_reached(samples: list[dict], mrw: int, tpc: int) -> int | None:
 
 def memory_verdict(setup: ValidationSetup, idle: HttpdFacts | str, peak: float,
                    busy_extra: float | None = None, held_connections: int = 0,
-                   per_connection_mib: float = 0.0, processes_run: int | None = None) -> Verdict:
+                   per_connection_mib: float = 0.0, processes_run: int | None = None,
+                   recycled: int = 0) -> Verdict:
     """Peak PSS during the sweep against model.peak_memory: within 15% + 1 MiB.
 
     Per worker: --per-worker-mb when given (a worker measured under load by apachetune size,
@@ -816,7 +851,8 @@ def memory_verdict(setup: ValidationSetup, idle: HttpdFacts | str, peak: float,
         per_worker, extra, source = idle.per_worker_mib, setup.app_kb / 1024, "measured idle + --app-kb"
     workers = mrw if processes_run is None else min(mrw, processes_run * tpc)
     predicted = model.peak_memory(workers, per_worker + extra, idle.parent_pss_mib, per_process, tpc,
-                                  held_connections=held_connections, per_connection_mib=per_connection_mib)
+                                  held_connections=held_connections, per_connection_mib=per_connection_mib,
+                                  recycled=recycled)
     processes = workers if tpc == 1 else math.ceil(workers / tpc)
     off = peak - predicted
     ok = abs(off) <= MEMORY_TOLERANCE * predicted + MEMORY_SLACK_MIB
@@ -826,6 +862,9 @@ def memory_verdict(setup: ValidationSetup, idle: HttpdFacts | str, peak: float,
                    + f"{workers} workers x ({per_worker:.2f} + {extra:.2f} busy) MiB ({source}"
                    + (")" if processes_run is None else
                       f"; the top steps ran at most {processes} processes, {workers} of {mrw} workers)")
-                   + (f" + {held_connections} connections held beyond the workers at the top step x "
-                      f"{per_connection_mib * 1024:.1f} KiB (measured idle keep-alive)" if held_connections else "")
+                   + (f" + ({held_connections} connections held beyond the workers at the top step"
+                      + (f" + {recycled} pools of closed connections httpd event keeps, 3/4 of ThreadsPerChild "
+                         "a process" if recycled else "")
+                      + f") x {per_connection_mib * 1024:.1f} KiB (measured: one more idle keep-alive "
+                      "connection)" if held_connections or recycled else "")
                    + f"; off by {off:+.1f} MiB ({pct})")
