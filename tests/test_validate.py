@@ -267,7 +267,11 @@ def test_keepalive_on_and_off_both_saturate_at_capacity(mpm):
     v = verdicts(data)
     on, off = v["saturation with keep-alive on"], v["saturation with keep-alive off"]
     assert on["predicted"] == off["predicted"] == 80.0  # 4 workers / 50 ms
-    assert on["passed"] and off["passed"] and code == 0, (on, off)
+    for v in (on, off):
+        # judged, and passed; or, beside a busy neighbour, a miss not judged and said so
+        assert v["passed"] or (v["passed"] is None and any(v["name"] + " not judged" in n for n in data["notes"])), \
+            (v, data["notes"])
+    assert code == 0
     plans = {p["plan"] for p in data["points"]}
     assert plans == {"keep-alive on", "keep-alive off"}
 

@@ -14,6 +14,7 @@ import psutil
 import pytest
 
 from apachetune.procmem import process_memory, total_pss_uss
+from apachetune.sizing import model
 from apachetune.validate.cpu_share import cpus
 from apachetune.validate.plans import _saturation_bound
 from apachetune.validate.sampler import established
@@ -101,7 +102,9 @@ def test_the_sweep_expects_what_the_cpus_can_carry_when_that_is_less_than_the_po
 
     pool = 400 / 0.0506
     capacity, why, pool_bound = _saturation_bound(400, 0.0506, 50, half(236, 30, 0.2), 3900)  # type: ignore[arg-type]
-    assert capacity == pytest.approx(min(pool, (cpus() - 0.2) / 266e-6))
+    # far past the knee (400 workers against ~340 that would keep 1.8 CPUs busy): the CPUs' bound
+    assert capacity == pytest.approx(min(pool, (cpus() - 0.2) / 266e-6), rel=0.01)
+    assert capacity == pytest.approx(min(pool, model.closed_loop_throughput(400, 266e-6, cpus() - 0.2, 0.0506 - 236e-6)))
     assert pool_bound == pytest.approx(pool)
     if capacity < pool:
         assert why.startswith("the CPUs:") and "less 0.20 for the watcher" in why
@@ -110,7 +113,8 @@ def test_the_sweep_expects_what_the_cpus_can_carry_when_that_is_less_than_the_po
     assert _saturation_bound(400, 0.0506, 50, half(236, 30, 0.2, others=1.9), 3900)[0] == pytest.approx(capacity)  # type: ignore[arg-type]
     # the asyncio client runs in this process: its CPU is the client's (the watcher's with it)
     assert _saturation_bound(400, 0.0506, 50, half(236, 30, 0.0, asyncio=True), 3900,  # type: ignore[arg-type]
-                             client_in_process=True)[0] == pytest.approx(min(pool, cpus() / 266e-6))
+                             client_in_process=True)[0] == pytest.approx(
+        min(pool, model.closed_loop_throughput(400, 266e-6, cpus(), 0.0506 - 236e-6)))
     # a CPU-starved half step never predicts nothing
     starved = _saturation_bound(4, 0.05, 50, half(236, 30, 5.0), 3900)[0]  # type: ignore[arg-type]
     assert starved > 0
@@ -122,3 +126,36 @@ def test_the_sweep_expects_what_the_cpus_can_carry_when_that_is_less_than_the_po
     capacity, why, pool_bound = _saturation_bound(400, 0.0506, 50, SimpleNamespace(wall=0.0, busy=0.0, server=0.0, own=0.0,  # type: ignore[arg-type]
                                                                        children=0.0), 0.0)
     assert capacity == pytest.approx(pool) and pool_bound == pytest.approx(pool) and "CPU" not in why
+
+
+def test_near_the_knee_the_sweep_expects_less_than_either_bound():
+    """php-like prefork on httpd: 27 workers, a lone request 0.52 s of which 36 ms on the CPUs
+    (wrk's share negligible), 2 CPUs less the watcher's 0.23. The bounds say 27 / 0.52 = 51.9
+    and 1.77 / 36 ms = 49.2 req/s; 27 workers are just under the 29 that would keep the CPUs
+    busy, so requests wait for a core while others sleep, and the closed network reaches 44.6
+    (httpd served 40.9; the bound's 49 was 17% off)."""
+    rps, wall = 26.0, 4.0
+    half = SimpleNamespace(wall=wall, busy=0.0, server=wall * rps * 0.036, own=wall * 0.23, children=0.0)
+    capacity, why, pool = _saturation_bound(27, 0.52, 500, half, rps)  # type: ignore[arg-type]
+    bound = (cpus() - 0.23) / 0.036
+    assert pool == pytest.approx(27 / 0.52)
+    assert capacity < 0.95 * min(pool, bound)
+    assert capacity == pytest.approx(model.closed_loop_throughput(27, 0.036, cpus() - 0.23, 0.52 - 0.036))
+    assert "mean value analysis" in why and "484.0 ms a request off the CPUs" in why
+    if cpus() == 2:
+        assert capacity == pytest.approx(44.6, abs=0.1)
+
+
+def test_the_closed_network_meets_its_bounds_far_from_the_knee_and_falls_short_near_it():
+    # one worker: never waits for a core
+    assert model.closed_loop_throughput(1, 0.01, 2, 0.04) == pytest.approx(20.0)
+    # light CPU: the workers' bound; heavy: the CPUs'
+    assert model.closed_loop_throughput(10, 0.0001, 2, 0.05) == pytest.approx(10 / 0.0501, rel=0.001)
+    assert model.closed_loop_throughput(1000, 0.025, 2, 0.025) == pytest.approx(80.0, rel=1e-4)
+    # at the knee (N* = (D + Z) c / D = 29.9 workers) short of both by 8%
+    at_knee = model.closed_loop_throughput(30, 0.036, 2, 0.5)
+    assert at_knee < 0.93 * min(30 / 0.536, 2 / 0.036)
+    # more workers never serve less
+    xs = [model.closed_loop_throughput(n, 0.036, 2, 0.5) for n in range(1, 80)]
+    assert xs == sorted(xs)
+    assert model.closed_loop_throughput(0, 0.036, 2, 0.5) == 0.0

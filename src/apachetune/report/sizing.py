@@ -40,9 +40,9 @@ def print_sizing(session, all_mpms: bool = False) -> None:
         bounds.append(f"kernel task limits {rec.task_bound}")
     out.print(f"Bounds on MaxRequestWorkers: {', '.join(bounds)}; set by the {rec.bound_by} bound. "
               f"Capacity ≈ {rec.predicted_capacity_rps:.0f} req/s at the assumed service time"
-              + (f" (the CPUs': {session.inputs.cpus.value} cores / "
+              + (f" (set by the CPUs: {session.inputs.cpus.value} cores at "
                  f"{min(session.inputs.cpu_seconds.num, session.inputs.service_time.num) * 1000:g} ms of CPU a "
-                 "request)." if rec.capacity_by == "CPUs" else "."))
+                 "request, every worker busy and waiting its turn for a core)." if rec.capacity_by == "CPUs" else "."))
     if rec.predicted_wait_ms is not None:
         out.print(f"Predicted mean queueing delay at the given peak: {rec.predicted_wait_ms:.2f} ms (Erlang C).")
     out.print(f"Verdict: {rec.verdict}")

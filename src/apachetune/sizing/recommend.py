@@ -252,9 +252,13 @@ def recommend(inputs: SizingInputs, mpm: str | None = None, max_utilisation: flo
     capacity = real_mrw / s if s > 0 else math.inf
     capacity_by = "workers"
     cpus, cpu = inputs.cpus.value, inputs.cpu_seconds.value
-    if cpus and cpu and s > 0 and float(cpus) / min(float(cpu), s) < 0.999 * capacity:
-        # the cores run out first: the workers beyond only queue (what simulate shows as the knee)
-        capacity, capacity_by = float(cpus) / min(float(cpu), s), "CPUs"
+    if cpus and cpu and s > 0:
+        # The cores run out first, or near the knee make requests wait for one while other
+        # workers are away from them: what every worker kept busy reaches (model.closed_loop_throughput).
+        on_cpu = min(float(cpu), s)
+        knee = model.closed_loop_throughput(real_mrw, on_cpu, float(cpus), s - on_cpu)
+        if knee < 0.999 * capacity:
+            capacity, capacity_by = knee, "CPUs"
     wait = _mean_wait_ms(real_mrw, offered, s)
     verdict = _verdict(inputs, load_workers, bound, cpu_bound, short_mib, max_utilisation)
     return Recommendation(mpm, settings, usable, bound, load_workers, offered, real_mrw, capacity, wait,

@@ -241,6 +241,11 @@ def _sweep_step(run: PlanRun, c: int) -> dict:
             "driver": "asyncio"}
 
 
+# Below this share under the pool's bound the knee's figure is the prediction; closer, the
+# pool's (the two differ by less than the noise of a short step).
+KNEE_MARGIN = 0.03
+
+
 def _saturation_bound(mrw: int, lone_s: float, service_ms: float, half: OthersCpu, half_rps: float,
                       client_in_process: bool = False) -> tuple[float, str, float]:
     """What the sweep should reach, why, and the pool's bound (above the first when the CPUs
@@ -264,12 +269,22 @@ def _saturation_bound(mrw: int, lone_s: float, service_ms: float, half: OthersCp
         return pool, why, pool
     per_request = (half.server + client) / half.wall / half_rps
     watcher = 0.0 if client_in_process else half.own / half.wall
-    bound = max(0.5, cpus() - watcher) / per_request
+    cores = max(0.5, cpus() - watcher)
+    bound = cores / per_request
+    server = half.server / half.wall / half_rps
     cpu_why = (f"{cpus()} CPUs less {watcher:.2f} for the watcher, over {per_request * 1e6:.0f} us of CPU a "
-               f"request at half load (server {half.server / half.wall / half_rps * 1e6:.0f} us, client "
+               f"request at half load (server {server * 1e6:.0f} us, client "
                f"{client / half.wall / half_rps * 1e6:.0f}) = {bound:.0f} req/s")
+    # Near the knee the workers wait for a core while others are away from the CPUs, and the
+    # sweep reaches neither bound: the closed network of MaxRequestWorkers workers says what it
+    # reaches (php-like prefork, 27 workers: 44.6 req/s where the bounds say 49.2; 40.9 served).
+    knee = model.closed_loop_throughput(mrw, per_request, cores, max(0.0, lone_s - server))
+    knee_why = (f"; {mrw} workers, each {max(0.0, lone_s - server) * 1000:.1f} ms a request off the CPUs, "
+                f"reach {knee:.0f} of those (mean value analysis)")
     if bound < pool:
-        return bound, f"the CPUs: {cpu_why}, below the pool's {why} = {pool:.0f}", pool
+        return knee, f"the CPUs: {cpu_why}{knee_why}, below the pool's {why} = {pool:.0f}", pool
+    if knee < (1 - KNEE_MARGIN) * pool:
+        return knee, f"{why} = {pool:.0f}, near the CPUs' knee: {cpu_why}{knee_why}", pool
     return pool, f"{why}; the CPUs would carry more: {cpu_why}", pool
 
 
@@ -330,13 +345,23 @@ def keepalive_off(run: PlanRun) -> None:
     for keepalive in (True, False):
         label = "on" if keepalive else "off"
         progress(f"keep-alive {label}: {c} connections")
-        r = closed_loop(target.host, target.port, path, c, setup.duration, keepalive=keepalive)
+        with OthersCpu(target.pids) as others:
+            r = closed_loop(target.host, target.port, path, c, setup.duration, keepalive=keepalive)
         report.points.append({**point(f"keep-alive {label}", c, r), "driver": "asyncio"})
         err = abs(r.throughput - capacity) / capacity
+        passed: bool | None = err <= SATURATION_TOLERANCE
+        if not passed and others.share > OTHERS_CPU_LIMIT:
+            # as the sweep's saturation: a short step beside a busy neighbour says nothing of the
+            # pool (mpmd event, 4 workers: 37 of 80 req/s without keep-alive beside two CPU hogs)
+            passed = None
+            report.notes.append(f"saturation with keep-alive {label} not judged: other processes took "
+                                f"{others.share:.0%} of the CPUs ({r.throughput:.0f} req/s measured, "
+                                f"{capacity:.0f} predicted)")
         report.verdicts.append(Verdict(
             f"saturation with keep-alive {label}", round(capacity, 1), round(r.throughput, 1), "req/s",
-            err <= 0.15, f"{c} clients, {'one connection each' if keepalive else 'a connection a request'}; "
-                         f"off by {err:.0%}; errors {dict(r.errors) or 0}"))
+            passed, f"{c} clients, {'one connection each' if keepalive else 'a connection a request'}; "
+                    f"off by {err:.0%}; errors {dict(r.errors) or 0}; other processes took {others.share:.0%} "
+                    "of the CPUs meanwhile"))
 
 
 def keepalive(run: PlanRun) -> None:
