@@ -756,7 +756,7 @@ def connection_mib(target: Target, setup: ValidationSetup, idle_children: int | 
     """What one more connection costs the server (event keeps each in its own pool, apart from
     any worker): the PSS with MaxRequestWorkers idle keep-alive connections held less the PSS
     with half as many, per connection of the difference, each connection after one request of
-    the application without its service time (the crowd forms a client at a time), the
+    the application without its service time or memory (the crowd forms a client at a time), the
     processes grown or reaped between the two counted at `process_mib` each (as
     busy_worker_mib does). The slope, not the total above the idle look: httpd event hands a
     new connection the pool of a closed one while it has one (model.recycled_pools; the idle
@@ -767,7 +767,10 @@ def connection_mib(target: Target, setup: ValidationSetup, idle_children: int | 
     half = n // 2
     if half < 1:
         return None
-    path = f"/app/sleep?ms=0&kb={setup.app_kb}"
+    # The application's request without its memory: what a connection keeps is its pool (the
+    # request's structures), while the application's block is the worker's (its thread's heap),
+    # which the busy-worker figure counts; asked here, a connection a thread would count it again.
+    path = "/app/sleep?ms=0&kb=0"
     looks = []
     for size in (half, n):
         with IdleClients(target.host, target.port, size, path=path) as crowd:  # as the keepalive plan forms its crowd
