@@ -69,7 +69,7 @@ def test_no_load_on_a_big_idle_machine_is_not_all_of_memory():
     host = HostFacts(24000, 23400, 2, task_limit=16000)
     ins, _ = build_inputs(Given(), host, None)
     rec = recommend(ins, "event")
-    assert rec.memory_bound > 50000
+    assert rec.memory_bound > 40000  # memory alone would allow tens of thousands
     assert rec.max_request_workers <= 100 and rec.bound_by == "CPU"
     assert rec.verdict.startswith("no peak load given") and "not to all of memory" in rec.verdict
     assert ins.cpus.source == "measured" and "assumed" in ins.cpu_seconds.source

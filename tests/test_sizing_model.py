@@ -164,6 +164,17 @@ def test_event_keeps_three_quarters_of_its_threads_in_pools_of_closed_connection
                              recycled=288) == pytest.approx(base + 298 * 0.02)
 
 
+def test_event_counts_each_process_with_the_pools_it_keeps():
+    """event's memory bound counts 3/4 of ThreadsPerChild kept connection pools a process; worker's
+    does not (it closes no connection under load, and its pools are in its measured figure)."""
+    ins = inputs(available_mib=4096, per_worker_mib=0.2, per_process_mib=1.0)
+    usable = model.usable_memory(4096, 512, 0.1)
+    event, worker = recommend(ins, "event"), recommend(ins, "worker")
+    assert worker.memory_bound == model.memory_bound_workers(usable, 0.2, 1.0, 25)
+    assert event.memory_bound == model.memory_bound_workers(usable, 0.2, 1.0 + 18 * model.EVENT_CONNECTION_MIB, 25)
+    assert event.memory_bound < 0.92 * worker.memory_bound  # 0.58 MiB a process is 10% of a 0.24 MiB worker
+
+
 def test_event_sets_memory_aside_for_the_idle_crowd_it_holds():
     crowd = 5000
     event = recommend(inputs(mpm="event", available_mib=1024, keepalive_clients=crowd), "event")

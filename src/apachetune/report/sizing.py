@@ -33,7 +33,9 @@ def print_sizing(session, all_mpms: bool = False) -> None:
     out.print(table)
     held = (f", less {rec.connections_mib:.1f} MiB for the {rec.keepalive_clients:.0f} idle keep-alive "
             f"connections event holds itself") if rec.connections_mib else ""
-    bounds = [f"memory {rec.memory_bound} ({rec.usable_mib:.0f} MiB usable{held})"]
+    kept = ("; each process with the pools of closed connections event keeps, 3/4 of ThreadsPerChild"
+            if rec.mpm == "event" else "")
+    bounds = [f"memory {rec.memory_bound} ({rec.usable_mib:.0f} MiB usable{held}{kept})"]
     if rec.cpu_bound is not None:
         bounds.append(f"CPU {rec.cpu_bound}")
     if rec.task_bound is not None:

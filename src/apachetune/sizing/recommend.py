@@ -187,8 +187,11 @@ def recommend(inputs: SizingInputs, mpm: str | None = None, max_utilisation: flo
     # event keeps the idle crowd itself, each connection in its own memory: set it aside before
     # the workers are counted (validate measured the peak 10-25% over without it).
     held_mib = crowd * model.EVENT_CONNECTION_MIB if mpm == "event" and crowd else 0.0
-    bound = model.memory_bound_workers(max(0.0, usable - held_mib), per_worker,
-                                       0.0 if mpm == "prefork" else per_process, tpc)
+
+    def process_mib(threads: int) -> float:
+        return _process_mib(mpm, per_process, threads)
+
+    bound = model.memory_bound_workers(max(0.0, usable - held_mib), per_worker, process_mib(tpc), tpc)
     if rate:
         # A given crowd replaces the one the offered load would estimate from the rate.
         offered = model.offered_load(mpm, rate, s, rpc, gap, kat, keepalive and not crowd_given)
@@ -213,10 +216,10 @@ def recommend(inputs: SizingInputs, mpm: str | None = None, max_utilisation: flo
     mrw = max(1, mrw)
     if mpm != "prefork" and inputs.threads_per_child.source != "given":
         tpc, mrw = _fit_threads(mrw, tpc, lambda t: model.memory_bound_workers(usable - held_mib, per_worker,
-                                                                               per_process, t))
+                                                                               process_mib(t), t))
     short_mib = 0.0
     if load_workers is not None and load_workers > bound:
-        cost = per_worker + (0.0 if mpm == "prefork" else per_process / tpc)
+        cost = per_worker + (0.0 if mpm == "prefork" else process_mib(tpc) / tpc)
         short_mib = (load_workers - bound) * cost
     notes: list[str] = []
     stated = _rounded(mpm, mrw, tpc)  # MaxRequestWorkers as the section states it
@@ -249,16 +252,7 @@ def recommend(inputs: SizingInputs, mpm: str | None = None, max_utilisation: flo
         notes.append(f"the peak keeps the CPUs {demand:.0%} busy ({inputs.rate.num:g} req/s x {_cpu_ms(inputs):g} ms "
                      f"of CPU on {inputs.cpus.value}): above {max_utilisation:.0%}, requests wait for a core "
                      "and response times grow however many workers there are")
-    capacity = real_mrw / s if s > 0 else math.inf
-    capacity_by = "workers"
-    cpus, cpu = inputs.cpus.value, inputs.cpu_seconds.value
-    if cpus and cpu and s > 0:
-        # The cores run out first, or near the knee make requests wait for one while other
-        # workers are away from them: what every worker kept busy reaches (model.closed_loop_throughput).
-        on_cpu = min(float(cpu), s)
-        knee = model.closed_loop_throughput(real_mrw, on_cpu, float(cpus), s - on_cpu)
-        if knee < 0.999 * capacity:
-            capacity, capacity_by = knee, "CPUs"
+    capacity, capacity_by = _capacity(inputs, real_mrw, s)
     wait = _mean_wait_ms(real_mrw, offered, s)
     verdict = _verdict(inputs, load_workers, bound, cpu_bound, short_mib, max_utilisation)
     return Recommendation(mpm, settings, usable, bound, load_workers, offered, real_mrw, capacity, wait,
@@ -331,6 +325,31 @@ def _pool(inputs: SizingInputs, load_workers: int | None, s: float,
         burst = model.workers_for(inputs.burst_rate.num * s, s, utilisation)
     need = max(load_workers or 0, burst or 0)
     return (need or None), burst
+
+
+def _capacity(inputs: SizingInputs, workers: int, s: float) -> tuple[float, str]:
+    """The requests a second `workers` serve with every one busy, and what sets it: the workers,
+    or the CPUs when they run out first or, near the knee, make requests wait for a core while
+    other workers are away from them (model.closed_loop_throughput)."""
+    capacity = workers / s if s > 0 else math.inf
+    cpus, cpu = inputs.cpus.value, inputs.cpu_seconds.value
+    if cpus and cpu and s > 0:
+        on_cpu = min(float(cpu), s)
+        knee = model.closed_loop_throughput(workers, on_cpu, float(cpus), s - on_cpu)
+        if knee < 0.999 * capacity:
+            return knee, "CPUs"
+    return capacity, "workers"
+
+
+def _process_mib(mpm: str, per_process: float, threads: int) -> float:
+    """A process's own memory (none apart from its worker on prefork); on event with the pools of
+    closed connections it keeps for the next ones (model.recycled_pools), which are there at the
+    peak beside every live connection: validate measured httpd event's peak 16-20 MiB above its
+    all-busy step without them (docs/validate.md)."""
+    if mpm == "prefork":
+        return 0.0
+    kept = (model.recycled_pools(1, threads) or 0) * model.EVENT_CONNECTION_MIB if mpm == "event" else 0.0
+    return per_process + kept
 
 
 def _fit_threads(mrw: int, tpc: int, bound_for: Callable[[int], int]) -> tuple[int, int]:
