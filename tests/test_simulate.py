@@ -250,6 +250,27 @@ def test_peak_memory_counts_processes_threads_and_event_connections():
     assert r.peak_memory_mib == pytest.approx(4 * 20.0 + 100 * 2.0)
 
 
+def test_event_memory_counts_the_pools_of_closed_connections_it_keeps():
+    """A connection that closes leaves its pool with its process, up to 3/4 of ThreadsPerChild
+    (httpd's max_recycled_pools; unbounded with MaxMemFree 0), and the next connection takes it.
+    So a client that reconnects at once finds its pool again (8 clients, keep-alive or not: 8
+    pools), while at 2x MaxRequestWorkers keep-alive clients, whose connections event closes
+    when every worker of a process is busy, the kept pools are there beside every live
+    connection: 8 + 2 x 3 (httpd event measured 16-20 MiB more at that step: docs/validate.md)."""
+    section = load_directives(None, "event", max_request_workers=8, threads_per_child=4)
+    section.update(StartServers=2, MinSpareThreads=4, MaxSpareThreads=8)
+    mem, base, conn = (1.0, 0.5), 2 * 1.0 + 8 * 0.5, model.EVENT_CONNECTION_MIB
+
+    def pools(section, clients, keepalive=True):
+        r = run("event", section, Workload(ServiceTime.parse("5ms"), clients=clients, keepalive=keepalive), 3,
+                memory=mem)
+        return round((r.peak_memory_mib - base) / conn, 3)
+
+    assert pools(section, 8) == pools(section, 8, keepalive=False) == 8
+    assert pools(section, 16) == 8 + 2 * 3
+    assert pools({**section, "MaxMemFree": 0}, 16) > 8 + 2 * 3
+
+
 def test_an_event_budget_stops_a_run_that_would_take_too_long_and_says_so():
     r = run("event", load_directives(None, "event"), Workload(ServiceTime.parse("1ms"), clients=200), 60,
             max_events=20_000)

@@ -36,6 +36,7 @@ from apachetune.simulate.clock import Clock
 from apachetune.simulate.cpu import Processors
 from apachetune.simulate.stats import Stats
 from apachetune.simulate.workload import ServiceTime
+from apachetune.sizing import model
 
 if TYPE_CHECKING:
     from apachetune.simulate.clients import Client
@@ -60,7 +61,7 @@ class Conn:
 
 class Process:
     __slots__ = ("slot", "workers", "ready_at", "serving", "conns", "accepted", "quiescing", "listening",
-                 "closing_parked", "gone", "burst", "burst_at")
+                 "closing_parked", "gone", "burst", "burst_at", "kept")
 
     def __init__(self, slot: int, workers: int, ready_at: float):
         self.slot = slot
@@ -74,6 +75,7 @@ class Process:
         self.closing_parked = False  # event: its listener will drop the parked connections
         self.gone = False  # exited
         self.burst, self.burst_at = 0, -1.0  # event: connections accepted at burst_at, not yet counted
+        self.kept = 0  # event: pools of closed connections kept for the next ones (memory only)
 
 
 class Server:
@@ -84,6 +86,10 @@ class Server:
         self.cpu, self.cpu_fraction = cpu, cpu_fraction
         self.event = mpm == "event"
         self.threads = 1 if mpm == "prefork" else int(section["ThreadsPerChild"])  # type: ignore[call-overload]
+        # event keeps the pools of closed connections, up to 3/4 of ThreadsPerChild a process
+        # (unbounded with MaxMemFree 0): memory the model counts beside the live connections
+        self.kept_limit = model.recycled_pools(1, self.threads, int(section.get("MaxMemFree", 2048))) \
+            if self.event else 0  # type: ignore[call-overload]
         # event's connection limit counts idle workers x the factor: its integer part from 2.4.30,
         # the whole factor (kept in 1/16ths, as the section already holds it) before
         factor = float(section.get("AsyncRequestWorkerFactor", 2))  # type: ignore[arg-type]
@@ -189,6 +195,7 @@ class Server:
     def _accept(self, p: Process, conn: Conn) -> None:
         conn.process = p
         p.conns.add(conn)
+        p.kept = max(0, p.kept - 1)  # a kept pool serves it
         p.accepted += 1
         if p.burst_at != self.clock.now:
             p.burst, p.burst_at = 0, self.clock.now
@@ -276,6 +283,8 @@ class Server:
         if p is None or conn not in p.conns:
             return
         p.conns.discard(conn)
+        if self.event and (self.kept_limit is None or p.kept < self.kept_limit):
+            p.kept += 1
         if p.quiescing and not p.conns and not p.serving:
             self._exit(p)
         else:  # (an exited process has no connections left to release)
