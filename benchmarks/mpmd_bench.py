@@ -188,7 +188,7 @@ than the server may have been measured ({flagged} cells). PSS per worker after t
 The machine is shared and noisy: quote ratios.
 
 Calibration (`validate/calibration.py`, the code validate runs on first use): CPU µs per request
-of each server with keep-alive / with a connection per request, the mean over 10 and 200 clients
+of each server with keep-alive / with a connection per request, the mean over 10 and 300 clients
 of the median of 3 runs of 1 s, mpmd without stand-ins; RequestCPU is the keep-alive difference,
 ConnectionCPU what the close case adds beyond it, each less what mpmd still overshot when run
 with them (the check):
