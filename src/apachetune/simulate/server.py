@@ -88,8 +88,8 @@ class Server:
         self.threads = 1 if mpm == "prefork" else int(section["ThreadsPerChild"])  # type: ignore[call-overload]
         # event keeps the pools of closed connections, up to 3/4 of ThreadsPerChild a process
         # (unbounded with MaxMemFree 0): memory the model counts beside the live connections
-        self.kept_limit = model.recycled_pools(1, self.threads, int(section.get("MaxMemFree", 2048))) \
-            if self.event else 0  # type: ignore[call-overload]
+        max_mem_free = int(section.get("MaxMemFree", 2048))  # type: ignore[call-overload]
+        self.kept_limit = model.recycled_pools(1, self.threads, max_mem_free) if self.event else 0
         # event's connection limit counts idle workers x the factor: its integer part from 2.4.30,
         # the whole factor (kept in 1/16ths, as the section already holds it) before
         factor = float(section.get("AsyncRequestWorkerFactor", 2))  # type: ignore[arg-type]
@@ -283,7 +283,7 @@ class Server:
         if p is None or conn not in p.conns:
             return
         p.conns.discard(conn)
-        if self.event and (self.kept_limit is None or p.kept < self.kept_limit):
+        if self.kept_limit is None or p.kept < self.kept_limit:  # (0 but on event)
             p.kept += 1
         if p.quiescing and not p.conns and not p.serving:
             self._exit(p)

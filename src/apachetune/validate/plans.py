@@ -278,8 +278,9 @@ def _saturation_bound(mrw: int, lone_s: float, service_ms: float, half: OthersCp
     # Near the knee the workers wait for a core while others are away from the CPUs, and the
     # sweep reaches neither bound: the closed network of MaxRequestWorkers workers says what it
     # reaches (php-like prefork, 27 workers: 44.6 req/s where the bounds say 49.2; 40.9 served).
-    knee = model.closed_loop_throughput(mrw, per_request, cores, max(0.0, lone_s - server))
-    knee_why = (f"; {mrw} workers, each {max(0.0, lone_s - server) * 1000:.1f} ms a request off the CPUs, "
+    away = max(0.0, lone_s - server)
+    knee = model.closed_loop_throughput(mrw, per_request, cores, away)
+    knee_why = (f"; {mrw} workers, each {away * 1000:.1f} ms a request off the CPUs, "
                 f"reach {knee:.0f} of those (mean value analysis)")
     if bound < pool:
         return knee, f"the CPUs: {cpu_why}{knee_why}, below the pool's {why} = {pool:.0f}", pool
@@ -348,20 +349,14 @@ def keepalive_off(run: PlanRun) -> None:
         with OthersCpu(target.pids) as others:
             r = closed_loop(target.host, target.port, path, c, setup.duration, keepalive=keepalive)
         report.points.append({**point(f"keep-alive {label}", c, r), "driver": "asyncio"})
-        err = abs(r.throughput - capacity) / capacity
-        passed: bool | None = err <= SATURATION_TOLERANCE
-        if not passed and others.share > OTHERS_CPU_LIMIT:
-            # as the sweep's saturation: a short step beside a busy neighbour says nothing of the
-            # pool (mpmd event, 4 workers: 37 of 80 req/s without keep-alive beside two CPU hogs)
-            passed = None
-            report.notes.append(f"saturation with keep-alive {label} not judged: other processes took "
-                                f"{others.share:.0%} of the CPUs ({r.throughput:.0f} req/s measured, "
-                                f"{capacity:.0f} predicted)")
-        report.verdicts.append(Verdict(
-            f"saturation with keep-alive {label}", round(capacity, 1), round(r.throughput, 1), "req/s",
-            passed, f"{c} clients, {'one connection each' if keepalive else 'a connection a request'}; "
-                    f"off by {err:.0%}; errors {dict(r.errors) or 0}; other processes took {others.share:.0%} "
-                    "of the CPUs meanwhile"))
+        # judged as the sweep's saturation: a short step beside a busy neighbour says nothing of
+        # the pool (mpmd event, 4 workers: 37 of 80 req/s without keep-alive beside two CPU hogs)
+        verdict, note = saturation_verdict(
+            capacity, r.throughput, f"{c} clients, {'one connection each' if keepalive else 'a connection a request'}; "
+            f"errors {dict(r.errors) or 0}", others.share, name=f"saturation with keep-alive {label}", during="the step")
+        report.verdicts.append(verdict)
+        if note:
+            report.notes.append(note)
 
 
 def keepalive(run: PlanRun) -> None:
@@ -399,7 +394,8 @@ SATURATION_TOLERANCE = 0.15
 
 
 def saturation_verdict(capacity: float, best: float, why: str, others_share: float,
-                       estimate_others: float = 0.0, pool: float | None = None) -> tuple[Verdict, str | None]:
+                       estimate_others: float = 0.0, pool: float | None = None, name: str = "saturation throughput",
+                       during: str = "the top steps") -> tuple[Verdict, str | None]:
     """The saturation verdict (within SATURATION_TOLERANCE), and a note when it is not judged:
     short of the prediction while other processes took more than OTHERS_CPU_LIMIT of the CPUs
     says nothing of the pool (event measured 6,666 against 7,957 req/s beside the rest of the
@@ -423,17 +419,17 @@ def saturation_verdict(capacity: float, best: float, why: str, others_share: flo
     note = None
     if not passed and others_share > OTHERS_CPU_LIMIT:
         passed = None
-        note = (f"saturation not judged: other processes took {others_share:.0%} of the CPUs during the top "
-                f"steps ({best:.0f} req/s measured, {capacity:.0f} predicted)")
+        note = (f"{name} not judged: other processes took {others_share:.0%} of the CPUs during {during} "
+                f"({best:.0f} req/s measured, {capacity:.0f} predicted)")
     elif not passed and estimate_others > OTHERS_CPU_LIMIT:
         passed = None
-        note = (f"saturation not judged: other processes took {estimate_others:.0%} of the CPUs while the CPU "
+        note = (f"{name} not judged: other processes took {estimate_others:.0%} of the CPUs while the CPU "
                 f"time a request takes was measured ({best:.0f} req/s measured, {capacity:.0f} predicted)")
     detail = f"{why}; off by {err:.0%}; other processes took {others_share:.0%} of the CPUs meanwhile"
     if by_cpus:
         detail += (f"; bound by the CPUs: passes from {tol:.0%} below {capacity:.0f} to {tol:.0%} above the pool's "
                    f"{pool:.0f}")
-    return Verdict("saturation throughput", round(capacity, 1), round(best, 1), "req/s", passed, detail), note
+    return Verdict(name, round(capacity, 1), round(best, 1), "req/s", passed, detail), note
 
 
 # What the idle clients' one request (/index.html, IdleClients) takes: they form the crowd in a
@@ -751,7 +747,7 @@ def busy_base_pss(idle: HttpdFacts, tpc: int) -> float:
     return idle.total_pss_mib + sum(max(0.0, high - c.uss_mib) for c in idle.children)
 
 
-def connection_mib(target: Target, setup: ValidationSetup, idle_children: int | None = None,
+def connection_mib(target: Target, setup: ValidationSetup, idle_children: int,
                    process_mib: float = 0.0) -> float | None:
     """What one more connection costs the server (event keeps each in its own pool, apart from
     any worker): the PSS with MaxRequestWorkers idle keep-alive connections held less the PSS
@@ -781,8 +777,7 @@ def connection_mib(target: Target, setup: ValidationSetup, idle_children: int | 
                                      threads_per_child=setup.threads_per_child)
             except (psutil.Error, UsageError):
                 return None
-        grown = 0 if idle_children is None else len(held.children) - idle_children
-        looks.append(held.total_pss_mib - grown * process_mib)
+        looks.append(held.total_pss_mib - (len(held.children) - idle_children) * process_mib)
     return max(0.0, (looks[1] - looks[0]) / (n - half))
 
 
