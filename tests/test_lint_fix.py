@@ -140,3 +140,53 @@ def test_lint_fix_cli_on_every_fixable_fixture(fx, tmp_path):
     assert conf.read_bytes() != before
     (backup,) = Path(os.environ["APACHETUNE_BACKUP_DIR"]).glob(f"*/files{conf.resolve()}")
     assert backup.read_bytes() == before
+
+
+def _small_tree(root: Path) -> Path:
+    (root / "conf" / "conf.d").mkdir(parents=True)
+    (root / "htdocs").mkdir()
+    (root / "htdocs" / "index.html").write_text("hi\n")
+    (root.parent / "outside-logs").mkdir()
+    (root / "logs").symlink_to("../outside-logs")  # as RHEL's logs -> ../../var/log/httpd
+    (root / "conf" / "conf.d" / "a.conf").write_text("KeepAlive On\n")
+    (root / "conf" / "conf.d" / "b.conf").symlink_to("a.conf")
+    main = root / "conf" / "httpd.conf"
+    main.write_text(f"ServerRoot {root}\nServerName x\nInclude conf/conf.d/a.conf\n")
+    return main
+
+
+def test_the_check_tree_links_all_but_the_directories_it_changes(tmp_path):
+    from apachetune.generate.check import shadow_tree
+
+    root = tmp_path / "root"
+    main = _small_tree(root)
+    copy = tmp_path / "copy"
+    shadow_tree(root, copy, [root / "conf" / "conf.d", main.parent])
+    assert not (copy / "conf").is_symlink() and not (copy / "conf" / "conf.d").is_symlink()
+    assert (copy / "htdocs").is_symlink() and (copy / "htdocs").resolve() == root / "htdocs"
+    assert (copy / "conf" / "conf.d" / "a.conf").resolve() == root / "conf" / "conf.d" / "a.conf"
+    assert os.readlink(copy / "conf" / "conf.d" / "b.conf") == "a.conf"  # inside the copy: kept relative
+    assert (copy / "logs").resolve() == tmp_path / "outside-logs"  # outside it: the original's target
+
+
+@pytest.mark.skipif(APACHE2 is None, reason="needs apache2")
+def test_the_httpd_check_of_a_tree_that_holds_the_temporary_directory(tmp_path, monkeypatch):
+    """A config in /tmp has /tmp as its server root, and the check's copy is made in /tmp: the
+    copy must not copy itself (it did, until the path was too long, with a traceback)."""
+    import tempfile
+
+    from apachetune import httpd
+    from apachetune.config.resolver import ResolveOptions
+    from apachetune.generate.check import httpd_check
+
+    root = tmp_path / "root"
+    main = _small_tree(root)
+    main.write_text(main.read_text() + httpd.load_module_line("mpm_event") + "\n")
+    (root / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(root / "tmp"))
+    a = str(root / "conf" / "conf.d" / "a.conf")
+    assert httpd_check(str(main), ResolveOptions(env={}), {a: b"KeepAlive Off\n"}).ok
+    refused = httpd_check(str(main), ResolveOptions(env={}), {a: b"KeepAliveTimeout -1\n"})
+    assert not refused.ok and "KeepAliveTimeout" in refused.problems[0]
+    assert (root / "conf" / "conf.d" / "a.conf").read_text() == "KeepAlive On\n"
+    assert list((root / "tmp").iterdir()) == []

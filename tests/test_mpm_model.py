@@ -187,3 +187,15 @@ def test_prefork_buckets_raise_spare_servers_silently():
     assert (r.effective["MinSpareServers"], r.effective["MaxSpareServers"], r.effective["StartServers"]) == (3, 6, 3)
     assert all(a.silent and a.code is None for a in r.adjustments)
     assert [a.directive for a in r.adjustments] == ["StartServers", "MinSpareServers", "MaxSpareServers"]
+
+
+@pytest.mark.parametrize(("arg", "kib"), [
+    ("2048", 2048), ("0", 0), ("abc", 0), ("-0", 0), (" +7", 7), ("12x", 12),
+    ("4194304", 0), ("4194305", 1), ("5000000", 805696), ("9223372036854775807", 4194303),
+    ("-1", None), ("9223372036854775808", None), ("-99999999999999999999", None)])
+def test_max_mem_free_is_read_as_httpd_keeps_it(arg, kib):
+    """core.c ap_mpm_set_max_mem_free: strtol (no digits: 0; junk after them dropped), refused
+    when negative or out of a long's range, then KiB x 1024 in 32 bits (0 is no limit)."""
+    from apachetune.mpm.numbers import max_mem_free
+
+    assert max_mem_free(arg) == kib

@@ -20,6 +20,8 @@ CASES = [
     "Define a b", "Include a b", "ServerRoot /nonexistent", "AsyncRequestWorkerFactor nan",
     "AsyncRequestWorkerFactor 0x10", "AsyncRequestWorkerFactor 0", "AsyncRequestWorkerFactor 1.5x",
     "MaxRequestWorkers \u0661\u0665\u0660", "Timeout abc",
+    "MaxMemFree -1", "MaxMemFree abc", "MaxMemFree 99999999999999999999", "MaxMemFree 9223372036854775807",
+    "MaxMemFree 9223372036854775808", "MaxMemFree 4194304", "MaxMemFree 12x", "MaxMemFree -0",
 ]
 
 

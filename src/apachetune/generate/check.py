@@ -2,14 +2,16 @@
 
 Our lint runs on the resolved configuration with the new contents overlaid (nothing is
 written yet). httpd, when installed, checks a temporary copy of the server root with the new
-contents in place (or, for a new mpm.conf, a minimal config that loads the MPM and includes it).
+contents in place: real directories where httpd reads configuration or we write, links to the
+originals everywhere else, so a server root of any size (even /tmp, which holds the copy) costs
+only its configuration directories (for a new mpm.conf: a minimal config that loads the MPM
+and includes it).
 Blocking: any error, and any start-up change (AT1xx) or start-up message from httpd.
 """
 
 from __future__ import annotations
 
 import re
-import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,30 +79,77 @@ def _httpd_tree(main: str, opts: ResolveOptions, report: CheckReport) -> CheckRe
     if outside:
         return _unchecked(report, f"apache2 -t cannot check {outside[0]}: it lies outside ServerRoot "
                           f"{root}, so a copy of the tree would still read the old file")
+    real_root = root.resolve()
+    hidden = [(Path(h).parent.resolve(), Path(h).name) for h in opts.hidden
+              if Path(h).parent.resolve().is_relative_to(real_root)]
+    written = [Path(p).resolve() for p in overlay]  # a planned link is checked as the file it will show
+    copied_main = Path(main).resolve()
     with tempfile.TemporaryDirectory(prefix="apachetune-check-") as tmp:
         copy = Path(tmp) / "root"
-        shutil.copytree(root, copy, symlinks=True)
-        (copy / "logs").mkdir(exist_ok=True)  # httpd's default ErrorLog directory, needed to run -t
-        for hidden in opts.hidden:  # links a switch of MPM removes
-            if Path(hidden).parent.resolve().is_relative_to(root.resolve()):
-                (copy / Path(hidden).parent.resolve().relative_to(root.resolve()) / Path(hidden).name) \
-                    .unlink(missing_ok=True)
-        for path, data in overlay.items():
-            target = copy / Path(path).resolve().relative_to(root.resolve())
-            target.unlink(missing_ok=True)  # a planned link is checked as the file it will show
-            target.write_bytes(data)
-        copied_main = copy / Path(main).resolve().relative_to(root.resolve())
-        text = copied_main.read_text(errors="surrogateescape")
-        copied_main.write_text(re.sub(r"(?mi)^\s*ServerRoot\s.*$", f'ServerRoot "{copy}"', text),
-                               errors="surrogateescape")
+        try:
+            # Real directories wherever httpd reads or we write: a directory linked whole would
+            # take mods-enabled/x.load -> ../mods-available/x.load to the original, not the copy.
+            read = [q for f in eff.files for q in (Path(f).parent.resolve(), Path(f).resolve().parent)]
+            changed = [d for d, _ in hidden] + [p.parent for p in [*written, copied_main]] + read
+            shadow_tree(real_root, copy, [d for d in changed if d.is_relative_to(real_root)])
+
+            def inside_copy(path: Path) -> Path:
+                # the copy's path of `path`, refused if a link would take a write to the original
+                mirror = copy / path.relative_to(real_root)
+                if not mirror.parent.resolve().is_relative_to(copy.resolve()):
+                    raise OSError(f"{mirror.parent} leads out of the copy")
+                return mirror
+
+            logs = copy / "logs"  # httpd's default ErrorLog directory, needed to run -t
+            if logs.is_symlink() and not logs.exists():
+                logs.unlink()
+            logs.mkdir(exist_ok=True)
+            for parent, name in hidden:  # links a switch of MPM removes
+                inside_copy(parent / name).unlink(missing_ok=True)
+            for path, data in zip(written, overlay.values(), strict=True):
+                target = inside_copy(path)
+                target.unlink(missing_ok=True)
+                target.write_bytes(data)
+            target = inside_copy(copied_main)
+            text = target.read_text(errors="surrogateescape")
+            target.unlink()
+            target.write_text(re.sub(r"(?mi)^\s*ServerRoot\s.*$", f'ServerRoot "{copy}"', text),
+                              errors="surrogateescape")
+        except OSError as e:
+            return _unchecked(report, f"apache2 -t could not check it: a copy of {root} failed ({e})")
         env = {}
         envvars = copy / "envvars"
         if envvars.exists():
             from apachetune.config.envvars import read_envvars
 
             env = read_envvars(envvars)
-        run = httpd.config_test(copied_main, copy, env=env)
+        run = httpd.config_test(target, copy, env=env)
     return _verdict(report, run, run.mpm_messages)
+
+
+def shadow_tree(root: Path, copy: Path, changed: list[Path]) -> None:
+    """A copy of `root` in which only the `changed` directories (resolved, inside `root`) and
+    those leading to them are real: every other entry is a link to the original (a link of the
+    tree is kept as it is, so a relative one still points inside the copy). httpd -t reads the copy as the tree itself, and
+    nothing else of the server root is copied, however big it is or wherever the temporary
+    directory lies (a root of /tmp holds the copy itself)."""
+    inside = {root}
+    for parent in changed:
+        while parent.is_relative_to(root) and parent not in inside:
+            inside.add(parent)
+            parent = parent.parent
+    for directory in sorted(inside):
+        mirror = copy / directory.relative_to(root)
+        mirror.mkdir(parents=True, exist_ok=True)
+        for entry in directory.iterdir():
+            if entry in inside:
+                continue
+            target = entry
+            if entry.is_symlink():
+                target = entry.readlink()
+                if not target.is_absolute() and not (directory / target).resolve().is_relative_to(root):
+                    target = directory / target  # RHEL's logs -> ../../var/log/httpd, seen from the original
+            (mirror / entry.name).symlink_to(target)
 
 
 def _verdict(report: CheckReport, run: httpd.ConfigTestRun, blocking_messages: list) -> CheckReport:

@@ -63,3 +63,21 @@ def strtod_strict(text: str) -> float | None:
 def keepalive_seconds(arg: str) -> float:
     """KeepAliveTimeout's value in seconds (a trailing `ms` means milliseconds)."""
     return atoi(arg) / 1000 if arg.strip().lower().endswith("ms") else atoi(arg)
+
+
+# core.c ap_mpm_set_max_mem_free: strtol, then `(apr_uint32_t)value * 1024` bytes, 32-bit arithmetic.
+_STRTOL = re.compile(r"[ \t\n\v\f\r]*([+-]?)([0-9]*)")
+
+
+def max_mem_free(arg: str) -> int | None:
+    """MaxMemFree as httpd keeps it, in KiB an allocator may hold free (0: unlimited), or None
+    when httpd refuses the value ("Invalid MaxMemFree value": negative, or beyond a long).
+    No digits read as 0 (unlimited), junk after the digits is dropped, and the byte count is
+    taken modulo 2^32: 4194304 (4 GiB) is 0, unlimited, and 4194305 is 1 KiB."""
+    m = _STRTOL.match(arg)
+    assert m is not None  # every part of the pattern is optional
+    sign, digits = m.group(1), m.group(2)
+    value = int(digits or "0") * (-1 if sign == "-" else 1)
+    if value < 0 or value > _LONG_MAX:
+        return None
+    return (value & 0xFFFFFFFF) * 1024 % 2**32 // 1024

@@ -21,7 +21,7 @@ from apachetune.lint.checks.scopes import (
 )
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Finding, Fix, Location
-from apachetune.mpm.numbers import atoi
+from apachetune.mpm.numbers import atoi, is_plain_number, max_mem_free
 
 PHP_MODULES = ("php_module", "php5_module", "php7_module", "php8_module")
 DEBUG_LEVELS = {"debug"} | {f"trace{n}" for n in range(1, 9)}
@@ -156,6 +156,33 @@ def buffered_logs(ctx: LintContext) -> Iterator[Finding]:
                 Fix({"BufferedLogs": "Off"}))
 
 
+def max_mem_free_unlimited(ctx: LintContext) -> Iterator[Finding]:
+    d = ctx.winner("MaxMemFree")
+    if d is None or len(d.args) != 1:
+        return
+    arg = d.args[0]
+    kib = max_mem_free(arg)
+    if kib is None:
+        return  # httpd refuses it: AT510
+    if kib == 0:
+        if not is_plain_number(arg):
+            how = f"MaxMemFree {arg!r} has no digits, so httpd reads 0, which means no limit"
+        elif int(arg) != 0:
+            how = (f"MaxMemFree {arg.strip()} KiB is a multiple of 4 GiB, and httpd counts the bytes in "
+                   "32 bits: 0, which means no limit")
+        else:
+            how = "MaxMemFree 0 means no limit"
+        event = (", and event keeps the pool of every connection it closed" if ctx.mpm == "event" else "")
+        yield ctx.finding(
+            "AT614", f"{how}: each worker's allocator keeps all the memory its largest request freed{event}, "
+            "so every child stays at the size of its busiest moment.", d, (), Fix({"MaxMemFree": "2048"}))
+    elif is_plain_number(arg) and kib != int(arg.strip()):
+        yield ctx.finding(
+            "AT614", f"MaxMemFree {arg.strip()} KiB is beyond 4 GiB, and httpd counts the bytes in 32 bits: "
+            f"it keeps {kib} KiB.", d, (), Fix({"MaxMemFree": str(kib)}))
+
+
 RULES = {"AT601": hostname_lookups, "AT602": allow_override_on_trees, "AT603": symlink_checks,
          "AT604": multiviews, "AT605": extended_status_unused, "AT606": debug_logging,
-         "AT607": php_with_threads, "AT608": php_never_recycled, "AT613": buffered_logs}
+         "AT607": php_with_threads, "AT608": php_never_recycled, "AT613": buffered_logs,
+         "AT614": max_mem_free_unlimited}

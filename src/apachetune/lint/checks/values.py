@@ -1,10 +1,11 @@
 """AT510: values httpd refuses while it reads the configuration, with each directive's own
 argument reader (not a generic atoi): KeepAliveTimeout's time syntax, ListenCoresBucketsRatio's
-range, Listen's arity, and a LoadModule whose shared object is not on this machine.
+range, Listen's arity, MaxMemFree's sign and range, and a LoadModule whose shared object is not
+on this machine.
 
 Facts: modules/http/http_core.c set_keep_alive_timeout and server/util.c
 ap_timeout_parameter_parse; server/listen.c ap_set_listener and ap_set_listencbratio;
-server/mod_so.c load_module (httpd 2.4.x)."""
+server/mpm_common.c ap_mpm_set_max_mem_free; server/mod_so.c load_module (httpd 2.4.x)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from collections.abc import Iterator
 from apachetune.config.effective import ResolvedSection
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Finding
-from apachetune.mpm.numbers import atoi
+from apachetune.mpm.numbers import atoi, max_mem_free
 
 _INT64_MAX = 2**63 - 1
 # ap_timeout_parameter_parse: decimal digits (apr_strtoi64, so an optional sign), then a unit of
@@ -58,8 +59,12 @@ def _listen(args: list[str]) -> str | None:
     return None if 1 <= len(args) <= 2 else "Listen requires 1 or 2 arguments."
 
 
+def _max_mem_free(args: list[str]) -> str | None:
+    return None if args and max_mem_free(args[0]) is not None else f"Invalid MaxMemFree value: {args[0]}"
+
+
 READERS = {"keepalivetimeout": _keepalive_timeout, "listencoresbucketsratio": _buckets_ratio,
-           "listen": _listen}
+           "listen": _listen, "maxmemfree": _max_mem_free}
 
 
 def refused_values(ctx: LintContext) -> Iterator[Finding]:
