@@ -269,6 +269,8 @@ def test_event_memory_counts_the_pools_of_closed_connections_it_keeps():
     assert pools(section, 8) == pools(section, 8, keepalive=False) == 8
     assert pools(section, 16) == 8 + 2 * 3
     assert pools({**section, "MaxMemFree": 0}, 16) > 8 + 2 * 3
+    # MaxMemFree 16: a kept pool's allocator gives back all but 16 KiB of a connection's 32.8
+    assert pools({**section, "MaxMemFree": 16}, 16) == pytest.approx(8 + 2 * 3 * 16 / 32.8, abs=0.01)
 
 
 def test_an_event_budget_stops_a_run_that_would_take_too_long_and_says_so():

@@ -159,6 +159,13 @@ def test_event_keeps_three_quarters_of_its_threads_in_pools_of_closed_connection
     assert model.recycled_pools(4, 64, 2048) == 4 * 48
     assert model.recycled_pools(3, 1) == 0
     assert model.recycled_pools(16, 25, 0) is None
+
+
+def test_a_kept_pool_costs_a_connection_at_most_max_mem_free():
+    assert model.kept_pool_mib(32.8 / 1024) == pytest.approx(32.8 / 1024)
+    assert model.kept_pool_mib(32.8 / 1024, 2048) == pytest.approx(32.8 / 1024)
+    assert model.kept_pool_mib(32.8 / 1024, 16) == pytest.approx(16 / 1024)
+    assert model.kept_pool_mib(32.8 / 1024, 0) == pytest.approx(32.8 / 1024)  # no limit
     base = model.peak_memory(400, 0.15, 0.8, 0.33, 25)
     assert model.peak_memory(400, 0.15, 0.8, 0.33, 25, held_connections=10, per_connection_mib=0.02,
                              recycled=288) == pytest.approx(base + 298 * 0.02)

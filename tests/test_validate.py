@@ -225,6 +225,12 @@ def test_httpd_events_pools_of_closed_connections_count_at_overload_only_where_t
                        recycled=288)
     assert v.predicted == pytest.approx(plain.predicted + 308 * 0.025, abs=0.1)
     assert "288 pools of closed connections" in v.detail and "20 connections held" in v.detail
+    # MaxMemFree 16: each kept pool's allocator gives back all but 16 KiB
+    small = ValidationSetup("httpd", "event", {"ThreadsPerChild": 25, "MaxMemFree": 16}, 400, 50, 1)
+    s = memory_verdict(small, idle, 90.0, busy_extra=0.05, held_connections=20, per_connection_mib=0.025,
+                       recycled=288)
+    assert s.predicted == pytest.approx(plain.predicted + 20 * 0.025 + 288 * 16 / 1024, abs=0.1)
+    assert "x 16.0 KiB (what MaxMemFree lets each keep)" in s.detail
 
 
 def test_a_threaded_busy_figure_is_measured_against_every_child_at_the_most_loaded_ones_memory():
@@ -377,3 +383,21 @@ def test_a_status_page_that_does_not_answer_is_no_busy_count():
     first, last = sampler.samples[0], sampler.samples[-1]
     assert first["busy"] is None and first["idle"] is None and first["pss_mib"] > 0
     assert last["busy"] == 24 and last["idle"] == 1
+
+
+def test_a_config_s_max_mem_free_runs_as_httpd_keeps_it(tmp_path):
+    """MaxMemFree goes with the section (event's kept pools depend on it), in KiB as httpd keeps
+    it; a value httpd refuses stops the run with httpd's words; mpmd reads it and starts."""
+    from apachetune.validate.section import load_directives
+
+    conf = tmp_path / "mpm.conf"
+    for arg, kib in (("16", 16), ("4194304", 0), ("abc", 0)):
+        conf.write_text(f"MaxMemFree {arg}\n")
+        assert load_directives(str(conf), "event")["MaxMemFree"] == kib
+    conf.write_text("MaxRequestWorkers 50\n")
+    assert "MaxMemFree" not in load_directives(str(conf), "event")
+    conf.write_text("MaxMemFree -1\n")
+    with pytest.raises(UsageError, match="Invalid MaxMemFree value: -1"):
+        load_directives(str(conf), "event")
+    with MpmdServer("event", {**load_directives(None, "event", 4, 2), "MaxMemFree": 16}) as server:
+        assert server.proc.poll() is None

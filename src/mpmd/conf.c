@@ -45,6 +45,7 @@ int conf_defaults(struct conf *c, enum mpm_kind mpm) {
     c->keepalive = 1;
     c->keepalive_timeout_ms = 5000;
     c->max_keepalive_requests = 100;
+    c->max_mem_free_kib = 2048;
     c->timeout_ms = 60000;
     c->listen_backlog = 511;
     c->async_factor = 2.0;
@@ -155,7 +156,7 @@ static const struct int_directive ints[] = {
     {"MaxKeepAliveRequests", OFF(max_keepalive_requests), 0}, {"ListenBacklog", OFF(listen_backlog), 1},
     {"LimitRequestLine", OFF(limit_request_line), 1}, {"LimitRequestFieldSize", OFF(limit_request_fieldsize), 1},
     {"LimitRequestFields", OFF(limit_request_fields), 0}, {"RequestCPU", OFF(request_cpu_us), 0},
-    {"ConnectionCPU", OFF(connection_cpu_us), 0},
+    {"ConnectionCPU", OFF(connection_cpu_us), 0}, {"MaxMemFree", OFF(max_mem_free_kib), 0},
 };
 
 struct flag_directive { const char *name; size_t off; }; /* On or Off */

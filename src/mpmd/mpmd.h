@@ -52,6 +52,9 @@ struct conf {
                                  request-processing chain (see conf.c) */
     int connection_cpu_us;    /* ConnectionCPU: CPU spent once per connection (its first
                                  request) standing for httpd's connection set-up and close */
+    int max_mem_free_kib;     /* MaxMemFree: read so that a section written for httpd runs
+                                 here; mpmd's connection buffers belong to its workers and
+                                 have no allocators to bound (validate counts httpd's) */
 };
 
 int conf_defaults(struct conf *c, enum mpm_kind mpm);

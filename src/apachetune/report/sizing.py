@@ -6,6 +6,7 @@ from rich.table import Table
 
 from apachetune.console import out
 from apachetune.mpm import simulate_startup
+from apachetune.sizing.model import EVENT_CONNECTION_MIB
 
 
 def print_sizing(session, all_mpms: bool = False) -> None:
@@ -33,8 +34,7 @@ def print_sizing(session, all_mpms: bool = False) -> None:
     out.print(table)
     held = (f", less {rec.connections_mib:.1f} MiB for the {rec.keepalive_clients:.0f} idle keep-alive "
             f"connections event holds itself") if rec.connections_mib else ""
-    kept = ("; each process with the pools of closed connections event keeps, 3/4 of ThreadsPerChild"
-            if rec.mpm == "event" else "")
+    kept = _kept_pools(rec.mpm, int(session.inputs.max_mem_free.num))
     bounds = [f"memory {rec.memory_bound} ({rec.usable_mib:.0f} MiB usable{held}{kept})"]
     if rec.cpu_bound is not None:
         bounds.append(f"CPU {rec.cpu_bound}")
@@ -92,3 +92,14 @@ def _same(a, b) -> bool:
         return float(a) == float(b)
     except (TypeError, ValueError):
         return str(a).lower() == str(b).lower()
+
+
+def _kept_pools(mpm: str, max_mem_free_kib: int) -> str:
+    """What the memory bound counts for event's pools of closed connections (recommend._process_mib)."""
+    if mpm != "event":
+        return ""
+    if max_mem_free_kib == 0:
+        return "; each process with a pool for each of its threads, which MaxMemFree 0 never gives back"
+    capped = max_mem_free_kib < EVENT_CONNECTION_MIB * 1024
+    return ("; each process with the pools of closed connections event keeps, 3/4 of ThreadsPerChild"
+            + (f", {max_mem_free_kib} KiB each at most (MaxMemFree)" if capped else ""))

@@ -90,6 +90,7 @@ class Server:
         # (unbounded with MaxMemFree 0): memory the model counts beside the live connections
         max_mem_free = int(section.get("MaxMemFree", 2048))  # type: ignore[call-overload]
         self.kept_limit = model.recycled_pools(1, self.threads, max_mem_free) if self.event else 0
+        self.kept_mib = model.kept_pool_mib(model.EVENT_CONNECTION_MIB, max_mem_free)  # (MaxMemFree caps it)
         # event's connection limit counts idle workers x the factor: its integer part from 2.4.30,
         # the whole factor (kept in 1/16ths, as the section already holds it) before
         factor = float(section.get("AsyncRequestWorkerFactor", 2))  # type: ignore[arg-type]

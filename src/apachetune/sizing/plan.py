@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from apachetune.config.conditions import module_loaded
 from apachetune.config.effective import EffectiveConfig
-from apachetune.mpm.numbers import atoi, keepalive_seconds
+from apachetune.mpm.numbers import atoi, keepalive_seconds, max_mem_free
 from apachetune.sizing.errorlog import ErrorLogEvidence
 from apachetune.sizing.facts import HostFacts, HttpdFacts
 from apachetune.sizing.profiles import PROFILES, Profile
@@ -81,6 +81,8 @@ _CONFIG_FIGURES: dict[str, tuple[str, Callable[[str], FigureValue], FigureValue]
     "max_keepalive_requests": ("MaxKeepAliveRequests", atoi, 100),
     "timeout": ("Timeout", atoi, 60),
     "keepalive": ("KeepAlive", lambda v: "Off" if v.lower() == "off" else "On", "On"),
+    # KiB an allocator keeps free, as httpd reads it (0: no limit); a value httpd refuses is lint's AT510
+    "max_mem_free": ("MaxMemFree", lambda v: 2048 if (kib := max_mem_free(v)) is None else kib, 2048),
 }
 
 

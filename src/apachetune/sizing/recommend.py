@@ -59,6 +59,7 @@ class SizingInputs:
     keepalive: Figure = Figure("On", "default")  # KeepAlive as configured
     max_keepalive_requests: Figure = Figure(100, "default")
     timeout: Figure = Figure(60, "default")
+    max_mem_free: Figure = Figure(2048, "default")  # KiB each allocator keeps free (0: no limit)
     keepalive_clients: Figure = Figure(None, "unknown")  # idle keep-alive clients at the peak
     burst: Figure = Figure(None, "none given")  # requests arriving together
     burst_rate: Figure = Figure(None, "none measured")  # requests in the busiest second
@@ -189,7 +190,7 @@ def recommend(inputs: SizingInputs, mpm: str | None = None, max_utilisation: flo
     held_mib = crowd * model.EVENT_CONNECTION_MIB if mpm == "event" and crowd else 0.0
 
     def process_mib(threads: int) -> float:
-        return _process_mib(mpm, per_process, threads)
+        return _process_mib(mpm, per_process, threads, int(inputs.max_mem_free.num))
 
     bound = model.memory_bound_workers(max(0.0, usable - held_mib), per_worker, process_mib(tpc), tpc)
     if rate:
@@ -341,15 +342,20 @@ def _capacity(inputs: SizingInputs, workers: int, s: float) -> tuple[float, str]
     return capacity, "workers"
 
 
-def _process_mib(mpm: str, per_process: float, threads: int) -> float:
+def _process_mib(mpm: str, per_process: float, threads: int, max_mem_free_kib: int = 2048) -> float:
     """A process's own memory (none apart from its worker on prefork); on event with the pools of
     closed connections it keeps for the next ones (model.recycled_pools), which are there at the
     peak beside every live connection: validate measured httpd event's peak 16-20 MiB above its
-    all-busy step without them (docs/validate.md)."""
+    all-busy step without them (docs/validate.md). Each costs what a connection does, or what
+    MaxMemFree lets its allocator keep if less. With MaxMemFree 0 none is ever given back: a
+    process keeps a pool for every connection it served at once, its ThreadsPerChild at least."""
     if mpm == "prefork":
         return 0.0
-    kept = (model.recycled_pools(1, threads) or 0) * model.EVENT_CONNECTION_MIB if mpm == "event" else 0.0
-    return per_process + kept
+    if mpm != "event":
+        return per_process
+    pools = model.recycled_pools(1, threads, max_mem_free_kib)
+    return per_process + (threads if pools is None else pools) * model.kept_pool_mib(
+        model.EVENT_CONNECTION_MIB, max_mem_free_kib)
 
 
 def _fit_threads(mrw: int, tpc: int, bound_for: Callable[[int], int]) -> tuple[int, int]:

@@ -219,17 +219,23 @@ def _recycled_at_overload(setup: ValidationSetup, processes_run: int | None, clo
     connections whose next request finds every worker of its process busy. Measured on httpd
     2.4.71, 16 x 25 workers, mod_lua: the step at 2x MaxRequestWorkers clients peaked 9 MiB above
     the step at 1x, the same with Connection: close at 2x; with MaxMemFree 16 (a pool keeps at
-    most 16 KiB), 4.4 MiB above, and 15 MiB less idle. mpmd has no such pools (a closed
+    most 16 KiB), 4.4 MiB above, and 15 MiB less idle. With MaxMemFree 0 every pool is kept from
+    the warm-up on, so the idle look holds them already (idle workers 0.25 MiB against 0.15, and
+    the peak within 2% with none added): none here. mpmd has no such pools (a closed
     connection's buffer goes back to its worker): none there."""
     if setup.target != "httpd" or setup.mpm != "event" or closed_by_server <= 0:
         return 0
     tpc = setup.threads_per_child
     processes = processes_run or math.ceil(setup.max_request_workers / tpc)
+    return model.recycled_pools(processes, tpc, _max_mem_free(setup)) or 0
+
+
+def _max_mem_free(setup: ValidationSetup) -> int:
+    """MaxMemFree as the section runs it (KiB; load_directives keeps it as httpd reads it)."""
     try:
-        max_mem_free = int(setup.directives.get("MaxMemFree", 2048))
+        return int(setup.directives.get("MaxMemFree", 2048))
     except (TypeError, ValueError):
-        max_mem_free = 2048
-    return model.recycled_pools(processes, tpc, max_mem_free) or 0
+        return 2048
 
 
 def _sweep_step(run: PlanRun, c: int) -> dict:
@@ -873,9 +879,10 @@ def memory_verdict(setup: ValidationSetup, idle: HttpdFacts | str, peak: float,
     else:
         per_worker, extra, source = idle.per_worker_mib, setup.app_kb / 1024, "measured idle + --app-kb"
     workers = mrw if processes_run is None else min(mrw, processes_run * tpc)
+    kept_mib = model.kept_pool_mib(per_connection_mib, _max_mem_free(setup))
     predicted = model.peak_memory(workers, per_worker + extra, idle.parent_pss_mib, per_process, tpc,
                                   held_connections=held_connections, per_connection_mib=per_connection_mib,
-                                  recycled=recycled)
+                                  recycled=recycled, recycled_mib=kept_mib)
     processes = workers if tpc == 1 else math.ceil(workers / tpc)
     off = peak - predicted
     ok = abs(off) <= MEMORY_TOLERANCE * predicted + MEMORY_SLACK_MIB
@@ -885,9 +892,11 @@ def memory_verdict(setup: ValidationSetup, idle: HttpdFacts | str, peak: float,
                    + f"{workers} workers x ({per_worker:.2f} + {extra:.2f} busy) MiB ({source}"
                    + (")" if processes_run is None else
                       f"; the top steps ran at most {processes} processes, {workers} of {mrw} workers)")
-                   + (f" + ({held_connections} connections held beyond the workers at the top step"
-                      + (f" + {recycled} pools of closed connections httpd event keeps, 3/4 of ThreadsPerChild "
-                         "a process" if recycled else "")
-                      + f") x {per_connection_mib * 1024:.1f} KiB (measured: one more idle keep-alive "
+                   + (f" + {held_connections} connections held beyond the workers at the top step"
+                      f" x {per_connection_mib * 1024:.1f} KiB (measured: one more idle keep-alive "
                       "connection)" if held_connections or recycled else "")
+                   + (f" + {recycled} pools of closed connections httpd event keeps (3/4 of ThreadsPerChild "
+                      f"a process) x {kept_mib * 1024:.1f} KiB"
+                      + ("" if kept_mib == per_connection_mib else " (what MaxMemFree lets each keep)")
+                      if recycled else "")
                    + f"; off by {off:+.1f} MiB ({pct})")

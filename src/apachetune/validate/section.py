@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from apachetune.errors import UsageError
 from apachetune.mpm import simulate_startup
+from apachetune.mpm.numbers import max_mem_free
 
 
 def load_directives(config: str | None, mpm: str, max_request_workers: int | None = None,
                     threads_per_child: int | None = None, keepalive_timeout: int | None = None,
                     listen_backlog: bool = False, version: str | None = None) -> dict:
-    """The directives to run `mpm` with: `config`'s MPM section and keep-alive settings, then the
+    """The directives to run `mpm` with: `config`'s MPM section, keep-alive settings and
+    MaxMemFree (as httpd keeps it, in KiB), then the
     overrides; refused (UsageError) when httpd would not start with them. ListenBacklog only
     with `listen_backlog` (a validation run keeps the server's default). `version`: the httpd
     2.4.x whose start-up checks apply (default 2.4.71)."""
@@ -28,6 +30,12 @@ def load_directives(config: str | None, mpm: str, max_request_workers: int | Non
             d = eff.get(name)
             if d is not None and d.args:
                 extra[name] = d.args[0]
+        d = eff.get("MaxMemFree")  # how much each allocator keeps: event's kept pools depend on it
+        if d is not None and d.args:
+            kib = max_mem_free(d.args[0])
+            if kib is None:
+                raise UsageError(f"httpd would not start with this section: Invalid MaxMemFree value: {d.args[0]}")
+            extra["MaxMemFree"] = kib  # as httpd keeps it: 4194304 is 0, no limit
     if max_request_workers:
         given.append(("MaxRequestWorkers", [str(max_request_workers)]))
     if threads_per_child and mpm != "prefork":
