@@ -46,6 +46,7 @@ int conf_defaults(struct conf *c, enum mpm_kind mpm) {
     c->keepalive_timeout_ms = 5000;
     c->max_keepalive_requests = 100;
     c->max_mem_free_kib = 2048;
+    c->buckets = 1;
     c->timeout_ms = 60000;
     c->listen_backlog = 511;
     c->async_factor = 2.0;
@@ -157,6 +158,7 @@ static const struct int_directive ints[] = {
     {"LimitRequestLine", OFF(limit_request_line), 1}, {"LimitRequestFieldSize", OFF(limit_request_fieldsize), 1},
     {"LimitRequestFields", OFF(limit_request_fields), 0}, {"RequestCPU", OFF(request_cpu_us), 0},
     {"ConnectionCPU", OFF(connection_cpu_us), 0}, {"MaxMemFree", OFF(max_mem_free_kib), 0},
+    {"ListenCoresBucketsRatio", OFF(buckets_ratio), 1},
 };
 
 struct flag_directive { const char *name; size_t off; }; /* On or Off */
@@ -294,6 +296,32 @@ int conf_load(struct conf *c, const char *path, char *err) {
 }
 
 /* httpd's start-up checks, in its order (see apachetune's docs/mpm-model.md). */
+/* Listener buckets (httpd's listen.c ap_duplicate_listeners: online cores / ratio, when above
+ * 1) and what the MPMs' run functions raise for them ("don't thrash"; prefork.c, worker.c,
+ * event.c): every bucket gets a process to start, and spares enough for one a bucket. */
+static void buckets_finish(struct conf *c) {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int b = c->buckets_ratio > 0 && cores / c->buckets_ratio > 1 ? (int)(cores / c->buckets_ratio) : 1;
+    if (b > MPMD_MAX_BUCKETS) b = MPMD_MAX_BUCKETS;
+    c->buckets = b;
+    if (b == 1) return;
+    if (c->mpm == MPM_PREFORK) {
+        if (c->max_request_workers < b) c->max_request_workers = b;
+        if (c->server_limit < c->max_request_workers) c->server_limit = c->max_request_workers;
+        if (c->start_servers < b) c->start_servers = b;
+        if (c->min_spare_servers < b) c->min_spare_servers = b;
+        if (c->max_spare_servers < c->min_spare_servers + b) c->max_spare_servers = c->min_spare_servers + b;
+        return;
+    }
+    int tpc = c->threads_per_child;
+    if (c->max_request_workers < b * tpc) c->max_request_workers = b * tpc;
+    if (c->server_limit < c->max_request_workers / tpc) c->server_limit = c->max_request_workers / tpc;
+    if (c->start_servers < b) c->start_servers = b;
+    if (c->min_spare_threads < tpc * (b - 1) + b) c->min_spare_threads = tpc * (b - 1) + b;
+    if (c->max_spare_threads < c->min_spare_threads + (tpc + 1) * b)
+        c->max_spare_threads = c->min_spare_threads + (tpc + 1) * b;
+}
+
 int conf_finish(struct conf *c, char *err) {
     if (!c->document_root[0]) { snprintf(err, MPMD_ERR_LEN, "DocumentRoot is required"); return MPMD_ERR; }
     /* The head buffer bounds a line; LimitRequestFields 0 means unlimited, as in httpd. */
@@ -328,6 +356,7 @@ int conf_finish(struct conf *c, char *err) {
         if (c->max_spare_threads < c->min_spare_threads + c->threads_per_child + 1)
             c->max_spare_threads = c->min_spare_threads + c->threads_per_child + 1;
     }
+    buckets_finish(c);
     return MPMD_OK;
 }
 

@@ -86,18 +86,23 @@ int main(int argc, char **argv) {
     /* Ignored until a child installs its handler: a graceful stop sent just after a fork must
      * not kill the new child (the disposition is inherited). */
     signal(SIGUSR1, SIG_IGN);
-    int lfd = net_listen(c.listen_host, c.listen_port, c.listen_backlog, err);
-    if (lfd < 0) {
-        fprintf(stderr, "mpmd: %s\n", err);
-        return 1;
-    }
-    if (kind != MPM_PREFORK) {
-        /* The listener threads poll before accepting, and another process may take the
-         * connection first: accept must then fail with EAGAIN, not block the listener. */
-        int fl = fcntl(lfd, F_GETFL);
-        if (fl < 0 || fcntl(lfd, F_SETFL, fl | O_NONBLOCK) != 0) {
-            fprintf(stderr, "mpmd: fcntl(listener): %s\n", strerror(errno));
+    /* One listening socket a listener bucket, all on the port (SO_REUSEPORT: the kernel
+     * hashes each new connection to one of them); a child accepts on its bucket's. */
+    int lfds[MPMD_MAX_BUCKETS];
+    for (int b = 0; b < c.buckets; b++) {
+        lfds[b] = net_listen(c.listen_host, c.listen_port, c.listen_backlog, c.buckets > 1, err);
+        if (lfds[b] < 0) {
+            fprintf(stderr, "mpmd: %s\n", err);
             return 1;
+        }
+        if (kind != MPM_PREFORK) {
+            /* The listener threads poll before accepting, and another process may take the
+             * connection first: accept must then fail with EAGAIN, not block the listener. */
+            int fl = fcntl(lfds[b], F_GETFL);
+            if (fl < 0 || fcntl(lfds[b], F_SETFL, fl | O_NONBLOCK) != 0) {
+                fprintf(stderr, "mpmd: fcntl(listener): %s\n", strerror(errno));
+                return 1;
+            }
         }
     }
     pool_fn pool_of = kind == MPM_PREFORK ? prefork_pool : threaded_pool;
@@ -116,7 +121,7 @@ int main(int argc, char **argv) {
         (void)n; /* a runner that went away is not our failure */
         close(ready_fd);
     }
-    int rc = mpm_run(&c, path, lfd, &sb, pool_of);
-    close(lfd);
+    int rc = mpm_run(&c, path, lfds, &sb, pool_of);
+    for (int b = 0; b < c.buckets; b++) close(lfds[b]);
     return rc == MPMD_OK ? 0 : 1;
 }

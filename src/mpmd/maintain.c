@@ -5,7 +5,9 @@
  * A model (struct pool) says how many workers a process has, how many processes at most,
  * the bounds, and which process to stop. SIGHUP: the configuration is read again, the old
  * generation finishes what it holds and exits, and the new one starts. SIGTERM: every child
- * is stopped, and killed after STOP_GRACE_MS. */
+ * is stopped, and killed after STOP_GRACE_MS. With listener buckets (ListenCoresBucketsRatio),
+ * prefork keeps one count and stops a child of each bucket in turn; worker and event keep the
+ * spares a bucket, each against its share of the bounds (httpd 2.4's child_bucket passes). */
 #define _GNU_SOURCE
 #include "mpmd.h"
 
@@ -43,52 +45,82 @@ static void restart(struct conf *c, const char *path, struct scoreboard *sb) {
     fprintf(stderr, "mpmd: graceful restart, generation %d\n", sb->g->generation);
 }
 
-/* Start up to n children; returns how many started. */
-static int spawn(const struct conf *c, const struct pool *p, int lfd, struct scoreboard *sb, int procs, int n) {
+/* Start up to n children (in listener bucket `bucket`, -1: any); returns how many started. */
+static int spawn(const struct conf *c, const struct pool *p, const int *lfds, struct scoreboard *sb, int procs,
+                 int n, int bucket) {
     int made = 0;
     while (made < n && procs + made < p->max_procs) {
-        if (sb_spawn(sb, p->max_procs, p->threads, p->child, c, lfd) != MPMD_OK) {
-            fprintf(stderr, "mpmd: could not start a child (%d running)\n", procs + made);
-            break;
+        if (sb_spawn(sb, p->max_procs, p->threads, p->child, c, lfds, bucket) != MPMD_OK) {
+            if (bucket < 0) fprintf(stderr, "mpmd: could not start a child (%d running)\n", procs + made);
+            break; /* (a bucket whose slots are all taken starts none) */
         }
         made++;
     }
     return made;
 }
 
-int mpm_run(struct conf *c, const char *path, int lfd, struct scoreboard *sb, pool_fn model) {
+static void stop_one(struct scoreboard *sb, const struct pool *p, int buckets, int bucket) {
+    int victim = p->victim(sb, p->max_procs, buckets, bucket);
+    if (victim >= 0) {
+        sb->procs[victim].quiescing = 1;
+        kill(sb->procs[victim].pid, SIGUSR1); /* graceful: it finishes its connections */
+    }
+}
+
+/* One pass over bucket `bucket`'s processes (-1: all) against `share` of the spare bounds
+ * (httpd's worker and event: MinSpareThreads / buckets, MaxSpareThreads / buckets, the spawn
+ * rate doubling while below 32 / buckets). `kill_bucket`: whose process to stop (prefork stops
+ * one of each bucket in turn). */
+static void maintain(const struct conf *c, const struct pool *p, const int *lfds, struct scoreboard *sb,
+                     int bucket, int share, int kill_bucket, int *spawn_rate) {
+    int busy, idle, procs, all_busy, all_idle, all;
+    sb_count_bucket(sb, c->buckets, bucket, &busy, &idle, &procs);
+    sb_count(sb, &all_busy, &all_idle, &all); /* the process limit is the whole server's */
+    if (idle > p->max_idle / share && all > 1) {
+        stop_one(sb, p, c->buckets, kill_bucket);
+        *spawn_rate = 1;
+    } else if (idle < p->min_idle / share && all < p->max_procs) {
+        if (spawn(c, p, lfds, sb, all, *spawn_rate, bucket) && *spawn_rate < MAX_SPAWN_RATE / share)
+            *spawn_rate *= 2;
+    } else {
+        *spawn_rate = 1;
+    }
+}
+
+int mpm_run(struct conf *c, const char *path, const int *lfds, struct scoreboard *sb, pool_fn model) {
     struct pool p;
     model(c, &p);
-    spawn(c, &p, lfd, sb, 0, c->start_servers);
-    int spawn_rate = 1;
+    spawn(c, &p, lfds, sb, 0, c->start_servers, -1);
+    int spawn_rate[MPMD_MAX_BUCKETS] = {1};
+    for (int b = 0; b < MPMD_MAX_BUCKETS; b++) spawn_rate[b] = 1;
+    int kill_record = -1; /* prefork: the bucket whose child is stopped next */
     struct timespec tick = {1, 0};
     while (!mpmd_stop) {
         nanosleep(&tick, NULL);
         sb_reap(sb);
         if (mpmd_stop) break;
-        int busy, idle, procs;
         if (mpmd_restart) {
+            int busy, idle, procs;
             mpmd_restart = 0;
             restart(c, path, sb);
             model(c, &p); /* the new generation's shape */
             sb_reap(sb);
             sb_count(sb, &busy, &idle, &procs);
-            spawn(c, &p, lfd, sb, procs, c->start_servers);
-            spawn_rate = 1;
+            spawn(c, &p, lfds, sb, procs, c->start_servers, -1);
+            for (int b = 0; b < MPMD_MAX_BUCKETS; b++) spawn_rate[b] = 1;
             continue;
         }
-        sb_count(sb, &busy, &idle, &procs);
-        if (idle > p.max_idle && procs > 1) {
-            int victim = p.victim(sb, p.max_procs);
-            if (victim >= 0) {
-                sb->procs[victim].quiescing = 1;
-                kill(sb->procs[victim].pid, SIGUSR1); /* graceful: it finishes its connections */
+        if (c->mpm == MPM_PREFORK || c->buckets == 1) {
+            /* one count for all; prefork's pipe of death goes to each bucket in turn */
+            int kill_bucket = -1;
+            if (c->buckets > 1) {
+                int busy, idle, procs;
+                sb_count(sb, &busy, &idle, &procs);
+                if (idle > p.max_idle && procs > 1) kill_record = kill_bucket = (kill_record + 1) % c->buckets;
             }
-            spawn_rate = 1;
-        } else if (idle < p.min_idle && procs < p.max_procs) {
-            if (spawn(c, &p, lfd, sb, procs, spawn_rate) && spawn_rate < MAX_SPAWN_RATE) spawn_rate *= 2;
+            maintain(c, &p, lfds, sb, -1, 1, kill_bucket, &spawn_rate[0]);
         } else {
-            spawn_rate = 1;
+            for (int b = 0; b < c->buckets; b++) maintain(c, &p, lfds, sb, b, c->buckets, b, &spawn_rate[b]);
         }
     }
     sb_stop_children(sb); /* every child is told, and every one is reaped */

@@ -22,6 +22,7 @@
 #define MPMD_ERR -1
 #define MPMD_AGAIN -2
 #define MPMD_ERR_LEN 256
+#define MPMD_MAX_BUCKETS 64 /* listener buckets at most (ListenCoresBucketsRatio) */
 #define MPMD_VERSION "mpmd/0.1"
 
 enum mpm_kind { MPM_PREFORK, MPM_WORKER, MPM_EVENT };
@@ -52,6 +53,8 @@ struct conf {
                                  request-processing chain (see conf.c) */
     int connection_cpu_us;    /* ConnectionCPU: CPU spent once per connection (its first
                                  request) standing for httpd's connection set-up and close */
+    int buckets_ratio;        /* ListenCoresBucketsRatio: 0, or online cores per listener bucket */
+    int buckets;              /* listener buckets (conf_finish): online cores / ratio, at least 1 */
     int max_mem_free_kib;     /* MaxMemFree: read so that a section written for httpd runs
                                  here; mpmd's connection buffers belong to its workers and
                                  have no allocators to bound (validate counts httpd's) */
@@ -91,11 +94,15 @@ struct scoreboard {
 int sb_create(struct scoreboard *sb, int server_limit, int thread_limit, char *err);
 void sb_set(struct scoreboard *sb, int proc, int thread, enum slot_state s);
 void sb_count(const struct scoreboard *sb, int *busy, int *idle, int *procs);
+/* The same over the processes of one listener bucket (slot % buckets == bucket; -1: all). */
+void sb_count_bucket(const struct scoreboard *sb, int buckets, int bucket, int *busy, int *idle, int *procs);
 void sb_signal_children(struct scoreboard *sb, int sig);
 /* A child's life: what runs in a forked process for scoreboard slot `slot`. */
 typedef void (*child_main_fn)(const struct conf *c, int lfd, struct scoreboard *sb, int slot);
-/* Fork a child into the first free slot below max_procs, its `threads` slots idle. */
-int sb_spawn(struct scoreboard *sb, int max_procs, int threads, child_main_fn child, const struct conf *c, int lfd);
+/* Fork a child into the first free slot below max_procs of listener bucket `bucket` (-1: any),
+ * its `threads` slots idle; it accepts on its bucket's socket, lfds[slot % c->buckets]. */
+int sb_spawn(struct scoreboard *sb, int max_procs, int threads, child_main_fn child, const struct conf *c,
+             const int *lfds, int bucket);
 /* Collect exited children; every slot of theirs becomes dead. */
 void sb_reap(struct scoreboard *sb);
 void sb_stop_children(struct scoreboard *sb); /* SIGTERM every child, reap them all */
@@ -148,7 +155,8 @@ void http_lingering_close(int fd);
 int http_handle_one(struct conn *cn, const struct http_ctx *ctx, int *keep);
 
 /* Sockets and time (net.c) */
-int net_listen(const char *host, int port, int backlog, char *err);
+/* reuseport: SO_REUSEPORT, one of several sockets on the port (listener buckets). */
+int net_listen(const char *host, int port, int backlog, int reuseport, char *err);
 /* Accept a connection, set up for HTTP (no Nagle, sends time out after send_timeout_ms).
  * MPMD_AGAIN: try again (interrupted, lost to another process, aborted, or out of descriptors,
  * after a short back-off); MPMD_ERR: a real error (reported). */
@@ -161,7 +169,8 @@ struct pool {
     int max_procs;         /* processes at most */
     int min_idle, max_idle; /* idle workers kept between these */
     child_main_fn child;   /* what a new process runs */
-    int (*victim)(const struct scoreboard *sb, int max_procs); /* the process to stop, or -1 */
+    /* the process to stop (of listener bucket `bucket`, -1: any), or -1 */
+    int (*victim)(const struct scoreboard *sb, int max_procs, int buckets, int bucket);
 };
 typedef void (*pool_fn)(const struct conf *c, struct pool *p);
 void prefork_pool(const struct conf *c, struct pool *p);  /* prefork.c */
@@ -170,7 +179,7 @@ void threaded_pool(const struct conf *c, struct pool *p); /* threaded.c: worker 
  * ignored (maintain.c). */
 void mpm_child_signals(void);
 /* Run the model until SIGTERM; SIGHUP reloads `path` and replaces the children. */
-int mpm_run(struct conf *c, const char *path, int lfd, struct scoreboard *sb, pool_fn model);
+int mpm_run(struct conf *c, const char *path, const int *lfds, struct scoreboard *sb, pool_fn model);
 
 extern volatile sig_atomic_t mpmd_stop;
 extern volatile sig_atomic_t mpmd_restart; /* SIGHUP: graceful restart */

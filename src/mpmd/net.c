@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-int net_listen(const char *host, int port, int backlog, char *err) {
+int net_listen(const char *host, int port, int backlog, int reuseport, char *err) {
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE};
     struct addrinfo *res = NULL;
     char portstr[16];
@@ -28,6 +28,7 @@ int net_listen(const char *host, int port, int backlog, char *err) {
     if (fd < 0) goto err;
     int one = 1;
     if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0) goto err;
+    if (reuseport && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) != 0) goto err;
     if (bind(fd, res->ai_addr, res->ai_addrlen) != 0) goto err;
     if (listen(fd, backlog) != 0) goto err;
     freeaddrinfo(res);

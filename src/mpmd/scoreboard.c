@@ -35,9 +35,13 @@ void sb_set(struct scoreboard *sb, int proc, int thread, enum slot_state s) {
 }
 
 void sb_count(const struct scoreboard *sb, int *busy, int *idle, int *procs) {
+    sb_count_bucket(sb, 1, -1, busy, idle, procs);
+}
+
+void sb_count_bucket(const struct scoreboard *sb, int buckets, int bucket, int *busy, int *idle, int *procs) {
     *busy = *idle = *procs = 0;
     for (int p = 0; p < sb->server_limit; p++) {
-        if (!sb->procs[p].pid) continue;
+        if (!sb->procs[p].pid || (bucket >= 0 && p % buckets != bucket)) continue;
         (*procs)++;
         if (sb->procs[p].quiescing) continue; /* told to stop: its idle threads do not count (as httpd) */
         for (int t = 0; t < sb->thread_limit; t++) {
@@ -48,13 +52,14 @@ void sb_count(const struct scoreboard *sb, int *busy, int *idle, int *procs) {
     }
 }
 
-int sb_spawn(struct scoreboard *sb, int max_procs, int threads, child_main_fn child, const struct conf *c, int lfd) {
+int sb_spawn(struct scoreboard *sb, int max_procs, int threads, child_main_fn child, const struct conf *c,
+             const int *lfds, int bucket) {
     for (int slot = 0; slot < max_procs; slot++) {
-        if (sb->procs[slot].pid) continue;
+        if (sb->procs[slot].pid || (bucket >= 0 && slot % c->buckets != bucket)) continue;
         for (int t = 0; t < threads; t++) sb_set(sb, slot, t, SLOT_IDLE);
         pid_t pid = fork();
         if (pid < 0) return MPMD_ERR;
-        if (pid == 0) child(c, lfd, sb, slot); /* never returns */
+        if (pid == 0) child(c, lfds[slot % c->buckets], sb, slot); /* never returns */
         sb->procs[slot].pid = pid;
         sb->procs[slot].quiescing = 0;
         return MPMD_OK;

@@ -451,10 +451,10 @@ static void child_main(const struct conf *c, int lfd, struct scoreboard *sb, int
     _exit(0);
 }
 
-/* Above MaxSpareThreads: the newest process not already stopping. */
-static int newest_child(const struct scoreboard *sb, int max_procs) {
+/* Above MaxSpareThreads: the newest process not already stopping (of `bucket`, -1: any). */
+static int newest_child(const struct scoreboard *sb, int max_procs, int buckets, int bucket) {
     for (int s = max_procs - 1; s >= 0; s--)
-        if (sb->procs[s].pid && !sb->procs[s].quiescing) return s;
+        if ((bucket < 0 || s % buckets == bucket) && sb->procs[s].pid && !sb->procs[s].quiescing) return s;
     return -1;
 }
 

@@ -138,7 +138,7 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
     results = []
     for m, v in runs:
         section = load_directives(file, m, max_request_workers, threads_per_child, keepalive_timeout,
-                                  listen_backlog=True, version=v)
+                                  listen_backlog=True, version=v, cores=cores)
         results.append(simulate(m, section, workload, seconds, warmup=warmup, seed=seed, memory=memory,
                                 version=v, cores=cores))
     several = compare or versus

@@ -9,8 +9,14 @@ event.c, 2.4.71):
 - otherwise the rate goes back to 1.
 
 A child still starting counts as idle, as httpd counts its scoreboard slots; an event process
-over its connection limit does not (it has stopped accepting: ps->not_accepting). One listener
-bucket (ListenCoresBucketsRatio 0, the default)."""
+over its connection limit does not (it has stopped accepting: ps->not_accepting).
+
+With listener buckets (ListenCoresBucketsRatio), the child of slot s serves bucket s % buckets.
+prefork keeps one count for all and stops a child of each bucket in turn
+(bucket_kill_child_record); worker and event run the maintenance once a bucket, over that
+bucket's slots, against MinSpareThreads / buckets and MaxSpareThreads / buckets, with a spawn
+rate a bucket that doubles while below 32 / buckets. (The spare bounds the section holds were
+already raised for the buckets at start-up: mpm.simulate_startup.)"""
 
 from __future__ import annotations
 
@@ -34,40 +40,56 @@ class Parent:
         self.start_servers = min(int(section["StartServers"]), self.limit)  # type: ignore[call-overload]
         self.spawn_delay = spawn_delay
         self.memory = memory  # MiB (a process, a worker), if known
-        self.rate = 1
+        self.buckets = server.buckets
+        self.rates = [1] * self.buckets  # the spawn rate (one a bucket on worker and event)
         self.free_slots = list(range(self.limit))
+        self.kill_record = -1  # prefork: the bucket whose child is stopped next
         server.on_exit = self._exited
 
     def start(self) -> None:
         for _ in range(self.start_servers):
-            self._fork()
+            self._fork(self.free_slots[0])
         self._sample(0)
         self.clock.at(1.0, self.tick)
 
     def tick(self) -> None:
-        server = self.server
-        running = [p for p in server.processes if not p.quiescing]
-        idle = sum(server.idle(p) for p in running if not server.not_accepting(p))
-        spawned = 0
-        if idle > self.max_spare:
-            self._stop_one(running)
-            self.rate = 1
-        elif idle < self.min_spare:
-            if not self.free_slots:
-                self.stats.events["seconds short of idle workers at MaxRequestWorkers"] += 1
-                self.rate = 1
-            else:
-                spawned = min(self.rate, len(self.free_slots))
-                for _ in range(spawned):
-                    self._fork()
-                self.rate = min(MAX_SPAWN_RATE, self.rate * 2)
+        if self.prefork or self.buckets == 1:
+            spawned = self._maintain(None)
         else:
-            self.rate = 1
+            spawned = sum(self._maintain(b) for b in range(self.buckets))
         self._sample(spawned)
         self.clock.after(1.0, self.tick)
 
-    def _fork(self) -> None:
-        p = Process(self.free_slots.pop(0), self.server.threads, self.clock.now + self.spawn_delay)
+    def _maintain(self, bucket: int | None) -> int:
+        """One maintenance pass over every child (`bucket` None) or one bucket's: the children
+        it forked."""
+        server, share = self.server, 1 if bucket is None else self.buckets
+        rate = self.rates[bucket or 0]
+        running = [p for p in server.processes if not p.quiescing and (bucket is None or p.bucket == bucket)]
+        free = [s for s in self.free_slots if bucket is None or s % self.buckets == bucket]
+        idle = sum(server.idle(p) for p in running if not server.not_accepting(p))
+        spawned = 0
+        if idle > self.max_spare // share:
+            self._stop_one(running)
+            rate = 1
+        elif idle < self.min_spare // share:
+            if not free:
+                self.stats.events["seconds short of idle workers at MaxRequestWorkers"] += 1
+                rate = 1
+            else:
+                spawned = min(rate, len(free))
+                for slot in free[:spawned]:
+                    self._fork(slot)
+                if rate < MAX_SPAWN_RATE // share:
+                    rate *= 2
+        else:
+            rate = 1
+        self.rates[bucket or 0] = rate
+        return spawned
+
+    def _fork(self, slot: int) -> None:
+        self.free_slots.remove(slot)
+        p = Process(slot, self.server.threads, self.clock.now + self.spawn_delay, slot % self.buckets)
         self.server.processes.append(p)
         self.stats.events["children forked"] += 1
         self.clock.at(p.ready_at, self.server.dispatch)
@@ -75,6 +97,9 @@ class Parent:
     def _stop_one(self, running: list[Process]) -> None:
         """The pipe of death: an idle child reads it (prefork), or a child is told to stop
         gracefully (worker, event)."""
+        if self.prefork and self.buckets > 1:  # the pipe of death of each bucket in turn
+            self.kill_record = (self.kill_record + 1) % self.buckets
+            running = [p for p in running if p.bucket == self.kill_record]
         if not running:
             return
         idle_ones = [p for p in running if self.server.idle(p) == p.workers] or running
@@ -94,7 +119,7 @@ class Parent:
         sample: dict[str, float] = {
             "t": round(self.clock.now, 3), "processes": len(procs), "forked": spawned,
             "busy_workers": busy, "idle_workers": sum(server.idle(p) for p in procs),
-            "connections": conns, "accept_queue": len(server.queue)}
+            "connections": conns, "accept_queue": server.waiting()}
         if self.memory is not None:
             per_process, per_worker = self.memory
             mib = len(procs) * (0.0 if self.prefork else per_process) + \

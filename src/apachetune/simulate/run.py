@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from apachetune.config.conditions import DEFAULT_VERSION
+from apachetune.mpm.buckets import listen_buckets
+from apachetune.mpm.versions import rules_for
 from apachetune.simulate.clients import (
     AbClient,
     AbCount,
@@ -92,7 +94,9 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     `backlog`: the accept queue (default min(ListenBacklog, somaxconn)); `memory`: MiB a process
     and MiB a worker, for the peak; `spawn_delay`: how long a forked child takes to accept;
     `version`: the httpd 2.4.x modelled (event's connection limit changed in 2.4.30); `cores`:
-    the CPUs a workload with a `cpu_fraction` shares (default: this machine's)."""
+    the server's online CPUs (default: this machine's), which a workload with a `cpu_fraction`
+    shares and which set the listener buckets of a ListenCoresBucketsRatio (from 2.4.17; the
+    section's spare bounds are those load_directives raised for them)."""
     if seconds <= 0 or not 0 <= warmup < seconds:
         raise ValueError("seconds must be above 0 and the warm-up shorter")
     started = time.perf_counter()
@@ -102,7 +106,10 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
         # Linux queues one connection more than listen()'s backlog (sk_acceptq_is_full: ">")
         backlog = min(int(section.get("ListenBacklog", 511)), somaxconn()) + 1  # type: ignore[call-overload]
     cpu = Processors(clock, cores or os.cpu_count() or 1) if workload.cpu_fraction else None
-    server = Server(clock, mpm, section, workload.service, rng, stats, backlog, version, cpu, workload.cpu_fraction)
+    ratio = section.get("ListenCoresBucketsRatio")
+    buckets = listen_buckets(ratio, cores) if rules_for(version).buckets and isinstance(ratio, int) else 1
+    server = Server(clock, mpm, section, workload.service, rng, stats, backlog, version, cpu, workload.cpu_fraction,
+                    buckets)
     parent = Parent(clock, server, mpm, section, stats, spawn_delay, memory)
     parent.start()
     lead = form_crowd(clock, server, stats, workload, max_events)

@@ -18,7 +18,12 @@ needs them:
   that arrives on a parked connection when no worker of its process is idle is not read: the
   connection is closed (the listener does not wait for a worker), and the client must send it
   again on a new connection (ab counts it a "Length" failure);
-- MaxKeepAliveRequests ends a connection after that many requests (0: never).
+- MaxKeepAliveRequests ends a connection after that many requests (0: never);
+- listener buckets (ListenCoresBucketsRatio: online cores / ratio of them): each bucket has its
+  own listen socket (SO_REUSEPORT) with its own accept queue, ListenBacklog long, and the
+  children of the slots s with s % buckets == b accept only from bucket b's; the kernel hashes
+  each new connection (its source port) to one socket, so a connection can wait in one bucket
+  while another bucket's children are idle (listen.c ap_duplicate_listeners, make_child).
 
 Lingering close only as far as a client that closes at once (LINGER); not modelled: a client
 that keeps its side open (httpd then lingers up to 2 s), the network. (CPU contention is cpu.py's, when the workload
@@ -61,10 +66,11 @@ class Conn:
 
 class Process:
     __slots__ = ("slot", "workers", "ready_at", "serving", "conns", "accepted", "quiescing", "listening",
-                 "closing_parked", "gone", "burst", "burst_at", "kept")
+                 "closing_parked", "gone", "burst", "burst_at", "kept", "bucket")
 
-    def __init__(self, slot: int, workers: int, ready_at: float):
+    def __init__(self, slot: int, workers: int, ready_at: float, bucket: int = 0):
         self.slot = slot
+        self.bucket = bucket  # the listener bucket it accepts from: slot % buckets
         self.workers = workers
         self.ready_at = ready_at  # forked; accepts from then
         self.serving = 0  # workers serving a request
@@ -81,7 +87,7 @@ class Process:
 class Server:
     def __init__(self, clock: Clock, mpm: str, section: dict[str, object], service: ServiceTime,
                  rng: random.Random, stats: Stats, backlog: int, version: str | None = None,
-                 cpu: Processors | None = None, cpu_fraction: float = 0.0):
+                 cpu: Processors | None = None, cpu_fraction: float = 0.0, buckets: int = 1):
         self.clock, self.service, self.rng, self.stats = clock, service, rng, stats
         self.cpu, self.cpu_fraction = cpu, cpu_fraction
         self.event = mpm == "event"
@@ -103,23 +109,33 @@ class Server:
         self.max_keepalive = int(section.get("MaxKeepAliveRequests", 100))  # type: ignore[call-overload]
         self.max_conns_per_child = int(section.get("MaxConnectionsPerChild", 0))  # type: ignore[call-overload]
         self.processes: list[Process] = []
-        self.queue: deque[Conn] = deque()  # the kernel's accept queue
+        self.buckets = buckets
+        self.queues: list[deque[Conn]] = [deque() for _ in range(buckets)]  # the kernel's accept queues
         self.backlog = backlog
         self.on_exit: Callable[[Process], None] = lambda p: None  # the parent frees the slot
 
     # What a client does.
 
     def connect(self, conn: Conn) -> bool:
-        """A SYN: queued for accept, or False when the accept queue is full (dropped)."""
-        if len(self.queue) >= self.backlog:
+        """A SYN: queued for accept, or False when the accept queue is full (dropped). With
+        listener buckets the kernel picks a bucket's socket by hashing the connection: one at
+        random (no random draw with one bucket, so a seed gives the runs it gave before)."""
+        bucket = self.rng.randrange(self.buckets) if self.buckets > 1 else 0
+        queue = self.queues[bucket]
+        if len(queue) >= self.backlog:
             return False
-        self.queue.append(conn)
-        if len(self.queue) == 1:  # else no process could accept the ones before it either
-            self.dispatch()
-        if self.event and self.queue:
+        queue.append(conn)
+        if len(queue) == 1:  # else no process could accept the ones before it either
+            self.dispatch(bucket=bucket)
+        if self.event and queue:
             for p in self.processes:
-                self._busy(p)
+                if p.bucket == bucket:
+                    self._busy(p)
         return True
+
+    def waiting(self) -> int:
+        """Connections in the accept queues."""
+        return sum(len(q) for q in self.queues)
 
     def send(self, conn: Conn) -> bool:
         """The next request on an open connection: True when a worker has it; False when it is
@@ -174,21 +190,30 @@ class Server:
             p.listening = accepting
         return accepting
 
-    def dispatch(self, only: Process | None = None) -> None:
-        """Processes able to accept take connections from the accept queue, oldest first; the
-        one with the most idle workers first (it wins the race for the listen socket). `only`:
-        just that process, the one whose workers or connections changed (after any dispatch,
-        either the queue is empty or no process can accept, so only it may now)."""
-        while self.queue:
+    def dispatch(self, only: Process | None = None, bucket: int | None = None) -> None:
+        """Processes able to accept take connections from their bucket's accept queue, oldest
+        first; the one with the most idle workers first (it wins the race for the listen
+        socket). `only`: just that process, the one whose workers or connections changed (after
+        any dispatch, either the queue is empty or no process can accept, so only it may now);
+        `bucket`: just that bucket's queue, the one that changed."""
+        if only is not None:
+            self._dispatch(only.bucket, only)
+        else:
+            for b in range(self.buckets) if bucket is None else (bucket,):
+                self._dispatch(b, None)
+
+    def _dispatch(self, bucket: int, only: Process | None) -> None:
+        queue = self.queues[bucket]
+        while queue:
             if only is None:
-                ready = [p for p in self.processes if self.can_accept(p)]
+                ready = [p for p in self.processes if p.bucket == bucket and self.can_accept(p)]
                 p = max(ready, key=self.idle) if ready else None
             else:  # an exited process is quiescing: it accepts nothing
                 p = only if self.can_accept(only) else None
             if p is None:
                 return
-            while self.queue and self.can_accept(p):
-                conn = self.queue.popleft()
+            while queue and self.can_accept(p):
+                conn = queue.popleft()
                 if conn.state == CLOSED:
                     continue  # the client gave up while it waited
                 self._accept(p, conn)
@@ -257,13 +282,13 @@ class Server:
     def _busy(self, p: Process) -> None:
         """event: with no idle worker and connections waiting to be accepted, the listener drops
         its parked keep-alive connections on its next pass (after what is already readable)."""
-        if self.idle(p) == 0 and self.queue and not p.closing_parked:
+        if self.idle(p) == 0 and self.queues[p.bucket] and not p.closing_parked:
             p.closing_parked = True
             self.clock.after(0.0, self._close_parked, p)
 
     def _close_parked(self, p: Process) -> None:
         p.closing_parked = False
-        if self.idle(p) > 0 or not self.queue:
+        if self.idle(p) > 0 or not self.queues[p.bucket]:
             return
         for conn in [c for c in p.conns if c.state == PARKED]:
             self.stats.events["keep-alive closed, workers busy"] += 1

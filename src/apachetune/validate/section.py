@@ -5,19 +5,23 @@ from __future__ import annotations
 
 from apachetune.errors import UsageError
 from apachetune.mpm import simulate_startup
-from apachetune.mpm.numbers import max_mem_free
+from apachetune.mpm.buckets import listen_buckets, ratio_error
+from apachetune.mpm.numbers import atoi, max_mem_free
 
 
 def load_directives(config: str | None, mpm: str, max_request_workers: int | None = None,
                     threads_per_child: int | None = None, keepalive_timeout: int | None = None,
-                    listen_backlog: bool = False, version: str | None = None) -> dict:
+                    listen_backlog: bool = False, version: str | None = None, cores: int | None = None) -> dict:
     """The directives to run `mpm` with: `config`'s MPM section, keep-alive settings and
     MaxMemFree (as httpd keeps it, in KiB), then the
     overrides; refused (UsageError) when httpd would not start with them. ListenBacklog only
     with `listen_backlog` (a validation run keeps the server's default). `version`: the httpd
-    2.4.x whose start-up checks apply (default 2.4.71)."""
+    2.4.x whose start-up checks apply (default 2.4.71). A ListenCoresBucketsRatio is kept too,
+    and its listener buckets on `cores` online CPUs (default: this machine's) raise the spare
+    bounds as httpd does at start-up."""
     given: list[tuple[str, list[str]]] = []
     extra: dict[str, object] = {}
+    buckets = 1
     if config:
         from apachetune.config.resolver import ResolveOptions, resolve
 
@@ -36,13 +40,19 @@ def load_directives(config: str | None, mpm: str, max_request_workers: int | Non
             if kib is None:
                 raise UsageError(f"httpd would not start with this section: Invalid MaxMemFree value: {d.args[0]}")
             extra["MaxMemFree"] = kib  # as httpd keeps it: 4194304 is 0, no limit
+        d = eff.get("ListenCoresBucketsRatio")  # the simulation's accept queues, one a bucket
+        if d is not None and d.args:
+            if ratio_error(d.args[0]):
+                raise UsageError(f"httpd would not start with this section: {ratio_error(d.args[0])}")
+            extra["ListenCoresBucketsRatio"] = atoi(d.args[0])
+            buckets = listen_buckets(d.args[0], cores)
     if max_request_workers:
         given.append(("MaxRequestWorkers", [str(max_request_workers)]))
     if threads_per_child and mpm != "prefork":
         given += [("ThreadsPerChild", [str(threads_per_child)]), ("ThreadLimit", [str(threads_per_child)])]
     if keepalive_timeout is not None:
         extra["KeepAliveTimeout"] = keepalive_timeout
-    start = simulate_startup(mpm, given, version=version)
+    start = simulate_startup(mpm, given, version=version, listen_buckets=buckets)
     if start.fatal:
         raise UsageError(f"httpd would not start with this section: {start.fatal[0].text}")
     eff = dict(start.effective)
