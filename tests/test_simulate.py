@@ -253,24 +253,34 @@ def test_peak_memory_counts_processes_threads_and_event_connections():
 def test_event_memory_counts_the_pools_of_closed_connections_it_keeps():
     """A connection that closes leaves its pool with its process, up to 3/4 of ThreadsPerChild
     (httpd's max_recycled_pools; unbounded with MaxMemFree 0), and the next connection takes it.
-    So a client that reconnects at once finds its pool again (8 clients, keep-alive or not: 8
-    pools), while at 2x MaxRequestWorkers keep-alive clients, whose connections event closes
-    when every worker of a process is busy, the kept pools are there beside every live
-    connection: 8 + 2 x 3 (httpd event measured 16-20 MiB more at that step: docs/validate.md)."""
+    But event closes in its listener (lingering close): the pool comes back only once the
+    client's FIN is read, so a client that reconnects at once takes a kept pool or a new one,
+    and the list fills. So a connection that is never closed keeps just its own pool (8 clients,
+    MaxKeepAliveRequests 0: 8), while clients that reconnect (Connection: close, every 100th
+    request, or at 2x MaxRequestWorkers where event closes keep-alive connections when every
+    worker of a process is busy) have a full list of kept pools beside their live connections,
+    and at moments the lingering ones too: 8 + 2 x 3 to 8 + 2 x 3 + 8. (httpd 2.4.71 event, 16 x
+    25: 400 clients with Connection: close peaked 3.5-4.2 MiB above 400 keep-alive ones, 800
+    with close 10-12.5 MiB above; 288 kept pools are 9.2 MiB: docs/validate.md.)"""
     section = load_directives(None, "event", max_request_workers=8, threads_per_child=4)
     section.update(StartServers=2, MinSpareThreads=4, MaxSpareThreads=8)
     mem, base, conn = (1.0, 0.5), 2 * 1.0 + 8 * 0.5, model.EVENT_CONNECTION_MIB
 
-    def pools(section, clients, keepalive=True):
-        r = run("event", section, Workload(ServiceTime.parse("5ms"), clients=clients, keepalive=keepalive), 3,
+    def peak(section, clients, keepalive=True):
+        r = run("event", section, Workload(ServiceTime.parse("7ms"), clients=clients, keepalive=keepalive), 3,
                 memory=mem)
-        return round((r.peak_memory_mib - base) / conn, 3)
+        return r.peak_memory_mib - base
 
-    assert pools(section, 8) == pools(section, 8, keepalive=False) == 8
-    assert pools(section, 16) == 8 + 2 * 3
+    def pools(section, clients, keepalive=True):
+        return round(peak(section, clients, keepalive) / conn, 3)
+
+    assert pools({**section, "MaxKeepAliveRequests": 0}, 8) == 8
+    for clients, keepalive in ((8, True), (8, False), (16, True), (16, False)):
+        assert 8 + 2 * 3 <= pools(section, clients, keepalive) <= 8 + 2 * 3 + 8, (clients, keepalive)
     assert pools({**section, "MaxMemFree": 0}, 16) > 8 + 2 * 3
     # MaxMemFree 16: a kept pool's allocator gives back all but 16 KiB of a connection's 32.8
-    assert pools({**section, "MaxMemFree": 16}, 16) == pytest.approx(8 + 2 * 3 * 16 / 32.8, abs=0.01)
+    # (the peak itself may come at a moment when every kept pool was taken)
+    assert peak({**section, "MaxMemFree": 16}, 16) <= peak(section, 16)
 
 
 def test_an_event_budget_stops_a_run_that_would_take_too_long_and_says_so():

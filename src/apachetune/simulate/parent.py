@@ -124,7 +124,8 @@ class Parent:
             per_process, per_worker = self.memory
             mib = len(procs) * (0.0 if self.prefork else per_process) + \
                 sum(p.workers for p in procs) * per_worker + \
-                (conns * EVENT_CONNECTION_MIB + sum(p.kept for p in procs) * server.kept_mib if server.event else 0.0)
+                ((conns + sum(p.lingering for p in procs)) * EVENT_CONNECTION_MIB
+                 + sum(p.kept for p in procs) * server.kept_mib if server.event else 0.0)
             sample["memory_mib"] = round(mib, 1)
             self.stats.peak_memory_mib = max(self.stats.peak_memory_mib, mib)
         self.stats.timeline.append(sample)

@@ -66,7 +66,7 @@ class Conn:
 
 class Process:
     __slots__ = ("slot", "workers", "ready_at", "serving", "conns", "accepted", "quiescing", "listening",
-                 "closing_parked", "gone", "burst", "burst_at", "kept", "bucket")
+                 "closing_parked", "gone", "burst", "burst_at", "kept", "bucket", "lingering")
 
     def __init__(self, slot: int, workers: int, ready_at: float, bucket: int = 0):
         self.slot = slot
@@ -82,6 +82,7 @@ class Process:
         self.gone = False  # exited
         self.burst, self.burst_at = 0, -1.0  # event: connections accepted at burst_at, not yet counted
         self.kept = 0  # event: pools of closed connections kept for the next ones (memory only)
+        self.lingering = 0  # event: closed connections whose pool the listener holds until the client's FIN
 
 
 class Server:
@@ -270,7 +271,7 @@ class Server:
             # event's listener lingers for its workers.
             self.clock.after(LINGER, self._release, conn)
         elif not keep:
-            self._release(conn)
+            self._linger(conn)
         elif self.event:
             self.dispatch(p)  # a worker is free
 
@@ -302,14 +303,36 @@ class Server:
             conn.client.closed(conn)
         if was == SERVING:
             return  # the worker releases it when the response is written
-        self._release(conn)
+        if self.event:
+            self._linger(conn)
+        else:
+            self._release(conn)
 
-    def _release(self, conn: Conn) -> None:
+    def _linger(self, conn: Conn) -> None:
+        """event closes a connection in its listener (start_lingering_close_nonblocking): its
+        worker is free and it no longer counts toward the connection limit (lingering_count),
+        but its pool goes back to the process's list only once the client's FIN is read, so the
+        client's next connection, accepted at once, takes another (measured on httpd 2.4.71, 16 x
+        25 threads: 400 clients with Connection: close peaked 3.5-4.2 MiB above 400 keep-alive
+        ones, 800 with close 10-12.5 MiB above)."""
+        p = conn.process
+        if p is None or conn not in p.conns:
+            return
+        p.lingering += 1
+        self._release(conn, pool_back=False)
+        self.clock.after(LINGER, self._pool_back, p)
+
+    def _pool_back(self, p: Process) -> None:
+        p.lingering -= 1
+        if self.kept_limit is None or p.kept < self.kept_limit:
+            p.kept += 1
+
+    def _release(self, conn: Conn, pool_back: bool = True) -> None:
         p = conn.process
         if p is None or conn not in p.conns:
             return
         p.conns.discard(conn)
-        if self.kept_limit is None or p.kept < self.kept_limit:  # (0 but on event)
+        if pool_back and (self.kept_limit is None or p.kept < self.kept_limit):  # (0 but on event)
             p.kept += 1
         if p.quiescing and not p.conns and not p.serving:
             self._exit(p)
