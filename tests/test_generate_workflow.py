@@ -167,3 +167,27 @@ def test_generate_states_the_verdict_on_the_terminal(tmp_path):
             "-o", str(tmp_path / "mpm.conf"), "--no-httpd-check")
     assert r.exit_code == 0, r.output + r.stderr
     assert "event: memory carries the load" in r.stderr
+
+
+@pytest.mark.parametrize("mpm", ["prefork", "worker", "event"])
+def test_a_section_for_listener_buckets_states_what_httpd_raises_for_them(tmp_path, mpm):
+    """With ListenCoresBucketsRatio 1 on 4 CPUs (4 buckets) httpd raises StartServers and the
+    spares at start-up (one process, and spares, a bucket); the generated section states those
+    values, so lint finds nothing httpd would change and the edit is written (it was refused
+    with AT113-AT115: 'nothing was written')."""
+    from apachetune.mpm import is_fixed_point
+
+    conf = tmp_path / "httpd.conf"
+    conf.write_text(f"LoadModule mpm_{mpm}_module /usr/lib/apache2/modules/mod_mpm_{mpm}.so\n"
+                    "ServerName x\nListenCoresBucketsRatio 1\n")
+    r = run("generate", str(conf), "--in-place", "--no-measure", "--rate", "100", "--service-time-ms", "50",
+            "--per-worker-mb", "2", "--cpus", "4", *_httpd_check_args())
+    assert r.exit_code == 0, r.output + r.stderr
+    lint = run("lint", str(conf), "--cpus", "4", "--format", "json")
+    assert not [f for f in json.loads(lint.output)["findings"] if f["rule"].startswith("AT1")]
+    parsed = json.loads(run("parse", str(conf), "--json").output)["effective"]
+    values = {d["directive"]: int(d["args"][0]) for d in parsed
+              if d.get("directive") in ("StartServers", "MinSpareServers", "MaxSpareServers", "MinSpareThreads",
+                                        "MaxSpareThreads", "ServerLimit", "ThreadLimit", "ThreadsPerChild",
+                                        "MaxRequestWorkers")}
+    assert values["StartServers"] >= 4 and is_fixed_point(mpm, values, listen_buckets=4)

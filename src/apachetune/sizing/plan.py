@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from apachetune.config.conditions import module_loaded
 from apachetune.config.effective import EffectiveConfig
+from apachetune.mpm.buckets import listen_buckets
 from apachetune.mpm.numbers import atoi, keepalive_seconds, max_mem_free
 from apachetune.sizing.errorlog import ErrorLogEvidence
 from apachetune.sizing.facts import HostFacts, HttpdFacts
@@ -124,6 +125,7 @@ def build_inputs(given: Given, host: HostFacts | None, eff: EffectiveConfig | No
         burst_rate=Figure(load.busiest_second, f"busiest second of the {load.source}")
         if load is not None and load.busiest_second else Figure(None, "none measured"),
         tune_keepalive=Figure(given.tune_keepalive, "given" if given.tune_keepalive else "default"),
+        listen_buckets=_listen_buckets(eff, given, host),
         **figures,
     )
     _say_where_from(inputs, host, load, idle_note)
@@ -172,6 +174,15 @@ def _from_config(eff: EffectiveConfig | None, directive: str, read: Callable[[st
     if d is None or not d.args:
         return Figure(default, "default")
     return Figure(read(d.args[0]), "config")
+
+
+def _listen_buckets(eff: EffectiveConfig | None, given: Given, host: HostFacts | None) -> Figure:
+    """ListenCoresBucketsRatio's listener buckets on the server's CPUs (given, measured, or here)."""
+    d = eff.get("ListenCoresBucketsRatio") if eff is not None else None
+    if d is None or not d.args:
+        return Figure(1, "default")
+    cpus = given.cpus or (host.cpus if host else None) or os.cpu_count() or 1
+    return Figure(listen_buckets(d.args[0], int(cpus)), f"ListenCoresBucketsRatio {d.args[0]} on {cpus} CPUs")
 
 
 def _threads_per_child(given: Given, eff: EffectiveConfig | None, mpm: str) -> Figure:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from apachetune.lint.metadata import option_default
-from apachetune.mpm import is_fixed_point
+from apachetune.mpm import is_fixed_point, simulate_startup
 from apachetune.mpm.connections import CROWD_MARGIN, factor_for_crowd, stall
 from apachetune.mpm.directives import LIMITS
 from apachetune.mpm.restart import restart_headroom
@@ -60,6 +60,7 @@ class SizingInputs:
     max_keepalive_requests: Figure = Figure(100, "default")
     timeout: Figure = Figure(60, "default")
     max_mem_free: Figure = Figure(2048, "default")  # KiB each allocator keeps free (0: no limit)
+    listen_buckets: Figure = Figure(1, "default")  # ListenCoresBucketsRatio's buckets on these CPUs
     keepalive_clients: Figure = Figure(None, "unknown")  # idle keep-alive clients at the peak
     burst: Figure = Figure(None, "none given")  # requests arriving together
     burst_rate: Figure = Figure(None, "none measured")  # requests in the busiest second
@@ -241,8 +242,10 @@ def recommend(inputs: SizingInputs, mpm: str | None = None, max_utilisation: flo
     held = (offered or 0.0) + held_crowd
     settings = _section(mpm, mrw, tpc, kat, inputs, bound_by, pool=pool, busy=busy, crowd=crowd,
                         keepalive=keepalive, held=held)
+    buckets = int(inputs.listen_buckets.num)
+    settings = _bucket_floors(mpm, settings, buckets)
     values = {x.directive: x.value for x in settings if x.directive in _MPM_KEYS and isinstance(x.value, (int, float))}
-    assert is_fixed_point(mpm, values), (mpm, values)
+    assert is_fixed_point(mpm, values, listen_buckets=buckets), (mpm, values)
     real_mrw = int(next(x.value for x in settings if x.directive == "MaxRequestWorkers"))
     if crowd and mpm == "event":
         stalled = stall(mpm, values, crowd, busy)
@@ -463,6 +466,28 @@ def _section(mpm: str, mrw: int, tpc: int, kat: float, inputs: SizingInputs, bou
             out.append(_async_factor(mrw, tpc, busy, crowd))
         out.append(Setting("MaxConnectionsPerChild", 0, "processes are never recycled"))
     return out + _keepalive_settings(mpm, kat, inputs, keepalive)
+
+
+def _bucket_floors(mpm: str, settings: list[Setting], buckets: int) -> list[Setting]:
+    """With listener buckets httpd raises StartServers and the spare bounds at start-up (a
+    process to start and spares for each bucket: prefork.c, worker.c, event.c), and lets as many
+    processes run as there are buckets: state the raised values (and a ServerLimit that holds
+    those processes), so that the section is what httpd runs (lint's AT113-AT115 would refuse it)."""
+    if buckets <= 1:
+        return settings
+    why = f"raised to what httpd keeps for {buckets} listener buckets (ListenCoresBucketsRatio)"
+    for _ in range(3):  # a raised MaxRequestWorkers needs a ServerLimit that holds it
+        values = {x.directive: x.value for x in settings if x.directive in _MPM_KEYS}
+        effective = dict(simulate_startup(mpm, {k: str(v) for k, v in values.items()}, listen_buckets=buckets).effective)
+        processes = int(effective["MaxRequestWorkers"]) // (1 if mpm == "prefork" else int(effective["ThreadsPerChild"]))
+        effective["ServerLimit"] = max(int(values.get("ServerLimit", 0)), processes)
+        changed = [x for x in settings if x.directive in effective and isinstance(x.value, int)
+                   and effective[x.directive] != x.value]
+        if not changed:
+            break
+        settings = [Setting(x.directive, effective[x.directive], x.reason if why in x.reason else f"{x.reason}; {why}")
+                    if x in changed else x for x in settings]
+    return settings
 
 
 def _prefork_pool(mrw: int, pool: int | None, held: float) -> list[Setting]:

@@ -6,6 +6,8 @@ from collections.abc import Callable, Iterator
 
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Finding, Fix
+from apachetune.mpm.numbers import atoi
+from apachetune.mpm.result import Adjustment
 
 # httpd message code -> rule id (one rule per check, across the three MPMs).
 CODE_TO_RULE = {
@@ -64,8 +66,6 @@ def _default(ctx: LintContext, name: str) -> int | float:
 
 def _servers_needed(ctx: LintContext) -> int:
     """ServerLimit that carries the MaxRequestWorkers asked for (after httpd's rounding)."""
-    from apachetune.mpm.numbers import atoi
-
     assert ctx.startup is not None  # called for one of its messages
     raw = ctx.startup.configured.get("MaxRequestWorkers")
     requested = atoi(raw) if raw is not None else int(_default(ctx, "MaxRequestWorkers"))
@@ -88,6 +88,8 @@ def _silent(rule: str) -> Callable[[LintContext], Iterator[Finding]]:
                 "AT114": "at least what the listener buckets need",
                 "AT115": "no more processes than MaxRequestWorkers allows are started",
             }[rule]
+            if rule == "AT115" and _raised(ctx, adj):
+                why = "at least one process a listener bucket"
             was = adj.configured if adj.configured is not None else "its default"
             yield ctx.finding(
                 rule,
@@ -96,6 +98,12 @@ def _silent(rule: str) -> Callable[[LintContext], Iterator[Finding]]:
                 ctx.anchor(adj.directive), (),
                 Fix({adj.directive: str(adj.effective)}, "state the value httpd uses"))
     return check
+
+
+def _raised(ctx: LintContext, adj: Adjustment) -> bool:
+    """StartServers raised (to one process a listener bucket), not capped at the process limit."""
+    was = adj.configured if adj.configured is not None else _default(ctx, adj.directive)
+    return adj.effective > was
 
 
 def fatal(ctx: LintContext) -> Iterator[Finding]:
