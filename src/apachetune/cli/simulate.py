@@ -91,11 +91,13 @@ class Seconds(click.ParamType):
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False),
               help="Write curve.png (throughput and p99 against the load, the knee marked) and processes.png "
                    "to this directory; implies --curve; needs matplotlib (the plots extra).")
+@click.option("--graceful-at", "graceful_at", type=Finite(0, 3600), multiple=True,
+              help="Restart gracefully (apachectl graceful) this many seconds into the load (repeatable).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout, clients, rate, keepalive, think,
             turnaround, ab_requests, requests_per_connection, gap, crowd, service, access_log, log_format, speed, cpu_fraction, cores, timeout,
             syn_schedule, seconds, warmup, seed, per_worker_mib,
-            per_process_mib, httpd_version, versus, compare, curve, plot_dir, fmt):
+            per_process_mib, httpd_version, versus, compare, curve, plot_dir, graceful_at, fmt):
     """Predict what an MPM section does under a workload: throughput, latency percentiles,
     errors, processes over time and peak memory, from a model of httpd's MPMs in simulated time
     (seconds of real time for minutes of load)."""
@@ -138,9 +140,9 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
     results = []
     for m, v in runs:
         section = load_directives(file, m, max_request_workers, threads_per_child, keepalive_timeout,
-                                  listen_backlog=True, version=v, cores=cores)
+                                  listen_backlog=True, version=v, cores=cores, keep_server_limit=True)
         results.append(simulate(m, section, workload, seconds, warmup=warmup, seed=seed, memory=memory,
-                                version=v, cores=cores))
+                                version=v, cores=cores, graceful_at=tuple(graceful_at)))
     several = compare or versus
     curves = _curves(results, workload, seconds, seed, cores, bool(versus)) if curve or plot_dir else []
     written = []

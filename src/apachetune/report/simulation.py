@@ -11,8 +11,9 @@ from apachetune.simulate.before_after import BeforeAfter
 from apachetune.simulate.curve import CurvePoint, Knee
 
 _SECTION_ORDER = ("StartServers", "MinSpareServers", "MaxSpareServers", "MinSpareThreads", "MaxSpareThreads",
-                  "ThreadsPerChild", "MaxRequestWorkers", "AsyncRequestWorkerFactor", "MaxConnectionsPerChild",
-                  "KeepAlive", "KeepAliveTimeout", "MaxKeepAliveRequests")
+                  "ServerLimit", "ThreadsPerChild", "MaxRequestWorkers", "AsyncRequestWorkerFactor",
+                  "MaxConnectionsPerChild", "KeepAlive", "KeepAliveTimeout", "MaxKeepAliveRequests",
+                  "ListenCoresBucketsRatio", "MaxMemFree")
 
 
 def section_line(r: SimResult) -> str:

@@ -16,7 +16,20 @@ prefork keeps one count for all and stops a child of each bucket in turn
 (bucket_kill_child_record); worker and event run the maintenance once a bucket, over that
 bucket's slots, against MinSpareThreads / buckets and MaxSpareThreads / buckets, with a spawn
 rate a bucket that doubles while below 32 / buckets. (The spare bounds the section holds were
-already raised for the buckets at start-up: mpm.simulate_startup.)"""
+already raised for the buckets at start-up: mpm.simulate_startup.)
+
+The parent's loop (server_main_loop, ap_wait_or_timeout) reaps exited children only between
+its one-second sleeps: a child that exits during a sleep holds its scoreboard slot through the
+next maintenance pass and is reaped right after it.
+
+A graceful restart (`graceful`, apachectl graceful / SIGUSR1): every running child quiesces
+(stops accepting, answers what it has with Connection: close, closes its idle keep-alive
+connections, exits when done); the parent re-reads its configuration (RESTART_SECONDS) and
+restarts its loop: it replaces each child it reaps one for one until StartServers are started,
+and after its first one-second sleep starts what is left in any free slot, below ServerLimit;
+then maintenance, the spawn rate held at 1 for 10 spawning passes
+(hold_off_on_exponential_spawning). New children need free slots: with ServerLimit equal to
+MaxRequestWorkers / ThreadsPerChild, old children still busy hold every slot."""
 
 from __future__ import annotations
 
@@ -25,6 +38,11 @@ from apachetune.simulate.clock import Clock
 from apachetune.simulate.server import Process, Server
 from apachetune.simulate.stats import Stats
 from apachetune.sizing.model import EVENT_CONNECTION_MIB
+
+# What the parent takes to read its configuration again before its loop restarts (a few ms on
+# httpd 2.4.71 with a small configuration: idle children had exited, and were replaced, by then).
+RESTART_SECONDS = 0.01
+HOLD_OFF_AFTER_RESTART = 10  # spawning passes without doubling the rate after a graceful restart
 
 
 class Parent:
@@ -42,23 +60,69 @@ class Parent:
         self.memory = memory  # MiB (a process, a worker), if known
         self.buckets = server.buckets
         self.rates = [1] * self.buckets  # the spawn rate (one a bucket on worker and event)
-        self.free_slots = list(range(self.limit))
+        # the scoreboard's process slots: ServerLimit (worker, event; prefork: MaxRequestWorkers)
+        slots = self.limit if self.prefork else max(self.limit, int(section.get("ServerLimit", self.limit)))  # type: ignore[call-overload]
+        self.free_slots = list(range(slots))
         self.kill_record = -1  # prefork: the bucket whose child is stopped next
+        self.unreaped: list[Process] = []  # exited since the last pass: their slots are still taken
+        self.remaining = 0  # children a graceful restart still has to start
+        self.hold_off = 0  # spawning passes before the rate may double again
+        self.loop = 0  # bumped when the parent's loop restarts: a pending pass of the old one is dropped
         server.on_exit = self._exited
 
     def start(self) -> None:
         for _ in range(self.start_servers):
             self._fork(self.free_slots[0])
         self._sample(0)
-        self.clock.at(1.0, self.tick)
+        self.clock.at(1.0, self.tick, self.loop)
 
-    def tick(self) -> None:
-        if self.prefork or self.buckets == 1:
+    def tick(self, loop: int) -> None:
+        if loop != self.loop:
+            return  # the loop restarted (a graceful restart) since this pass was planned
+        if self.remaining:  # a graceful restart's children not started by replacement
+            spawned = self._startup(self.remaining)
+            self.remaining = 0
+        elif self.prefork or self.buckets == 1:
             spawned = self._maintain(None)
         else:
             spawned = sum(self._maintain(b) for b in range(self.buckets))
         self._sample(spawned)
-        self.clock.after(1.0, self.tick)
+        self._reap()
+        self.clock.after(1.0, self.tick, loop)
+
+    def graceful(self) -> None:
+        """A graceful restart now (apachectl graceful): see the module docstring."""
+        self.stats.events["graceful restarts"] += 1
+        for p in [p for p in self.server.processes if not p.quiescing]:
+            self.server.quiesce(p)
+        self.remaining = self.start_servers
+        self.hold_off = HOLD_OFF_AFTER_RESTART
+        self.rates = [1] * self.buckets
+        self.loop += 1
+        self.clock.after(RESTART_SECONDS, self._restarted, self.loop)
+
+    def _restarted(self, loop: int) -> None:
+        self._reap()  # the loop's first look: children that exited meanwhile are replaced at once
+        self.clock.after(1.0, self.tick, loop)
+
+    def _startup(self, count: int) -> int:
+        """startup_children: up to `count` children in free slots, lowest first."""
+        room = self.limit - sum(1 for p in self.server.processes if not p.quiescing)
+        slots = self.free_slots[:max(0, min(count, room))]
+        for slot in slots:
+            self._fork(slot)
+        return len(slots)
+
+    def _reap(self) -> None:
+        """The children that exited since the last pass give their slots back; while a
+        graceful restart has children to start, each is replaced in its slot at once."""
+        for p in self.unreaped:
+            self.free_slots.append(p.slot)
+            self.free_slots.sort()
+            if self.remaining:
+                self._fork(p.slot)
+                self.remaining -= 1
+        self.unreaped.clear()
 
     def _maintain(self, bucket: int | None) -> int:
         """One maintenance pass over every child (`bucket` None) or one bucket's: the children
@@ -73,14 +137,18 @@ class Parent:
             self._stop_one(running)
             rate = 1
         elif idle < self.min_spare // share:
-            if not free:
+            # no free slot, or as many running (not stopping) processes as MaxRequestWorkers allows
+            room = min(len(free), self.limit - sum(1 for p in server.processes if not p.quiescing))
+            if room <= 0:
                 self.stats.events["seconds short of idle workers at MaxRequestWorkers"] += 1
                 rate = 1
             else:
-                spawned = min(rate, len(free))
+                spawned = min(rate, room)
                 for slot in free[:spawned]:
                     self._fork(slot)
-                if rate < MAX_SPAWN_RATE // share:
+                if self.hold_off:
+                    self.hold_off -= 1
+                elif rate < MAX_SPAWN_RATE // share:
                     rate *= 2
         else:
             rate = 1
@@ -108,8 +176,7 @@ class Parent:
         self.server.quiesce(victim)
 
     def _exited(self, p: Process) -> None:
-        self.free_slots.append(p.slot)
-        self.free_slots.sort()
+        self.unreaped.append(p)  # its slot comes back when the parent next reaps
 
     def _sample(self, spawned: int) -> None:
         server = self.server

@@ -87,7 +87,8 @@ class SimResult:
 def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: float = 30.0, *,
              warmup: float = 0.0, seed: int = 1, backlog: int | None = None,
              memory: tuple[float, float] | None = None, spawn_delay: float = 0.005,
-             max_events: int = MAX_EVENTS, version: str | None = None, cores: int | None = None) -> SimResult:
+             max_events: int = MAX_EVENTS, version: str | None = None, cores: int | None = None,
+             graceful_at: tuple[float, ...] = ()) -> SimResult:
     """Run `workload` against httpd's `mpm` with `section` (the effective directives, as
     validate.section.load_directives gives them) for `seconds` of simulated time.
 
@@ -96,7 +97,8 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     `version`: the httpd 2.4.x modelled (event's connection limit changed in 2.4.30); `cores`:
     the server's online CPUs (default: this machine's), which a workload with a `cpu_fraction`
     shares and which set the listener buckets of a ListenCoresBucketsRatio (from 2.4.17; the
-    section's spare bounds are those load_directives raised for them)."""
+    section's spare bounds are those load_directives raised for them); `graceful_at`: seconds
+    into the load at which the parent is told to restart gracefully (apachectl graceful)."""
     if seconds <= 0 or not 0 <= warmup < seconds:
         raise ValueError("seconds must be above 0 and the warm-up shorter")
     started = time.perf_counter()
@@ -114,6 +116,8 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     parent.start()
     lead = form_crowd(clock, server, stats, workload, max_events)
     stats.warmup = lead + warmup
+    for at in graceful_at:
+        clock.at(lead + at, parent.graceful)
     count = AbCount(workload.requests) if workload.requests else None
     for _ in range(workload.clients):
         client = LoopClient(clock, server, stats, workload) if count is None else \

@@ -11,14 +11,16 @@ from apachetune.mpm.numbers import atoi, max_mem_free
 
 def load_directives(config: str | None, mpm: str, max_request_workers: int | None = None,
                     threads_per_child: int | None = None, keepalive_timeout: int | None = None,
-                    listen_backlog: bool = False, version: str | None = None, cores: int | None = None) -> dict:
+                    listen_backlog: bool = False, version: str | None = None, cores: int | None = None,
+                    keep_server_limit: bool = False) -> dict:
     """The directives to run `mpm` with: `config`'s MPM section, keep-alive settings and
     MaxMemFree (as httpd keeps it, in KiB), then the
     overrides; refused (UsageError) when httpd would not start with them. ListenBacklog only
     with `listen_backlog` (a validation run keeps the server's default). `version`: the httpd
     2.4.x whose start-up checks apply (default 2.4.71). A ListenCoresBucketsRatio is kept too,
     and its listener buckets on `cores` online CPUs (default: this machine's) raise the spare
-    bounds as httpd does at start-up."""
+    bounds as httpd does at start-up. ServerLimit is what MaxRequestWorkers needs, unless
+    `keep_server_limit` (the simulation's graceful restarts use the headroom above it)."""
     given: list[tuple[str, list[str]]] = []
     extra: dict[str, object] = {}
     buckets = 1
@@ -57,7 +59,8 @@ def load_directives(config: str | None, mpm: str, max_request_workers: int | Non
         raise UsageError(f"httpd would not start with this section: {start.fatal[0].text}")
     eff = dict(start.effective)
     if mpm != "prefork":
-        eff["ServerLimit"] = max(1, eff["MaxRequestWorkers"] // eff["ThreadsPerChild"])
+        needed = max(1, eff["MaxRequestWorkers"] // eff["ThreadsPerChild"])
+        eff["ServerLimit"] = max(needed, eff["ServerLimit"]) if keep_server_limit else needed
     else:
         eff["ServerLimit"] = eff["MaxRequestWorkers"]
     if not listen_backlog:
