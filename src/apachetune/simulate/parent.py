@@ -96,12 +96,13 @@ class Parent:
         for p in [p for p in self.server.processes if not p.quiescing]:
             self.server.quiesce(p)
         self.remaining = self.start_servers
-        self.hold_off = HOLD_OFF_AFTER_RESTART
-        self.rates = [1] * self.buckets
+        self.hold_off = HOLD_OFF_AFTER_RESTART  # (the spawn rate itself is kept, as httpd's retained one)
         self.loop += 1
         self.clock.after(RESTART_SECONDS, self._restarted, self.loop)
 
     def _restarted(self, loop: int) -> None:
+        if loop != self.loop:
+            return  # restarted again meanwhile
         self._reap()  # the loop's first look: children that exited meanwhile are replaced at once
         self.clock.after(1.0, self.tick, loop)
 
