@@ -69,15 +69,17 @@ static void stop_one(struct scoreboard *sb, const struct pool *p, int buckets, i
 
 /* One pass over bucket `bucket`'s processes (-1: all) against `share` of the spare bounds
  * (httpd's worker and event: MinSpareThreads / buckets, MaxSpareThreads / buckets, the spawn
- * rate doubling while below 32 / buckets). `kill_bucket`: whose process to stop (prefork stops
- * one of each bucket in turn). */
+ * rate doubling while below 32 / buckets). A pass over all with buckets (prefork) stops a child
+ * of each bucket in turn, `*kill_record` the bucket whose child was stopped last. */
 static void maintain(const struct conf *c, const struct pool *p, const int *lfds, struct scoreboard *sb,
-                     int bucket, int share, int kill_bucket, int *spawn_rate) {
+                     int bucket, int share, int *kill_record, int *spawn_rate) {
     int busy, idle, procs, all_busy, all_idle, all;
     sb_count_bucket(sb, c->buckets, bucket, &busy, &idle, &procs);
     sb_count(sb, &all_busy, &all_idle, &all); /* the process limit is the whole server's */
     if (idle > p->max_idle / share && all > 1) {
-        stop_one(sb, p, c->buckets, kill_bucket);
+        int victims = bucket;
+        if (bucket < 0 && c->buckets > 1) victims = *kill_record = (*kill_record + 1) % c->buckets;
+        stop_one(sb, p, c->buckets, victims);
         *spawn_rate = 1;
     } else if (idle < p->min_idle / share && all < p->max_procs) {
         if (spawn(c, p, lfds, sb, all, *spawn_rate, bucket) && *spawn_rate < MAX_SPAWN_RATE / share)
@@ -87,13 +89,17 @@ static void maintain(const struct conf *c, const struct pool *p, const int *lfds
     }
 }
 
+static void reset_rates(int *spawn_rate) {
+    for (int b = 0; b < MPMD_MAX_BUCKETS; b++) spawn_rate[b] = 1;
+}
+
 int mpm_run(struct conf *c, const char *path, const int *lfds, struct scoreboard *sb, pool_fn model) {
     struct pool p;
     model(c, &p);
     spawn(c, &p, lfds, sb, 0, c->start_servers, -1);
-    int spawn_rate[MPMD_MAX_BUCKETS] = {1};
-    for (int b = 0; b < MPMD_MAX_BUCKETS; b++) spawn_rate[b] = 1;
-    int kill_record = -1; /* prefork: the bucket whose child is stopped next */
+    int spawn_rate[MPMD_MAX_BUCKETS];
+    reset_rates(spawn_rate);
+    int kill_record = -1; /* prefork: the bucket whose child was stopped last */
     struct timespec tick = {1, 0};
     while (!mpmd_stop) {
         nanosleep(&tick, NULL);
@@ -107,21 +113,13 @@ int mpm_run(struct conf *c, const char *path, const int *lfds, struct scoreboard
             sb_reap(sb);
             sb_count(sb, &busy, &idle, &procs);
             spawn(c, &p, lfds, sb, procs, c->start_servers, -1);
-            for (int b = 0; b < MPMD_MAX_BUCKETS; b++) spawn_rate[b] = 1;
+            reset_rates(spawn_rate);
             continue;
         }
-        if (c->mpm == MPM_PREFORK || c->buckets == 1) {
-            /* one count for all; prefork's pipe of death goes to each bucket in turn */
-            int kill_bucket = -1;
-            if (c->buckets > 1) {
-                int busy, idle, procs;
-                sb_count(sb, &busy, &idle, &procs);
-                if (idle > p.max_idle && procs > 1) kill_record = kill_bucket = (kill_record + 1) % c->buckets;
-            }
-            maintain(c, &p, lfds, sb, -1, 1, kill_bucket, &spawn_rate[0]);
-        } else {
-            for (int b = 0; b < c->buckets; b++) maintain(c, &p, lfds, sb, b, c->buckets, b, &spawn_rate[b]);
-        }
+        if (c->mpm == MPM_PREFORK || c->buckets == 1) /* one count for all */
+            maintain(c, &p, lfds, sb, -1, 1, &kill_record, &spawn_rate[0]);
+        else
+            for (int b = 0; b < c->buckets; b++) maintain(c, &p, lfds, sb, b, c->buckets, &kill_record, &spawn_rate[b]);
     }
     sb_stop_children(sb); /* every child is told, and every one is reaped */
     return MPMD_OK;

@@ -83,14 +83,14 @@ def _httpd_tree(main: str, opts: ResolveOptions, report: CheckReport) -> CheckRe
     hidden = [(Path(h).parent.resolve(), Path(h).name) for h in opts.hidden
               if Path(h).parent.resolve().is_relative_to(real_root)]
     written = [Path(p).resolve() for p in overlay]  # a planned link is checked as the file it will show
-    copied_main = Path(main).resolve()
+    main_path = Path(main).resolve()
     with tempfile.TemporaryDirectory(prefix="apachetune-check-") as tmp:
         copy = Path(tmp) / "root"
         try:
             # Real directories wherever httpd reads or we write: a directory linked whole would
             # take mods-enabled/x.load -> ../mods-available/x.load to the original, not the copy.
             read = [q for f in eff.files for q in (Path(f).parent.resolve(), Path(f).resolve().parent)]
-            changed = [d for d, _ in hidden] + [p.parent for p in [*written, copied_main]] + read
+            changed = [d for d, _ in hidden] + [p.parent for p in [*written, main_path]] + read
             shadow_tree(real_root, copy, [d for d in changed if d.is_relative_to(real_root)])
 
             def inside_copy(path: Path) -> Path:
@@ -110,11 +110,11 @@ def _httpd_tree(main: str, opts: ResolveOptions, report: CheckReport) -> CheckRe
                 target = inside_copy(path)
                 target.unlink(missing_ok=True)
                 target.write_bytes(data)
-            target = inside_copy(copied_main)
-            text = target.read_text(errors="surrogateescape")
-            target.unlink()
-            target.write_text(re.sub(r"(?mi)^\s*ServerRoot\s.*$", f'ServerRoot "{copy}"', text),
-                              errors="surrogateescape")
+            copied_main = inside_copy(main_path)
+            text = copied_main.read_text(errors="surrogateescape")
+            copied_main.unlink()
+            copied_main.write_text(re.sub(r"(?mi)^\s*ServerRoot\s.*$", f'ServerRoot "{copy}"', text),
+                                   errors="surrogateescape")
         except OSError as e:
             return _unchecked(report, f"apache2 -t could not check it: a copy of {root} failed ({e})")
         env = {}
@@ -123,16 +123,16 @@ def _httpd_tree(main: str, opts: ResolveOptions, report: CheckReport) -> CheckRe
             from apachetune.config.envvars import read_envvars
 
             env = read_envvars(envvars)
-        run = httpd.config_test(target, copy, env=env)
+        run = httpd.config_test(copied_main, copy, env=env)
     return _verdict(report, run, run.mpm_messages)
 
 
 def shadow_tree(root: Path, copy: Path, changed: list[Path]) -> None:
     """A copy of `root` in which only the `changed` directories (resolved, inside `root`) and
     those leading to them are real: every other entry is a link to the original (a link of the
-    tree is kept as it is, so a relative one still points inside the copy). httpd -t reads the copy as the tree itself, and
-    nothing else of the server root is copied, however big it is or wherever the temporary
-    directory lies (a root of /tmp holds the copy itself)."""
+    tree is kept as it is, so a relative one still points inside the copy). httpd -t reads the
+    copy as the tree itself, and nothing else of the server root is copied, however big it is
+    or wherever the temporary directory lies (a root of /tmp holds the copy itself)."""
     inside = {root}
     for parent in changed:
         while parent.is_relative_to(root) and parent not in inside:

@@ -18,16 +18,17 @@ _LONG_MAX = 2**63 - 1
 _LONG_MIN = -(2**63)
 
 
-def atoi(text: str) -> int:
+def _strtol_digits(text: str) -> int:
+    """What strtol(text, NULL, 10) reads, before it saturates at a long's range (0: no digits)."""
     m = _ATOI.match(text)
     assert m is not None  # the pattern matches any text (every part is optional)
     sign, digits = m.group(1), m.group(2)
-    if not digits:
-        return 0
-    value = int(digits)
-    if sign == "-":
-        value = -value
-    value = max(_LONG_MIN, min(_LONG_MAX, value))  # strtol saturates
+    value = int(digits or "0")
+    return -value if sign == "-" else value
+
+
+def atoi(text: str) -> int:
+    value = max(_LONG_MIN, min(_LONG_MAX, _strtol_digits(text)))  # strtol saturates
     value &= 0xFFFFFFFF  # (int) cast: low 32 bits, two's complement
     return value - 2**32 if value >= 2**31 else value
 
@@ -65,19 +66,14 @@ def keepalive_seconds(arg: str) -> float:
     return atoi(arg) / 1000 if arg.strip().lower().endswith("ms") else atoi(arg)
 
 
-# core.c ap_mpm_set_max_mem_free: strtol, then `(apr_uint32_t)value * 1024` bytes, 32-bit arithmetic.
-_STRTOL = re.compile(r"[ \t\n\v\f\r]*([+-]?)([0-9]*)")
-
 
 def max_mem_free(arg: str) -> int | None:
     """MaxMemFree as httpd keeps it, in KiB an allocator may hold free (0: unlimited), or None
     when httpd refuses the value ("Invalid MaxMemFree value": negative, or beyond a long).
     No digits read as 0 (unlimited), junk after the digits is dropped, and the byte count is
-    taken modulo 2^32: 4194304 (4 GiB) is 0, unlimited, and 4194305 is 1 KiB."""
-    m = _STRTOL.match(arg)
-    assert m is not None  # every part of the pattern is optional
-    sign, digits = m.group(1), m.group(2)
-    value = int(digits or "0") * (-1 if sign == "-" else 1)
-    if value < 0 or value > _LONG_MAX:
+    taken modulo 2^32: 4194304 (4 GiB) is 0, unlimited, and 4194305 is 1 KiB (mpm_common.c
+    ap_mpm_set_max_mem_free: strtol, then `(apr_uint32_t)value * 1024` in 32 bits)."""
+    value = _strtol_digits(arg)
+    if value < 0 or value > _LONG_MAX:  # httpd's check: negative, or ERANGE
         return None
     return (value & 0xFFFFFFFF) * 1024 % 2**32 // 1024

@@ -61,7 +61,8 @@ class Parent:
         self.buckets = server.buckets
         self.rates = [1] * self.buckets  # the spawn rate (one a bucket on worker and event)
         # the scoreboard's process slots: ServerLimit (worker, event; prefork: MaxRequestWorkers)
-        slots = self.limit if self.prefork else max(self.limit, int(section.get("ServerLimit", self.limit)))  # type: ignore[call-overload]
+        server_limit = int(section.get("ServerLimit", self.limit))  # type: ignore[call-overload]
+        slots = self.limit if self.prefork else max(self.limit, server_limit)
         self.free_slots = list(range(slots))
         self.kill_record = -1  # prefork: the bucket whose child is stopped next
         self.unreaped: list[Process] = []  # exited since the last pass: their slots are still taken
@@ -108,11 +109,14 @@ class Parent:
 
     def _startup(self, count: int) -> int:
         """startup_children: up to `count` children in free slots, lowest first."""
-        room = self.limit - sum(1 for p in self.server.processes if not p.quiescing)
-        slots = self.free_slots[:max(0, min(count, room))]
+        slots = self.free_slots[:max(0, min(count, self._room()))]
         for slot in slots:
             self._fork(slot)
         return len(slots)
+
+    def _room(self) -> int:
+        """Processes that may still start: MaxRequestWorkers' processes less those running (not stopping)."""
+        return self.limit - sum(1 for p in self.server.processes if not p.quiescing)
 
     def _reap(self) -> None:
         """The children that exited since the last pass give their slots back; while a
@@ -139,7 +143,7 @@ class Parent:
             rate = 1
         elif idle < self.min_spare // share:
             # no free slot, or as many running (not stopping) processes as MaxRequestWorkers allows
-            room = min(len(free), self.limit - sum(1 for p in server.processes if not p.quiescing))
+            room = min(len(free), self._room())
             if room <= 0:
                 self.stats.events["seconds short of idle workers at MaxRequestWorkers"] += 1
                 rate = 1

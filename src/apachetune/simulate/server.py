@@ -324,6 +324,11 @@ class Server:
 
     def _pool_back(self, p: Process) -> None:
         p.lingering -= 1
+        self._keep_pool(p)
+
+    def _keep_pool(self, p: Process) -> None:
+        """A closed connection's pool joins its process's list, while the list has room (none
+        off event: the limit is 0 there)."""
         if self.kept_limit is None or p.kept < self.kept_limit:
             p.kept += 1
 
@@ -332,8 +337,8 @@ class Server:
         if p is None or conn not in p.conns:
             return
         p.conns.discard(conn)
-        if pool_back and (self.kept_limit is None or p.kept < self.kept_limit):  # (0 but on event)
-            p.kept += 1
+        if pool_back:
+            self._keep_pool(p)
         if p.quiescing and not p.conns and not p.serving:
             self._exit(p)
         else:  # (an exited process has no connections left to release)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Finding, Fix
@@ -18,15 +18,22 @@ def _kib(n: int) -> str:
     return f"{n / 1024:.0f} KiB" if n < 1024 * 1024 else f"{n / 1048576:.1f} MiB"
 
 
+def _processes_needed(mpm: str, e: Mapping[str, int | float]) -> int:
+    """The scoreboard slots MaxRequestWorkers needs: itself on prefork, else / ThreadsPerChild."""
+    if mpm == "prefork":
+        return int(e["MaxRequestWorkers"])
+    return -(-int(e["MaxRequestWorkers"]) // int(e["ThreadsPerChild"]))
+
+
 def server_limit_oversized(ctx: LintContext) -> Iterator[Finding]:
     at = ctx.winner("ServerLimit")
     if ctx.startup is None or ctx.mpm is None or at is None:
         return
     e = {k: int(v) for k, v in ctx.startup.effective.items() if k != "AsyncRequestWorkerFactor"}
+    needed = _processes_needed(ctx.mpm, e)
     if ctx.mpm == "prefork":
-        needed, per_slot = e["MaxRequestWorkers"], WORKER_SCORE_BYTES + PROCESS_SCORE_BYTES
+        per_slot = WORKER_SCORE_BYTES + PROCESS_SCORE_BYTES
     else:
-        needed = -(-e["MaxRequestWorkers"] // e["ThreadsPerChild"])
         per_slot = PROCESS_SCORE_BYTES + e["ThreadLimit"] * WORKER_SCORE_BYTES
     if e["ServerLimit"] > 2 * needed and e["ServerLimit"] - needed >= 4:
         waste = (e["ServerLimit"] - needed) * per_slot
@@ -47,7 +54,7 @@ def no_restart_slots(ctx: LintContext) -> Iterator[Finding]:
     if ctx.startup is None or ctx.mpm not in ("worker", "event") or at is None:
         return
     e = ctx.startup.effective
-    needed = -(-int(e["MaxRequestWorkers"]) // int(e["ThreadsPerChild"]))
+    needed = _processes_needed(ctx.mpm, e)
     spare = min(restart_headroom(ctx.mpm, needed), LIMITS[ctx.mpm]["ServerLimit"] - needed)
     if int(e["ServerLimit"]) <= needed and spare > 0:  # (at httpd's compile-time limit there is no room)
         yield ctx.finding(
@@ -131,6 +138,6 @@ def process_churn(ctx: LintContext) -> Iterator[Finding]:
             d, (), Fix({"MaxConnectionsPerChild": "0"}, "never recycle (or use thousands)"))
 
 
-RULES = {"AT201": server_limit_oversized, "AT202": thread_limit_unused, "AT205": no_restart_slots,
+RULES = {"AT201": server_limit_oversized, "AT202": thread_limit_unused,
          "AT203": spare_minimum_unreachable, "AT204": start_servers_over_max_spare,
-         "AT405": process_churn}
+         "AT205": no_restart_slots, "AT405": process_churn}
