@@ -110,3 +110,29 @@ def test_httpd_restarts_gracefully_as_simulated():
     smooth, slowest = _completions_by_second(4)
     assert all(smooth.get(s, 0) > 0 for s in range(1, 8)), smooth
     assert slowest < 2.5
+
+
+def test_the_cli_restarts_with_the_configuration_s_server_limit(tmp_path):
+    """`simulate FILE --graceful-at S`: the file's ServerLimit is kept (spare slots: no gap) and
+    shown on the section line; without spare slots the new processes start one a second."""
+    import json
+
+    from click.testing import CliRunner
+
+    from apachetune.cli import cli
+
+    conf = tmp_path / "mpm.conf"
+    args = ["--mpm", "event", "--clients", "40", "--service", "1000ms", "--seconds", "9", "--graceful-at", "3.1"]
+    seen = {}
+    for server_limit in (2, 4):
+        conf.write_text("".join(f"{k} {v}\n" for k, v in {**SECTION, "ServerLimit": server_limit}.items()))
+        r = CliRunner().invoke(cli, ["simulate", str(conf), *args, "--format", "json"])
+        assert r.exit_code == 0, r.output
+        out = json.loads(r.output)
+        assert out["section"]["ServerLimit"] == server_limit and out["events"]["graceful restarts"] == 1
+        seen[server_limit] = [t["processes"] for t in out["timeline"]]
+    assert seen[2] == [2, 2, 2, 2, 0, 1, 2, 2, 2] and set(seen[4]) == {2}
+    text = CliRunner().invoke(cli, ["simulate", str(conf), *args])
+    assert "ServerLimit 4" in text.output and "graceful restarts 1" in text.output
+    bad = CliRunner().invoke(cli, ["simulate", str(conf), *args[:-1], "-1"])
+    assert bad.exit_code == 2 and "--graceful-at" in bad.output
