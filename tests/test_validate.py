@@ -397,7 +397,11 @@ def test_a_config_s_max_mem_free_runs_as_httpd_keeps_it(tmp_path):
     conf.write_text("MaxRequestWorkers 50\n")
     assert "MaxMemFree" not in load_directives(str(conf), "event")
     conf.write_text("MaxMemFree -1\n")
-    with pytest.raises(UsageError, match="Invalid MaxMemFree value: -1"):
+    with pytest.raises(UsageError, match="Invalid MaxMemFree value: -1") as refused:
+        load_directives(str(conf), "event")
+    assert str(refused.value).startswith(f"{conf}:1:1: ")
+    conf.write_text("MaxRequestWorkers 50\nListenCoresBucketsRatio 0\n")
+    with pytest.raises(UsageError, match=f"^{conf}:2:1: .*ListenCoresBucketsRatio must be > 0"):
         load_directives(str(conf), "event")
     with MpmdServer("event", {**load_directives(None, "event", 4, 2), "MaxMemFree": 16}) as server:
         assert server.proc.poll() is None

@@ -40,13 +40,14 @@ def load_directives(config: str | None, mpm: str, max_request_workers: int | Non
         if d is not None and d.args:
             kib = max_mem_free(d.args[0])
             if kib is None:
-                raise UsageError(f"httpd would not start with this section: Invalid MaxMemFree value: {d.args[0]}")
+                raise UsageError(f"{d.position}: httpd would not start with this section: "
+                                 f"Invalid MaxMemFree value: {d.args[0]}")
             extra["MaxMemFree"] = kib  # as httpd keeps it: 4194304 is 0, no limit
         d = eff.get("ListenCoresBucketsRatio")  # the simulation's accept queues, one a bucket
         if d is not None and d.args:
             refused = ratio_error(d.args[0])
             if refused:
-                raise UsageError(f"httpd would not start with this section: {refused}")
+                raise UsageError(f"{d.position}: httpd would not start with this section: {refused}")
             extra["ListenCoresBucketsRatio"] = atoi(d.args[0])
             buckets = listen_buckets(d.args[0], cores)
     if max_request_workers:
