@@ -199,7 +199,8 @@ def sweep(run: PlanRun) -> None:
     recycled = _recycled_at_overload(setup, ran, closed_by_server)
     per_connection = (connection_mib(target, setup, idle_children, process_mib)
                       if (held or recycled) and idle_children is not None else None)
-    busy = busy_worker_mib(half + full, busy_base, mrw // 4, idle_children, process_mib)
+    loaded = half + full if setup.mpm == "event" else pinned_workers(half, mrw) + pinned_workers(full, mrw)
+    busy = busy_worker_mib(loaded, busy_base, mrw // 4, idle_children, process_mib)
     counted = per_connection is not None
     memory = memory_verdict(setup, idle, peak, busy, held if counted else 0, per_connection or 0.0, ran,
                             recycled if counted else 0)
@@ -787,11 +788,42 @@ def connection_mib(target: Target, setup: ValidationSetup, idle_children: int,
     return max(0.0, (looks[1] - looks[0]) / (n - half))
 
 
+def pinned_workers(samples: list[dict], mrw: int) -> list[dict]:
+    """A step's samples, each given the workers its connections pin: on prefork and worker a
+    connection holds its worker (process or thread) from its accept to its close, keep-alive
+    waits included, as the status page's BusyWorkers counts it. Counted at the moment the memory
+    is read, where the status page answers when a worker is free: with every worker busy (httpd
+    worker, 3 x 25, 75 keep-alive clients) once a step, at its end, and an answer of the half
+    step read beside the full step's memory (32 busy, 75 connections) made a busy worker 1 MiB
+    (145 MiB predicted, 101 peak). Without the full step, a busy figure from the half step alone
+    missed what a worker holds once its process's every thread is busy: 0.16-0.26 MiB against
+    the 0.33 the full step shows (80.3 MiB predicted, 95.4 peak).
+
+    Only the looks at the step's steady count are kept: as the clients of a step connect, a
+    look counts a connection fewer than the workers holding memory (httpd prefork, 8 children
+    of 8 MiB: 7 connections, 70.8 MiB, a worker made 9.0 MiB instead of 7.8). Not for event,
+    which parks idle keep-alive connections apart from its workers."""
+    counted = [s["connections"] for s in samples if s.get("connections") is not None]
+    if not counted:
+        return samples
+    steady = max(counted)
+    return [{**s, "serving": min(steady, mrw)} for s in samples if s.get("connections") == steady]
+
+
+def _serving(s: dict) -> int:
+    """The workers a sample saw serving the load: its pinned workers, else the status page's
+    BusyWorkers less the one answering it."""
+    if "serving" in s:
+        return s["serving"]
+    return (s.get("busy") or 0) - 1
+
+
 def busy_worker_mib(samples: list[dict], idle_pss: float | None, min_busy: int = 2,
                     idle_children: int | None = None, process_mib: float = 0.0) -> float | None:
     """What a busy worker holds beyond an idle one, sampled under load as `apachetune size
     --sample` samples a live server: the server's PSS above its idle PSS, per busy worker
-    (the status page's BusyWorkers, less the one serving the status request), the highest seen
+    (the status page's BusyWorkers, less the one serving the status request; the workers the
+    connections pin when the page did not answer, pinned_workers), the highest seen
     in the samples of the sweep's first two steps (half, then all of MaxRequestWorkers busy), as
     `size` keeps the highest figure. Both steps: on a threaded MPM what a busy worker holds grows
     with the busy threads of its process (httpd event, mod_lua: 0.01 MiB a busy worker at half
@@ -818,8 +850,8 @@ def busy_worker_mib(samples: list[dict], idle_pss: float | None, min_busy: int =
         grown = 0 if idle_children is None or s.get("children") is None else s["children"] - idle_children
         return s["pss_mib"] - idle_pss - grown * process_mib
 
-    loaded = [s for s in samples if (s.get("busy") or 0) > max(1, min_busy)]
-    per = [extra(s) / (s["busy"] - 1) for s in loaded or samples if (s.get("busy") or 0) > 1]
+    loaded = [s for s in samples if _serving(s) >= max(1, min_busy)]
+    per = [extra(s) / _serving(s) for s in loaded or samples if _serving(s) > 0]
     return max(0.0, *per) if per else None
 
 
