@@ -7,7 +7,12 @@ slots until their requests end (4.1 s), the parent's loop finds no free slot at 
 rate held at 1 after a restart); no request completed in seconds 4 and 5, the slowest took
 3.0-4.0 s. With ServerLimit 4 the new processes start in the spare slots at the first pass: no
 gap, the slowest 1.09-2.0 s (a request sent just after the signal waits for the first pass). Simulated: processes 2, 0 (4.1), 1 (5.1), 2 (6.1), p99 3.1 s; with
-ServerLimit 4, 2 throughout and p99 1.1 s (docs/simulate.md)."""
+ServerLimit 4, 2 throughout and p99 1.1 s (docs/simulate.md).
+
+worker (2 x 25, the same clients) uses no slot beyond MaxRequestWorkers / ThreadsPerChild: with
+1 s requests ServerLimit 2 and 4 alike had no process from 4.3 to 5.3 s and 265 done, the slowest
+3.1 s. With 3 s requests its maintenance forked into a stopping child's slot at 5.3 s (3
+processes) and nothing waited beyond its own 3 s; event with ServerLimit 2: the slowest 5.1 s."""
 
 from __future__ import annotations
 
@@ -29,9 +34,10 @@ SECTION = {"StartServers": 2, "MinSpareThreads": 25, "MaxSpareThreads": 75, "Thr
 LOAD = Workload(ServiceTime.parse("1000ms"), clients=40)
 
 
-def _run(server_limit: int, graceful_at: tuple[float, ...] = (3.1,)):
-    section = {**load_directives(None, "event", keep_server_limit=True), **SECTION, "ServerLimit": server_limit}
-    return simulate("event", section, LOAD, 9, graceful_at=graceful_at)
+def _run(server_limit: int, graceful_at: tuple[float, ...] = (3.1,), mpm: str = "event", load: Workload = LOAD,
+         seconds: float = 9):
+    section = {**load_directives(None, mpm, keep_server_limit=True), **SECTION, "ServerLimit": server_limit}
+    return simulate(mpm, section, load, seconds, graceful_at=graceful_at)
 
 
 def test_without_spare_slots_the_new_generation_waits_for_the_old_and_grows_one_a_second():
@@ -48,6 +54,24 @@ def test_spare_slots_let_the_new_generation_start_at_the_first_pass():
     assert r.completed > _run(2).completed
 
 
+def test_worker_uses_no_spare_slot_but_forks_beside_a_stopping_child():
+    """worker's new children go below MaxRequestWorkers / ThreadsPerChild only, whatever
+    ServerLimit says: the gap event avoids with ServerLimit 4 is there. But its maintenance forks
+    into a stopping child's slot once its idle threads have exited: with 3 s requests, a third
+    process at the pass after the restart, and none of the gap event has."""
+    for server_limit in (2, 4):
+        r = _run(server_limit, mpm="worker")
+        assert [t["processes"] for t in r.timeline] == [2, 2, 2, 2, 0, 1, 2, 2, 2]
+    slow = Workload(ServiceTime.parse("3000ms"), clients=40)
+    r = _run(2, mpm="worker", load=slow, seconds=12)
+    assert [t["processes"] for t in r.timeline][:9] == [2, 2, 2, 2, 2, 3, 2, 2, 2]
+    assert r.events["children forked"] == 4  # 2 at start, 2 beside the stopping ones
+    assert r.latency_ms["max"] < 3200  # as httpd: 3.1 s
+    event = _run(2, load=slow, seconds=12)
+    assert [t["processes"] for t in event.timeline][:9] == [2, 2, 2, 2, 2, 2, 0, 1, 2]
+    assert event.latency_ms["max"] > 5000  # as httpd: 5.1 s
+
+
 def test_an_idle_server_is_replaced_at_once_and_without_a_restart_nothing_changes():
     idle = Workload(ServiceTime.parse("5ms"), clients=1, think=10.0, keepalive=False)
     section = {**load_directives(None, "event", keep_server_limit=True), **SECTION, "ServerLimit": 2}
@@ -58,11 +82,17 @@ def test_an_idle_server_is_replaced_at_once_and_without_a_restart_nothing_change
     assert {t["processes"] for t in plain.timeline} == {2} and "graceful restarts" not in plain.events
 
 
-def _completions_by_second(server_limit: int) -> tuple[dict[int, int], float]:
+def _completions_by_second(server_limit: int, mpm: str = "event",
+                           ms: int = 1000) -> tuple[dict[int, int], float, list[int]]:
+    """Completions by second of 40 keep-alive clients on httpd, SIGUSR1 at 3.1 s; the slowest
+    request; the children counted every quarter second."""
+    import psutil
+
     from apachetune.validate.targets import make_target
 
     done: list[tuple[float, float]] = []
-    with make_target("httpd", "event", {**SECTION, "ServerLimit": server_limit}) as t:
+    children: list[int] = []
+    with make_target("httpd", mpm, {**SECTION, "ServerLimit": server_limit}) as t:
         pid = int((t.tmp / "httpd.pid").read_text())
         time.sleep(1.5)
         start = time.monotonic()
@@ -74,7 +104,7 @@ def _completions_by_second(server_limit: int) -> tuple[dict[int, int], float]:
                 t0 = time.monotonic()
                 try:
                     conn = conn or http.client.HTTPConnection(t.host, t.port, timeout=30)
-                    conn.request("GET", "/app/sleep?ms=1000")
+                    conn.request("GET", f"/app/sleep?ms={ms}")
                     response = conn.getresponse()
                     response.read()
                     if (response.getheader("Connection") or "").lower() == "close":
@@ -84,7 +114,15 @@ def _completions_by_second(server_limit: int) -> tuple[dict[int, int], float]:
                 except (OSError, http.client.HTTPException):
                     conn = None  # closed by event while its process was busy: as a browser, again
 
-        threads = [threading.Thread(target=client) for _ in range(40)]
+        def watch():
+            while time.monotonic() < stop:
+                try:
+                    children.append(len(psutil.Process(pid).children()))
+                except psutil.Error:
+                    pass
+                time.sleep(0.25)
+
+        threads = [threading.Thread(target=client) for _ in range(40)] + [threading.Thread(target=watch)]
         for th in threads:
             th.start()
         time.sleep(max(0.0, start + 3.1 - time.monotonic()))
@@ -94,7 +132,7 @@ def _completions_by_second(server_limit: int) -> tuple[dict[int, int], float]:
     by: dict[int, int] = {}
     for _, end in done:
         by[int(end - start)] = by.get(int(end - start), 0) + 1
-    return by, max(end - begin for begin, end in done)
+    return by, max(end - begin for begin, end in done), children
 
 
 @needs_httpd
@@ -104,12 +142,27 @@ def test_httpd_restarts_gracefully_as_simulated():
     """Without spare slots a second passes with nothing done and a request waits 3-4 s; with
     them every second has completions, and no request waits more than the pass a restart
     takes (a request sent just after the signal waits for the first pass, 1 s, then is served)."""
-    gap, slowest_gap = _completions_by_second(2)
+    gap, slowest_gap, _ = _completions_by_second(2)
     assert [s for s in (4, 5) if gap.get(s, 0) == 0], gap
     assert slowest_gap > 2.8
-    smooth, slowest = _completions_by_second(4)
+    smooth, slowest, _ = _completions_by_second(4)
     assert all(smooth.get(s, 0) > 0 for s in range(1, 8)), smooth
     assert slowest < 2.5
+
+
+@needs_httpd
+@pytest.mark.httpd
+@pytest.mark.slow
+def test_httpd_worker_restarts_gracefully_as_simulated():
+    """worker with ServerLimit 4 still has event's gap at ServerLimit 2 (no process for a while,
+    requests waiting 3 s); with 3 s requests a new child forks beside a stopping one (a third
+    process) and no request waits beyond its own 3 s."""
+    gap, slowest_gap, children = _completions_by_second(4, "worker")
+    assert [s for s in (4, 5) if gap.get(s, 0) == 0], gap
+    assert slowest_gap > 2.8 and 0 in children, children
+    _, slowest, children = _completions_by_second(2, "worker", 3000)
+    assert max(children) == 3, children
+    assert slowest < 3.5
 
 
 def test_the_cli_restarts_with_the_configuration_s_server_limit(tmp_path):

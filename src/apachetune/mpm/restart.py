@@ -4,9 +4,12 @@ httpd sizes the scoreboard once, at the first start: a graceful restart (apachec
 SIGUSR1) keeps ServerLimit and ThreadLimit and logs that the new value is not allowed during a
 restart (AH00179 prefork; AH00304/AH00309 worker; AH00501/AH00506 event). Only a full restart
 applies them. During a graceful restart the old generation's processes keep their slots while
-they finish; worker and event start the new generation in the slots left (event since 2.4.24
-lets finishing processes use slots up to ServerLimit), so a ServerLimit of exactly
-MaxRequestWorkers / ThreadsPerChild starts the new generation short of processes.
+they finish. event starts the new generation in the slots left below ServerLimit (since
+2.4.24), so a ServerLimit of exactly MaxRequestWorkers / ThreadsPerChild starts it short of
+processes. worker never uses a slot beyond MaxRequestWorkers / ThreadsPerChild, whatever
+ServerLimit says: its maintenance forks a new child into a finishing child's slot once that
+child's idle threads have exited (measured on httpd 2.4.71: ServerLimit 2 and 4 restarted
+alike), so spare slots give it nothing but scoreboard memory.
 """
 
 from __future__ import annotations
@@ -24,9 +27,10 @@ RESTART_KEPT = {
 
 def restart_headroom(mpm: str, processes: int) -> int:
     """Spare ServerLimit slots for processes finishing during a graceful restart: a quarter of
-    the processes (at least one) for worker and event; none for prefork (its children are the
-    workers and MaxRequestWorkers caps them). Stays under lint's AT201 threshold (2x)."""
-    if mpm == "prefork" or processes < 1:
+    the processes (at least one) for event; none for prefork (its children are the workers and
+    MaxRequestWorkers caps them) nor worker (it uses no slot beyond MaxRequestWorkers /
+    ThreadsPerChild). Stays under lint's AT201 threshold (2x)."""
+    if mpm != "event" or processes < 1:
         return 0
     return max(1, math.ceil(processes / 4))
 

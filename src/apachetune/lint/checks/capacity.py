@@ -48,10 +48,11 @@ def server_limit_oversized(ctx: LintContext) -> Iterator[Finding]:
 
 
 def no_restart_slots(ctx: LintContext) -> Iterator[Finding]:
-    """worker and event: a ServerLimit set to exactly the processes MaxRequestWorkers needs
-    leaves no slot for the new generation of a graceful restart while the old one finishes."""
+    """event: a ServerLimit set to exactly the processes MaxRequestWorkers needs leaves no slot
+    for the new generation of a graceful restart while the old one finishes (worker uses no
+    slot beyond them whatever ServerLimit says: mpm/restart.py)."""
     at = ctx.winner("ServerLimit")
-    if ctx.startup is None or ctx.mpm not in ("worker", "event") or at is None:
+    if ctx.startup is None or ctx.mpm != "event" or at is None:
         return
     e = ctx.startup.effective
     needed = _processes_needed(ctx.mpm, e)
