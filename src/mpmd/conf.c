@@ -389,6 +389,7 @@ int conf_reload(struct conf *c, const char *path, int slot_procs, int slot_threa
         if (n.start_servers > n.max_request_workers / n.threads_per_child)
             n.start_servers = n.max_request_workers / n.threads_per_child;
     }
+    n.server_limit = slot_procs; /* as httpd: kept from the first start (AH00501) */
     memcpy(n.listen_host, c->listen_host, sizeof(n.listen_host));
     n.listen_port = c->listen_port;
     if (conf_open_log(&n, err) != MPMD_OK) return MPMD_ERR;

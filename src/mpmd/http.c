@@ -83,8 +83,9 @@ struct reply {
     long bytes;
 };
 
-static int format_head(char *head, size_t cap, const struct reply *r, long length, const char *type,
+static int format_head(char *head, size_t cap, struct reply *r, long length, const char *type,
                        const struct conf *c) {
+    if (mpmd_graceful) r->keep = 0; /* told to stop while serving: as httpd decides at the head */
     char date[64];
     time_t now = time(NULL);
     struct tm tm;
@@ -460,7 +461,8 @@ int http_handle_one(struct conn *cn, const struct http_ctx *ctx, int *keep) {
     if (rq.content_length && discard_body(cn, rq.content_length, c) != MPMD_OK) return -1;
     *keep = c->keepalive && !rq.conn_close && (rq.minor == 1 || rq.conn_keepalive) && !rq.chunked &&
             (c->max_keepalive_requests == 0 || cn->served + 1 < c->max_keepalive_requests) &&
-            !mpmd_graceful; /* stopping: say so in this response, the client reconnects */
+            !mpmd_graceful; /* stopping: say so in this response, the client reconnects (and if
+                             * told while the request runs, format_head says it) */
     r.keep = *keep; /* a chunked body is never read: closing keeps it from being taken for a request */
     char decoded[PATH_MAX];
     int dotdot;
@@ -480,6 +482,7 @@ int http_handle_one(struct conn *cn, const struct http_ctx *ctx, int *keep) {
         rc = serve_file(cn->fd, ctx, decoded, &r);
     }
     access_log(c, cn, line, &r);
+    *keep = *keep && r.keep;
     cn->served++;
     return rc == MPMD_OK ? 1 : -1;
 }

@@ -1,8 +1,8 @@
 /* main.c: mpmd -f CONF -m prefork|worker|event [-t] [-r FD]
  * Reads the directives, applies httpd's start-up adjustments, listens (on
  * loopback unless Listen says otherwise) and runs the chosen model until
- * SIGTERM or SIGINT, then stops every child and reaps it. SIGHUP is a
- * graceful restart: the file is read again and the children replaced. With -r FD it writes
+ * SIGTERM or SIGINT, then stops every child and reaps it. SIGUSR1 (httpd's graceful) or SIGHUP
+ * is a graceful restart: the file is read again and the children replaced (maintain.c). With -r FD it writes
  * "ready" to FD (a pipe from its runner) once it listens, so nobody polls for it. */
 #define _GNU_SOURCE
 #include "mpmd.h"
@@ -82,10 +82,8 @@ int main(int argc, char **argv) {
     sigaction(SIGINT, &sa, NULL);
     sa.sa_handler = on_restart;
     sigaction(SIGHUP, &sa, NULL);
+    sigaction(SIGUSR1, &sa, NULL); /* (blocked across each fork: the child installs its own first) */
     signal(SIGPIPE, SIG_IGN);
-    /* Ignored until a child installs its handler: a graceful stop sent just after a fork must
-     * not kill the new child (the disposition is inherited). */
-    signal(SIGUSR1, SIG_IGN);
     /* One listening socket a listener bucket, all on the port (SO_REUSEPORT: the kernel
      * hashes each new connection to one of them); a child accepts on its bucket's. */
     int lfds[MPMD_MAX_BUCKETS];
@@ -109,7 +107,10 @@ int main(int argc, char **argv) {
     struct pool pool;
     pool_of(&c, &pool);
     struct scoreboard sb;
-    if (sb_create(&sb, pool.max_procs, c.threads_per_child, err) != MPMD_OK) {
+    /* ServerLimit slots, as httpd's scoreboard: a graceful restart may raise MaxRequestWorkers up
+     * to them, and event starts a restart's processes beside the stopping ones. */
+    int slots = c.server_limit > pool.max_procs ? c.server_limit : pool.max_procs;
+    if (sb_create(&sb, slots, c.threads_per_child, err) != MPMD_OK) {
         fprintf(stderr, "mpmd: %s\n", err);
         return 1;
     }

@@ -99,12 +99,19 @@ void sb_count_bucket(const struct scoreboard *sb, int buckets, int bucket, int *
 void sb_signal_children(struct scoreboard *sb, int sig);
 /* A child's life: what runs in a forked process for scoreboard slot `slot`. */
 typedef void (*child_main_fn)(const struct conf *c, int lfd, struct scoreboard *sb, int slot);
-/* Fork a child into the first free slot below max_procs of listener bucket `bucket` (-1: any),
- * its `threads` slots idle; it accepts on its bucket's socket, lfds[slot % c->buckets]. */
-int sb_spawn(struct scoreboard *sb, int max_procs, int threads, child_main_fn child, const struct conf *c,
+/* Fork a child into the first free slot below `slots` of listener bucket `bucket` (-1: any),
+ * its `threads` slots idle; it accepts on its bucket's socket, lfds[slot % c->buckets].
+ * MPMD_AGAIN when every such slot is taken. */
+int sb_spawn(struct scoreboard *sb, int slots, int threads, child_main_fn child, const struct conf *c,
              const int *lfds, int bucket);
-/* Collect exited children; every slot of theirs becomes dead. */
-void sb_reap(struct scoreboard *sb);
+/* The same into slot `slot` (free). */
+int sb_spawn_at(struct scoreboard *sb, int slot, int threads, child_main_fn child, const struct conf *c,
+                const int *lfds);
+/* Collect one exited child, if any: its slot (every thread slot of it dead), -1 when none had
+ * exited, -2 for a child no slot knew. */
+int sb_reap_one(struct scoreboard *sb);
+/* Processes running and not stopping. */
+int sb_active(const struct scoreboard *sb);
 void sb_stop_children(struct scoreboard *sb); /* SIGTERM every child, reap them all */
 
 /* The request head (request.c). Parsed in place: the pointers point into the
@@ -166,7 +173,9 @@ int64_t mpmd_now_ms(void); /* monotonic */
 /* A model's pool, as the parent's maintenance (maintain.c) sees it. */
 struct pool {
     int threads;           /* workers per process */
-    int max_procs;         /* processes at most */
+    int max_procs;         /* processes at most, not counting those stopping */
+    int slots;             /* the scoreboard slots it forks into: ServerLimit on event (a restart's new
+                            * processes start beside the stopping ones), max_procs otherwise */
     int min_idle, max_idle; /* idle workers kept between these */
     child_main_fn child;   /* what a new process runs */
     /* the process to stop (of listener bucket `bucket`, -1: any), or -1 */
@@ -176,13 +185,15 @@ typedef void (*pool_fn)(const struct conf *c, struct pool *p);
 void prefork_pool(const struct conf *c, struct pool *p);  /* prefork.c */
 void threaded_pool(const struct conf *c, struct pool *p); /* threaded.c: worker and event */
 /* A new child's signals: SIGTERM sets mpmd_stop, SIGUSR1 mpmd_graceful, SIGHUP and SIGPIPE
- * ignored (maintain.c). */
+ * ignored; then SIGUSR1 unblocked (sb_spawn_at blocks it across the fork, so that a stop sent
+ * just after the fork waits for the child's handler) (maintain.c). */
 void mpm_child_signals(void);
-/* Run the model until SIGTERM; SIGHUP reloads `path` and replaces the children. */
+/* Run the model until SIGTERM; SIGUSR1 or SIGHUP reloads `path` and replaces the children
+ * gracefully, as httpd's graceful restart does (maintain.c). */
 int mpm_run(struct conf *c, const char *path, const int *lfds, struct scoreboard *sb, pool_fn model);
 
 extern volatile sig_atomic_t mpmd_stop;
-extern volatile sig_atomic_t mpmd_restart; /* SIGHUP: graceful restart */
+extern volatile sig_atomic_t mpmd_restart; /* the parent's SIGUSR1 or SIGHUP: graceful restart */
 /* In a child: SIGUSR1 (httpd's AP_SIG_GRACEFUL) asks it to stop accepting, answer what its
  * connections send (each next response says Connection: close, so clients reconnect to the new
  * generation; an idle one ends at KeepAliveTimeout) and exit: nothing is dropped. SIGTERM

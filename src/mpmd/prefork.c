@@ -40,6 +40,7 @@ static int idle_child(const struct scoreboard *sb, int max_procs, int buckets, i
 }
 
 void prefork_pool(const struct conf *c, struct pool *p) {
-    *p = (struct pool){.threads = 1, .max_procs = c->max_request_workers, .min_idle = c->min_spare_servers,
+    *p = (struct pool){.threads = 1, .max_procs = c->max_request_workers, .slots = c->max_request_workers,
+                       .min_idle = c->min_spare_servers,
                        .max_idle = c->max_spare_servers, .child = child_main, .victim = idle_child};
 }

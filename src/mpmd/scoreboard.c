@@ -52,29 +52,48 @@ void sb_count_bucket(const struct scoreboard *sb, int buckets, int bucket, int *
     }
 }
 
-int sb_spawn(struct scoreboard *sb, int max_procs, int threads, child_main_fn child, const struct conf *c,
+int sb_spawn(struct scoreboard *sb, int slots, int threads, child_main_fn child, const struct conf *c,
              const int *lfds, int bucket) {
-    for (int slot = 0; slot < max_procs; slot++) {
+    for (int slot = 0; slot < slots && slot < sb->server_limit; slot++) {
         if (sb->procs[slot].pid || (bucket >= 0 && slot % c->buckets != bucket)) continue;
-        for (int t = 0; t < threads; t++) sb_set(sb, slot, t, SLOT_IDLE);
-        pid_t pid = fork();
-        if (pid < 0) return MPMD_ERR;
-        if (pid == 0) child(c, lfds[slot % c->buckets], sb, slot); /* never returns */
-        sb->procs[slot].pid = pid;
-        sb->procs[slot].quiescing = 0;
-        return MPMD_OK;
+        return sb_spawn_at(sb, slot, threads, child, c, lfds);
     }
-    return MPMD_ERR; /* every slot taken */
+    return MPMD_AGAIN; /* every slot taken */
 }
 
-void sb_reap(struct scoreboard *sb) {
-    pid_t pid;
-    while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
-        for (int s = 0; s < sb->server_limit; s++)
-            if (sb->procs[s].pid == pid) {
-                sb->procs[s].pid = 0;
-                for (int t = 0; t < sb->thread_limit; t++) sb_set(sb, s, t, SLOT_DEAD);
-            }
+int sb_spawn_at(struct scoreboard *sb, int slot, int threads, child_main_fn child, const struct conf *c,
+                const int *lfds) {
+    for (int t = 0; t < threads; t++) sb_set(sb, slot, t, SLOT_IDLE);
+    sigset_t usr1, was;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    sigprocmask(SIG_BLOCK, &usr1, &was); /* the child unblocks it once its own handler is in */
+    pid_t pid = fork();
+    if (pid == 0) child(c, lfds[slot % c->buckets], sb, slot); /* never returns */
+    sigprocmask(SIG_SETMASK, &was, NULL);
+    if (pid < 0) return MPMD_ERR;
+    sb->procs[slot].pid = pid;
+    sb->procs[slot].generation = sb->g->generation;
+    sb->procs[slot].quiescing = 0;
+    return MPMD_OK;
+}
+
+int sb_reap_one(struct scoreboard *sb) {
+    pid_t pid = waitpid(-1, NULL, WNOHANG);
+    if (pid <= 0) return -1;
+    for (int s = 0; s < sb->server_limit; s++)
+        if (sb->procs[s].pid == pid) {
+            sb->procs[s].pid = 0;
+            for (int t = 0; t < sb->thread_limit; t++) sb_set(sb, s, t, SLOT_DEAD);
+            return s;
+        }
+    return -2;
+}
+
+int sb_active(const struct scoreboard *sb) {
+    int n = 0;
+    for (int p = 0; p < sb->server_limit; p++) n += sb->procs[p].pid && !sb->procs[p].quiescing;
+    return n;
 }
 
 void sb_signal_children(struct scoreboard *sb, int sig) {

@@ -259,12 +259,12 @@ static void event_listen(struct child *ch, int on) {
  * ("kill'em all", every 2.4.x): the idle keep-alive connections are closed, so that their
  * clients come back to a process with room instead of holding this one's connection slots.
  * Caller holds nothing. */
-static void close_parked_keepalive(struct child *ch) {
+static void close_parked_keepalive(struct child *ch, int busy) {
     pthread_mutex_lock(&ch->mu);
     for (int fd = 0; fd <= ch->maxfd && ch->nparked; fd++)
         if (ch->parked[fd].deadline && !ch->parked[fd].lingering) {
             expire_parked_fd(ch, fd);
-            __atomic_fetch_add(&ch->sb->g->busy_closed, 1, __ATOMIC_RELAXED);
+            if (busy) __atomic_fetch_add(&ch->sb->g->busy_closed, 1, __ATOMIC_RELAXED);
         }
     pthread_mutex_unlock(&ch->mu);
 }
@@ -344,7 +344,9 @@ static int event_accept(struct child *ch, int tpc, int *accepted) {
  * httpd's, it stops listening when a connection arrives over the limit, listens again only after
  * a pass that found no worker busy and the process under the limit (should_enable_listensocks),
  * and after a pass that found every worker busy closes its idle keep-alive connections. On a
- * graceful stop it stops accepting and drains its connections before the child exits. */
+ * graceful stop it stops accepting, closes its idle keep-alive connections at once (event.c's
+ * listener, dying: "kill'em all"; their clients reconnect to the new generation) and drains the
+ * rest before the child exits. */
 static void event_listener(struct child *ch, int tpc) {
     int accepted = 0, busy = 0;
     int64_t next_scan = 0;
@@ -359,7 +361,7 @@ static void event_listener(struct child *ch, int tpc) {
         if (ch->c->max_connections_per_child && accepted >= ch->c->max_connections_per_child) break;
         if (event_poll(ch, &next_scan, &busy) && !mpmd_graceful && ch->listening)
             busy |= event_accept(ch, tpc, &accepted);
-        if (busy) close_parked_keepalive(ch);
+        if (busy || mpmd_graceful) close_parked_keepalive(ch, busy);
     }
 }
 
@@ -453,13 +455,18 @@ static void child_main(const struct conf *c, int lfd, struct scoreboard *sb, int
 
 /* Above MaxSpareThreads: the newest process not already stopping (of `bucket`, -1: any). */
 static int newest_child(const struct scoreboard *sb, int max_procs, int buckets, int bucket) {
-    for (int s = max_procs - 1; s >= 0; s--)
+    (void)max_procs;
+    for (int s = sb->server_limit - 1; s >= 0; s--)
         if ((bucket < 0 || s % buckets == bucket) && sb->procs[s].pid && !sb->procs[s].quiescing) return s;
     return -1;
 }
 
 void threaded_pool(const struct conf *c, struct pool *p) {
-    *p = (struct pool){.threads = c->threads_per_child, .max_procs = c->max_request_workers / c->threads_per_child,
+    int max_procs = c->max_request_workers / c->threads_per_child;
+    /* event starts processes in any free slot below ServerLimit; worker only below
+     * MaxRequestWorkers / ThreadsPerChild, whatever ServerLimit says (worker.c) */
+    int slots = c->mpm == MPM_EVENT && c->server_limit > max_procs ? c->server_limit : max_procs;
+    *p = (struct pool){.threads = c->threads_per_child, .max_procs = max_procs, .slots = slots,
                        .min_idle = c->min_spare_threads, .max_idle = c->max_spare_threads, .child = child_main,
                        .victim = newest_child};
 }
