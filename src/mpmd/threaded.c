@@ -191,6 +191,17 @@ static void linger_read(struct child *ch, int fd) {
     expire_parked_fd(ch, fd);
 }
 
+/* event: close a parked connection gracefully: our side shut, what the client still sends read
+ * and dropped until its close or LINGER_MS (httpd's start_lingering_close). Caller holds mu. */
+static void start_linger(struct child *ch, int fd) {
+    struct parked *pk = &ch->parked[fd];
+    pk->lingering = 1;
+    ch->nlingering++;
+    pk->deadline = mpmd_now_ms() + LINGER_MS;
+    if (shutdown(fd, SHUT_WR) == 0) linger_read(ch, fd);
+    else { pk->deadline = 1; expire_parked_fd(ch, fd); }
+}
+
 /* event: close keep-alive connections idle for longer than KeepAliveTimeout
  * and lingering ones after LINGER_MS.
  * Called every 100 ms by the listener, over the fds parked so far. */
@@ -263,8 +274,12 @@ static void close_parked_keepalive(struct child *ch, int busy) {
     pthread_mutex_lock(&ch->mu);
     for (int fd = 0; fd <= ch->maxfd && ch->nparked; fd++)
         if (ch->parked[fd].deadline && !ch->parked[fd].lingering) {
+            if (!busy) { /* stopping: a request already on its way is read and dropped, no reset */
+                start_linger(ch, fd);
+                continue;
+            }
             expire_parked_fd(ch, fd);
-            if (busy) __atomic_fetch_add(&ch->sb->g->busy_closed, 1, __ATOMIC_RELAXED);
+            __atomic_fetch_add(&ch->sb->g->busy_closed, 1, __ATOMIC_RELAXED);
         }
     pthread_mutex_unlock(&ch->mu);
 }
@@ -279,12 +294,8 @@ static int event_parked_ready(struct child *ch, int fd) {
     } else if (ch->idle - ch->qlen <= 0) {
         /* As httpd: a keep-alive request does not wait for a worker; with every thread busy
          * the connection is closed (the client retries, maybe on another process). */
-        pk->lingering = 1;
-        ch->nlingering++;
-        pk->deadline = mpmd_now_ms() + LINGER_MS;
         __atomic_fetch_add(&ch->sb->g->busy_closed, 1, __ATOMIC_RELAXED);
-        if (shutdown(fd, SHUT_WR) == 0) linger_read(ch, fd);
-        else { pk->deadline = 1; expire_parked_fd(ch, fd); }
+        start_linger(ch, fd);
         return 1;
     } else {
         pk->deadline = 0;

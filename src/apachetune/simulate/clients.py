@@ -123,10 +123,13 @@ class Client:
 
 class LoopClient(Client):
     """wrk / siege: the next request `think` seconds after each response; a request lost on a
-    closed keep-alive connection is an error (wrk counts a read error: "reset")."""
+    closed keep-alive connection is an error (wrk counts a read error: "reset"). With `until`
+    (a time), it sends nothing after it and closes its connection: the run drains."""
+
+    until: float | None = None
 
     def answered(self, keep: bool) -> None:
-        self.clock.after(self.workload.think, self.request)
+        self._next()
 
     def lost(self, conn: Conn) -> None:
         self.waiting = 0
@@ -134,7 +137,14 @@ class LoopClient(Client):
         self.after_error()
 
     def after_error(self) -> None:
-        self.clock.after(self.workload.think, self.request)
+        self._next()
+
+    def _next(self) -> None:
+        if self.until is None or self.clock.now < self.until:
+            self.clock.after(self.workload.think, self.request)
+        elif self.conn is not None:  # done: it closes its connection, as validate's client does
+            self.server.client_close(self.conn)
+            self.conn = None
 
 
 class AbCount:

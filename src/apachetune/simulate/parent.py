@@ -66,6 +66,7 @@ class Parent:
         spare = ("MinSpareServers", "MaxSpareServers") if self.prefork else ("MinSpareThreads", "MaxSpareThreads")
         self.min_spare, self.max_spare = (int(section[n]) for n in spare)  # type: ignore[call-overload]
         self.start_servers = min(int(section["StartServers"]), self.limit)  # type: ignore[call-overload]
+        self.restart_start_servers = self.start_servers  # what a graceful restart starts
         self.spawn_delay = spawn_delay
         self.memory = memory  # MiB (a process, a worker), if known
         self.buckets = server.buckets
@@ -108,7 +109,7 @@ class Parent:
         self.stats.events["graceful restarts"] += 1
         for p in [p for p in self.server.processes if not p.quiescing]:
             self.server.quiesce(p)
-        self.remaining = self.start_servers
+        self.remaining = self.restart_start_servers
         self.hold_off = HOLD_OFF_AFTER_RESTART  # (the spawn rate itself is kept, as httpd's retained one)
         self.loop += 1
         self.clock.after(RESTART_SECONDS, self._restarted, self.loop)

@@ -88,7 +88,8 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
              warmup: float = 0.0, seed: int = 1, backlog: int | None = None,
              memory: tuple[float, float] | None = None, spawn_delay: float = 0.005,
              max_events: int = MAX_EVENTS, version: str | None = None, cores: int | None = None,
-             graceful_at: tuple[float, ...] = ()) -> SimResult:
+             graceful_at: tuple[float, ...] = (), restart_start_servers: int | None = None,
+             drain: bool = False) -> SimResult:
     """Run `workload` against httpd's `mpm` with `section` (the effective directives, as
     validate.section.load_directives gives them) for `seconds` of simulated time.
 
@@ -98,7 +99,11 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     the server's online CPUs (default: this machine's), which a workload with a `cpu_fraction`
     shares and which set the listener buckets of a ListenCoresBucketsRatio (from 2.4.17; the
     section's spare bounds are those load_directives raised for them); `graceful_at`: seconds
-    into the load at which the parent is told to restart gracefully (apachectl graceful)."""
+    into the load at which the parent is told to restart gracefully (apachectl graceful);
+    `restart_start_servers`: the StartServers a restart starts, when the section's is the pool
+    found running instead (validate's plan); `drain`: closed-loop clients send nothing after
+    `seconds` and the run goes on until the requests they sent are answered or given up, as
+    validate's client waits for its last ones (a request sent into a restart's gap is counted)."""
     if seconds <= 0 or not 0 <= warmup < seconds:
         raise ValueError("seconds must be above 0 and the warm-up shorter")
     started = time.perf_counter()
@@ -113,15 +118,21 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     server = Server(clock, mpm, section, workload.service, rng, stats, backlog, version, cpu, workload.cpu_fraction,
                     buckets)
     parent = Parent(clock, server, mpm, section, stats, spawn_delay, memory)
+    if restart_start_servers is not None:
+        parent.restart_start_servers = min(restart_start_servers, parent.limit)
     parent.start()
     lead = form_crowd(clock, server, stats, workload, max_events)
     stats.warmup = lead + warmup
     for at in graceful_at:
         clock.at(lead + at, parent.graceful)
     count = AbCount(workload.requests) if workload.requests else None
+    loop_clients = []
     for _ in range(workload.clients):
         client = LoopClient(clock, server, stats, workload) if count is None else \
             AbClient(clock, server, stats, workload, count)
+        if drain:
+            client.until = lead + seconds
+        loop_clients.append(client)
         clock.at(lead, client.request)
     if workload.rate:
         Arrivals(clock, server, stats, workload, rng).start()
@@ -130,9 +141,15 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
         replay = Replay(clock, server, stats, workload, rng)
         replay.start(lead)
     stop = replay.done if replay else (lambda: count.complete) if count else None
-    finished = clock.run(lead + seconds, max_events, stop)
+    horizon = seconds
+    if drain and loop_clients and not replay and not count:
+        horizon = seconds + workload.timeout
+
+        def stop() -> bool:
+            return clock.now >= lead + seconds and not any(c.waiting for c in loop_clients)
+    finished = clock.run(lead + horizon, max_events, stop)
     end = clock.now - lead  # `seconds`, or where a replay or ab's requests ended or the events ran out
-    ended = bool(stop and finished and end < seconds)
+    ended = bool(stop and finished and end != seconds)
     stats.events["simulation events"] = clock.events
     return SimResult(
         mpm=mpm, httpd_version=str(version or DEFAULT_VERSION), section=dict(section), workload=workload.label(),
