@@ -163,10 +163,12 @@ def test_peak_memory_verdict_fails_on_a_wrong_per_worker_figure():
 
 @needs_httpd
 @pytest.mark.httpd
-# prefork counts the children its connections pin at the moment the memory is read (the status
-# page's count was a look behind: a clean CI run once caught too few children holding their
-# block, 55.9 MiB predicted vs 70.3 peak; since, 9 runs of 9 within 9%).
-@pytest.mark.parametrize("mpm", ["prefork", "event"])
+# prefork is left out: its child frees the block after each request, so the half step's looks
+# catch the children holding it only as often as they happen to look mid-request. Counted by the
+# connections that pin the children, 9 runs of 9 were within 9% on a quiet machine, but under a
+# CPU hog on both cores one caught half (35.6 MiB predicted, 70.3 peak), as a clean CI run had
+# with the status page's count (55.9 vs 70.3); see the issue 13 note.
+@pytest.mark.parametrize("mpm", ["event"])
 def test_peak_memory_matches_the_sizing_model_on_httpd(mpm):
     # mod_lua allocates the 4 MiB in one block (a request holds about twice that while Lua
     # copies its buffer): the prediction measures what a busy worker holds at half load and

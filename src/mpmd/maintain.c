@@ -14,6 +14,8 @@
  * reaped is replaced in its slot until StartServers are started, what is left starts at the
  * first pass in any free slot (event: below ServerLimit, beside the stopping ones), and the
  * spawn rate stays where it is for 10 spawning passes (hold_off_on_exponential_spawning).
+ * worker's maintenance also forks into a stopping child's slot once it has a dead thread slot
+ * (spawn_beside; its new child takes the thread slots as they die, threaded.c).
  * SIGTERM: every child is stopped, and killed after STOP_GRACE_MS. */
 #define _GNU_SOURCE
 #include "mpmd.h"
@@ -76,6 +78,30 @@ static int spawn(const struct conf *c, const struct pool *p, const int *lfds, st
     return made;
 }
 
+/* Dead thread slots of slot `s`'s process (of its first `threads`). */
+static int dead_threads(const struct scoreboard *sb, int s, int threads) {
+    int n = 0;
+    for (int t = 0; t < threads; t++) n += sb->slots[s * sb->thread_limit + t] == SLOT_DEAD;
+    return n;
+}
+
+/* worker: up to n children into the slots of stopping children (of `bucket`, -1: any) that have
+ * a dead thread slot, those whose every thread is dead first, as worker.c's maintenance takes
+ * them ("back of the bus" for a slot still in use); returns how many started. */
+static int spawn_beside(const struct conf *c, const struct pool *p, const int *lfds, struct scoreboard *sb, int n,
+                        int bucket) {
+    int made = 0, active = sb_active(sb);
+    for (int all_dead = 1; all_dead >= 0; all_dead--)
+        for (int s = 0; s < p->slots && made < n && active + made < p->max_procs; s++) {
+            if (!sb->procs[s].pid || !sb->procs[s].quiescing || (bucket >= 0 && s % c->buckets != bucket)) continue;
+            int dead = dead_threads(sb, s, p->threads);
+            if (dead == 0 || (dead == p->threads) != all_dead) continue;
+            if (sb_spawn_beside(sb, s, p->child, c, lfds) != MPMD_OK) return made;
+            made++;
+        }
+    return made;
+}
+
 static void stop_one(struct scoreboard *sb, const struct pool *p, int buckets, int bucket) {
     int victim = p->victim(sb, p->max_procs, buckets, bucket);
     if (victim >= 0) {
@@ -106,7 +132,9 @@ static void maintain(const struct conf *c, const struct pool *p, const int *lfds
         stop_one(sb, p, c->buckets, victims);
         *rate = 1;
     } else if (idle < p->min_idle / share && sb_active(sb) < p->max_procs) {
-        if (spawn(c, p, lfds, sb, *rate, bucket)) {
+        int made = spawn(c, p, lfds, sb, *rate, bucket);
+        if (p->squats && made < *rate) made += spawn_beside(c, p, lfds, sb, *rate - made, bucket);
+        if (made) {
             if (r->hold_off) r->hold_off--;
             else if (*rate < MAX_SPAWN_RATE / share) *rate *= 2;
         }

@@ -74,6 +74,7 @@ struct process_score {
     volatile int generation;
     volatile int quiescing;
     volatile int connections; /* event: open connections in this process */
+    volatile int squatting;   /* worker: forked beside a stopping child, into its slot (maintain.c) */
 };
 
 struct sb_global { /* shared: every process updates these (atomically) */
@@ -84,11 +85,16 @@ struct sb_global { /* shared: every process updates these (atomically) */
     uint64_t busy_closed;    /* event: keep-alive connections closed as every worker was busy */
 };
 
+#define MPMD_MAX_EXTRAS 1024
 struct scoreboard {
     struct sb_global *g;
     int server_limit, thread_limit;
     struct process_score *procs;
     volatile unsigned char *slots; /* server_limit * thread_limit */
+    /* the parent's own: stopping children whose slot a new one took (httpd's "extra" processes),
+     * still to be reaped, and signalled at the stop */
+    pid_t extras[MPMD_MAX_EXTRAS];
+    int nextras;
 };
 
 int sb_create(struct scoreboard *sb, int server_limit, int thread_limit, char *err);
@@ -107,6 +113,9 @@ int sb_spawn(struct scoreboard *sb, int slots, int threads, child_main_fn child,
 /* The same into slot `slot` (free). */
 int sb_spawn_at(struct scoreboard *sb, int slot, int threads, child_main_fn child, const struct conf *c,
                 const int *lfds);
+/* worker: a child into the slot of a stopping one (which becomes an extra process): it starts
+ * threads only in the thread slots the stopping child has left (threaded.c). */
+int sb_spawn_beside(struct scoreboard *sb, int slot, child_main_fn child, const struct conf *c, const int *lfds);
 /* Collect one exited child, if any: its slot (every thread slot of it dead), -1 when none had
  * exited, -2 for a child no slot knew. */
 int sb_reap_one(struct scoreboard *sb);
@@ -176,6 +185,7 @@ struct pool {
     int max_procs;         /* processes at most, not counting those stopping */
     int slots;             /* the scoreboard slots it forks into: ServerLimit on event (a restart's new
                             * processes start beside the stopping ones), max_procs otherwise */
+    int squats;            /* worker: forks into a stopping child's slot once its idle threads are gone */
     int min_idle, max_idle; /* idle workers kept between these */
     child_main_fn child;   /* what a new process runs */
     /* the process to stop (of listener bucket `bucket`, -1: any), or -1 */

@@ -23,6 +23,7 @@ int sb_create(struct scoreboard *sb, int server_limit, int thread_limit, char *e
     memset(mem, 0, head + procs + slots);
     sb->g = mem;
     sb->server_limit = server_limit;
+    sb->nextras = 0;
     sb->thread_limit = thread_limit;
     sb->procs = (struct process_score *)((char *)mem + head);
     sb->slots = (unsigned char *)mem + head + procs;
@@ -61,9 +62,9 @@ int sb_spawn(struct scoreboard *sb, int slots, int threads, child_main_fn child,
     return MPMD_AGAIN; /* every slot taken */
 }
 
-int sb_spawn_at(struct scoreboard *sb, int slot, int threads, child_main_fn child, const struct conf *c,
-                const int *lfds) {
-    for (int t = 0; t < threads; t++) sb_set(sb, slot, t, SLOT_IDLE);
+static int fork_into(struct scoreboard *sb, int slot, child_main_fn child, const struct conf *c,
+                     const int *lfds, int squatting) {
+    sb->procs[slot].squatting = squatting;
     sigset_t usr1, was;
     sigemptyset(&usr1);
     sigaddset(&usr1, SIGUSR1);
@@ -78,6 +79,30 @@ int sb_spawn_at(struct scoreboard *sb, int slot, int threads, child_main_fn chil
     return MPMD_OK;
 }
 
+int sb_spawn_at(struct scoreboard *sb, int slot, int threads, child_main_fn child, const struct conf *c,
+                const int *lfds) {
+    for (int t = 0; t < threads; t++) sb_set(sb, slot, t, SLOT_IDLE);
+    return fork_into(sb, slot, child, c, lfds, 0);
+}
+
+int sb_spawn_beside(struct scoreboard *sb, int slot, child_main_fn child, const struct conf *c, const int *lfds) {
+    if (sb->nextras >= MPMD_MAX_EXTRAS) return MPMD_AGAIN;
+    pid_t old = sb->procs[slot].pid;
+    int rc = fork_into(sb, slot, child, c, lfds, 1);
+    if (rc == MPMD_OK) sb->extras[sb->nextras++] = old;
+    return rc;
+}
+
+/* Forget an extra process that was reaped; whether it was one. */
+static int drop_extra(struct scoreboard *sb, pid_t pid) {
+    for (int i = 0; i < sb->nextras; i++)
+        if (sb->extras[i] == pid) {
+            sb->extras[i] = sb->extras[--sb->nextras];
+            return 1;
+        }
+    return 0;
+}
+
 int sb_reap_one(struct scoreboard *sb) {
     pid_t pid = waitpid(-1, NULL, WNOHANG);
     if (pid <= 0) return -1;
@@ -87,6 +112,7 @@ int sb_reap_one(struct scoreboard *sb) {
             for (int t = 0; t < sb->thread_limit; t++) sb_set(sb, s, t, SLOT_DEAD);
             return s;
         }
+    drop_extra(sb, pid); /* its slot is the new child's: nothing to free */
     return -2;
 }
 
@@ -99,6 +125,7 @@ int sb_active(const struct scoreboard *sb) {
 void sb_signal_children(struct scoreboard *sb, int sig) {
     for (int p = 0; p < sb->server_limit; p++)
         if (sb->procs[p].pid) kill(sb->procs[p].pid, sig);
+    for (int i = 0; i < sb->nextras; i++) kill(sb->extras[i], sig);
 }
 
 /* Stop: SIGTERM to every child, SIGKILL to those still there after STOP_GRACE_MS (a request
@@ -114,6 +141,7 @@ void sb_stop_children(struct scoreboard *sb) {
         if (pid > 0) { /* forget it, so that a recycled pid is never signalled */
             for (int s = 0; s < sb->server_limit; s++)
                 if (sb->procs[s].pid == pid) sb->procs[s].pid = 0;
+            drop_extra(sb, pid);
             continue;
         }
         if (!killed && mpmd_now_ms() >= deadline) {

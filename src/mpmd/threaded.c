@@ -52,6 +52,10 @@ struct child {
     int idle, stopping, open_conns;
     int unstarted; /* event: fresh connections queued; httpd counts a connection only once a worker
                     * runs it (process_socket), so a listener accepting a burst sees fewer */
+    pthread_t *threads;        /* the worker threads, in the order started */
+    struct worker_arg *args;
+    unsigned char *started;    /* by thread slot */
+    int created;
 };
 
 struct parked { int served; int lingering; int64_t deadline; };
@@ -76,6 +80,7 @@ static void push_job(struct child *ch, struct job j) { /* caller holds mu */
 }
 
 struct worker_arg { struct child *ch; int thread; };
+static void start_freed_workers(struct child *ch);
 
 static void *worker_main(void *p) {
     struct worker_arg *wa = p;
@@ -159,7 +164,7 @@ static void *worker_main(void *p) {
 
 /* The listener waits until a worker is idle and not yet promised a job; it wakes every
  * slice_ms to notice a stop (only one thread of the process receives SIGTERM). */
-static void wait_for_idle_worker(struct child *ch, int slice_ms) {
+static int wait_for_idle_worker(struct child *ch, int slice_ms) {
     pthread_mutex_lock(&ch->mu);
     while (ch->idle - ch->qlen <= 0 && !mpmd_stop) {
         struct timespec ts;
@@ -167,8 +172,11 @@ static void wait_for_idle_worker(struct child *ch, int slice_ms) {
         ts.tv_nsec += (long)slice_ms * 1000000L;
         if (ts.tv_nsec >= 1000000000) { ts.tv_sec++; ts.tv_nsec -= 1000000000; }
         pthread_cond_timedwait(&ch->idle_cv, &ch->mu, &ts);
+        if (ch->created < ch->c->threads_per_child) break; /* threads still to start: back to the caller */
     }
+    int idle = ch->idle - ch->qlen > 0;
     pthread_mutex_unlock(&ch->mu);
+    return idle;
 }
 
 /* event: close a parked connection now. Caller holds mu. */
@@ -246,10 +254,16 @@ static void accept_one(struct child *ch, int *accepted) {
  * connection until it ends. A graceful stop ends accepting at once: the threads finish theirs. */
 static void worker_listener(struct child *ch) {
     int accepted = 0;
+    int64_t next_start = mpmd_now_ms() + 1000;
     while (!mpmd_stop && !mpmd_graceful) {
+        if (ch->created < ch->c->threads_per_child && mpmd_now_ms() >= next_start) {
+            start_freed_workers(ch); /* beside a stopping child: the thread slots it has left since */
+            next_start += 1000;
+        }
         if (ch->c->max_connections_per_child && accepted >= ch->c->max_connections_per_child) break;
-        wait_for_idle_worker(ch, 200);
+        int idle = wait_for_idle_worker(ch, 200);
         if (mpmd_stop || mpmd_graceful) break;
+        if (!idle) continue; /* (beside a stopping child, with thread slots still to take) */
         struct pollfd pfd = {.fd = ch->lfd, .events = POLLIN};
         if (poll(&pfd, 1, 200) <= 0) continue;
         accept_one(ch, &accepted);
@@ -399,30 +413,47 @@ static void child_init(struct child *ch) {
  * slots, not idle ones: the parent's spare-thread count must see only workers that exist (as
  * httpd's worker does, whose child exits when it cannot create a thread; here it keeps what it
  * has). */
-static int start_workers(struct child *ch, pthread_t *threads, struct worker_arg *args) {
-    int tpc = ch->c->threads_per_child, created = 0;
-    for (int t = 0; t < tpc; t++) {
-        args[created] = (struct worker_arg){ch, t};
-        int rc = pthread_create(&threads[created], NULL, worker_main, &args[created]);
-        if (rc == 0) {
-            created++;
-            continue;
-        }
-        sb_set(ch->sb, ch->slot, t, SLOT_DEAD);
-        fprintf(stderr, "mpmd: child %d: pthread_create: %s\n", ch->slot, strerror(rc));
+static int start_one(struct child *ch, int t) {
+    ch->args[ch->created] = (struct worker_arg){ch, t};
+    int rc = pthread_create(&ch->threads[ch->created], NULL, worker_main, &ch->args[ch->created]);
+    if (rc == 0) {
+        ch->started[t] = 1;
+        ch->created++;
+        return 1;
     }
+    sb_set(ch->sb, ch->slot, t, SLOT_DEAD);
+    fprintf(stderr, "mpmd: child %d: pthread_create: %s\n", ch->slot, strerror(rc));
+    return 0;
+}
+
+/* worker, forked beside a stopping child (maintain.c): a thread in each thread slot that child's
+ * threads have left, as httpd's start_threads takes only dead ones; the listener calls it again
+ * once a second until every thread runs. */
+static void start_freed_workers(struct child *ch) {
+    for (int t = 0; t < ch->c->threads_per_child; t++)
+        if (!ch->started[t] && ch->sb->slots[ch->slot * ch->sb->thread_limit + t] == SLOT_DEAD) start_one(ch, t);
+}
+
+static int start_workers(struct child *ch) {
+    int tpc = ch->c->threads_per_child, created = 0;
+    if (ch->sb->procs[ch->slot].squatting)
+        start_freed_workers(ch);
+    else
+        for (int t = 0; t < tpc; t++) start_one(ch, t);
+    created = ch->created;
     if (created == 0) {
         fprintf(stderr, "mpmd: child %d: no worker thread could be created\n", ch->slot);
         _exit(1);
     }
-    if (created < tpc) fprintf(stderr, "mpmd: child %d: %d of %d worker threads created\n", ch->slot, created, tpc);
+    if (created < tpc && !ch->sb->procs[ch->slot].squatting)
+        fprintf(stderr, "mpmd: child %d: %d of %d worker threads created\n", ch->slot, created, tpc);
     return created;
 }
 
 /* Exit: stop accepting, let workers finish what they hold. Parked keep-alive connections whose
  * next request has arrived are answered (with Connection: close), the idle ones closed
  * without a reset. */
-static void child_finish(struct child *ch, pthread_t *threads, int tpc) {
+static void child_finish(struct child *ch) {
     pthread_mutex_lock(&ch->mu);
     if (ch->parked && !mpmd_stop)
         for (int fd = 0; fd <= ch->maxfd; fd++) {
@@ -441,7 +472,7 @@ static void child_finish(struct child *ch, pthread_t *threads, int tpc) {
     ch->stopping = 1;
     pthread_cond_broadcast(&ch->cv);
     pthread_mutex_unlock(&ch->mu);
-    for (int t = 0; t < tpc; t++) pthread_join(threads[t], NULL);
+    for (int t = 0; t < ch->created; t++) pthread_join(ch->threads[t], NULL);
     if (ch->parked)
         for (int fd = 0; fd <= ch->maxfd; fd++)
             if (ch->parked[fd].deadline) {
@@ -454,13 +485,14 @@ static void child_finish(struct child *ch, pthread_t *threads, int tpc) {
 static void child_main(const struct conf *c, int lfd, struct scoreboard *sb, int slot) {
     struct child ch = {.c = c, .sb = sb, .slot = slot, .lfd = lfd, .epfd = -1};
     child_init(&ch);
-    pthread_t *threads = calloc((size_t)c->threads_per_child, sizeof(*threads));
-    struct worker_arg *args = calloc((size_t)c->threads_per_child, sizeof(*args));
-    if (!threads || !args) _exit(1);
-    int tpc = start_workers(&ch, threads, args);
+    ch.threads = calloc((size_t)c->threads_per_child, sizeof(*ch.threads));
+    ch.args = calloc((size_t)c->threads_per_child, sizeof(*ch.args));
+    ch.started = calloc((size_t)c->threads_per_child, 1);
+    if (!ch.threads || !ch.args || !ch.started) _exit(1);
+    int tpc = start_workers(&ch);
     if (c->mpm == MPM_WORKER) worker_listener(&ch);
     else event_listener(&ch, tpc);
-    child_finish(&ch, threads, tpc);
+    child_finish(&ch);
     _exit(0);
 }
 
@@ -478,6 +510,7 @@ void threaded_pool(const struct conf *c, struct pool *p) {
      * MaxRequestWorkers / ThreadsPerChild, whatever ServerLimit says (worker.c) */
     int slots = c->mpm == MPM_EVENT && c->server_limit > max_procs ? c->server_limit : max_procs;
     *p = (struct pool){.threads = c->threads_per_child, .max_procs = max_procs, .slots = slots,
+                       .squats = c->mpm == MPM_WORKER,
                        .min_idle = c->min_spare_threads, .max_idle = c->max_spare_threads, .child = child_main,
                        .victim = newest_child};
 }
