@@ -33,8 +33,12 @@ def test_validate_on_mpmd(mpm, pinned):
     code, data = run("validate", "--mpm", mpm, "--plan", "sweep", "--plan", "keepalive", *FAST)
     v = verdicts(data)
     sat = v["saturation throughput"]
-    assert sat["predicted"] == pytest.approx(80.0, rel=0.05)  # 4 workers / a lone request's ~50 ms
-    assert sat["passed"] and "what a lone request takes here" in sat["detail"], sat
+    # 4 workers / what a lone request takes here: 50 ms slept and a little more (53.2 ms beside
+    # two CPU hogs, 75.2 req/s), so the bound follows the measured time, not the 50 given
+    lone = re.search(r"MaxRequestWorkers 4 / ([0-9.]+) ms, what a lone request takes here", sat["detail"])
+    assert lone and 50 <= float(lone.group(1)) < 75, sat
+    assert sat["predicted"] == pytest.approx(4000 / float(lone.group(1)), rel=0.02)
+    assert sat["passed"], sat
     assert v["idle keep-alive clients pin workers"]["measured"].startswith("pinned" if pinned else "served")
     assert v["idle keep-alive clients pin workers"]["passed"]
     assert code == 0
