@@ -183,9 +183,10 @@ def test_mpmd_restarts_gracefully_as_httpd_does():
     assert [s for s in (4, 5) if gap.get(s, 0) == 0], gap
     assert slowest_gap > 2.8
     # 3 s requests: a new worker child forks beside a stopping one, nothing waits beyond its 3 s
-    _, slowest, children = _completions_by_second(2, "worker", 3000, target="mpmd")
+    # (not the slowest request: 3.2 s on a quiet machine, 5.0 on httpd and mpmd alike beside
+    # two CPU hogs)
+    _, _, children = _completions_by_second(2, "worker", 3000, target="mpmd")
     assert max(children) == 3, children
-    assert slowest < 3.5
 
 
 @needs_httpd
@@ -194,13 +195,12 @@ def test_mpmd_restarts_gracefully_as_httpd_does():
 def test_httpd_worker_restarts_gracefully_as_simulated():
     """worker with ServerLimit 4 still has event's gap at ServerLimit 2 (no process for a while,
     requests waiting 3 s); with 3 s requests a new child forks beside a stopping one (a third
-    process) and no request waits beyond its own 3 s."""
+    process; on a quiet machine no request then waits beyond its own 3 s)."""
     gap, slowest_gap, _ = _completions_by_second(4, "worker")
     assert [s for s in (4, 5) if gap.get(s, 0) == 0], gap
     assert slowest_gap > 2.8
-    _, slowest, children = _completions_by_second(2, "worker", 3000)
-    assert max(children) == 3, children
-    assert slowest < 3.5
+    _, _, children = _completions_by_second(2, "worker", 3000)
+    assert max(children) == 3, children  # (the slowest: 3.1 s quiet, 5.0 s beside two CPU hogs)
 
 
 def test_the_cli_restarts_with_the_configuration_s_server_limit(tmp_path):
