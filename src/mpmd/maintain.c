@@ -103,23 +103,23 @@ static int spawn_beside(const struct conf *c, const struct pool *p, const int *l
 }
 
 static void stop_one(struct scoreboard *sb, const struct pool *p, int buckets, int bucket) {
-    int victim = p->victim(sb, p->max_procs, buckets, bucket);
+    int victim = p->victim(sb, buckets, bucket);
     if (victim >= 0) {
         sb->procs[victim].quiescing = 1;
         kill(sb->procs[victim].pid, SIGUSR1); /* graceful: it finishes its connections */
     }
 }
 
-/* One pass over bucket `bucket`'s processes (-1: all) against `share` of the spare bounds
- * (httpd's worker and event: MinSpareThreads / buckets, MaxSpareThreads / buckets, the spawn
- * rate doubling while below 32 / buckets). A pass over all with buckets (prefork) stops a child
- * of each bucket in turn, `*kill_record` the bucket whose child was stopped last. */
 struct rates {
     int spawn[MPMD_MAX_BUCKETS]; /* the spawn rate, a bucket's (one for all on prefork) */
     int hold_off;                /* spawning passes left without doubling it */
     int kill_record;             /* prefork: the bucket whose child was stopped last */
 };
 
+/* One pass over bucket `bucket`'s processes (-1: all) against `share` of the spare bounds
+ * (httpd's worker and event: MinSpareThreads / buckets, MaxSpareThreads / buckets, the spawn
+ * rate doubling while below 32 / buckets). A pass over all with buckets (prefork) stops a child
+ * of each bucket in turn, `r->kill_record` the bucket whose child was stopped last. */
 static void maintain(const struct conf *c, const struct pool *p, const int *lfds, struct scoreboard *sb,
                      int bucket, int share, struct rates *r) {
     int busy, idle, procs, all_busy, all_idle, all;

@@ -189,7 +189,7 @@ struct pool {
     int min_idle, max_idle; /* idle workers kept between these */
     child_main_fn child;   /* what a new process runs */
     /* the process to stop (of listener bucket `bucket`, -1: any), or -1 */
-    int (*victim)(const struct scoreboard *sb, int max_procs, int buckets, int bucket);
+    int (*victim)(const struct scoreboard *sb, int buckets, int bucket);
 };
 typedef void (*pool_fn)(const struct conf *c, struct pool *p);
 void prefork_pool(const struct conf *c, struct pool *p);  /* prefork.c */

@@ -32,8 +32,7 @@ static void child_main(const struct conf *c, int lfd, struct scoreboard *sb, int
 }
 
 /* Above MaxSpareServers: the first idle child not already stopping (of `bucket`, -1: any). */
-static int idle_child(const struct scoreboard *sb, int max_procs, int buckets, int bucket) {
-    (void)max_procs;
+static int idle_child(const struct scoreboard *sb, int buckets, int bucket) {
     for (int s = 0; s < sb->server_limit; s++)
         if ((bucket < 0 || s % buckets == bucket) && sb->procs[s].pid && !sb->procs[s].quiescing && sb->slots[s * sb->thread_limit] == SLOT_IDLE) return s;
     return -1;

@@ -93,27 +93,26 @@ int sb_spawn_beside(struct scoreboard *sb, int slot, child_main_fn child, const 
     return rc;
 }
 
-/* Forget an extra process that was reaped; whether it was one. */
-static int drop_extra(struct scoreboard *sb, pid_t pid) {
-    for (int i = 0; i < sb->nextras; i++)
-        if (sb->extras[i] == pid) {
-            sb->extras[i] = sb->extras[--sb->nextras];
-            return 1;
-        }
-    return 0;
-}
-
-int sb_reap_one(struct scoreboard *sb) {
-    pid_t pid = waitpid(-1, NULL, WNOHANG);
-    if (pid <= 0) return -1;
+/* A reaped child forgotten, so that a recycled pid is never signalled: its slot freed (every
+ * thread slot dead) and returned, or -2 for an extra process (its slot is the new child's). */
+static int forget_child(struct scoreboard *sb, pid_t pid) {
     for (int s = 0; s < sb->server_limit; s++)
         if (sb->procs[s].pid == pid) {
             sb->procs[s].pid = 0;
             for (int t = 0; t < sb->thread_limit; t++) sb_set(sb, s, t, SLOT_DEAD);
             return s;
         }
-    drop_extra(sb, pid); /* its slot is the new child's: nothing to free */
+    for (int i = 0; i < sb->nextras; i++)
+        if (sb->extras[i] == pid) {
+            sb->extras[i] = sb->extras[--sb->nextras];
+            break;
+        }
     return -2;
+}
+
+int sb_reap_one(struct scoreboard *sb) {
+    pid_t pid = waitpid(-1, NULL, WNOHANG);
+    return pid > 0 ? forget_child(sb, pid) : -1;
 }
 
 int sb_active(const struct scoreboard *sb) {
@@ -138,10 +137,8 @@ void sb_stop_children(struct scoreboard *sb) {
         pid_t pid = waitpid(-1, NULL, WNOHANG);
         if (pid < 0 && errno == ECHILD) break;
         if (pid < 0 && errno != EINTR) break;
-        if (pid > 0) { /* forget it, so that a recycled pid is never signalled */
-            for (int s = 0; s < sb->server_limit; s++)
-                if (sb->procs[s].pid == pid) sb->procs[s].pid = 0;
-            drop_extra(sb, pid);
+        if (pid > 0) {
+            forget_child(sb, pid);
             continue;
         }
         if (!killed && mpmd_now_ms() >= deadline) {

@@ -435,19 +435,18 @@ static void start_freed_workers(struct child *ch) {
 }
 
 static int start_workers(struct child *ch) {
-    int tpc = ch->c->threads_per_child, created = 0;
-    if (ch->sb->procs[ch->slot].squatting)
+    int tpc = ch->c->threads_per_child, squatting = ch->sb->procs[ch->slot].squatting;
+    if (squatting)
         start_freed_workers(ch);
     else
         for (int t = 0; t < tpc; t++) start_one(ch, t);
-    created = ch->created;
-    if (created == 0) {
+    if (ch->created == 0) {
         fprintf(stderr, "mpmd: child %d: no worker thread could be created\n", ch->slot);
         _exit(1);
     }
-    if (created < tpc && !ch->sb->procs[ch->slot].squatting)
-        fprintf(stderr, "mpmd: child %d: %d of %d worker threads created\n", ch->slot, created, tpc);
-    return created;
+    if (ch->created < tpc && !squatting)
+        fprintf(stderr, "mpmd: child %d: %d of %d worker threads created\n", ch->slot, ch->created, tpc);
+    return ch->created;
 }
 
 /* Exit: stop accepting, let workers finish what they hold. Parked keep-alive connections whose
@@ -497,8 +496,7 @@ static void child_main(const struct conf *c, int lfd, struct scoreboard *sb, int
 }
 
 /* Above MaxSpareThreads: the newest process not already stopping (of `bucket`, -1: any). */
-static int newest_child(const struct scoreboard *sb, int max_procs, int buckets, int bucket) {
-    (void)max_procs;
+static int newest_child(const struct scoreboard *sb, int buckets, int bucket) {
     for (int s = sb->server_limit - 1; s >= 0; s--)
         if ((bucket < 0 || s % buckets == bucket) && sb->procs[s].pid && !sb->procs[s].quiescing) return s;
     return -1;

@@ -191,10 +191,9 @@ class Parent:
         thread (an idle one exits at once) and no new child in their slot yet; those that have
         exited but are not reaped first (every thread dead: worker.c prefers them)."""
         server = self.server
-        stopping = [p for p in self.unreaped + sorted(server.processes, key=lambda p: p.slot)
-                    if p.quiescing and p.slot < self.limit and p.slot not in self.squatted
-                    and (bucket is None or p.bucket == bucket) and (p.gone or server.idle(p) > 0)]
-        return stopping
+        return [p for p in self.unreaped + sorted(server.processes, key=lambda p: p.slot)
+                if p.quiescing and p.slot < self.limit and p.slot not in self.squatted
+                and (bucket is None or p.bucket == bucket) and (p.gone or server.idle(p) > 0)]
 
     def _fork_beside(self, old: Process) -> None:
         """A new child in `old`'s slot: its threads start in the thread slots `old` has freed,
