@@ -5,11 +5,13 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from types import SimpleNamespace
 
 import psutil
+import pytest
 
-from apachetune.validate.cpu_share import OthersCpu
-from apachetune.validate.plans import OTHERS_CPU_LIMIT, saturation_verdict
+from apachetune.validate.cpu_share import OthersCpu, cpus
+from apachetune.validate.plans import OTHERS_CPU_LIMIT, _cpus_bound_at_top, saturation_verdict
 
 BUSY = "import time\nend = time.process_time() + 0.8\nwhile time.process_time() < end: pass\n"
 
@@ -76,3 +78,32 @@ def test_a_cpu_bound_passes_up_to_the_pools_bound_not_beyond():
     assert saturation_verdict(5411, 4500, "the CPUs: ...", 0.0, 0.0, pool=7870)[0].passed is False
     # the pool's own bound keeps its 15% either side
     assert saturation_verdict(7870, 6239, "MaxRequestWorkers ...", 0.0)[0].passed is False
+
+
+def test_a_request_that_costs_more_at_saturation_lowers_the_cpus_bound_only_when_they_were_busy():
+    # a clean CI run: 6,131 req/s predicted from half load, 5,144 measured alone
+    short = saturation_verdict(6131, 5144, "the CPUs: ...", 0.0, 0.0, pool=7800)[0]
+    assert short.passed is False
+    costly = saturation_verdict(6131, 5144, "the CPUs: ...", 0.0, 0.0, pool=7800, at_top=(5300, 340e-6))[0]
+    assert costly.passed is True
+    assert "a request took 340 us of CPU: the CPUs carry 5300 there" in costly.detail
+    assert "passes from 15% below 5300" in costly.detail
+    # still fails well below what the CPUs carried at the top
+    assert saturation_verdict(6131, 4000, "", 0.0, 0.0, pool=7800, at_top=(5300, 340e-6))[0].passed is False
+    # a request that costs less at the top does not raise the band's bottom
+    assert saturation_verdict(6131, 5300, "", 0.0, 0.0, pool=7800, at_top=(7000, 250e-6))[0].passed is True
+    # the pool's own bound (not CPU-bound) ignores it
+    assert saturation_verdict(7870, 6239, "", 0.0, at_top=(6300, 300e-6))[0].passed is False
+
+
+def test_the_cpus_bound_at_the_top_needs_the_cpus_busy():
+    n = cpus()
+    # 2 s, the machine 95% busy, 1 s of server CPU a CPU, wrk's 0.2, the watcher 0.1: 5000 req/s
+    meter = SimpleNamespace(wall=2.0, busy=0.95 * 2.0 * n, server=n * 1.0, children=0.2 * n, own=0.1 * 2)
+    bound, per_request = _cpus_bound_at_top(meter, 5000, False)  # type: ignore[arg-type,misc]
+    assert per_request == pytest.approx(1.2 * n / 2.0 / 5000)
+    assert bound == pytest.approx((n - 0.1) / per_request)
+    # a pool too small leaves the CPUs idle: nothing to lower the band with
+    idle = SimpleNamespace(wall=2.0, busy=0.5 * 2.0 * n, server=n * 0.4, children=0.1 * n, own=0.2)
+    assert _cpus_bound_at_top(idle, 2000, False) is None  # type: ignore[arg-type]
+    assert _cpus_bound_at_top(None, 2000, False) is None
