@@ -54,23 +54,28 @@ def _rollup_kib(pid: int) -> tuple[int, int] | None:
 _HAS_ROLLUP = Path("/proc/self/smaps_rollup").exists()
 
 
-def total_pss_uss(pids: Iterable[int]) -> tuple[float, float]:
-    """Sum of PSS and USS (MiB) over `pids`; processes that exit meanwhile count 0.
+def pss_uss_by_pid(pids: Iterable[int]) -> dict[int, tuple[float, float]]:
+    """PSS and USS (MiB) of each of `pids`; a process that exits meanwhile counts 0.
 
     Read straight from smaps_rollup where there is one: a validation run looks at every process
     ten times a second while the server is CPU-bound, and psutil's way (a Process object, its
     stat file, then the rollup) cost twice the CPU taken from the server under test."""
-    pss = uss = 0.0
+    found = {}
     for pid in pids:
         kib = _rollup_kib(pid) if _HAS_ROLLUP else None
         if kib is not None:
-            pss += kib[0] / 1024
-            uss += kib[1] / 1024
+            found[pid] = (kib[0] / 1024, kib[1] / 1024)
             continue
         try:
             m = process_memory(psutil.Process(pid))
         except psutil.Error:
+            found[pid] = (0.0, 0.0)
             continue
-        pss += m.pss_mib
-        uss += m.uss_mib
-    return pss, uss
+        found[pid] = (m.pss_mib, m.uss_mib)
+    return found
+
+
+def total_pss_uss(pids: Iterable[int]) -> tuple[float, float]:
+    """Sum of PSS and USS (MiB) over `pids` (pss_uss_by_pid)."""
+    by_pid = pss_uss_by_pid(pids).values()
+    return sum(p for p, _ in by_pid), sum(u for _, u in by_pid)
