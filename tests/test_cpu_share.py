@@ -107,3 +107,18 @@ def test_the_cpus_bound_at_the_top_needs_the_cpus_busy():
     idle = SimpleNamespace(wall=2.0, busy=0.5 * 2.0 * n, server=n * 0.4, children=0.1 * n, own=0.2)
     assert _cpus_bound_at_top(idle, 2000, False) is None  # type: ignore[arg-type]
     assert _cpus_bound_at_top(None, 2000, False) is None
+
+
+def test_a_simulate_case_slower_beside_a_busy_machine_is_not_judged_but_a_faster_one_fails():
+    from apachetune.validate.plans import Verdict, _busy_machine_not_judged
+
+    run = SimpleNamespace(report=SimpleNamespace(notes=[]))
+    slow = Verdict("simulated throughput: x", 195.8, 174.3, "req/s", False, "")
+    tail = Verdict("simulated p99: x", 102.1, 164.9, "ms", False, "")
+    fast = Verdict("simulated throughput: y", 195.8, 240.0, "req/s", False, "")
+    ok = Verdict("simulated p99: y", 102.1, 100.0, "ms", True, "")
+    out = _busy_machine_not_judged(run, "x", [slow, tail, fast, ok], 0.6)  # type: ignore[arg-type]
+    assert [v.passed for v in out] == [None, None, False, True]
+    assert run.report.notes[0].startswith("simulated throughput: x not judged: other processes took 60%")
+    # a quiet machine: every miss stays a miss
+    assert [v.passed for v in _busy_machine_not_judged(run, "x", [slow, tail], 0.05)] == [False, False]  # type: ignore[arg-type]

@@ -28,8 +28,12 @@ def run_plan(target: str, mpm: str, extra: tuple[str, ...] = ()) -> dict:
     verdicts = [v for v in data["verdicts"] if v["name"].startswith("simulated ")]
     # worker and event also restart gracefully under load (not prefork: docs/simulate.md)
     assert len(verdicts) == 7 + 2 * bool(extra) + 2 * (mpm != "prefork"), data["verdicts"]
-    failed = [v for v in verdicts if not v["passed"]]
+    failed = [v for v in verdicts if v["passed"] is False]
     assert not failed and result.exit_code == 0, (failed, data["notes"])
+    # a case missed twice beside a busy neighbour, slower than simulated, is not judged, and says so
+    for v in verdicts:
+        if v["passed"] is None:
+            assert any(n.startswith(f"{v['name']} not judged: other processes took") for n in data["notes"]), v
     return data
 
 

@@ -53,6 +53,12 @@ class Seconds(click.ParamType):
               help="Idle keep-alive clients holding connections open (one request each, then idle).")
 @click.option("--service", default="50ms", show_default=True,
               help="Time a request takes on the server: 50ms, exp:50ms or lognormal:50ms[:sigma].")
+@click.option("--documents", metavar="surge|FILE",
+              help="Static documents: each request asks one (by its share of the requests) and takes --service "
+                   "plus --per-kib for each KiB of it. `surge`: validate's SURGE set (heavy-tailed sizes, Zipf "
+                   "popularity); FILE: a document a line, its size in bytes and optionally its share.")
+@click.option("--per-kib", type=Seconds(), default="0",
+              help="With --documents: the time each KiB of a document adds to its request (the copy to the client).")
 @click.option("--access-log", type=click.Path(dir_okay=False),
               help="Replay this access log (each request when %t says, for the time %D or %T logged); "
                    "with --clients or --rate, draw the service times from the log's instead.")
@@ -95,7 +101,7 @@ class Seconds(click.ParamType):
               help="Restart gracefully (apachectl graceful) this many seconds into the load (repeatable).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout, clients, rate, keepalive, think,
-            turnaround, ab_requests, requests_per_connection, gap, crowd, service, access_log, log_format, speed, cpu_fraction, cores, timeout,
+            turnaround, ab_requests, requests_per_connection, gap, crowd, service, documents, per_kib, access_log, log_format, speed, cpu_fraction, cores, timeout,
             syn_schedule, seconds, warmup, seed, per_worker_mib,
             per_process_mib, httpd_version, versus, compare, curve, plot_dir, graceful_at, fmt):
     """Predict what an MPM section does under a workload: throughput, latency percentiles,
@@ -109,7 +115,7 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
     from apachetune.simulate.workload import ServiceTime, Workload
     from apachetune.validate.section import load_directives
 
-    service_time = ServiceTime.parse(service)
+    service_time = _documents(ServiceTime.parse(service), documents, per_kib, access_log)
     replay: tuple[tuple[float, float | None], ...] = ()
     source = ""
     if speed != 1 and (not access_log or clients or rate):
@@ -168,6 +174,28 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
         print_curve(label, knee, points)
     for path in written:
         click.echo(f"wrote {path}")
+
+
+def _documents(service_time, documents, per_kib, access_log):
+    """The service time: --service's alone, or a document set's with --service as the fixed part."""
+    from apachetune.errors import UsageError
+    from apachetune.simulate.workload import ServiceTime, read_documents
+
+    if per_kib and not documents:
+        raise UsageError("--per-kib is the time a KiB of a document adds: it needs --documents")
+    if not documents:
+        return service_time
+    if access_log:
+        raise UsageError("--documents and --access-log: one source of service times at a time")
+    if service_time.kind != "fixed":
+        raise UsageError("--documents: --service is the fixed part of a request's time (e.g. 60us); "
+                         "the documents' sizes make the rest")
+    docs = read_documents(documents)
+    name = "SURGE set" if documents == "surge" else documents
+    mean_kib = sum(size * w for size, w in docs) / sum(w for _, w in docs) / 1024
+    return ServiceTime.documents(service_time, per_kib, docs,
+                                 f"{len(docs)} documents ({name}, {mean_kib:.1f} KiB a request): "
+                                 f"{service_time.mean * 1e6:g} us + {per_kib * 1e6:g} us a KiB")
 
 
 def _run_seconds(workload, seconds):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import math
 import random
 import re
@@ -13,6 +14,36 @@ from apachetune.simulate.syn import SynSchedule, this_machine
 
 _DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(ms|s|us|µs)?\s*$")
 _UNITS = {None: 1.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6}
+
+
+def read_documents(source: str) -> list[tuple[int, float]]:
+    """A document set: `surge` (validate's SURGE set: heavy-tailed sizes, Zipf popularity) or
+    a file, one document a line, its size in bytes and optionally its share of the requests
+    (default 1), `#` starting a comment."""
+    if source == "surge":
+        from apachetune.validate.documents import document_set
+
+        return [(size, share) for _, size, share in document_set()]
+    try:
+        text = open(source, encoding="utf-8").read()
+    except (OSError, UnicodeDecodeError) as e:
+        raise UsageError(f"--documents {source}: cannot read it ({e})") from None
+    docs = []
+    for n, line in enumerate(text.splitlines(), 1):
+        fields = line.split("#", 1)[0].split()
+        if not fields:
+            continue
+        try:
+            size = int(fields[0])
+            share = float(fields[1]) if len(fields) > 1 else 1.0
+        except ValueError:
+            raise UsageError(f"{source}:{n}:1: expected a size in bytes and an optional share, got {line.strip()!r}") from None
+        if size < 0 or share < 0 or len(fields) > 2 or not math.isfinite(share):
+            raise UsageError(f"{source}:{n}:1: expected a size in bytes and an optional share, got {line.strip()!r}")
+        docs.append((size, share))
+    if not docs:
+        raise UsageError(f"--documents {source}: no documents in it")
+    return docs
 
 
 def parse_seconds(text: str, what: str) -> float:
@@ -31,7 +62,27 @@ class ServiceTime:
     kind: str
     mean: float
     sigma: float = 1.0
-    samples: tuple[float, ...] = ()  # "empirical": response times read from an access log
+    samples: tuple[float, ...] = ()  # "empirical": response times read from an access log; "documents": each's time
+    cumulative: tuple[float, ...] = ()  # "documents": the running sum of their request shares
+    about: str = ""  # "documents": what they are, for the label
+
+    @classmethod
+    def documents(cls, base: ServiceTime, per_kib: float, docs: list[tuple[int, float]], about: str) -> ServiceTime:
+        """A static document set: each request asks a document with its share of the requests
+        (`docs`: size in bytes, share) and takes `base`'s mean plus `per_kib` seconds a KiB of
+        it (the copy to the client: a heavy-tailed set makes heavy-tailed service times)."""
+        if not docs:
+            raise UsageError("no documents to serve")
+        total = sum(w for _, w in docs)
+        if total <= 0:
+            raise UsageError("the documents' request shares add up to nothing")
+        times, running, acc = [], [], 0.0
+        for size, w in docs:
+            times.append(base.mean + per_kib * size / 1024)
+            acc += w / total
+            running.append(acc)
+        mean = sum(t * w / total for t, (_, w) in zip(times, docs, strict=True))
+        return cls("documents", max(1e-9, mean), samples=tuple(times), cumulative=tuple(running), about=about)
 
     KINDS = ("fixed", "exp", "lognormal")
 
@@ -67,6 +118,9 @@ class ServiceTime:
             return self.mean
         if self.kind == "empirical":
             return rng.choice(self.samples)
+        if self.kind == "documents":
+            at = bisect.bisect_left(self.cumulative, rng.random() * self.cumulative[-1])
+            return self.samples[min(at, len(self.samples) - 1)]
         if self.kind == "exp":
             return rng.expovariate(1.0 / self.mean)
         mu = math.log(self.mean) - self.sigma ** 2 / 2  # so that the mean is `mean`
@@ -74,6 +128,8 @@ class ServiceTime:
 
     def label(self) -> str:
         ms = f"{self.mean * 1000:g} ms"
+        if self.kind == "documents":
+            return f"{self.about}, mean {self.mean * 1e6:.4g} us a request"
         if self.kind == "empirical":
             ordered = sorted(self.samples)
             p99 = percentile(ordered, 0.99)

@@ -49,18 +49,22 @@ def write_documents(directory: str | Path, p: SurgeParams = SurgeParams()) -> li
     """Write the files; returns (url path, size, request probability), most popular first."""
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
+    docs = document_set(p)
+    for path, size, _ in docs:
+        (d / path[1:]).write_bytes(b"x" * size)
+        (d / path[1:]).chmod(0o644)
+    return docs
+
+
+def document_set(p: SurgeParams = SurgeParams()) -> list[tuple[str, int, float]]:
+    """(url path, size, request probability), most popular first, without writing anything
+    (`apachetune simulate --documents surge` serves the same set)."""
     sizes = file_sizes(p)
     weights = zipf_weights(p.files, p.zipf_s)
     rng = random.Random(p.seed + 1)
     order = list(range(p.files))
     rng.shuffle(order)  # popularity is independent of size
-    docs = []
-    for rank, i in enumerate(order):
-        name = f"doc{i:05d}.bin"
-        (d / name).write_bytes(b"x" * sizes[i])
-        (d / name).chmod(0o644)
-        docs.append((f"/{name}", sizes[i], weights[rank]))
-    return docs
+    return [(f"/doc{i:05d}.bin", sizes[i], weights[rank]) for rank, i in enumerate(order)]
 
 
 def request_paths(docs: list[tuple[str, int, float]], n: int, seed: int = 2) -> list[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -331,9 +332,9 @@ WRK_SCRIPT = """
 done = function(summary, latency, requests)
   local errors = summary.errors
   io.write(string.format('{"requests": %d, "duration_us": %d, "connect": %d, "read": %d, "write": %d, '
-    .. '"timeout": %d, "status": %d, "p50_us": %d, "p95_us": %d, "p99_us": %d}\\n',
+    .. '"timeout": %d, "status": %d, "p50_us": %d, "p95_us": %d, "p99_us": %d, "mean_us": %d}\\n',
     summary.requests, summary.duration, errors.connect, errors.read, errors.write, errors.timeout,
-    errors.status, latency:percentile(50), latency:percentile(95), latency:percentile(99)))
+    errors.status, latency:percentile(50), latency:percentile(95), latency:percentile(99), math.floor(latency.mean)))
 end
 """
 
@@ -344,18 +345,25 @@ def wrk_available() -> bool:
     return shutil.which("wrk") is not None
 
 
+def wrk_paths_script(paths: Sequence[str]) -> str:
+    """A wrk request() hook that asks `paths` in turn, round and round."""
+    quoted = ",".join(json.dumps(p) for p in paths)
+    return (f"local paths = {{{quoted}}}\nlocal at = 0\n"
+            "request = function()\n  at = at % #paths + 1\n  return wrk.format(nil, paths[at])\nend\n")
+
+
 def wrk_closed_loop(host: str, port: int, path: str, concurrency: int, duration: float,
-                    keepalive: bool = True, wrapper: Sequence[str] = ()) -> dict:
+                    keepalive: bool = True, wrapper: Sequence[str] = (), paths: Sequence[str] = ()) -> dict:
     """Closed-loop throughput with wrk (faster than the asyncio client); a JSON summary from a Lua
-    done() hook: requests, duration, errors by kind, latency percentiles. `wrapper` runs wrk
-    under another command (e.g. `taskset -c 1`)."""
-    import json
+    done() hook: requests, duration, errors by kind, latency percentiles and mean. `wrapper` runs
+    wrk under another command (e.g. `taskset -c 1`); `paths`, when given, are asked in turn
+    instead of `path` (a document set)."""
     import subprocess
     import tempfile
 
     check_loopback(host)
     with tempfile.NamedTemporaryFile("w", suffix=".lua") as script:
-        script.write(WRK_SCRIPT)
+        script.write((wrk_paths_script(paths) if paths else "") + WRK_SCRIPT)
         script.flush()
         cmd = ["wrk", "-t1", f"-c{max(1, concurrency)}", f"-d{max(1, round(duration))}s", "--timeout", "10s",
                "-s", script.name]
@@ -378,7 +386,7 @@ def wrk_closed_loop(host: str, port: int, path: str, concurrency: int, duration:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
-    line = next((ln for ln in stdout.splitlines() if ln.startswith("{")), None)
+    line = next((ln for ln in stdout.splitlines() if ln.startswith('{"requests"')), None)
     if line is None:
         raise UsageError(f"wrk failed: {stderr.strip() or stdout.strip()}")
     data = json.loads(line)
@@ -387,4 +395,5 @@ def wrk_closed_loop(host: str, port: int, path: str, concurrency: int, duration:
             "throughput_rps": round(data["requests"] / seconds, 1) if seconds else 0.0,
             "errors": {k: data[k] for k in ("connect", "read", "write", "timeout", "status") if data[k]},
             "latency_ms": {"p50": data["p50_us"] / 1000, "p95": data["p95_us"] / 1000,
-                           "p99": data["p99_us"] / 1000}, "driver": "wrk"}
+                           "p99": data["p99_us"] / 1000, "mean": round(data["mean_us"] / 1000, 3)},
+            "driver": "wrk"}

@@ -661,7 +661,7 @@ def _judge_simulated(run: PlanRun, label: str, measure: Callable[[], LoadResult]
         # (seconds of CPU for the p99 band) was one short by the run (19 of 20 processes: 35.7 req/s
         # predicted against 39.8 with 10 idle keep-alive clients holding half of them).
         section = {**section, "StartServers": _running_processes(run)}
-        with HiccupMeter() as hiccups:
+        with HiccupMeter() as hiccups, OthersCpu(run.target.pids) as others:
             real = measure()
         sim = simulate(run.setup.mpm, section, workload, warmup + long_seconds, warmup=warmup, seed=7, **restart)
         band = p99_band(run.setup.mpm, section, workload, real_seconds, warmup, **restart)
@@ -680,12 +680,36 @@ def _judge_simulated(run: PlanRun, label: str, measure: Callable[[], LoadResult]
                     detail + ("" if band is None else
                               f"; runs as long as the measured one gave p99 {band[0]:.1f}-{band[1]:.1f} ms"))]
         failed = [f"{v.name.split(':')[0]} {v.measured} against {v.predicted} {v.unit}" for v in verdicts if not v.passed]
-        if not failed or attempt == 2:
+        if not failed:
+            break
+        if attempt == 2:
+            verdicts = _busy_machine_not_judged(run, label, verdicts, others.share)
             break
         run.report.notes.append(f"simulate: {label}: measured again (the first run: {', '.join(failed)}; "
                                 f"the client stalled up to {hiccups.worst_ms:.0f} ms)")
     run.report.points.append({**point("simulate", label, real), "simulated": sim.to_json() | {"timeline": []}})
     run.report.verdicts.extend(verdicts)
+
+
+def _busy_machine_not_judged(run: PlanRun, label: str, verdicts: list[Verdict], others_share: float) -> list[Verdict]:
+    """A simulate case that missed twice, the second time while other processes took more than
+    OTHERS_CPU_LIMIT of the CPUs: a miss in the direction a busy machine pushes (fewer requests
+    served, a longer tail: the simulation's machine is idle) is not judged, as a short saturation
+    is not (under two CPU hogs and the suite's other worker, mpmd worker's 15 clients without
+    keep-alive: 174 against 195.8 req/s, p99 165 against 102 ms, twice). A miss the other way
+    stays a failure."""
+    if others_share <= OTHERS_CPU_LIMIT:
+        return verdicts
+    out = []
+    for v in verdicts:
+        slower = v.measured is None or v.predicted is None or (
+            v.measured < v.predicted if v.unit == "req/s" else v.measured > v.predicted)
+        if v.passed is False and slower:
+            v = replace(v, passed=None)
+            run.report.notes.append(f"{v.name} not judged: other processes took {others_share:.0%} of the CPUs "
+                                    f"during the run ({v.measured} measured, {v.predicted} {v.unit} simulated)")
+        out.append(v)
+    return out
 
 
 COLD_BURST_MAX_RAMP_S = 6.0  # a longer spawn ramp is not driven (2 x MaxRequestWorkers clients that long)
