@@ -60,4 +60,21 @@ def test_measure_on_this_host_runs():
     r = CliRunner().invoke(cli, ["lint", str(ROOT / "fixtures" / "sample" / "apache2.conf"), "--measure",
                                  "--format", "json"])
     assert r.exit_code in (0, 1), r.output
-    assert "findings" in json.loads(r.output)
+    assert "findings" in json.loads(r.stdout)
+
+
+def test_measure_beside_several_httpd_servers_measures_the_host_and_says_why_not_the_server(monkeypatch):
+    """Other servers running (another test's, another instance) are not a reason to refuse a lint:
+    the host's limits are still measured, no server is picked by name, and a note says so."""
+    from apachetune.sizing import facts
+
+    def several(*_a, **_k):
+        raise facts.SeveralHttpd("2 httpd servers run on this machine (...)", "pid 1: apache2 -f a; pid 2: apache2 -f b")
+
+    monkeypatch.setattr(facts, "find_httpd", several)
+    r = CliRunner().invoke(cli, ["lint", str(ROOT / "fixtures" / "sample" / "apache2.conf"), "--measure",
+                                 "--format", "json"])
+    assert r.exit_code in (0, 1), r.output
+    assert "findings" in json.loads(r.stdout)
+    assert "note: several httpd servers run (pid 1: apache2 -f a; pid 2: apache2 -f b)" in r.stderr
+    assert "memory per worker not measured" in r.stderr

@@ -126,9 +126,27 @@ def test_p99_is_judged_against_the_spread_of_runs_as_long_as_the_measured_one():
     assert p99_within(fixed[1] + 50, fixed, 50.0) and not p99_within(fixed[1] + 100, fixed, 50.0)
 
 
-def _judged(results):
-    """The simulate plan's judgement of one closed-loop case whose real runs give `results` in turn."""
+class _Others:
+    """OthersCpu with a share the test chooses: the real one reads the machine, which another
+    test's load makes busy."""
+
+    share = 0.0
+
+    def __init__(self, *_a):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _judged(results, others_share=0.0):
+    """The simulate plan's judgement of one closed-loop case whose real runs give `results` in
+    turn, while other processes take `others_share` of the CPUs."""
     from types import SimpleNamespace
+    from unittest import mock
 
     from apachetune.simulate.workload import ServiceTime, Workload
     from apachetune.validate.load import LoadResult
@@ -139,7 +157,7 @@ def _judged(results):
     report = ValidationReport(setup=None)
     status = {"BusyWorkers": "0", "IdleWorkers": "10"}  # the pool read before each run: 2 processes of 5
     run = SimpleNamespace(setup=SimpleNamespace(mpm="worker", threads_per_child=5), report=report,
-                          target=SimpleNamespace(status=lambda: status))
+                          target=SimpleNamespace(status=lambda: status, pids=lambda: []))
     section = {"ServerLimit": 2, "ThreadsPerChild": 5, "ThreadLimit": 5, "MaxRequestWorkers": 10,
                "StartServers": 2, "MinSpareThreads": 10, "MaxSpareThreads": 20}
 
@@ -147,8 +165,10 @@ def _judged(results):
         latency = next(runs)
         return LoadResult(latencies=[0.05] * 300 + [latency] * 300, elapsed=3.0)
 
-    _judge_simulated(run, "closed", measure, Workload(ServiceTime("fixed", 0.05), clients=15, keepalive=False),
-                     3.0, section, 0.05)
+    others = type("Others", (_Others,), {"share": others_share})
+    with mock.patch("apachetune.validate.plans.OthersCpu", others):
+        _judge_simulated(run, "closed", measure, Workload(ServiceTime("fixed", 0.05), clients=15, keepalive=False),
+                         3.0, section, 0.05)
     return report
 
 
@@ -159,6 +179,10 @@ def test_a_failed_case_is_measured_once_more_and_the_first_run_told():
     # A server that disagrees every time fails: measuring again does not hide it.
     report = _judged([0.4, 0.4])
     assert [v.passed for v in report.verdicts] == [True, False]
+    # ... unless others took the CPUs meanwhile: a longer tail than simulated is then not judged
+    report = _judged([0.4, 0.4], others_share=0.5)
+    assert [v.passed for v in report.verdicts] == [True, None]
+    assert any(n.startswith("simulated p99: closed not judged: other processes took 50%") for n in report.notes)
 
 
 def test_spawn_ramp_steps_ignore_a_round_of_forks_read_half_done():

@@ -112,8 +112,10 @@ def _lint(file, fmt, fail_on, config_path, rules, cpus, keepalive_clients, do_fi
                 raise UsageError(f"--rule: unknown rule, name or group {selector!r}") from None
     resolve = make_resolve_options(**resolve_kw)
     snippet = resolve.mpm is not None and not from_dump
-    options = LintOptions(resolve, settings, snippet=snippet, only=only, cpus=cpus,
-                          host=_host(measure, facts_path))
+    host = _host(measure, facts_path)
+    for note in host.notes if host is not None else ():
+        click.echo(f"note: {note}", err=True)  # standard output stays the report (JSON, SARIF)
+    options = LintOptions(resolve, settings, snippet=snippet, only=only, cpus=cpus, host=host)
     if from_dump:
         result = _lint_dump(from_dump, options)
     elif do_fix:
@@ -161,9 +163,15 @@ def _host(measure: bool, facts_path: str | None):
         return None
     from dataclasses import replace
 
-    from apachetune.sizing.facts import find_httpd, measure_httpd
+    from apachetune.sizing.facts import SeveralHttpd, find_httpd, measure_httpd
 
-    proc = find_httpd()
+    try:
+        proc = find_httpd()
+    except SeveralHttpd as e:
+        # the host's limits still hold; which server is this configuration's is not known, so
+        # none is measured rather than one picked by name
+        return replace(read_host(), notes=[f"several httpd servers run ({e.listed}): memory per worker not "
+                                           "measured (lint --facts FILE from `apachetune size --pid N --save-facts FILE`)"])
     host = read_host(httpd_pid=proc.pid if proc is not None else None)
     if proc is None:
         return replace(host, notes=["no running httpd: memory per worker not measured"])

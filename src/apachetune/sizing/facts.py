@@ -108,6 +108,14 @@ def _mem(proc: psutil.Process) -> tuple[float, float, float]:
     return m.rss_mib, m.pss_mib, m.uss_mib
 
 
+class SeveralHttpd(UsageError):
+    """More than one httpd server runs and none was named: which one to measure is not known."""
+
+    def __init__(self, message: str, listed: str):
+        super().__init__(message)
+        self.listed = listed
+
+
 def find_httpd(pid: int | None = None, pidfile: str | None = None) -> psutil.Process | None:
     """The httpd parent: the given pid, the pid in `pidfile`, or an apache2/httpd process whose
     parent is not one."""
@@ -136,8 +144,9 @@ def find_httpd(pid: int | None = None, pidfile: str | None = None) -> psutil.Pro
             continue
     if len(found) > 1:
         listed = "; ".join(f"pid {p.pid}: {' '.join(p.info['cmdline'] or [p.info['name']])}" for p in found)
-        raise UsageError(f"{len(found)} httpd servers run on this machine ({listed}); say which one to "
-                         "measure with --pid or --pidfile (or give the configuration, whose PidFile is read)")
+        raise SeveralHttpd(f"{len(found)} httpd servers run on this machine ({listed}); say which one to "
+                           "measure with --pid or --pidfile (or give the configuration, whose PidFile is read)",
+                           listed)
     return found[0] if found else None
 
 
