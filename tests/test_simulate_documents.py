@@ -45,8 +45,10 @@ def test_a_documents_file_is_read_and_its_errors_say_where(tmp_path):
     (tmp_path / "empty.txt").write_text("# none\n")
     with pytest.raises(UsageError, match="no documents"):
         read_documents(str(tmp_path / "empty.txt"))
-    with pytest.raises(UsageError, match="cannot read"):
+    with pytest.raises(UsageError, match="--documents .*missing.txt: No such file"):
         read_documents(str(tmp_path / "missing.txt"))
+    with pytest.raises(UsageError, match="not a regular file"):
+        read_documents("/dev/zero")  # read through inputs.py: regular files only, lines bounded
 
 
 def test_simulate_serves_a_document_set_bound_by_the_cpus():

@@ -16,6 +16,9 @@ _DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(ms|s|us|µs)?\s*$")
 _UNITS = {None: 1.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6}
 
 
+MAX_DOCUMENTS = 1_000_000  # a document set's lines, at most
+
+
 def read_documents(source: str) -> list[tuple[int, float]]:
     """A document set: `surge` (validate's SURGE set: heavy-tailed sizes, Zipf popularity) or
     a file, one document a line, its size in bytes and optionally its share of the requests
@@ -24,15 +27,15 @@ def read_documents(source: str) -> list[tuple[int, float]]:
         from apachetune.validate.documents import document_set
 
         return [(size, share) for _, size, share in document_set()]
-    try:
-        text = open(source, encoding="utf-8").read()
-    except (OSError, UnicodeDecodeError) as e:
-        raise UsageError(f"--documents {source}: cannot read it ({e})") from None
-    docs = []
-    for n, line in enumerate(text.splitlines(), 1):
+    from apachetune.inputs import iter_lines
+
+    docs: list[tuple[int, float]] = []
+    for n, line in enumerate(iter_lines(source, "--documents"), 1):  # a regular file, lines bounded
         fields = line.split("#", 1)[0].split()
         if not fields:
             continue
+        if len(docs) >= MAX_DOCUMENTS:
+            raise UsageError(f"{source}:{n}:1: more than {MAX_DOCUMENTS:,} documents; not the file expected here")
         try:
             size = int(fields[0])
             share = float(fields[1]) if len(fields) > 1 else 1.0
