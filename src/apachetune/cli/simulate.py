@@ -43,6 +43,10 @@ class Seconds(click.ParamType):
               help="Closed loop: from a response to the next request on that connection reaching the server "
                    "(the client's read and write; tens of us for ab on loopback). On event a keep-alive "
                    "connection is parked that long, and may be closed.")
+@click.option("--fin-after", type=Seconds(), default="0",
+              help="A client keeps its side of a connection the server ended (Connection: close) open this "
+                   "long (0: closes at once, as ab and wrk). httpd lingers up to 2 s for it: a worker each on "
+                   "prefork and worker.")
 @click.option("--requests", "ab_requests", type=Finite(1, 10_000_000, integer=True), default=None,
               help="Closed loop: stop after N requests, counted as ab -n counts them (a request lost on a "
                    "closed keep-alive connection is done and a Length failure); prints ab's summary.")
@@ -101,7 +105,7 @@ class Seconds(click.ParamType):
               help="Restart gracefully (apachectl graceful) this many seconds into the load (repeatable).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout, clients, rate, keepalive, think,
-            turnaround, ab_requests, requests_per_connection, gap, crowd, service, documents, per_kib, access_log, log_format, speed, cpu_fraction, cores, timeout,
+            turnaround, fin_after, ab_requests, requests_per_connection, gap, crowd, service, documents, per_kib, access_log, log_format, speed, cpu_fraction, cores, timeout,
             syn_schedule, seconds, warmup, seed, per_worker_mib,
             per_process_mib, httpd_version, versus, compare, curve, plot_dir, graceful_at, fmt):
     """Predict what an MPM section does under a workload: throughput, latency percentiles,
@@ -128,7 +132,8 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
     workload = Workload(service_time, clients=clients, rate=rate, keepalive=keepalive, think=think,
                         requests_per_connection=requests_per_connection, gap=gap, crowd=crowd, timeout=timeout,
                         cpu_fraction=cpu_fraction, replay=replay, replay_source=source,
-                        syn=SynSchedule.parse(syn_schedule), turnaround=turnaround, requests=ab_requests or 0)
+                        syn=SynSchedule.parse(syn_schedule), turnaround=turnaround, requests=ab_requests or 0,
+                        fin_after=fin_after)
     seconds = _run_seconds(workload, seconds)
     if warmup >= seconds:
         raise UsageError("--warmup must be shorter than --seconds")

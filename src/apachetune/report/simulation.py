@@ -69,7 +69,7 @@ def print_simulation(r: SimResult) -> None:
         table.add_row(what, value)
     out.print(table)
     cpu = "" if r.cpu_utilisation is not None else "CPU contention (--cpu-fraction), "
-    out.print(f"Not modelled: {cpu}a client that does not close (lingering close), the network (docs/simulate.md).")
+    out.print(f"Not modelled: {cpu}the network (docs/simulate.md).")
 
 
 def print_comparison(results: list[SimResult]) -> None:

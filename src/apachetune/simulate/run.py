@@ -116,7 +116,7 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     ratio = section.get("ListenCoresBucketsRatio")
     buckets = listen_buckets(ratio, cores) if rules_for(version).buckets and isinstance(ratio, int) else 1
     server = Server(clock, mpm, section, workload.service, rng, stats, backlog, version, cpu, workload.cpu_fraction,
-                    buckets)
+                    buckets, workload.fin_after)
     parent = Parent(clock, server, mpm, section, stats, spawn_delay, memory)
     if restart_start_servers is not None:
         parent.restart_start_servers = min(restart_start_servers, parent.limit)

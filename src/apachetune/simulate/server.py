@@ -25,8 +25,11 @@ needs them:
   each new connection (its source port) to one socket, so a connection can wait in one bucket
   while another bucket's children are idle (listen.c ap_duplicate_listeners, make_child).
 
-Lingering close only as far as a client that closes at once (LINGER); not modelled: a client
-that keeps its side open (httpd then lingers up to 2 s), the network. (CPU contention is cpu.py's, when the workload
+Lingering close: after a response that ends its connection httpd shuts its side and reads
+until the client's FIN, for at most SECONDS_TO_LINGER (2 s) of silence (ap_lingering_close):
+prefork's and worker's worker waits that long before it accepts again, event's listener holds
+the connection (not its worker). The client's FIN comes LINGER after the response (ab, wrk,
+browsers: at once) plus the workload's `fin_after`. Not modelled: the network. (CPU contention is cpu.py's, when the workload
 has a CPU part.)"""
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ BACKLOG, READING, SERVING, PARKED, CLOSED = range(5)
 
 
 LINGER = 1e-4  # seconds from a response to the client's FIN, on loopback
+SECONDS_TO_LINGER = 2.0  # httpd's lingering close gives up on a silent client after this
 
 
 class Conn:
@@ -88,8 +92,11 @@ class Process:
 class Server:
     def __init__(self, clock: Clock, mpm: str, section: dict[str, object], service: ServiceTime,
                  rng: random.Random, stats: Stats, backlog: int, version: str | None = None,
-                 cpu: Processors | None = None, cpu_fraction: float = 0.0, buckets: int = 1):
+                 cpu: Processors | None = None, cpu_fraction: float = 0.0, buckets: int = 1,
+                 fin_after: float = 0.0):
         self.clock, self.service, self.rng, self.stats = clock, service, rng, stats
+        # from a response that ends its connection to the end of httpd's lingering close
+        self.linger = min(LINGER + fin_after, SECONDS_TO_LINGER)
         self.cpu, self.cpu_fraction = cpu, cpu_fraction
         self.event = mpm == "event"
         self.threads = 1 if mpm == "prefork" else int(section["ThreadsPerChild"])  # type: ignore[call-overload]
@@ -269,7 +276,7 @@ class Server:
             # accepts again, so a client that reconnects at once finds the accept queue as full
             # as it was (on real httpd it does: the slot goes to a client retrying its SYN).
             # event's listener lingers for its workers.
-            self.clock.after(LINGER, self._release, conn)
+            self.clock.after(self.linger, self._release, conn)
         elif not keep:
             self._linger(conn)
         elif self.event:
@@ -320,7 +327,7 @@ class Server:
             return
         p.lingering += 1
         self._release(conn, pool_back=False)
-        self.clock.after(LINGER, self._pool_back, p)
+        self.clock.after(self.linger, self._pool_back, p)
 
     def _pool_back(self, p: Process) -> None:
         p.lingering -= 1

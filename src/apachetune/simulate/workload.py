@@ -178,10 +178,12 @@ class Workload:
     syn: SynSchedule | None = None  # the clients' kernel resending a dropped SYN (None: this machine's)
     turnaround: float = 0.0  # seconds from a response to the next request on its connection reaching the server
     requests: int = 0  # closed loop: stop after this many requests, counted as ab -n counts them (0: no limit)
+    fin_after: float = 0.0  # seconds a client keeps its side of a connection the server ended open (0: closes at once)
 
     def __post_init__(self) -> None:
-        if min(self.clients, self.rate, self.crowd, self.think, self.gap, self.turnaround, self.requests) < 0:
-            raise UsageError("clients, rate, crowd, think, gap, turnaround and requests cannot be negative")
+        if min(self.clients, self.rate, self.crowd, self.think, self.gap, self.turnaround, self.requests,
+               self.fin_after) < 0:
+            raise UsageError("clients, rate, crowd, think, gap, turnaround, requests and fin-after cannot be negative")
         if self.requests and not self.clients:
             raise UsageError("--requests counts a closed loop's requests (ab -n): it needs --clients")
         if self.requests and self.requests < self.clients:
@@ -223,6 +225,8 @@ class Workload:
                          f"a connection each" + (f", {timed:,} with their logged times" if timed else ""))
         if self.crowd:
             parts.append(f"{self.crowd} idle keep-alive clients")
+        if self.fin_after:
+            parts.append(f"each keeping its side of a connection the server ends open {self.fin_after * 1000:g} ms")
         cpu = f", {self.cpu_fraction:.0%} of it on CPU" if self.cpu_fraction else ""
         service = f"service {self.service.label()}{cpu}"
         if self.replay:

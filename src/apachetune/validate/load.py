@@ -96,9 +96,15 @@ def _classify(exc: BaseException) -> str:
     return "other"
 
 
-async def _closed(host, port, path, concurrency, duration, keepalive, timeout, result, paths=None):
+async def _closed(host, port, path, concurrency, duration, keepalive, timeout, result, paths=None, fin_after=0.0):
     deadline = time.monotonic() + duration
     counter = [0]
+    held: list[asyncio.StreamWriter] = []  # fin_after: connections the server ended, kept open a while
+    loop = asyncio.get_running_loop()
+
+    def close_later(writer: asyncio.StreamWriter) -> None:
+        held.append(writer)
+        loop.call_later(fin_after, writer.close)
 
     def next_path() -> str:
         if not paths:
@@ -120,7 +126,10 @@ async def _closed(host, port, path, concurrency, duration, keepalive, timeout, r
                 else:
                     result.latencies.append(time.monotonic() - start)
                 if not keepalive or not server_keeps:  # e.g. after MaxKeepAliveRequests
-                    writer.close()
+                    if fin_after > 0:
+                        close_later(writer)  # the next request goes on a new connection at once
+                    else:
+                        writer.close()
                     writer = None
             except Exception as e:  # noqa: BLE001 - every failure is counted by kind
                 result.error(_classify(e))
@@ -133,14 +142,20 @@ async def _closed(host, port, path, concurrency, duration, keepalive, timeout, r
     start = time.monotonic()
     await asyncio.gather(*(client() for _ in range(concurrency)))
     result.elapsed = time.monotonic() - start
+    for writer in held:
+        writer.close()
 
 
 def closed_loop(host: str, port: int, path: str, concurrency: int, duration: float,
-                keepalive: bool = True, timeout: float = 10.0, paths: list[str] | None = None) -> LoadResult:
-    """`concurrency` connections for `duration` s; with `paths`, requests cycle through them."""
+                keepalive: bool = True, timeout: float = 10.0, paths: list[str] | None = None,
+                fin_after: float = 0.0) -> LoadResult:
+    """`concurrency` connections for `duration` s; with `paths`, requests cycle through them.
+    `fin_after`: a connection the server ends (keep-alive off, or refused) is closed on this
+    side only that many seconds later, as a client that does not close (the next request goes
+    on a new connection at once)."""
     check_loopback(host)
     result = LoadResult()
-    asyncio.run(_closed(host, port, path, concurrency, duration, keepalive, timeout, result, paths))
+    asyncio.run(_closed(host, port, path, concurrency, duration, keepalive, timeout, result, paths, fin_after))
     return result
 
 
