@@ -26,7 +26,7 @@ SECTIONS = {
                "MinSpareThreads": 4, "MaxSpareThreads": 4},
 }
 SECTIONS["event"] = SECTIONS["worker"]
-TARGETS = ["mpmd"] + (["httpd"] if APACHE2 else [])
+TARGETS = ["mpmd"] + ([pytest.param("httpd", marks=pytest.mark.httpd)] if APACHE2 else [])
 
 
 def _simulated(mpm: str, fin_after: float):
@@ -51,7 +51,6 @@ def test_the_simulation_holds_a_worker_for_the_lingering_close_on_prefork_and_wo
     assert _simulated("prefork", 50.0).completed == 20
 
 
-@pytest.mark.httpd
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("mpm", ["prefork", "worker", "event"])
 def test_a_client_that_does_not_close_holds_what_the_simulation_says(target, mpm):
