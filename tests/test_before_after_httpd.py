@@ -6,8 +6,8 @@ of 100 ms mean (30 busy workers on average). Before: httpd's prefork defaults, w
 grow by 1, 2, 4 ... a second while the burst waits in the accept queue; after: the recommended
 pool, there from the start. The simulation says seconds against a few hundred milliseconds at
 the p99; the measured p99 of each must fall in the spread of p99s that simulated runs as long as
-the measured one give (validate's band, widened by 25% + 5 ms), and the mean within 25% of the
-simulated one.
+the measured one give (validate's band, widened by 25% + 5 ms), and the mean within 25% + 50 ms of
+the simulated one.
 """
 
 from __future__ import annotations
@@ -57,7 +57,10 @@ def test_size_before_and_after_hold_on_httpd():
         seen[side] = (p99, band, mean, sim.latency_ms["mean"])
         assert not real.errors, (side, real.errors)
         assert band is not None and p99_within(p99, band, 0.0), (side, seen[side])
-        assert mean == pytest.approx(sim.latency_ms["mean"], rel=0.25), (side, seen[side])
+        # 25% + 50 ms: this client's own cost a request (300 connections a second from Python) grows
+        # on a busy machine (a hog run: 127 ms against 97 after, 511 ms at the p99); a wrong pool
+        # is off by seconds
+        assert abs(mean - sim.latency_ms["mean"]) <= 0.25 * sim.latency_ms["mean"] + 50, (side, seen[side])
     # what the curve showed: the burst waits seconds for the default pool, not for the advised one
     assert seen["before"][0] > 4 * seen["after"][0], seen
     print(seen)  # p99, the simulated band, mean, simulated mean (ms): docs/simulate.md quotes them
