@@ -20,8 +20,9 @@ from click.testing import CliRunner
 from apachetune.cli import cli
 from apachetune.simulate import simulate
 from apachetune.simulate.workload import ServiceTime, Workload
+from apachetune.validate.cpu_share import OthersCpu
 from apachetune.validate.load import open_loop
-from apachetune.validate.plans import p99_band, p99_within
+from apachetune.validate.plans import OTHERS_CPU_LIMIT, p99_band, p99_within
 from apachetune.validate.targets import HttpdTarget
 from httpd_oracle import needs_httpd
 
@@ -36,6 +37,7 @@ def _httpd_value(v: object) -> object:
 @needs_httpd
 @pytest.mark.httpd
 @pytest.mark.slow
+@pytest.mark.cpu_heavy  # not heavy itself, but its tails need the CPUs: run alone, after the rest
 def test_size_before_and_after_hold_on_httpd():
     res = CliRunner().invoke(cli, [
         "size", "--no-measure", "--mpm", "prefork", "--target-mpm", "prefork", "--rate", str(RATE),
@@ -48,7 +50,7 @@ def test_size_before_and_after_hold_on_httpd():
     seen = {}
     for side in ("before", "after"):
         section = {k: _httpd_value(v) for k, v in simulated[side]["section"].items()}
-        with HttpdTarget("prefork", section) as target:
+        with HttpdTarget("prefork", section) as target, OthersCpu(target.pids) as others:
             real = open_loop(target.host, target.port, "/app/sleep", RATE, SECONDS, exp_service_ms=SERVICE_MS)
         sim = simulate("prefork", section, workload, SECONDS, seed=1)
         band = p99_band("prefork", section, workload, SECONDS, 0.0)
@@ -56,7 +58,12 @@ def test_size_before_and_after_hold_on_httpd():
         mean = sum(real.latencies) / len(real.latencies) * 1000
         seen[side] = (p99, band, mean, sim.latency_ms["mean"])
         assert not real.errors, (side, real.errors)
-        assert band is not None and p99_within(p99, band, 0.0), (side, seen[side])
+        assert band is not None
+        # as validate judges a tail: one longer than simulated while other processes took the CPUs
+        # says nothing of the model (beside two hogs and the suite's other worker the default
+        # pool's children forked slower: 6.9 s against 4.5-4.8); a shorter one always fails
+        busy = others.share > OTHERS_CPU_LIMIT and p99 > band[1]
+        assert busy or p99_within(p99, band, 0.0), (side, seen[side], others.share)
         # 25% + 50 ms: this client's own cost a request (300 connections a second from Python) grows
         # on a busy machine (a hog run: 127 ms against 97 after, 511 ms at the p99); a wrong pool
         # is off by seconds
