@@ -29,8 +29,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import psutil
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -39,6 +37,7 @@ from parse_bench import write_section  # noqa: E402
 
 from apachetune import httpd  # noqa: E402
 from apachetune.validate.calibration import server_cpu_seconds  # noqa: E402
+from apachetune.validate.cpu_share import busy_seconds  # noqa: E402
 from apachetune.validate.documents import SurgeParams, request_paths, write_documents  # noqa: E402
 from apachetune.validate.load import wrk_closed_loop  # noqa: E402
 from apachetune.validate.targets import HttpdTarget  # noqa: E402
@@ -81,13 +80,6 @@ def minor_faults(pids: list[int]) -> int:
     return total
 
 
-def machine_busy() -> float:
-    """The machine's busy CPU seconds (all CPUs): the loopback's kernel work runs partly outside
-    any process's account (softirqs), and it is part of what a request costs."""
-    t = psutil.cpu_times()
-    return sum(t) - t.idle - getattr(t, "iowait", 0.0) - getattr(t, "guest", 0.0) - getattr(t, "guest_nice", 0.0)
-
-
 class Server:
     """One configuration's httpd with the document set written and, with the cache, mapped."""
 
@@ -113,16 +105,17 @@ class Server:
         t = self.target
         wrk_closed_loop(t.host, t.port, paths[0], CLIENTS, 1, paths=paths)  # warm: pages, caches
         pids = t.pids()
-        server0, client0, machine0, faults0 = (server_cpu_seconds(t.proc.pid), children_cpu(), machine_busy(),
+        server0, client0, machine0, faults0 = (server_cpu_seconds(t.proc.pid), children_cpu(), busy_seconds(),
                                                minor_faults(pids))
         r = wrk_closed_loop(t.host, t.port, paths[0], CLIENTS, DURATION, paths=paths)
         server, client = server_cpu_seconds(t.proc.pid) - server0, children_cpu() - client0
-        machine, faults = machine_busy() - machine0, minor_faults(pids) - faults0
+        machine, faults = busy_seconds() - machine0, minor_faults(pids) - faults0
         if r["errors"] or not r["requests_ok"]:
             raise SystemExit(f"{t.name}: errors {r['errors']} in {r['requests_ok']} requests")
         n = r["requests_ok"]
-        # wrk times a request from its write to the response; its own loop's turn is not in it,
-        # so the cycle a client sees (Little: clients / throughput) is given beside it
+        # the machine's busy CPU, not only the processes': the loopback's kernel work runs partly
+        # outside any process's account (softirqs). wrk's own latency figures are given beside
+        # the cycle a client sees (Little: clients / throughput)
         return {"rps": r["throughput_rps"], "mean_ms": r["latency_ms"]["mean"], "p99_ms": r["latency_ms"]["p99"],
                 "cycle_ms": CLIENTS / r["throughput_rps"] * 1000, "cores": machine / r["elapsed_s"],
                 "machine_us": machine / n * 1e6, "faults": faults / n,

@@ -75,7 +75,11 @@ def pss_uss_by_pid(pids: Iterable[int]) -> dict[int, tuple[float, float]]:
     return found
 
 
+def totals(by_pid: dict[int, tuple[float, float]]) -> tuple[float, float]:
+    """Sum of PSS and USS (MiB) over a pss_uss_by_pid answer."""
+    return sum(p for p, _ in by_pid.values()), sum(u for _, u in by_pid.values())
+
+
 def total_pss_uss(pids: Iterable[int]) -> tuple[float, float]:
-    """Sum of PSS and USS (MiB) over `pids` (pss_uss_by_pid)."""
-    by_pid = pss_uss_by_pid(pids).values()
-    return sum(p for p, _ in by_pid), sum(u for _, u in by_pid)
+    """Sum of PSS and USS (MiB) over `pids`."""
+    return totals(pss_uss_by_pid(pids))

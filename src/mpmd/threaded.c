@@ -58,10 +58,11 @@ struct child {
     int created;
 };
 
-/* event: a worker is idle again, so the process may be below its connection limit: wake a
- * listener that stopped listening, as httpd's worker does when it becomes idle, instead of
- * leaving it in its 100 ms wait (a connection handed to the lingering close, parked without a
- * wake-up, halved a 2 x 2 pool's throughput: 40 req/s where httpd served 76). Caller holds mu. */
+/* event: a worker is idle again (whatever became of its connection), so the process may be
+ * below its connection limit: wake a listener that stopped listening, as httpd's worker does
+ * when it becomes idle, instead of leaving it in its 100 ms wait (a connection handed to the
+ * lingering close, parked without a wake-up, halved a 2 x 2 pool's throughput: 40 req/s where
+ * httpd served 76). Caller holds mu. */
 static void wake_listener(struct child *ch) {
     if (ch->parked && !ch->listening) {
         char b = 0;
@@ -104,6 +105,7 @@ static void *worker_main(void *p) {
         ch->idle++;
         sb_set(ch->sb, ch->slot, t, SLOT_IDLE);
         pthread_cond_signal(&ch->idle_cv); /* the listener may wait for an idle thread */
+        wake_listener(ch);                 /* or have stopped listening */
         while (!ch->qlen && !ch->stopping) pthread_cond_wait(&ch->cv, &ch->mu);
         ch->idle--;
         if (!ch->qlen && ch->stopping) break;
@@ -147,7 +149,6 @@ static void *worker_main(void *p) {
             struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.fd = j.fd};
             if (epoll_ctl(ch->epfd, EPOLL_CTL_ADD, j.fd, &ev) == 0) {
                 ch->nparked++;
-                wake_listener(ch); /* this thread is idle again: maybe below the limit */
                 continue;
             }
             ch->nlingering -= linger; /* could not watch it: finished below instead */
@@ -162,7 +163,6 @@ static void *worker_main(void *p) {
         }
         ch->open_conns--;
         ch->sb->procs[ch->slot].connections = ch->open_conns;
-        wake_listener(ch);
     }
     sb_set(ch->sb, ch->slot, t, SLOT_DEAD);
     pthread_mutex_unlock(&ch->mu);

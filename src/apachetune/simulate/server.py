@@ -29,8 +29,8 @@ Lingering close: after a response that ends its connection httpd shuts its side 
 until the client's FIN, for at most SECONDS_TO_LINGER (2 s) of silence (ap_lingering_close):
 prefork's and worker's worker waits that long before it accepts again, event's listener holds
 the connection (not its worker). The client's FIN comes LINGER after the response (ab, wrk,
-browsers: at once) plus the workload's `fin_after`. Not modelled: the network. (CPU contention is cpu.py's, when the workload
-has a CPU part.)"""
+browsers: at once) plus the workload's `fin_after`. Not modelled: the network. (CPU contention
+is cpu.py's, when the workload has a CPU part.)"""
 
 from __future__ import annotations
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import bisect
 import math
 import random
 import re
@@ -39,10 +38,10 @@ def read_documents(source: str) -> list[tuple[int, float]]:
         try:
             size = int(fields[0])
             share = float(fields[1]) if len(fields) > 1 else 1.0
+            if size < 0 or share < 0 or len(fields) > 2 or not math.isfinite(share):
+                raise ValueError
         except ValueError:
             raise UsageError(f"{source}:{n}:1: expected a size in bytes and an optional share, got {line.strip()!r}") from None
-        if size < 0 or share < 0 or len(fields) > 2 or not math.isfinite(share):
-            raise UsageError(f"{source}:{n}:1: expected a size in bytes and an optional share, got {line.strip()!r}")
         docs.append((size, share))
     if not docs:
         raise UsageError(f"--documents {source}: no documents in it")
@@ -66,7 +65,7 @@ class ServiceTime:
     mean: float
     sigma: float = 1.0
     samples: tuple[float, ...] = ()  # "empirical": response times read from an access log; "documents": each's time
-    cumulative: tuple[float, ...] = ()  # "documents": the running sum of their request shares
+    cumulative: tuple[float, ...] = ()  # "documents": the running sum of their request shares (cum_weights)
     about: str = ""  # "documents": what they are, for the label
 
     @classmethod
@@ -122,8 +121,7 @@ class ServiceTime:
         if self.kind == "empirical":
             return rng.choice(self.samples)
         if self.kind == "documents":
-            at = bisect.bisect_left(self.cumulative, rng.random() * self.cumulative[-1])
-            return self.samples[min(at, len(self.samples) - 1)]
+            return rng.choices(self.samples, cum_weights=self.cumulative)[0]
         if self.kind == "exp":
             return rng.expovariate(1.0 / self.mean)
         mu = math.log(self.mean) - self.sigma ** 2 / 2  # so that the mean is `mean`

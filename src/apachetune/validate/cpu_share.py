@@ -18,7 +18,8 @@ from collections.abc import Callable
 import psutil
 
 
-def _busy_seconds() -> float:
+def busy_seconds() -> float:
+    """The machine's busy CPU seconds so far, over all CPUs (/proc/stat: not idle, iowait or guest)."""
     t = psutil.cpu_times()
     idle = t.idle + getattr(t, "iowait", 0.0)
     return sum(t) - idle - getattr(t, "guest", 0.0) - getattr(t, "guest_nice", 0.0)
@@ -70,7 +71,7 @@ class OthersCpu:
         self._started = False
         self._look()
         self._started = True
-        self._wall, self._busy, self._own = time.monotonic(), _busy_seconds(), _own_seconds()
+        self._wall, self._busy, self._own = time.monotonic(), busy_seconds(), _own_seconds()
         self._thread = threading.Thread(target=self._watch, daemon=True)
         self._thread.start()
         return self
@@ -82,12 +83,19 @@ class OthersCpu:
         self._stop.set()
         self._thread.join()
         self._look()
-        wall = time.monotonic() - self._wall
-        busy = _busy_seconds() - self._busy
-        server = sum(self._last[p] - self._first.get(p, 0.0) for p in self._last)
-        own, children = (now - then for now, then in zip(_own_seconds(), self._own, strict=True))
-        self.share = max(0.0, busy - own - children - server) / max(1e-9, wall * cpus())
-        self.wall, self.busy, self.server, self.own, self.children = wall, busy, server, own, children
+        self.wall = time.monotonic() - self._wall
+        self.busy = busy_seconds() - self._busy
+        self.server = sum(self._last[p] - self._first.get(p, 0.0) for p in self._last)
+        self.own, self.children = (now - then for now, then in zip(_own_seconds(), self._own, strict=True))
+        self.share = share_over([self])
+
+
+def share_over(meters: list[OthersCpu]) -> float:
+    """The others' share of all CPUs over the stopped meters' windows taken together: what the
+    machine spent besides the server's processes, this process and its children."""
+    wall = sum(m.wall for m in meters)
+    rest = sum(m.busy - m.own - m.children - m.server for m in meters)
+    return max(0.0, rest) / max(1e-9, wall * cpus())
 
 
 def cpus() -> int:

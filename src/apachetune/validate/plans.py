@@ -50,7 +50,7 @@ from apachetune.errors import UsageError
 from apachetune.mpm.connections import connection_limit, stall
 from apachetune.sizing import model
 from apachetune.sizing.facts import HttpdFacts, measure_httpd
-from apachetune.validate.cpu_share import OthersCpu, cpus
+from apachetune.validate.cpu_share import OthersCpu, cpus, share_over
 from apachetune.validate.load import (
     IdleClients,
     LoadResult,
@@ -156,16 +156,15 @@ def sweep(run: PlanRun) -> None:
         half: list[dict] = []
         full: list[dict] = []
         top: list[dict] = []
-        half_cpu = OthersCpu(target.pids)  # what a request costs the machine, below saturation
-        others = OthersCpu(target.pids)  # over the steps at and beyond MaxRequestWorkers
+        # one meter a step: the half step's says what a request costs the machine below
+        # saturation, the others' over the steps at and beyond MaxRequestWorkers
+        half_cpu = OthersCpu(target.pids)
+        top_cpu: list[OthersCpu] = []
         for factor in (0.5, 1.0, 1.5, 2.0):
             c = max(1, int(mrw * factor))
             progress(f"sweep: {c} connections")
             first = len(sampler.samples)
-            if factor == 0.5:
-                half_cpu.start()
             if factor == 1.0:
-                others.start()
                 sampler.begin_window()
             step_cpu = OthersCpu(target.pids).start()
             pt = _sweep_step(run, c)
@@ -174,7 +173,7 @@ def sweep(run: PlanRun) -> None:
                 pt["server_cpu_us"] = round(step_cpu.server / step_cpu.wall / pt["throughput_rps"] * 1e6, 1)
             report.points.append(pt)
             if factor == 0.5:
-                half_cpu.stop()
+                half_cpu = step_cpu
                 half = sampler.samples[first:]
                 half_rps, half_driver = pt["throughput_rps"], pt.get("driver")
             if factor == 1.0:
@@ -182,14 +181,15 @@ def sweep(run: PlanRun) -> None:
                 full_peaks = sampler.child_peaks()
             top = sampler.samples[first:]
             if factor >= 1.0:
+                top_cpu.append(step_cpu)
                 if pt["throughput_rps"] > best:
                     best, best_cpu, best_driver = pt["throughput_rps"], step_cpu, pt.get("driver")
                 closed_by_server += sum(pt.get("errors", {}).values())
-        others.stop()
     report.samples += sampler.samples
+    others_share = share_over(top_cpu)
     capacity, why, pool = _saturation_bound(mrw, lone_s, setup.service_ms, half_cpu, half_rps,
                                             half_driver == "asyncio")
-    verdict, note = saturation_verdict(capacity, best, why, others.share,
+    verdict, note = saturation_verdict(capacity, best, why, others_share,
                                        half_cpu.share if capacity < pool else 0.0, pool,
                                        at_top=_cpus_bound_at_top(best_cpu, best, best_driver == "asyncio")
                                        if capacity < pool else None)
@@ -221,11 +221,11 @@ def sweep(run: PlanRun) -> None:
     counted = per_connection is not None
     memory = memory_verdict(setup, idle, peak, busy, held if counted else 0, per_connection or 0.0, ran,
                             recycled if counted else 0)
-    if memory.passed is False and ran is not None and others.share > OTHERS_CPU_LIMIT:
+    if memory.passed is False and ran is not None and others_share > OTHERS_CPU_LIMIT:
         # As for saturation: the load was not the one planned (the CPUs were taken and the
         # server never ran all its processes), so a miss says nothing of the model.
         memory = replace(memory, passed=None)
-        report.notes.append(f"peak memory not judged: other processes took {others.share:.0%} of the CPUs during "
+        report.notes.append(f"peak memory not judged: other processes took {others_share:.0%} of the CPUs during "
                             f"the top steps and the server ran at most {ran} processes of the section's "
                             f"({memory.measured} MiB measured, {memory.predicted} predicted for those)")
     report.verdicts.append(memory)

@@ -7,7 +7,7 @@ import threading
 import time
 from typing import Any
 
-from apachetune.procmem import pss_uss_by_pid
+from apachetune.procmem import pss_uss_by_pid, totals
 from apachetune.validate.targets import Target
 
 
@@ -132,9 +132,9 @@ class Sampler:
         by_pid = pss_uss_by_pid(pids)
         peaks = self._peaks
         for pid in pids[1:]:
-            if pid in by_pid and by_pid[pid][1] > peaks.get(pid, 0.0):
+            if by_pid[pid][1] > peaks.get(pid, 0.0):
                 peaks[pid] = by_pid[pid][1]
-        pss, uss = sum(p for p, _ in by_pid.values()), sum(u for _, u in by_pid.values())
+        pss, uss = totals(by_pid)
         self.peak_pss_mib = max(self.peak_pss_mib, pss)
         return pss, uss
 
