@@ -253,8 +253,25 @@ def test_event_connection_limit_is_httpd_2_4_71s(factor, most):
     conf = {"StartServers": 1, "ServerLimit": 1, "ThreadLimit": 2, "ThreadsPerChild": 2,
             "MaxRequestWorkers": 2, "MinSpareThreads": 1, "MaxSpareThreads": 4,
             "AsyncRequestWorkerFactor": factor, "KeepAliveTimeout": 30}
+    # The bound holds while no connection arrives to find every worker busy: one that does makes
+    # the listener close its idle keep-alive connections (httpd's too), and the later clients
+    # then fit. On a loaded machine a worker that has just answered may not be idle yet when the
+    # next client comes (CI served 5 at 1.9 once), so a run in which the server closed an answered
+    # client's connection (its keep-alive lasts 30 s) proves nothing about the limit and is run
+    # again.
+    for _attempt in range(5):
+        served, closed_busy = _connection_limit_run(conf)
+        if closed_busy == 0:
+            break
+    assert closed_busy == 0, "every run met a busy worker: the limit was never tested alone"
+    assert 2 <= served <= most
+
+
+def _connection_limit_run(conf: dict) -> tuple[int, int]:
+    """Eight keep-alive clients one after another, each holding its connection: how many were
+    answered within a second, and how many of those the server has closed since."""
     with MpmdServer("event", conf) as srv:
-        clients, served = [], 0
+        clients, served, answered = [], 0, []
         try:
             for _ in range(8):
                 s = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
@@ -264,9 +281,20 @@ def test_event_connection_limit_is_httpd_2_4_71s(factor, most):
                 try:
                     if s.recv(65536).startswith(b"HTTP/1.1 200"):
                         served += 1
+                        answered.append(s)
                 except OSError:
                     pass  # waiting in the backlog: the process is at its limit
+            return served, sum(_closed_by_peer(s) for s in answered)
         finally:
             for s in clients:
                 s.close()
-    assert 2 <= served <= most
+
+
+def _closed_by_peer(s: socket.socket) -> bool:
+    s.setblocking(False)
+    try:
+        return s.recv(1, socket.MSG_PEEK) == b""
+    except BlockingIOError:
+        return False  # open, nothing to read
+    except OSError:
+        return True  # reset
