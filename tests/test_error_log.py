@@ -66,3 +66,17 @@ def test_the_configurations_error_log_is_read_by_default(tmp_path):
     data = json.loads(r.output)
     assert data["error_log"]["path"] == f"{tmp_path}/error.log"
     assert data["inputs"]["saturated_at"]["value"] == 390
+
+
+def test_a_file_that_is_no_error_log_is_said_to_be_none(tmp_path):
+    """An access log given as the error log (an easy slip) finds no capacity message; the report
+    says the file does not look like an error log rather than that the pool never ran out."""
+    wrong = tmp_path / "access.log"
+    wrong.write_text('127.0.0.1 - - [26/Nov/2026:08:00:00 +0000] "GET / HTTP/1.1" 200 12 "-" "curl"\n' * 50)
+    out = size("--error-log", str(wrong))
+    assert out["error_log"]["is_error_log"] is False and out["error_log"]["lines_read"] == 50
+    assert "not an httpd error log" in out["inputs"]["saturated_at"]["source"]
+    calm = size("--error-log", str(LOGS / "calm.log"))
+    assert calm["error_log"]["is_error_log"] is True
+    assert "no capacity message" in calm["inputs"]["saturated_at"]["source"]
+    assert size("--error-log", str(wrong))["recommendation"] == calm["recommendation"]

@@ -168,3 +168,25 @@ def test_run_step_recordings_tell_the_floor_eras_apart():
                     and c["directives"] == [["MinSpareThreads", "1"], ["MaxSpareThreads", "1"]])
         return case["values"]["MaxSpareThreads"]
     assert [max_spare(v) for v in ("2.4.6", "2.4.18", "2.4.29")] == [26, 50, 27]
+
+
+@pytest.mark.parametrize("argv", [
+    ["lint", "{conf}", "--httpd-version", "{v}"],
+    ["size", "{conf}", "--no-measure", "--httpd-version", "{v}"],
+    ["simulate", "--mpm", "event", "--clients", "2", "--seconds", "1", "--httpd-version", "{v}"],
+    ["simulate", "--mpm", "event", "--clients", "2", "--seconds", "1", "--versus", "{v}"],
+])
+def test_versions_other_than_2_4_are_refused_not_judged_as_2_4(argv):
+    """2.2 read MaxClients and had no AsyncRequestWorkerFactor: a tree checked "as 2.2.34" with
+    2.4's model would be judged wrongly, so the version is refused; every 2.4.x is modelled."""
+    from click.testing import CliRunner
+
+    from apachetune.cli import cli
+
+    conf = str(Path(__file__).resolve().parents[1] / "fixtures" / "sample" / "apache2.conf")
+    for v, refused in (("2.2.34", True), ("3.0.0", True), ("2.4.6", False), ("2.4.80", False)):
+        r = CliRunner().invoke(cli, [a.format(conf=conf, v=v) for a in argv])
+        if refused:
+            assert r.exit_code == 2 and f"{v}: apachetune models httpd 2.4" in r.output, r.output
+        else:
+            assert r.exit_code in (0, 1) and "Traceback" not in r.output, r.output

@@ -88,6 +88,15 @@ def test_no_php_no_section():
     assert size(ROOT / "fixtures" / "sample" / "apache2.conf", "--memory", "2048")["php"] is None
 
 
+def test_php_files_given_for_a_configuration_without_php_are_said_unread():
+    out = size(ROOT / "fixtures" / "sample" / "apache2.conf", "--memory", "2048", "--php-ini", INI,
+               "--php-fpm-conf", POOLS)
+    assert out["php"] is None
+    assert any(n.startswith(f"--php-ini {INI} and --php-fpm-conf not read: the configuration loads no PHP module")
+               for n in out["recommendation"]["notes"]), out["recommendation"]["notes"]
+    assert not any("not read" in n for n in size(MOD, "--memory", "2048", "--php-ini", INI)["recommendation"]["notes"])
+
+
 def test_generate_says_it_too(tmp_path):
     r = CliRunner().invoke(cli, ["generate", str(FPM), "--no-measure", "--memory", "4096", "--rate", "200",
                                  "--service-time-ms", "100", "--php-fpm-conf", str(POOLS), "-o", str(tmp_path / "mpm.conf"), "--no-httpd-check"])

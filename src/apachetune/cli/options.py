@@ -50,15 +50,10 @@ def pop_resolve_options(kw: dict) -> ResolveOptions:
 
 def make_resolve_options(server_root, defines, modules, httpd_version, mpm, env_file,
                          sysroot=None) -> ResolveOptions:
-    from apachetune.config.conditions import Version
     from apachetune.config.resolver import ResolveOptions
-    from apachetune.errors import UsageError
 
     httpd_version, version_source = httpd_version_or_installed(httpd_version)
-    try:
-        Version.parse(httpd_version)
-    except ValueError as e:
-        raise UsageError(f"--httpd-version: {e}") from None
+    modelled_version(httpd_version, "--httpd-version")
     module_ids = []
     for m in modules:
         if m.endswith(".c") or m.endswith("_module"):
@@ -70,6 +65,22 @@ def make_resolve_options(server_root, defines, modules, httpd_version, mpm, env_
     return ResolveOptions(server_root=server_root, defines=list(defines), modules=module_ids,
                           httpd_version=httpd_version, version_source=version_source, mpm=mpm,
                           env_file=env_file, sysroot=sysroot)
+
+
+def modelled_version(text: str, option: str) -> None:
+    """A usage error unless `text` is an httpd 2.4.x: the MPMs' start-up checks, defaults and
+    directives apachetune models are 2.4's (2.2 read MaxClients, had no AsyncRequestWorkerFactor
+    and an experimental event; a 2.4 tree checked as another version would be judged wrongly)."""
+    from apachetune.config.conditions import Version
+    from apachetune.errors import UsageError
+
+    try:
+        v = Version.parse(text)
+    except ValueError as e:
+        raise UsageError(f"{option}: {e}") from None
+    if (v.major, v.minor) != (2, 4):
+        raise UsageError(f"{option} {text}: apachetune models httpd 2.4 (2.4.0 and later); "
+                         f"{v.major}.{v.minor} is not modelled")
 
 
 def httpd_version_or_installed(given: str | None) -> tuple[str, str]:

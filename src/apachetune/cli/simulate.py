@@ -111,8 +111,7 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
     """Predict what an MPM section does under a workload: throughput, latency percentiles,
     errors, processes over time and peak memory, from a model of httpd's MPMs in simulated time
     (seconds of real time for minutes of load)."""
-    from apachetune.cli.options import httpd_version_or_installed
-    from apachetune.config.conditions import Version
+    from apachetune.cli.options import httpd_version_or_installed, modelled_version
     from apachetune.errors import UsageError
     from apachetune.simulate import simulate
     from apachetune.simulate.syn import SynSchedule
@@ -141,11 +140,9 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
     if compare and versus:
         raise UsageError("--compare and --versus: one comparison at a time")
     version = httpd_version_or_installed(httpd_version)[0]
-    for v in (version, versus):
-        try:
-            Version.parse(v) if v else None
-        except ValueError as e:
-            raise UsageError(f"--httpd-version/--versus: {e}") from None
+    for v, option in ((version, "--httpd-version"), (versus, "--versus")):
+        if v:
+            modelled_version(v, option)
     mpms = ["prefork", "worker", "event"] if compare else [mpm or _mpm_of(file)]
     runs = [(m, version) for m in mpms] + ([(mpms[0], versus)] if versus else [])
     results = []

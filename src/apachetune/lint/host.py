@@ -8,13 +8,11 @@ mounts). Without host facts these rules say nothing.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from apachetune.errors import UsageError
-from apachetune.inputs import read_small
+from apachetune.sizing.facts_file import read_facts
 
 NETWORK_FILESYSTEMS = frozenset({"nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "fuse.sshfs", "glusterfs",
                                  "fuse.glusterfs", "ceph", "fuse.ceph", "lustre", "afs", "ocfs2", "gfs2"})
@@ -94,21 +92,14 @@ def _read_meminfo(proc: Path) -> float | None:
 
 
 def load_facts(path: str | os.PathLike[str]) -> HostLimits:
-    """A facts file from `apachetune size --save-facts` (+ an optional "limits" object)."""
-    try:
-        data = json.loads(read_small(os.fspath(path), "--facts", limit=16 << 20))
-    except ValueError as e:
-        raise UsageError(f"--facts {path}: not a facts file written by apachetune ({e})") from None
-    if not isinstance(data, dict):
-        raise UsageError(f"--facts {path}: expected a JSON object")
+    """A facts file from `apachetune size --save-facts` (+ an optional "limits" object), each
+    value checked (sizing/facts_file.py)."""
+    data = read_facts(path, for_sizing=False)
     limits = data.get("limits") or {}
     httpd = data.get("httpd") or {}
-    try:
-        return HostLimits(
-            somaxconn=limits.get("somaxconn"), nofile=limits.get("nofile"),
-            mounts=tuple(tuple(m) for m in limits.get("mounts", ())),
-            available_mib=data.get("available_mib"),
-            per_worker_mib=httpd.get("per_worker_mib"), per_process_mib=httpd.get("per_process_mib"),
-            parent_mib=httpd.get("parent_pss_mib"), source=f"facts file {path}")
-    except (TypeError, AttributeError) as e:
-        raise UsageError(f"--facts {path}: not a facts file written by apachetune ({e})") from None
+    return HostLimits(
+        somaxconn=limits.get("somaxconn"), nofile=limits.get("nofile"),
+        mounts=tuple((point, kind) for point, kind in limits.get("mounts", ())),
+        available_mib=data.get("available_mib"),
+        per_worker_mib=httpd.get("per_worker_mib"), per_process_mib=httpd.get("per_process_mib"),
+        parent_mib=httpd.get("parent_pss_mib"), source=f"facts file {path}")

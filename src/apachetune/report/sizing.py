@@ -22,8 +22,7 @@ def print_sizing(session, all_mpms: bool = False) -> None:
                   ", ".join(f"{k} {v}" for k, v in session.host.services.items()))
     if session.evidence is not None:
         ev = session.evidence
-        out.print(f"Error log {ev.path}: " + ("; ".join(ev.lines()) if ev.counts else
-                                              "no capacity message (the pool never ran out)"))
+        out.print(f"Error log {ev.path}: {ev.summary()}")
     rec = session.recommendation
     out.print(f"MPM: {rec.mpm} — " + "; ".join(rec.mpm_reasons))
     table = Table(title=f"Recommended {rec.mpm} section")

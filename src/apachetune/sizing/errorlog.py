@@ -37,6 +37,8 @@ MEANING = {
 }
 
 _LINE = re.compile(r"^\[([^\]]*)\].*?\b(AH\d{5}):")
+# Any line of an httpd error log: "[date] [module:level] ..." (ErrorLogFormat's default).
+_LOG_LINE = re.compile(r"^\[[^\]]+\] \[[^\]]*\]")
 
 
 @dataclass
@@ -46,6 +48,22 @@ class ErrorLogEvidence:
     first: dict[str, str] = field(default_factory=dict)  # code -> the log's date of its first line
     last: dict[str, str] = field(default_factory=dict)
     last_seen: str = ""  # the date of the last capacity message in the file (the log is in time order)
+    lines_read: int = 0
+    log_lines: int = 0  # lines shaped like httpd's error log ("[date] [module:level] ...")
+
+    @property
+    def is_error_log(self) -> bool:
+        """Whether the file looks like an httpd error log at all (an empty one does: no error yet)."""
+        return self.log_lines > 0 or self.lines_read == 0
+
+    def summary(self) -> str:
+        """What the file said, in a line."""
+        if self.counts:
+            return "; ".join(self.lines())
+        if not self.is_error_log:
+            return (f"not an httpd error log? none of its {self.lines_read:,} lines begins "
+                    "\"[date] [module:level]\" (ErrorLogFormat's default), and none has a capacity message")
+        return "no capacity message (the pool never ran out)"
 
     @property
     def reached(self) -> int:
@@ -58,13 +76,17 @@ class ErrorLogEvidence:
 
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "counts": dict(self.counts), "first": dict(self.first),
-                "last": dict(self.last), "last_seen": self.last_seen}
+                "last": dict(self.last), "last_seen": self.last_seen, "lines_read": self.lines_read,
+                "is_error_log": self.is_error_log}
 
 
 def read_error_log(path: str) -> ErrorLogEvidence:
     """Count the MPM's capacity messages in the error log at `path` (streamed, bounded lines)."""
     ev = ErrorLogEvidence(path)
     for line in iter_lines(path, "--error-log"):
+        ev.lines_read += 1
+        if line.startswith("[") and _LOG_LINE.match(line):
+            ev.log_lines += 1
         if "AH" not in line:
             continue
         m = _LINE.match(line)

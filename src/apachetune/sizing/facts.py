@@ -17,7 +17,7 @@ import json
 import os
 import statistics
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ import psutil
 from apachetune.errors import UsageError
 from apachetune.inputs import read_small
 from apachetune.procmem import process_memory
+from apachetune.sizing.facts_file import read_facts
 from apachetune.sizing.machine import cgroup_memory, task_limits
 
 MIB = 1024 * 1024
@@ -92,15 +93,20 @@ class HostFacts:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> HostFacts:
-        try:
-            data = json.loads(read_small(os.fspath(path), "--facts", limit=16 << 20))
-            httpd = data.get("httpd")
-            if httpd:
-                httpd = HttpdFacts(**{**httpd, "children": tuple(WorkerSample(**c) for c in httpd["children"])})
-            return cls(data["total_mib"], data["available_mib"], data["cpus"], data.get("services", {}), httpd,
-                       data.get("memory_source", "MemAvailable"), data.get("task_limit"))
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            raise UsageError(f"{path}: not a facts file written by apachetune ({e})") from None
+        """A facts file, each value checked (facts_file.py); keys it does not know are ignored, so
+        that a file from a newer apachetune still reads."""
+        data = read_facts(path, for_sizing=True)
+        httpd = data.get("httpd")
+        if httpd is not None:
+            children = tuple(WorkerSample(**_known(WorkerSample, c)) for c in httpd["children"])
+            httpd = HttpdFacts(**{**_known(HttpdFacts, httpd), "children": children})
+        return cls(data["total_mib"], data["available_mib"], data["cpus"], data.get("services") or {}, httpd,
+                   data.get("memory_source", "MemAvailable"), data.get("task_limit"))
+
+
+def _known(kind: type, values: dict[str, Any]) -> dict[str, Any]:
+    names = {f.name for f in fields(kind)}
+    return {k: v for k, v in values.items() if k in names}
 
 
 def _mem(proc: psutil.Process) -> tuple[float, float, float]:

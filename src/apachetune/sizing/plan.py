@@ -138,6 +138,8 @@ def build_inputs(given: Given, host: HostFacts | None, eff: EffectiveConfig | No
                                      "by Little's law)")
     if evidence is not None and evidence.reached and eff is not None and eff.mpm:
         inputs.saturated_at = _saturated_at(eff, evidence)
+    elif evidence is not None:
+        inputs.saturated_at = Figure(None, f"error log {evidence.path}: {evidence.summary()}")
     return inputs, reasons
 
 

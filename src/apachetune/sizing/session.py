@@ -126,6 +126,11 @@ def run_sizing(req: SizingRequest) -> SizingSession:
     if php is not None:
         rec.notes += judge(php, rec.mpm, rec.max_request_workers, rec.load_workers, rec.usable_mib,
                            inputs.per_worker_mib.num)
+    elif eff is not None and (req.php_ini or req.php_fpm_confs):
+        given_files = " and ".join(f for f in (req.php_ini and f"--php-ini {req.php_ini}",
+                                               req.php_fpm_confs and "--php-fpm-conf") if f)
+        rec.notes.append(f"{given_files} not read: the configuration loads no PHP module and hands no request "
+                         "to php-fpm (no SetHandler or ProxyPass to an fcgi:// or unix: socket)")
     return SizingSession(req, eff, host, inputs, rec, load, evidence, php)
 
 

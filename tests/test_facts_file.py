@@ -1,0 +1,118 @@
+"""Facts files are input a person may edit or bring from another machine: every value is checked,
+and a wrong one is named by its key, its line and column and what was expected, for `size` and
+`lint` alike (never a traceback from the arithmetic that would have used it)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from apachetune.cli import cli
+from apachetune.sizing.facts import HostFacts, HttpdFacts, WorkerSample
+
+ROOT = Path(__file__).resolve().parents[1]
+CONF = str(ROOT / "fixtures" / "sample" / "apache2.conf")
+GOOD = {
+    "total_mib": 24105.6, "available_mib": 23164.1, "cpus": 2, "services": {"MySQL": 310.5},
+    "httpd": {"parent_pid": 100, "mpm": "prefork", "parent_pss_mib": 5.0, "per_worker_mib": 12.5,
+              "per_process_mib": 0.0, "threads_per_child": 1, "idle": None,
+              "children": [{"pid": 101, "threads": 1, "rss_mib": 20.0, "pss_mib": 12.5, "uss_mib": 9.0}]},
+    "memory_source": "MemAvailable", "task_limit": 16334,
+}
+
+
+def _edit(path: str, value):
+    doc = json.loads(json.dumps(GOOD))
+    *parents, last = path.split(".")
+    node = doc
+    for p in parents:
+        node = node[p] if not p.isdigit() else node[int(p)]
+    if value is KeyError:
+        del node[last]
+    else:
+        node[last] = value
+    return doc
+
+
+def _run(command: str, tmp_path: Path, text: str):
+    facts = tmp_path / "facts.json"
+    facts.write_text(text)
+    args = ["size", CONF, "--facts", str(facts), "--rate", "50"] if command == "size" else \
+        ["lint", CONF, "--facts", str(facts)]
+    return CliRunner().invoke(cli, args), facts
+
+
+def test_a_saved_facts_file_reads_back_as_it_was(tmp_path):
+    path = tmp_path / "host.json"
+    path.write_text(json.dumps(GOOD, indent=2))
+    host = HostFacts.load(path)
+    assert host.httpd == HttpdFacts(100, "prefork", (WorkerSample(101, 1, 20.0, 12.5, 9.0),), 5.0, 12.5, 0.0, 1)
+    HostFacts(**{**host.__dict__}).save(tmp_path / "again.json")
+    assert HostFacts.load(tmp_path / "again.json") == host
+
+
+def test_keys_a_newer_apachetune_added_are_ignored(tmp_path):
+    doc = _edit("httpd.children.0.numa_node", 1)
+    doc["httpd"]["cgroup"] = "/system.slice/apache2.service"
+    doc["swap_mib"] = 2048
+    path = tmp_path / "host.json"
+    path.write_text(json.dumps(doc))
+    assert HostFacts.load(path).httpd.children[0].pss_mib == 12.5
+
+
+@pytest.mark.parametrize("command", ["size", "lint"])
+@pytest.mark.parametrize("path, value, expected", [
+    ("available_mib", "lots", "a number of MiB"),
+    ("available_mib", -1, "a number of MiB"),
+    ("total_mib", 1e308, "a number of MiB"),
+    ("cpus", 0, "a whole number of CPUs"),
+    ("cpus", 2.5, "a whole number of CPUs"),
+    ("cpus", True, "a whole number of CPUs"),
+    ("task_limit", "many", "null or a whole number"),
+    ("services", [], "an object"),
+    ("services.MySQL", "big", "a number of MiB"),
+    ("httpd", [1], "an object"),
+    ("httpd.per_worker_mib", "x", "a number of MiB"),
+    ("httpd.per_process_mib", {}, "a number of MiB"),
+    ("httpd.parent_pss_mib", [], "a number of MiB"),
+    ("httpd.mpm", "threaded", '"prefork", "worker" or "event"'),
+    ("httpd.children", {}, "a list of children"),
+    ("httpd.children.0.pss_mib", None, "a number of MiB"),
+])
+def test_a_wrong_value_is_named_with_its_line_and_what_was_expected(tmp_path, command, path, value, expected):
+    text = json.dumps(_edit(path, value), indent=2)
+    r, facts = _run(command, tmp_path, text)
+    assert r.exit_code == 2, r.output
+    assert "Traceback" not in r.output and expected in r.output, r.output
+    key = path.split(".")[-1] if not path.split(".")[-1].isdigit() else path.split(".")[-2]
+    shown = path.replace(".0.", "[0].")
+    assert f'"{shown}"' in r.output, r.output
+    line = next(i for i, t in enumerate(text.splitlines(), 1) if f'"{key}":' in t)
+    assert f"{facts}:{line}:" in r.output, r.output
+
+
+@pytest.mark.parametrize("path", ["total_mib", "available_mib", "cpus", "httpd.per_worker_mib",
+                                  "httpd.children.0.uss_mib"])
+def test_what_size_needs_must_be_there(tmp_path, path):
+    r, facts = _run("size", tmp_path, json.dumps(_edit(path, KeyError), indent=2))
+    assert r.exit_code == 2 and "is missing" in r.output and str(facts) in r.output, r.output
+
+
+def test_lint_reads_a_facts_file_with_only_limits(tmp_path):
+    r, _ = _run("lint", tmp_path, json.dumps({"limits": {"somaxconn": 4096, "nofile": 1024,
+                                                          "mounts": [["/", "ext4"]]}}))
+    assert r.exit_code in (0, 1) and "Traceback" not in r.output, r.output
+
+
+@pytest.mark.parametrize("text, where, says", [
+    ('{"total_mib": 1,\n "cpus": NaN}', ":2:10:", "NaN is not a number"),
+    ('{"total_mib": 1,\n "cpus": 2,', ":2:", "Expecting property name"),
+    ("[1, 2]", ":1:1:", "expected a JSON object"),
+])
+def test_json_that_is_no_facts_file_is_pointed_at(tmp_path, text, where, says):
+    for command in ("size", "lint"):
+        r, facts = _run(command, tmp_path, text)
+        assert r.exit_code == 2 and f"{facts}{where}" in r.output and says in r.output, r.output
