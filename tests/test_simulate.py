@@ -380,6 +380,70 @@ def test_event_connection_limit_follows_the_httpd_version():
     assert crowd["2.4.71"]["p95"] > 14000
 
 
+def test_over_the_limit_2_4_30_to_2_4_46_close_the_idle_crowd_where_later_versions_make_newcomers_wait():
+    """2.4.30-2.4.46's listener, woken by a connection over its process's limit, closed every idle
+    keep-alive connection of that process (event.c: workers_were_busy = 1 beside "Too many open
+    connections"); 2.4.47 and later only disable listening, so the newcomer waits for a parked
+    connection to time out. A crowd of 200 that does not come back (validate's idle clients)
+    on 2 x 25 threads, factor 1 (a limit of 50 a process): on 2.4.37 all 200 are answered at once
+    and the crowd is closed; on 2.4.62 and 2.4.29 (before the rule) 100 are held and the rest wait."""
+    results = {}
+    for version in ("2.4.29", "2.4.37", "2.4.46", "2.4.47", "2.4.62"):
+        section = load_directives(None, "event", 50, 25, keepalive_timeout=15, version=version)
+        section.update(AsyncRequestWorkerFactor=1, ServerLimit=2, StartServers=2)
+        workload = Workload(ServiceTime.parse("5ms"), clients=1, think=0.5, crowd=200, crowd_returns=False)
+        results[version] = run("event", section, workload, 20, version=version)
+    for version in ("2.4.37", "2.4.46"):
+        r = results[version]
+        assert r.crowd_latency_ms["max"] < 100, (version, r.crowd_latency_ms)
+        assert r.events.get("keep-alive closed, over the connection limit", 0) >= 100, (version, r.events)
+    for version in ("2.4.29", "2.4.47", "2.4.62"):
+        r = results[version]
+        assert r.crowd_latency_ms["p95"] > 14000, (version, r.crowd_latency_ms)
+        assert not r.events.get("keep-alive closed, over the connection limit"), (version, r.events)
+
+
+# Measured with benchmarks/crowd_versions.py on builds of the 2.4.37 and 2.4.62 tags
+# (tools/build_httpd.sh), 2026-11-26: 200 idle clients that keep their side open, KeepAliveTimeout
+# 10, 2 x 25 threads, factor 1. Connections the server closed before their keep-alive timeout,
+# and the longest a client waited for its answer (ms), over three runs of 2.4.37, one of 2.4.62.
+CROWD_MEASURED = {"2.4.37": {"closed": (159, 166), "max": (18996, 19001)},
+                  "2.4.62": {"closed": (0, 0), "max": (10003, 10003)}}
+
+
+@pytest.mark.parametrize("version", sorted(CROWD_MEASURED))
+def test_a_crowd_that_keeps_its_side_open_is_closed_and_waited_for_as_on_the_builds(version):
+    """2.4.37 closes the crowd at once but, its listener asleep until the keep-alive deadline it
+    had computed, admits the waiting clients no sooner than 2.4.62 does (a whole timeout later,
+    and the last of them a second timeout later); 2.4.62 closes none."""
+    section = load_directives(None, "event", 50, 25, keepalive_timeout=10, version=version)
+    section.update(AsyncRequestWorkerFactor=1, ServerLimit=2, StartServers=2, MaxSpareThreads=50,
+                   MinSpareThreads=1, MaxKeepAliveRequests=0)
+    workload = Workload(ServiceTime.parse("1ms"), clients=1, think=3600, crowd=200, crowd_returns=False,
+                        fin_after=120.0)
+    r = run("event", section, workload, 45, version=version)
+    closed = sum(v for k, v in r.events.items() if k.startswith("keep-alive closed"))
+    low, high = CROWD_MEASURED[version]["closed"]
+    assert low - 30 <= closed <= high + 30 or (high == 0 and closed == 0), r.events
+    assert r.crowd_latency_ms["count"] == 200
+    measured_max = CROWD_MEASURED[version]["max"][1]
+    assert abs(r.crowd_latency_ms["max"] - measured_max) <= 0.1 * measured_max, r.crowd_latency_ms
+
+
+def test_lint_says_what_a_crowd_over_events_limit_does_on_each_version(tmp_path):
+    conf = tmp_path / "mpm.conf"
+    conf.write_text("LoadModule mpm_event_module modules/mod_mpm_event.so\nThreadsPerChild 25\n"
+                    "MaxRequestWorkers 50\nServerLimit 2\nAsyncRequestWorkerFactor 1\n")
+
+    def at302(version):
+        r = CliRunner().invoke(cli, ["lint", str(conf), "--keepalive-clients", "200", "--httpd-version", version,
+                                     "--format", "json"])
+        return [f["message"] for f in json.loads(r.stdout)["findings"] if f["rule"] == "AT302"]
+
+    assert any("close all its idle keep-alive ones (httpd 2.4.37" in m for m in at302("2.4.37")), at302("2.4.37")
+    assert any("new connections wait" in m for m in at302("2.4.62")), at302("2.4.62")
+
+
 def test_cli_simulate_versus_another_version(tmp_path):
     conf = tmp_path / "mpm.conf"
     conf.write_text("ThreadsPerChild 25\nMaxRequestWorkers 50\nServerLimit 2\nStartServers 2\n"

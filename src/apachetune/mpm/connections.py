@@ -84,11 +84,16 @@ def stall(mpm: str, values: Mapping[str, Any], crowd: float, busy: float = 0.0, 
     if crowd + busy < limit:
         return None
     if mpm == "event":
+        # 2.4.30-2.4.46 made room by closing the process's idle keep-alive connections instead
+        then = ("and each new connection makes the process close all its idle keep-alive ones "
+                f"(httpd {version}, as 2.4.30-2.4.46 do): their clients must connect again, and new "
+                "connections can still wait until the keep-alive deadline the listener had set"
+                if rules_for(version).limit_closes_keepalive else "and new connections wait")
         return (f"event accepts about {limit} connections here (ThreadsPerChild "
                 f"{values['ThreadsPerChild']} + idle workers x AsyncRequestWorkerFactor "
                 f"{float(values.get('AsyncRequestWorkerFactor', 2)):g} per process, "
                 f"{event_processes(int(values['MaxRequestWorkers']), int(values['ThreadsPerChild']))} "
-                f"processes): {crowd:g} idle keep-alive clients fill it and new connections wait")
+                f"processes): {crowd:g} idle keep-alive clients fill it {then}")
     what = "process" if mpm == "prefork" else "thread"
     return (f"each of {crowd:g} idle keep-alive clients holds a {what} until KeepAliveTimeout; "
             f"MaxRequestWorkers {limit} leaves no worker for new connections")

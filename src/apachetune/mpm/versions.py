@@ -11,7 +11,11 @@ running, tools/record_run_step.py):
   bucket; 2.4.23 set today's floors;
 - before 2.4.30 event kept AsyncRequestWorkerFactor's 1/16ths floor at 1/16, not 1, and its
   connection limit used the whole factor (idle workers x factor in 1/16ths), not its integer
-  part: factor 1.5 on 2 x 25 threads held 126 idle keep-alive clients on 2.4.29, 100 on 2.4.71.
+  part: factor 1.5 on 2 x 25 threads held 126 idle keep-alive clients on 2.4.29, 100 on 2.4.71;
+- 2.4.30-2.4.46 event's listener, woken by a new connection while over its connection limit,
+  also closed every idle keep-alive connection of its process ("kill'em all", which every 2.4.x
+  does when no worker is idle): there the limit made room by dropping the crowd, where 2.4.47
+  and later (connections_above_limit(&busy): only with no idle worker) make the newcomer wait.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ class StartupRules:
     #                   "process-1" (< 2.4.23), "bucket" (2.4.23 and later)
     factor_floor_one: bool  # event's AsyncRequestWorkerFactor floored at 1 (2.4.30), else 1/16
     integer_factor: bool  # event's connection limit uses the factor's integer part (2.4.30)
+    limit_closes_keepalive: bool = False  # over the limit, event closes its idle keep-alive ones (2.4.30-2.4.46)
 
 
 def rules_for(version: Version | str | None) -> StartupRules:
@@ -54,6 +59,7 @@ def _rules_for(text: str) -> StartupRules:
                      else "process" if at_least(version, "2.4.17") else "thread"),
         factor_floor_one=at_least(version, "2.4.30"),
         integer_factor=at_least(version, "2.4.30"),
+        limit_closes_keepalive=at_least(version, "2.4.30") and not at_least(version, "2.4.47"),
     )
 
 

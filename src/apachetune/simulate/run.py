@@ -194,4 +194,4 @@ def summary_ms(latencies: list[float]) -> dict[str, float]:
         return percentile(xs, q) * 1000
 
     return {"mean": round(sum(xs) / len(xs) * 1000, 2), "p50": round(pct(0.50), 2), "p95": round(pct(0.95), 2),
-            "p99": round(pct(0.99), 2), "max": round(xs[-1] * 1000, 2)}
+            "p99": round(pct(0.99), 2), "max": round(xs[-1] * 1000, 2), "count": len(xs)}

@@ -14,7 +14,8 @@ needs them:
   against each other, so a burst can take every worker; from 2.4.30 a process that has stopped
   listening counts one idle worker less until it listens again (no flip-flop); when new
   connections wait and none of its workers is idle, it closes its parked keep-alive connections
-  so that the clients reconnect to another process (every 2.4.x: "kill'em all"), and a request
+  so that the clients reconnect to another process (every 2.4.x: "kill'em all"; 2.4.30-2.4.46
+  also when its idle workers are there but it is over its connection limit), and a request
   that arrives on a parked connection when no worker of its process is idle is not read: the
   connection is closed (the listener does not wait for a worker), and the client must send it
   again on a new connection (ab counts it a "Length" failure);
@@ -54,10 +55,11 @@ BACKLOG, READING, SERVING, PARKED, CLOSED = range(5)
 
 LINGER = 1e-4  # seconds from a response to the client's FIN, on loopback
 SECONDS_TO_LINGER = 2.0  # httpd's lingering close gives up on a silent client after this
+MAX_SECS_TO_LINGER = 30.0  # event's lingering queue for the connections it closes itself (event.c)
 
 
 class Conn:
-    __slots__ = ("client", "process", "state", "served", "token", "sent_at")
+    __slots__ = ("client", "process", "state", "served", "token", "sent_at", "parked_until")
 
     def __init__(self, client: Client, sent_at: float):
         self.client = client
@@ -66,11 +68,12 @@ class Conn:
         self.served = 0
         self.token = 0  # bumped at each change of state: a stale deadline sees another token
         self.sent_at = sent_at  # when the request now on it was sent (its first: with the SYN)
+        self.parked_until = 0.0  # its keep-alive deadline while it waits for its next request
 
 
 class Process:
     __slots__ = ("slot", "workers", "ready_at", "serving", "conns", "accepted", "quiescing", "listening",
-                 "closing_parked", "gone", "burst", "burst_at", "kept", "bucket", "lingering")
+                 "closing_parked", "gone", "burst", "burst_at", "kept", "bucket", "lingering", "asleep_until")
 
     def __init__(self, slot: int, workers: int, ready_at: float, bucket: int = 0):
         self.slot = slot
@@ -87,6 +90,7 @@ class Process:
         self.burst, self.burst_at = 0, -1.0  # event: connections accepted at burst_at, not yet counted
         self.kept = 0  # event: pools of closed connections kept for the next ones (memory only)
         self.lingering = 0  # event: closed connections whose pool the listener holds until the client's FIN
+        self.asleep_until = 0.0  # event 2.4.30-2.4.46: its disabled listener's next wake-up after closing its crowd
 
 
 class Server:
@@ -97,6 +101,7 @@ class Server:
         self.clock, self.service, self.rng, self.stats = clock, service, rng, stats
         # from a response that ends its connection to the end of httpd's lingering close
         self.linger = min(LINGER + fin_after, SECONDS_TO_LINGER)
+        self.fin_after = fin_after
         self.cpu, self.cpu_fraction = cpu, cpu_fraction
         self.event = mpm == "event"
         self.threads = 1 if mpm == "prefork" else int(section["ThreadsPerChild"])  # type: ignore[call-overload]
@@ -112,6 +117,7 @@ class Server:
         self.factor = int(factor) if rules.integer_factor else factor
         # 2.4.30 also counts one idle worker less while the listener is disabled ("to avoid flip flop")
         self.hysteresis = rules.integer_factor
+        self.limit_closes_keepalive = rules.limit_closes_keepalive
         self.keepalive = str(section.get("KeepAlive", "On")).lower() == "on"
         self.keepalive_timeout = float(section.get("KeepAliveTimeout", 5))  # type: ignore[arg-type]
         self.max_keepalive = int(section.get("MaxKeepAliveRequests", 100))  # type: ignore[call-overload]
@@ -191,7 +197,7 @@ class Server:
         return counted >= p.workers + int(idle * self.factor)
 
     def can_accept(self, p: Process) -> bool:
-        if p.quiescing or p.ready_at > self.clock.now:
+        if p.quiescing or p.ready_at > self.clock.now or p.asleep_until > self.clock.now:
             return False
         accepting = not self.not_accepting(p)
         if self.event:  # the listener disables or enables its listen sockets on what it finds
@@ -269,6 +275,7 @@ class Server:
         conn.state = (PARKED if self.event else READING) if keep else CLOSED
         conn.token += 1
         if keep:
+            conn.parked_until = self.clock.now + self.keepalive_timeout
             self.clock.after(self.keepalive_timeout, self._keepalive_expired, conn, conn.token)
         conn.client.response(conn, keep)
         if not keep and not self.event:
@@ -288,19 +295,40 @@ class Server:
             self._close(conn, tell_client=True)
 
     def _busy(self, p: Process) -> None:
-        """event: with no idle worker and connections waiting to be accepted, the listener drops
-        its parked keep-alive connections on its next pass (after what is already readable)."""
-        if self.idle(p) == 0 and self.queues[p.bucket] and not p.closing_parked:
+        """event: with no idle worker (2.4.30-2.4.46: or over its connection limit) and
+        connections waiting to be accepted, the listener drops its parked keep-alive connections
+        on its next pass (after what is already readable)."""
+        if self.queues[p.bucket] and not p.closing_parked and self._drops_parked(p):
             p.closing_parked = True
             self.clock.after(0.0, self._close_parked, p)
 
+    def _drops_parked(self, p: Process) -> bool:
+        return self.idle(p) == 0 or (self.limit_closes_keepalive and not p.quiescing and self.not_accepting(p))
+
     def _close_parked(self, p: Process) -> None:
         p.closing_parked = False
-        if self.idle(p) > 0 or not self.queues[p.bucket]:
+        if not self.queues[p.bucket] or not self._drops_parked(p):
             return
-        for conn in [c for c in p.conns if c.state == PARKED]:
-            self.stats.events["keep-alive closed, workers busy"] += 1
+        why = "workers busy" if self.idle(p) == 0 else "over the connection limit"
+        parked = [c for c in p.conns if c.state == PARKED]
+        if why != "workers busy" and parked:
+            self._sleep_after_closing(p, parked)
+        for conn in parked:
+            self.stats.events[f"keep-alive closed, {why}"] += 1
             self._close(conn, tell_client=True)
+
+    def _sleep_after_closing(self, p: Process, parked: list[Conn]) -> None:
+        """2.4.30-2.4.46, over the limit: the listener has disabled itself and closed its crowd,
+        whose connections now linger (not counted), but it listens again only on its next pass:
+        its poll waits for the keep-alive deadline it had computed (the oldest closed one's; the
+        lingering ones' expiry, 30 s, is later, so adding them does not wake it) or for a
+        lingering client's FIN. Measured on a 2.4.37 build (tools/measure_event_limit.py): idle
+        clients that keep their side open left the listener disabled 10 s with KeepAliveTimeout
+        10 and 30 s with 30, crowd closed at once; browsers, closing on the server's FIN, wake
+        it at once."""
+        wake = min(min(c.parked_until for c in parked), self.clock.now + min(LINGER + self.fin_after, MAX_SECS_TO_LINGER))
+        p.asleep_until, p.listening = wake, False
+        self.clock.at(wake, self.dispatch, p)
 
     def _close(self, conn: Conn, tell_client: bool = False) -> None:
         was = conn.state
