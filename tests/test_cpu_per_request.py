@@ -145,3 +145,38 @@ def test_cpu_demand_is_rate_times_cpu_over_cores():
     # CPU beyond the service time is not CPU a worker can use: capped at the service time
     inputs, _ = build_inputs(Given(rate=50, cpu_ms=300, cpus=2, service_time_ms=100, mpm="prefork"), None, None)
     assert cpu_demand(inputs) == pytest.approx(2.5)
+
+
+def test_a_cpu_measured_with_few_requests_under_way_gives_a_capacity_if_it_grows():
+    """The php-like run of docs/sizing.md: 36 ms of CPU a request measured with half of its 27
+    workers busy, 0.52 s a request, 1.77 CPUs: 44.6 req/s at that CPU, 41.0 if it grows 15% for
+    the doubling to 27 (the run served 40.9). Measured with the knee's own concurrency, or not
+    measured with a load, nothing is added."""
+    from apachetune.sizing import recommend as rec
+    from apachetune.sizing.plan import Given, build_inputs
+
+    def capacities(under_way):
+        inputs, _ = build_inputs(Given(cpu_ms=36, service_time_ms=520, mpm="prefork"), None, None)
+        inputs.cpus = rec.Figure(1.77, "given")
+        inputs.cpu_under_way = rec.Figure(under_way, "measured")
+        capacity, by = rec._capacity(inputs, 27, 0.52)
+        return capacity, by, rec._capacity_as_cpu_grows(inputs, 27, 0.52, capacity)
+
+    capacity, by, (grown, note) = capacities(13.5)
+    assert by == "CPUs" and capacity == pytest.approx(44.6, abs=0.1) and grown == pytest.approx(41.0, abs=0.1)
+    assert note.startswith("the CPU a request (36.00 ms) was measured with 13.5 requests under way; at the "
+                           "capacity 27 are") and "about 41 req/s, not 45" in note, note
+    assert capacities(20.0)[2] is None and capacities(None)[2] is None
+
+
+def test_size_states_the_grown_capacity_beside_the_measured_one():
+    from apachetune.sizing.plan import Given, build_inputs
+    from apachetune.sizing.recommend import Figure, recommend
+
+    inputs, _ = build_inputs(Given(cpu_ms=5, cpus=2, service_time_ms=10, rate=300, mpm="event", memory_mib=4096,
+                                   per_worker_mib=1), None, None)
+    inputs.cpu_under_way = Figure(1.5, "measured")
+    r = recommend(inputs)
+    assert r.capacity_by == "CPUs" and r.capacity_if_cpu_grows < r.predicted_capacity_rps
+    assert any("requests under way; at the capacity" in n for n in r.notes), r.notes
+    assert r.to_json()["capacity_if_cpu_grows_rps"] == pytest.approx(r.capacity_if_cpu_grows, abs=0.1)

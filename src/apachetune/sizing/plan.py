@@ -118,6 +118,9 @@ def build_inputs(given: Given, host: HostFacts | None, eff: EffectiveConfig | No
         cpus=_pick(given.cpus, host.cpus if host else None, None, os.cpu_count() or 1, None)
         if given.cpus or host else Figure(os.cpu_count() or 1, "this machine (assumed)"),
         cpu_seconds=_cpu_figure(given, load, chosen, service_time.num),
+        cpu_under_way=Figure(round(load.under_way, 2), "mod_status: requests being served while the CPU was measured")
+        if given.cpu_ms is None and load is not None and load.cpu_per_request is not None and load.under_way
+        else Figure(None, "not measured"),
         task_limit=Figure(host.task_limit, "measured") if host and host.task_limit else Figure(None, "unknown"),
         keepalive_clients=Figure(given.keepalive_clients, "given") if given.keepalive_clients is not None
         else Figure(None, "estimated from the rate when one is known"),

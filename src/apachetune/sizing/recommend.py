@@ -54,6 +54,7 @@ class SizingInputs:
     reqtimeout_loaded: Figure
     cpus: Figure = Figure(None, "unknown")
     cpu_seconds: Figure = Figure(None, "unknown")  # CPU a request uses (at most its service time)
+    cpu_under_way: Figure = Figure(None, "not measured")  # requests under way when cpu_seconds was measured
     task_limit: Figure = Figure(None, "unknown")  # workers the kernel's task limits leave room for
     saturated_at: Figure = Figure(None, "no error log read")  # a MaxRequestWorkers the log says was reached
     keepalive: Figure = Figure("On", "default")  # KeepAlive as configured
@@ -98,6 +99,7 @@ class Recommendation:
     connections_mib: float = 0.0  # memory set aside for the connections event holds itself
     pool: int | None = None  # workers kept running for the peak and its bursts
     capacity_by: str = "workers"  # what sets predicted_capacity_rps: the workers or the CPUs
+    capacity_if_cpu_grows: float | None = None  # the CPUs' capacity if the CPU a request grows as measured
     notes: list[str] = field(default_factory=list)  # what the operator should know beyond the values
 
     def values(self) -> dict[str, int | float | str]:
@@ -112,6 +114,8 @@ class Recommendation:
             "load_workers": self.load_workers, "offered_load_erlangs": self.offered_load,
             "max_request_workers": self.max_request_workers,
             "predicted_capacity_rps": round(self.predicted_capacity_rps, 1), "capacity_set_by": self.capacity_by,
+            "capacity_if_cpu_grows_rps": None if self.capacity_if_cpu_grows is None
+            else round(self.capacity_if_cpu_grows, 1),
             "predicted_mean_wait_ms": None if self.predicted_wait_ms is None
             else round(self.predicted_wait_ms, 2),
             "verdict": self.verdict, "memory_short_mib": round(self.memory_short_mib, 1),
@@ -257,12 +261,15 @@ def recommend(inputs: SizingInputs, mpm: str | None = None, max_utilisation: flo
                      f"of CPU on {inputs.cpus.value}): above {max_utilisation:.0%}, requests wait for a core "
                      "and response times grow however many workers there are")
     capacity, capacity_by = _capacity(inputs, real_mrw, s)
+    grown = _capacity_as_cpu_grows(inputs, real_mrw, s, capacity) if capacity_by == "CPUs" else None
+    if grown is not None:
+        notes.append(grown[1])
     wait = _mean_wait_ms(real_mrw, offered, s)
     verdict = _verdict(inputs, load_workers, bound, cpu_bound, short_mib, max_utilisation)
     return Recommendation(mpm, settings, usable, bound, load_workers, offered, real_mrw, capacity, wait,
                           verdict, short_mib, cpu_bound=cpu_bound, task_bound=task_bound, bound_by=bound_by,
                           keepalive_clients=crowd, pool=pool, notes=notes, connections_mib=held_mib,
-                          capacity_by=capacity_by)
+                          capacity_by=capacity_by, capacity_if_cpu_grows=grown[0] if grown else None)
 
 
 def _rounded(mpm: str, mrw: int, tpc: int) -> int:
@@ -343,6 +350,34 @@ def _capacity(inputs: SizingInputs, workers: int, s: float) -> tuple[float, str]
         if knee < 0.999 * capacity:
             return knee, "CPUs"
     return capacity, "workers"
+
+
+# How much the server's CPU a request grew for each doubling of the requests under way, where
+# measured on these machines (docs/sizing.md, "The CPU a request under load"): httpd prefork
+# 50 -> 79 µs from 10 to 300 keep-alive clients (12% a doubling), httpd event 250 -> 290-340 µs
+# from half its knee to 1.5-2x (keep-alive connections closed and opened again: 8-18%), a
+# php-like mod_lua app 36 -> 44-49 ms from half of its 27 workers busy to all (page faults and
+# memory bandwidth: 22-36%). 15% puts that app's 27 workers at 41.0 req/s; it served 40.9.
+CPU_GROWTH_PER_DOUBLING = 0.15
+
+
+def _capacity_as_cpu_grows(inputs: SizingInputs, workers: int, s: float,
+                           capacity: float) -> tuple[float, str] | None:
+    """When the CPUs set the capacity and the CPU a request was measured with far fewer
+    requests under way than the `workers` busy at the capacity: the capacity if it grows as it
+    did where measured, and a note that says so. None when it was not measured that way."""
+    under_way, cpu, cpus = inputs.cpu_under_way.value, inputs.cpu_seconds.value, inputs.cpus.value
+    if not under_way or not cpu or not cpus or workers < 2 * float(under_way):
+        return None
+    grown = min(float(cpu) * (1 + CPU_GROWTH_PER_DOUBLING * math.log2(workers / float(under_way))), s)
+    lower = model.closed_loop_throughput(workers, grown, float(cpus), s - grown)
+    note = (f"the CPU a request ({float(cpu) * 1000:.2f} ms) was measured with {float(under_way):.1f} requests under "
+            f"way; at the capacity {workers} are. Where measured, httpd's CPU a request grew about "
+            f"{CPU_GROWTH_PER_DOUBLING:.0%} for each doubling of them (8-36%: connections reopened, page "
+            f"faults, memory bandwidth): at {grown * 1000:.2f} ms the CPUs serve about {lower:.0f} req/s, not "
+            f"{capacity:.0f}. Sample the CPU under the peak (--status-url while it serves it) or measure it "
+            "(apachetune validate --target httpd)")
+    return lower, note
 
 
 def _process_mib(mpm: str, per_process: float, threads: int, max_mem_free_kib: int = 2048) -> float:

@@ -39,6 +39,7 @@ class LoadSample:
     busiest_second: float | None = None  # requests in the busiest second (a burst's rate)
     cpu_per_request: float | None = None  # seconds of the server's CPU a request, measured with the rate
     cpu_note: str = ""  # how the CPU figure was obtained, or why there is none
+    under_way: float | None = None  # requests being served on average while the CPU was measured
 
 
 def _fields(fmt: str) -> list[str]:
@@ -214,7 +215,8 @@ def from_status(url: str, seconds: float = 10.0, interval: float = 1.0,
     mean_busy = max(0.0, sum(busy) / len(busy) - 1) if busy else 0.0
     service = mean_busy / rate if rate > 0 else None
     cpu, note = _cpu_per_request(cpu_start, cpu_end, requests, elapsed, server, mean_busy)
-    return LoadSample(rate, service, int(requests), f"mod_status {url}", cpu_per_request=cpu, cpu_note=note)
+    return LoadSample(rate, service, int(requests), f"mod_status {url}", cpu_per_request=cpu, cpu_note=note,
+                      under_way=mean_busy if cpu is not None else None)
 
 
 def _cpu_per_request(start: float | None, end: float | None, requests: float, elapsed: float,
