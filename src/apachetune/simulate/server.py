@@ -303,6 +303,8 @@ class Server:
             self.clock.after(0.0, self._close_parked, p)
 
     def _drops_parked(self, p: Process) -> bool:
+        # (Only while the newcomer waits: on httpd every listener still listening is woken by it,
+        # so one over its limit may close its crowd while another process takes the newcomer.)
         return self.idle(p) == 0 or (self.limit_closes_keepalive and not p.quiescing and self.not_accepting(p))
 
     def _close_parked(self, p: Process) -> None:

@@ -129,6 +129,7 @@ def build_inputs(given: Given, host: HostFacts | None, eff: EffectiveConfig | No
         if load is not None and load.busiest_second else Figure(None, "none measured"),
         tune_keepalive=Figure(given.tune_keepalive, "given" if given.tune_keepalive else "default"),
         listen_buckets=_listen_buckets(eff, given, host),
+        httpd_version=Figure(eff.httpd_version, eff.httpd_version_source) if eff else Figure(None, "default"),
         **figures,
     )
     _say_where_from(inputs, host, load, idle_note)

@@ -66,6 +66,7 @@ class SizingInputs:
     burst: Figure = Figure(None, "none given")  # requests arriving together
     burst_rate: Figure = Figure(None, "none measured")  # requests in the busiest second
     tune_keepalive: Figure = Figure(False, "default")  # re-tune keep-alive values lint finds safe
+    httpd_version: Figure = Figure(None, "default")  # the 2.4.x modelled (None: the tables' own)
 
     def to_json(self) -> dict[str, Any]:
         return {k: v.to_json() for k, v in self.__dict__.items()}
@@ -252,7 +253,8 @@ def recommend(inputs: SizingInputs, mpm: str | None = None, max_utilisation: flo
     assert is_fixed_point(mpm, values, listen_buckets=buckets), (mpm, values)
     real_mrw = int(next(x.value for x in settings if x.directive == "MaxRequestWorkers"))
     if crowd and mpm == "event":
-        stalled = stall(mpm, values, crowd, busy)
+        version = inputs.httpd_version.value
+        stalled = stall(mpm, values, crowd, busy, version=str(version) if version else None)
         if stalled:
             notes.append(stalled)
     demand = cpu_demand(inputs)

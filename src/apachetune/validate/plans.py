@@ -564,13 +564,6 @@ def simulated(run: PlanRun) -> None:
     # rounds found every child idle, so whether it exited at once (and was replaced at once) or
     # held its slot through the next pass was a race of microseconds (mpmd, 2 x 10 workers,
     # 250 ms: 240 requests and no wait in one run, 100 and a 2.5 s wait in the next).
-    # Not on prefork: the pool the restart meets is whatever the spawn ramp reached under
-    # keep-alive clients that pin children (12 to 20 processes from one run to the next), and on
-    # httpd mod_lua's sleep ends at the signal (a prefork child takes it in the thread that sleeps).
-    if setup.mpm == "prefork":
-        report.notes.append("simulate: no graceful restart case on prefork (its pool at the signal is not "
-                            "reproducible; see docs/simulate.md)")
-        return
     at = round((round(seconds / 3 / lone_s) + 0.5) * lone_s, 3)
     label = f"closed loop, {mrw} keep-alive clients, graceful restart at {at:g} s"
     progress(f"simulate: {label}")

@@ -23,7 +23,7 @@ from apachetune.validate.processes import (
 )
 
 # /app/sleep?ms=N&kb=K as in mpmd: allocate K KiB in one block, as an application builds a
-# page or a result, and hold it for the N ms of service time. Lua builds a long string in a
+# page or a result, and hold it for the N ms of service time (whatever signal arrives meanwhile). Lua builds a long string in a
 # buffer and copies it, so a request holds about 2 x K while it sleeps: validate does not assume
 # K, it measures what a busy worker holds (plans.busy_worker_mib).
 SLEEP_LUA = """function handle(r)
@@ -31,7 +31,14 @@ SLEEP_LUA = """function handle(r)
   local ms = tonumber(args["ms"]) or 0
   local kb = math.floor(tonumber(args["kb"]) or 0)
   local held = kb > 0 and string.rep("x", kb * 1024) or ""
-  if ms > 0 then r.usleep(ms * 1000) end
+  -- a signal ends usleep early (prefork's children take apachectl graceful's SIGUSR1 in the
+  -- thread that sleeps): sleep again until the request's time is up
+  local deadline = r:clock() + ms * 1000
+  while ms > 0 do
+    local left = deadline - r:clock()
+    if left <= 0 then break end
+    r.usleep(left)
+  end
   r.content_type = "text/plain"
   r:puts(#held >= 0 and "ok\\n" or "")
   return apache2.OK
