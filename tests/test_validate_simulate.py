@@ -26,8 +26,8 @@ def run_plan(target: str, mpm: str, extra: tuple[str, ...] = ()) -> dict:
                                       *SECTION, *extra, "--format", "json"])
     data = json.loads(result.output)
     verdicts = [v for v in data["verdicts"] if v["name"].startswith("simulated ")]
-    # worker and event also restart gracefully under load (not prefork: docs/simulate.md)
-    assert len(verdicts) == 7 + 2 * bool(extra) + 2 * (mpm != "prefork"), data["verdicts"]
+    # the last case of every MPM restarts gracefully under load
+    assert len(verdicts) == 9 + 2 * bool(extra), data["verdicts"]
     failed = [v for v in verdicts if v["passed"] is False]
     assert not failed and result.exit_code == 0, (failed, data["notes"])
     # a case missed twice beside a busy neighbour, slower than simulated, is not judged, and says so
@@ -56,12 +56,11 @@ def test_simulation_matches_mpmd(mpm):
         assert crowded[0]["predicted"] == pytest.approx(capacity, rel=0.05)
     else:  # 5 idle keep-alive clients hold 5 of prefork's and worker's 10 workers
         assert crowded[0]["predicted"] == pytest.approx(capacity / 2, rel=0.05)
-    if mpm != "prefork":
-        # ServerLimit 2 = MaxRequestWorkers / ThreadsPerChild: the stopping processes hold both
-        # slots, the new one starts at the pass after they are reaped, two seconds on
-        p99 = next(v for v in data["verdicts"] if v["name"].startswith("simulated p99: closed loop")
-                   and "graceful restart" in v["name"])
-        assert p99["predicted"] > 1800 and p99["measured"] > 1800, p99
+    # ServerLimit = MaxRequestWorkers (/ ThreadsPerChild): the stopping processes hold every
+    # slot, the new ones start at the pass after they are reaped, two seconds on
+    p99 = next(v for v in data["verdicts"] if v["name"].startswith("simulated p99: closed loop")
+               and "graceful restart" in v["name"])
+    assert p99["predicted"] > 1800 and (p99["measured"] > 1800 or p99["passed"] is None), p99
 
 
 @needs_httpd

@@ -676,7 +676,7 @@ def _judge_simulated(run: PlanRun, label: str, measure: Callable[[], LoadResult]
         if not failed:
             break
         if attempt == 2:
-            verdicts = _busy_machine_not_judged(run, label, verdicts, others.share)
+            verdicts = _busy_machine_not_judged(run, label, verdicts, others.share, either_way=graceful_at is not None)
             break
         run.report.notes.append(f"simulate: {label}: measured again (the first run: {', '.join(failed)}; "
                                 f"the client stalled up to {hiccups.worst_ms:.0f} ms)")
@@ -684,20 +684,25 @@ def _judge_simulated(run: PlanRun, label: str, measure: Callable[[], LoadResult]
     run.report.verdicts.extend(verdicts)
 
 
-def _busy_machine_not_judged(run: PlanRun, label: str, verdicts: list[Verdict], others_share: float) -> list[Verdict]:
+def _busy_machine_not_judged(run: PlanRun, label: str, verdicts: list[Verdict], others_share: float,
+                             either_way: bool = False) -> list[Verdict]:
     """A simulate case that missed twice, the second time while other processes took more than
     OTHERS_CPU_LIMIT of the CPUs: a miss in the direction a busy machine pushes (fewer requests
     served, a longer tail: the simulation's machine is idle) is not judged, as a short saturation
     is not (under two CPU hogs and the suite's other worker, mpmd worker's 15 clients without
     keep-alive: 174 against 195.8 req/s, p99 165 against 102 ms, twice). A miss the other way
-    stays a failure."""
+    stays a failure, except for a graceful restart (`either_way`): its gap depends on the
+    children being half-way through a request at the signal, which a busy machine's slower
+    requests and late signal undo both ways (a child idle at the signal exits and is replaced at
+    once: mpmd worker under two hogs served 62.1 and 47.5 req/s where 69.6 and 38.6 were
+    simulated)."""
     if others_share <= OTHERS_CPU_LIMIT:
         return verdicts
     out = []
     for v in verdicts:
         slower = v.measured is None or v.predicted is None or (
             v.measured < v.predicted if v.unit == "req/s" else v.measured > v.predicted)
-        if v.passed is False and slower:
+        if v.passed is False and (slower or either_way):
             v = replace(v, passed=None)
             run.report.notes.append(f"{v.name} not judged: other processes took {others_share:.0%} of the CPUs "
                                     f"during the run ({v.measured} measured, {v.predicted} {v.unit} simulated)")
