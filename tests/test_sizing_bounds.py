@@ -135,3 +135,22 @@ def test_capacity_is_the_cpus_when_they_run_out_before_the_workers():
     assert (rps, by) == (80.0, "CPUs") and mrw / 0.05 > 80
     rps, by, mrw = capacity("0.1")
     assert by == "workers" and rps == mrw / 0.05
+
+
+def test_a_bound_lifted_to_whole_processes_says_so():
+    """Without a load the CPUs bound MaxRequestWorkers; on event that bound (11 workers for 2
+    CPUs at 2.5 ms of 5 ms) is lifted to two processes of 25 threads, and the reason says both."""
+    from apachetune.sizing.plan import Given, build_inputs
+    from apachetune.sizing.recommend import recommend
+
+    inputs, _ = build_inputs(Given(mpm="event", cpus=2, memory_mib=4096, profile="static"), None, None)
+    rec = recommend(inputs)
+    assert rec.bound_by == "CPU" and rec.cpu_bound is not None and rec.cpu_bound < rec.max_request_workers == 50
+    why = next(s.reason for s in rec.settings if s.directive == "MaxRequestWorkers")
+    assert why.startswith(f"set by the CPU bound ({rec.cpu_bound} workers, raised to whole processes, at least two)")
+    # with ThreadsPerChild 5 given, the 11 become three whole processes: 15
+    inputs, _ = build_inputs(Given(mpm="event", cpus=2, memory_mib=4096, profile="static", threads_per_child=5),
+                             None, None)
+    whole = recommend(inputs)
+    why = next(s.reason for s in whole.settings if s.directive == "MaxRequestWorkers")
+    assert whole.max_request_workers == 15 and "raised to whole processes" in why, why

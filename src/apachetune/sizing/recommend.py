@@ -145,8 +145,9 @@ def choose_mpm(loaded_modules: set[str] | frozenset[str], current: str | None) -
 
 
 def _wanted(mpm: str, tpc: int, inputs: SizingInputs, load_workers: int | None, cpu_bound: int | None,
-            crowd_floor: int | None, burst: int | None) -> tuple[int | None, str]:
-    """The workers the load asks for, before the hard bounds (memory, httpd, kernel), and why."""
+            crowd_floor: int | None, burst: int | None) -> tuple[int | None, str, int | None]:
+    """The workers the load asks for, before the hard bounds (memory, httpd, kernel), why, and
+    what the bound asked before the floor of whole processes lifted it."""
     # What the load needs, twice over (bursts, slow clients), but no more than the CPUs can keep
     # busy; without a load, what the CPUs can keep busy.
     soft = [(b, why) for b, why in ((2 * load_workers if load_workers is not None else None, "load"),
@@ -160,12 +161,12 @@ def _wanted(mpm: str, tpc: int, inputs: SizingInputs, load_workers: int | None, 
         if floor is not None and (wanted is None or floor > wanted):
             wanted, wanted_by = floor, why
     if wanted is None:
-        return None, wanted_by
+        return None, wanted_by, None
     # At least two processes' worth of threads (one child of prefork), so a section never
     # shrinks ThreadsPerChild to fit.
     if mpm == "prefork":
-        return max(wanted, 2), wanted_by
-    return max(2 * tpc, math.ceil(wanted / tpc) * tpc), wanted_by
+        return max(wanted, 2), wanted_by, wanted
+    return max(2 * tpc, math.ceil(wanted / tpc) * tpc), wanted_by, wanted
 
 
 def _mean_wait_ms(workers: int, offered: float | None, service_s: float) -> float | None:
@@ -212,7 +213,7 @@ def recommend(inputs: SizingInputs, mpm: str | None = None, max_utilisation: flo
     cpu_bound = _cpu_bound(mpm, inputs, s, kat, max_utilisation, keepalive)
     task_bound = int(inputs.task_limit.num) if inputs.task_limit.value else None
     pool, burst = _pool(inputs, load_workers, s, max_utilisation)
-    wanted, wanted_by = _wanted(mpm, tpc, inputs, load_workers, cpu_bound,
+    wanted, wanted_by, asked = _wanted(mpm, tpc, inputs, load_workers, cpu_bound,
                                 math.ceil(CROWD_MARGIN * (held_crowd + busy)) if crowd_held else None, burst)
     # Hard bounds: what fits in memory, what httpd compiles in, what the kernel lets run.
     hard = [(bound, "memory"), (limit, "httpd's compile-time limit"),
@@ -245,8 +246,9 @@ def recommend(inputs: SizingInputs, mpm: str | None = None, max_utilisation: flo
                      "the listen backlog")
     # Workers held at the peak on average: serving, and on prefork/worker idling in keep-alive.
     held = (offered or 0.0) + held_crowd
+    raised_from = asked if bound_by == wanted_by and asked is not None and asked < stated else None
     settings = _section(mpm, mrw, tpc, kat, inputs, bound_by, pool=pool, busy=busy, crowd=crowd,
-                        keepalive=keepalive, held=held)
+                        keepalive=keepalive, held=held, raised_from=raised_from)
     buckets = int(inputs.listen_buckets.num)
     settings = _bucket_floors(mpm, settings, buckets)
     values = {x.directive: x.value for x in settings if x.directive in _MPM_KEYS and isinstance(x.value, (int, float))}
@@ -471,14 +473,18 @@ _MPM_KEYS = {"StartServers", "MinSpareServers", "MaxSpareServers", "MinSpareThre
 
 def _section(mpm: str, mrw: int, tpc: int, kat: float, inputs: SizingInputs, bound_by: str = "memory",
              pool: int | None = None, busy: float = 0.0, crowd: float | None = None,
-             keepalive: bool = True, held: float = 0.0) -> list[Setting]:
+             keepalive: bool = True, held: float = 0.0, raised_from: int | None = None) -> list[Setting]:
     src = f"{inputs.per_worker_mib.value} MiB a worker ({inputs.per_worker_mib.source})"
+    # the bound asked for fewer workers than whole processes hold (a section never shrinks
+    # ThreadsPerChild to fit; prefork keeps two children)
+    raised = "" if raised_from is None else (
+        f" ({raised_from} workers, raised to " + ("two children)" if mpm == "prefork" else "whole processes, at least two)"))
     out: list[Setting] = []
     if mpm == "prefork":
         out += _prefork_pool(mrw, pool, held)
         out += [
             Setting("ServerLimit", mrw, "equal to MaxRequestWorkers: no scoreboard reserved unused"),
-            Setting("MaxRequestWorkers", mrw, f"set by the {bound_by} bound; memory at {src}"),
+            Setting("MaxRequestWorkers", mrw, f"set by the {bound_by} bound{raised}; memory at {src}"),
             Setting("MaxConnectionsPerChild", 10000 if _php(inputs) else 0,
                     "recycle children now and then (leaks in application code)" if _php(inputs)
                     else "children are never recycled"),
@@ -496,8 +502,8 @@ def _section(mpm: str, mrw: int, tpc: int, kat: float, inputs: SizingInputs, bou
             Setting("ThreadLimit", tpc, "equal to ThreadsPerChild: no scoreboard reserved unused"),
             Setting("ThreadsPerChild", tpc, "threads per process (httpd's default of 25 unless "
                     "MaxRequestWorkers needs another division)"),
-            Setting("MaxRequestWorkers", mrw, f"set by the {bound_by} bound; memory at {src}; a multiple of "
-                    "ThreadsPerChild"),
+            Setting("MaxRequestWorkers", mrw, f"set by the {bound_by} bound{raised}; memory at {src}; a multiple "
+                    "of ThreadsPerChild"),
         ]
         if mpm == "event":
             out.append(_async_factor(mrw, tpc, busy, crowd))
