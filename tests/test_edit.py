@@ -60,6 +60,22 @@ def test_insert_uses_sibling_indentation_and_file_newline():
     assert cf.render() == b"<IfModule mpm_event_module>\r\n\tStartServers 3\r\n\tServerLimit 8\r\n</IfModule>\r\n"
 
 
+def test_insert_follows_a_neighbours_column_of_arguments():
+    """Debian's mpm_*.conf align their values in a column; an added directive joins it (one space
+    when its name is longer), and a file without a column gets one space."""
+    cf = parse_text("<IfModule mpm_event_module>\n\tStartServers            2\n\tThreadsPerChild         25\n"
+                    "</IfModule>\n")
+    sec = cf.children[0]
+    cf.insert(sec, len(sec.children), "ServerLimit", ["4"])
+    cf.insert(sec, len(sec.children), "AsyncRequestWorkerFactor", ["6"])
+    lines = cf.render().decode().splitlines()
+    assert lines[3] == "\tServerLimit             4" and lines[4] == "\tAsyncRequestWorkerFactor 6", lines
+    assert lines[3].index("4") == lines[2].index("25")
+    plain = parse_text("StartServers 2\n")
+    plain.insert(plain, 1, "ServerLimit", ["4"])
+    assert plain.render() == b"StartServers 2\nServerLimit 4\n"
+
+
 def test_insert_into_empty_section_indents_one_level():
     cf = parse_text("<IfModule mpm_worker_module>\n</IfModule>\n<Directory />\n    Require all denied\n</Directory>\n")
     cf.insert(cf.children[0], 0, "MaxRequestWorkers", ["64"])

@@ -219,7 +219,7 @@ class ConfigFile:
             indent = self._indent_of(parent) + self._indent_unit()
         else:
             indent = ""
-        line = indent + name + (" " + join_words(args) if args else "") + self.newline
+        line = indent + name + (self._separator_like(model, name) + join_words(args) if args else "") + self.newline
         if index < len(siblings):
             at = siblings[index].start
         elif isinstance(parent, Section):
@@ -230,6 +230,23 @@ class ConfigFile:
         if at == len(self.text) and self.text and not self.text.endswith("\n"):
             prefix = self.newline  # the file's last line had no newline
         self._add(at, at, prefix + line)
+
+    def _separator_like(self, model: Node | None, name: str) -> str:
+        """Between a new directive's name and its arguments: one space, or, where the directive
+        beside it aligns its arguments in a column with spaces (Debian's mpm_*.conf), enough to
+        reach the same column."""
+        if not isinstance(model, Directive) or not model.args:
+            return " "
+        name_end = model.content_start + len(model.name)
+        if self.text[model.content_start:name_end] != model.name:
+            return " "
+        sep_end = name_end
+        while sep_end < model.content_end and self.text[sep_end] == " ":
+            sep_end += 1
+        column = sep_end - model.content_start
+        if sep_end - name_end < 2 or sep_end >= model.content_end or self.text[sep_end] in WHITESPACE:
+            return " "
+        return " " * max(1, column - len(name))
 
     def append_text(self, text: str) -> None:
         """Add whole lines at the end of the file (a new block), in the file's newline style."""
