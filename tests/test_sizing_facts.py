@@ -1,6 +1,7 @@
 """Measuring a real httpd: plausible per-worker memory for prefork and event (PSS/USS, not RSS)."""
 
 import json
+from pathlib import Path
 
 import psutil
 import pytest
@@ -79,3 +80,31 @@ def test_two_servers_by_name_are_refused_and_the_configs_pidfile_chooses(tmp_pat
         for server in (one, two):  # the configuration's PidFile names its own server
             session = run_sizing(SizingRequest.from_cli(str(server.conf), None))
             assert session.host.httpd.parent_pid == server.proc.pid
+
+
+def test_a_server_of_another_configuration_is_not_measured_by_name(tmp_path):
+    """Sizing a configuration whose PidFile names no running server must not measure whatever
+    httpd runs (a test's, another instance): a server found by name that runs another
+    configuration (its -f) is passed over, and the report says which and why."""
+    from apachetune.sizing.facts import configuration_of
+
+    assert configuration_of(["apache2", "-f", "/tmp/x/httpd.conf", "-D", "FOREGROUND"], None) == "/tmp/x/httpd.conf"
+    assert configuration_of(["httpd", "-d", "/srv/h", "-f", "conf/httpd.conf"], None) == "/srv/h/conf/httpd.conf"
+    assert configuration_of(["httpd", "-f/etc/h.conf"], None) == "/etc/h.conf"
+    assert configuration_of(["/usr/sbin/apache2", "-k", "start"], "/etc/apache2/apache2.conf") == \
+        "/etc/apache2/apache2.conf"
+
+
+@needs_httpd
+def test_sizing_another_configuration_beside_a_running_server_measures_nothing(tmp_path):
+    from apachetune.sizing.session import SizingRequest, run_sizing
+
+    (tmp_path / "a").mkdir()
+    with RunningHttpd(tmp_path / "a", "prefork") as server:
+        sample = Path(__file__).resolve().parents[1] / "fixtures" / "sample" / "apache2.conf"
+        other = run_sizing(SizingRequest.from_cli(str(sample), None))
+        assert other.host.httpd is None
+        assert any(n.startswith("no httpd of this configuration was measured") and f"pid {server.proc.pid} runs "
+                   f"{server.conf}" in n for n in other.recommendation.notes), other.recommendation.notes
+        own = run_sizing(SizingRequest.from_cli(str(server.conf), None))
+        assert own.host.httpd.parent_pid == server.proc.pid

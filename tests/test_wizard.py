@@ -37,6 +37,17 @@ def test_yes_accepts_defaults_and_writes_nothing_without_a_target(tmp_path):
     assert "Nothing written" in result.output and "event: now and recommended" in result.output
 
 
+def test_an_accepted_default_keeps_its_source_and_an_answer_is_given():
+    """Issue 13: every input says where it came from. A default the user accepts (the profile's
+    memory a worker) is not "given"; a typed answer is."""
+    # MPM, memory, reserve, per-worker MiB (the default), peak rate, response time, write? no
+    answers = "event\n1024\n0\n\n200\n\nn\n"
+    result = CliRunner().invoke(cli, ["wizard", str(SAMPLE), "--no-measure", "--no-httpd-check"], input=answers)
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "0.25 MiB a worker (profile static; accepted in the wizard)" in text.replace("│ ", "").replace(" │", "")
+
+
 def test_bad_answer_is_asked_again(tmp_path):
     out = tmp_path / "t.conf"
     answers = "nonsense\nevent\n-5\n1024\n0\n0.5\n0\n20\ny\n" + f"{out}\n"

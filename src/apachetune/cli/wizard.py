@@ -72,7 +72,9 @@ def command(file, yes, output, in_place, force, no_httpd_check, **kw):
                                       "the mods-enabled links)?", default=False)
         if not switch:
             raise click.UsageError(f"--in-place edits the running MPM ({running}); choose it, or switch")
-    given = dict(kw, target_mpm=mpm, **_ask_figures(ask, first.inputs_for(mpm)))
+    defaults = first.inputs_for(mpm)
+    answers = _ask_figures(ask, defaults)
+    given = dict(kw, target_mpm=mpm, sources=_accepted_sources(answers, defaults, kw), **answers)
     session = run_sizing(SizingRequest.from_cli(file, resolve, **{**given, "facts_path": kw.get("facts_path"),
                                                                   "no_measure": True}))
     session.host = first.host
@@ -121,6 +123,26 @@ def _ask_figures(ask, inp) -> dict:
         "service_time_ms": ask("Mean response time (ms)", round(inp.service_time.num * 1000, 3),
                                type=Finite(0.01, 3.6e6)),
     }
+
+
+# The questions' answers and the inputs they stand for.
+_ASKED = {"memory_mib": "available_mib", "reserve_mib": "reserved_mib", "per_worker_mib": "per_worker_mib",
+          "rate": "rate", "service_time_ms": "service_time"}
+
+
+def _accepted_sources(answers: dict, defaults, kw: dict) -> tuple[tuple[str, str], ...]:
+    """A default the user accepted keeps its source (measured, profile, default), marked as
+    accepted, instead of reading as "given"; one given on the command line stays given."""
+    out = []
+    for key, name in _ASKED.items():
+        figure = getattr(defaults, name)
+        if kw.get(key) is not None or figure.source == "given":
+            continue
+        default = figure.num * 1000 if key == "service_time_ms" else figure.num if figure.value is not None else None
+        answer = answers.get(key)
+        if answer is not None and default is not None and abs(float(answer) - float(default)) <= 1e-6 * max(1.0, abs(default)):
+            out.append((name, f"{figure.source}; accepted in the wizard"))
+    return tuple(out)
 
 
 def _where(yes: bool, file: str | None, target: str | None, can_edit: bool) -> str | None:

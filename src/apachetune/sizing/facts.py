@@ -122,9 +122,29 @@ class SeveralHttpd(UsageError):
         self.listed = listed
 
 
-def find_httpd(pid: int | None = None, pidfile: str | None = None) -> psutil.Process | None:
+def configuration_of(cmdline: list[str], default: str | None) -> str | None:
+    """The main configuration file an httpd command line runs: its -f (under its -d when
+    relative), else `default` (the binary's SERVER_CONFIG_FILE); None when not known."""
+    args, conf, root = cmdline[1:], None, None
+    for i, a in enumerate(args):
+        for flag in ("-f", "-d"):
+            value = args[i + 1] if a == flag and i + 1 < len(args) else a[2:] if a.startswith(flag) and len(a) > 2 \
+                else None
+            if value is not None and flag == "-f":
+                conf = value
+            elif value is not None:
+                root = value
+    if conf is None:
+        return default
+    return conf if os.path.isabs(conf) else os.path.join(root or "/", conf)
+
+
+def find_httpd(pid: int | None = None, pidfile: str | None = None, config_file: str | None = None,
+               passed_over: list[str] | None = None) -> psutil.Process | None:
     """The httpd parent: the given pid, the pid in `pidfile`, or an apache2/httpd process whose
-    parent is not one."""
+    parent is not one. With `config_file`, a server found by name that runs another
+    configuration is passed over (said in `passed_over`): sizing one server from another's
+    workers is the mistake issue 13 saw."""
     if pidfile:
         words = read_small(pidfile, "--pidfile", limit=4096).split()
         if not words or not words[0].isdigit() or not 0 < int(words[0]) <= 4_194_304:
@@ -148,6 +168,20 @@ def find_httpd(pid: int | None = None, pidfile: str | None = None) -> psutil.Pro
                 found.append(proc)
         except psutil.Error:
             continue
+    if config_file is not None and found:
+        from apachetune.config.locate import from_httpd_v
+
+        default = from_httpd_v() if any("-f" not in " ".join(p.info["cmdline"] or []) for p in found) else None
+        mine = os.path.realpath(config_file)
+        kept = []
+        for p in found:
+            runs = configuration_of(p.info["cmdline"] or [p.info["name"]], default)
+            if runs is not None and os.path.realpath(runs) != mine:
+                if passed_over is not None:
+                    passed_over.append(f"pid {p.pid} runs {runs}")
+                continue
+            kept.append(p)
+        found = kept
     if len(found) > 1:
         listed = "; ".join(f"pid {p.pid}: {' '.join(p.info['cmdline'] or [p.info['name']])}" for p in found)
         raise SeveralHttpd(f"{len(found)} httpd servers run on this machine ({listed}); say which one to "
@@ -268,9 +302,10 @@ def other_services() -> dict[str, float]:
 
 
 def gather(pid: int | None = None, pidfile: str | None = None, samples: int = 1,
-           interval: float = 1.0, include_httpd: bool = True) -> HostFacts:
+           interval: float = 1.0, include_httpd: bool = True, config_file: str | None = None,
+           passed_over: list[str] | None = None) -> HostFacts:
     vm = psutil.virtual_memory()
-    parent = find_httpd(pid, pidfile) if include_httpd else None
+    parent = find_httpd(pid, pidfile, config_file, passed_over) if include_httpd else None
     httpd = measure_httpd(parent, samples, interval) if parent is not None else None
     available, source = vm.available / MIB, "MemAvailable"
     cg = cgroup_memory()  # in a container, its memory.max is the limit, not the host's memory

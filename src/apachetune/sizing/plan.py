@@ -37,6 +37,9 @@ class Given:
     burst: int | None = None  # requests arriving together that the pool must be ready for
     cpu_ms: float | None = None  # CPU time one request uses
     tune_keepalive: bool = False  # also re-tune KeepAlive*/Timeout that lint finds safe
+    # where a given value came from when not from the user (input name -> source): the wizard
+    # passes on a default its user accepted, which keeps its first source
+    sources: tuple[tuple[str, str], ...] = ()
 
 
 def _pick(given: FigureValue, measured: FigureValue, profile_value: FigureValue, default: FigureValue,
@@ -133,6 +136,10 @@ def build_inputs(given: Given, host: HostFacts | None, eff: EffectiveConfig | No
         **figures,
     )
     _say_where_from(inputs, host, load, idle_note)
+    for name, source in given.sources:
+        figure = getattr(inputs, name)
+        if figure.source == "given":
+            setattr(inputs, name, Figure(figure.value, source))
     if load is not None and inputs.service_time.source.startswith("measured") \
             and inputs.cpu_seconds.source.startswith("measured") and inputs.cpu_seconds.num > inputs.service_time.num:
         # Little's law on a few status samples can come out below the CPU the requests were seen

@@ -96,12 +96,24 @@ def run_sizing(req: SizingRequest) -> SizingSession:
         load, pid = _status_sample(req, pidfile)
         pidfile = None if pid else pidfile
     host = None
+    passed_over: list[str] = []  # servers found by name that run another configuration
     if req.facts_path:
         host = HostFacts.load(req.facts_path)
     elif not req.no_measure:
-        from apachetune.sizing.facts import gather
+        from apachetune.sizing.facts import SeveralHttpd, gather
 
-        host = gather(pid, pidfile, samples=req.sample_seconds, interval=1.0)
+        try:
+            # found by name only when no pid or pid file says which: then only a server of this
+            # configuration (the configuration's own PidFile names none running)
+            by_name = eff is not None and not (pid or pidfile)
+            host = gather(pid, pidfile, samples=req.sample_seconds, interval=1.0,
+                          config_file=eff.main_file if by_name and eff else None, passed_over=passed_over)
+        except SeveralHttpd as e:
+            missing = _missing_pidfile(eff) if not (req.pid or req.pidfile) else None
+            if missing is None:
+                raise
+            raise SeveralHttpd(f"the configuration's PidFile {missing} names no running server, and {e}",
+                               e.listed) from None
     if host is not None and req.save_facts:
         host.save(req.save_facts)
     evidence = _error_log(req, eff)
@@ -120,6 +132,11 @@ def run_sizing(req: SizingRequest) -> SizingSession:
             reasons.append(f"--target-mpm {better} to size for {better} instead: {why[0]}")
     rec = recommend(inputs)
     rec.mpm_reasons = reasons
+    if passed_over:
+        missing = _missing_pidfile(eff)
+        rec.notes.append("no httpd of this configuration was measured" + (
+            f" (its PidFile {missing} names no running server)" if missing else "") + ": "
+            + "; ".join(passed_over) + ", not this configuration (--pid or --pidfile to measure one anyway)")
     from apachetune.sizing.php import find_php, judge
 
     php = find_php(eff, req.php_ini, list(req.php_fpm_confs), search_host=not req.no_measure)
@@ -186,6 +203,17 @@ def _error_log(req: SizingRequest, eff: EffectiveConfig | None) -> ErrorLogEvide
         return read_error_log(path)
     except UsageError:  # not there or not readable here: the default is best effort
         return None
+
+
+def _missing_pidfile(eff: EffectiveConfig | None) -> str | None:
+    """The configuration's PidFile when it names no file: its server is not running."""
+    import os
+
+    d = eff.get("PidFile") if eff is not None else None
+    if eff is None or d is None or not d.args:
+        return None
+    path = d.args[0] if os.path.isabs(d.args[0]) else os.path.join(eff.server_root, d.args[0])
+    return None if os.path.isfile(path) else path
 
 
 def _configured_pidfile(eff: EffectiveConfig | None) -> str | None:
