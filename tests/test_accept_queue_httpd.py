@@ -23,6 +23,8 @@ import pytest
 from apachetune.simulate import simulate
 from apachetune.simulate.syn import SynSchedule, this_machine
 from apachetune.simulate.workload import ServiceTime, Workload
+from apachetune.validate.cpu_share import OthersCpu
+from apachetune.validate.plans import OTHERS_CPU_LIMIT
 from apachetune.validate.targets import make_target
 from httpd_oracle import needs_httpd
 
@@ -43,6 +45,7 @@ def distance(a: list[float], b: list[float]) -> float:
 @needs_httpd
 @pytest.mark.httpd
 @pytest.mark.slow
+@pytest.mark.cpu_heavy  # not heavy itself, but who wins a freed place is a race the CPUs decide: run alone
 def test_syn_retry_steps_on_httpd_are_the_simulations(tmp_path):
     if shutil.which("ab") is None:
         pytest.skip("needs ab (apache2-utils)")
@@ -53,10 +56,15 @@ def test_syn_retry_steps_on_httpd_are_the_simulations(tmp_path):
         # retransmissions (0.2, 0.4, 0.8 ... s; one request took 39 s) or is reset when the server
         # gives up on it (seen in CI): ab must neither stop at its default 30 s wait (-s 120) nor
         # at a reset (-r); the simulation has neither, so a few such requests are allowed for.
-        run = subprocess.run(["ab", "-r", "-s", "120", "-c", "10", "-n", "200", "-g", str(tsv),
-                              f"http://{t.host}:{t.port}/app/sleep?ms=370"], capture_output=True, text=True,
-                             timeout=400)
+        with OthersCpu(t.pids) as others:
+            run = subprocess.run(["ab", "-r", "-s", "120", "-c", "10", "-n", "200", "-g", str(tsv),
+                                  f"http://{t.host}:{t.port}/app/sleep?ms=370"], capture_output=True, text=True,
+                                 timeout=400)
     assert run.returncode == 0, run.stderr
+    if others.share > OTHERS_CPU_LIMIT:
+        # Beside the suite's other worker (a clean CI run: 42 / 28 / 11 / 14% in 0-1 / 1-2 / 2-3 /
+        # 3-4 s, between the two schedules' simulations) the race below is not this kernel's
+        pytest.skip(f"other processes took {others.share:.0%} of the CPUs during the run")
     lines = tsv.read_text().splitlines()[1:]
     real = [int(line.split("\t")[4]) / 1000 for line in lines]
     assert len(real) >= 190, run.stdout
