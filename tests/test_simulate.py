@@ -380,33 +380,34 @@ def test_event_connection_limit_follows_the_httpd_version():
     assert crowd["2.4.71"]["p95"] > 14000
 
 
-def test_over_the_limit_2_4_30_to_2_4_46_close_the_idle_crowd_where_later_versions_make_newcomers_wait():
+def test_over_the_limit_2_4_30_to_2_4_46_close_the_idle_crowd_and_newcomers_still_wait():
     """2.4.30-2.4.46's listener, woken by a connection over its process's limit, closed every idle
     keep-alive connection of that process (event.c: workers_were_busy = 1 beside "Too many open
-    connections"); 2.4.47 and later only disable listening, so the newcomer waits for a parked
-    connection to time out. A crowd of 200 that does not come back (validate's idle clients)
-    on 2 x 25 threads, factor 1 (a limit of 50 a process): on 2.4.37 all 200 are answered at once
-    and the crowd is closed; on 2.4.62 and 2.4.29 (before the rule) 100 are held and the rest wait."""
+    connections") and then slept until the keep-alive deadline it had computed; 2.4.47 and later
+    only stop listening, and the newcomer waits for a parked connection to time out. So the
+    newcomers wait about as long on both, and only the old versions drop the crowd. 200 idle
+    clients that close at the server's FIN, 2 x 25 threads, factor 1 (a limit of 50 a process)."""
     results = {}
     for version in ("2.4.29", "2.4.37", "2.4.46", "2.4.47", "2.4.62"):
         section = load_directives(None, "event", 50, 25, keepalive_timeout=15, version=version)
         section.update(AsyncRequestWorkerFactor=1, ServerLimit=2, StartServers=2)
         workload = Workload(ServiceTime.parse("5ms"), clients=1, think=0.5, crowd=200, crowd_returns=False)
-        results[version] = run("event", section, workload, 20, version=version)
-    for version in ("2.4.37", "2.4.46"):
-        r = results[version]
-        assert r.crowd_latency_ms["max"] < 100, (version, r.crowd_latency_ms)
-        assert r.events.get("keep-alive closed, over the connection limit", 0) >= 100, (version, r.events)
-    for version in ("2.4.29", "2.4.47", "2.4.62"):
-        r = results[version]
+        results[version] = run("event", section, workload, 40, version=version)
+    for version, r in results.items():
+        closed = r.events.get("keep-alive closed, over the connection limit", 0)
         assert r.crowd_latency_ms["p95"] > 14000, (version, r.crowd_latency_ms)
-        assert not r.events.get("keep-alive closed, over the connection limit"), (version, r.events)
+        if version in ("2.4.37", "2.4.46"):
+            assert closed >= 100, (version, r.events)
+        else:
+            assert closed == 0, (version, r.events)
 
 
 # Measured with benchmarks/crowd_versions.py on builds of the 2.4.37 and 2.4.62 tags
 # (tools/build_httpd.sh), 2026-11-26: 200 idle clients that keep their side open, KeepAliveTimeout
 # 10, 2 x 25 threads, factor 1. Connections the server closed before their keep-alive timeout,
 # and the longest a client waited for its answer (ms), over three runs of 2.4.37, one of 2.4.62.
+# (Clients that close at the server's FIN: 2.4.37 closed 141-164 and the longest wait was 10.0 s,
+# one keep-alive timeout, where the simulation says 19.4 s: not asserted, docs/simulate.md.)
 CROWD_MEASURED = {"2.4.37": {"closed": (159, 166), "max": (18996, 19001)},
                   "2.4.62": {"closed": (0, 0), "max": (10003, 10003)}}
 

@@ -101,7 +101,6 @@ class Server:
         self.clock, self.service, self.rng, self.stats = clock, service, rng, stats
         # from a response that ends its connection to the end of httpd's lingering close
         self.linger = min(LINGER + fin_after, SECONDS_TO_LINGER)
-        self.fin_after = fin_after
         self.cpu, self.cpu_fraction = cpu, cpu_fraction
         self.event = mpm == "event"
         self.threads = 1 if mpm == "prefork" else int(section["ThreadsPerChild"])  # type: ignore[call-overload]
@@ -321,15 +320,15 @@ class Server:
 
     def _sleep_after_closing(self, p: Process, parked: list[Conn]) -> None:
         """2.4.30-2.4.46, over the limit: the listener has disabled itself and closed its crowd,
-        whose connections now linger (not counted), but it listens again only on its next pass:
-        its poll waits for the keep-alive deadline it had computed (the oldest closed one's; the
-        lingering ones' expiry, 30 s, is later, so adding them does not wake it) or for a
-        lingering client's FIN. Measured on a 2.4.37 build (tools/measure_event_limit.py): idle
-        clients that keep their side open left the listener disabled 10 s with KeepAliveTimeout
-        10 and 30 s with 30, crowd closed at once; browsers, closing on the server's FIN, wake
-        it at once."""
-        wake = min(min(c.parked_until for c in parked), self.clock.now + min(LINGER + self.fin_after, MAX_SECS_TO_LINGER))
+        whose connections now linger (not counted), but it listens again only on its next timed
+        pass: its poll waits for the keep-alive deadline it had computed (the oldest closed one's;
+        the lingering ones' expiry, 30 s, is later, so adding them does not wake it). Measured on a
+        2.4.37 build (benchmarks/crowd_versions.py): the listener stayed disabled 10 s with
+        KeepAliveTimeout 10 and 30 s with 30, the crowd closed at once, whether its clients kept
+        their side open or closed it at the server's FIN."""
+        wake = min(min(c.parked_until for c in parked), self.clock.now + MAX_SECS_TO_LINGER)
         p.asleep_until, p.listening = wake, False
+        self.clock.at(wake, self.dispatch, p)
         self.clock.at(wake, self.dispatch, p)
 
     def _close(self, conn: Conn, tell_client: bool = False) -> None:
