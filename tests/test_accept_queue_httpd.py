@@ -3,9 +3,9 @@
 prefork with 2 workers and ListenBacklog 1 (Linux queues 2), `ab -c 10` on a 370 ms request: the
 clients without a place have their SYN dropped and sent again on their kernel's schedule, so
 latencies come in steps. Since Linux 6.5 the first five retransmissions are 1 s apart (steps at
-1, 2, 3, 4, 5 s), before that they doubled (1, 3, 7 s): the share of requests in each whole
-second tells the two apart, and the simulation with this machine's schedule must look like
-httpd's, closer than with the other. Measured (kernel 6.18, 300 requests): httpd 48% / 7% / 30% /
+1, 2, 3, 4, 5 s), before that they doubled (1, 3, 7 s): the whole seconds the waits fall in
+tell the two apart, and httpd's must fall where the simulation with this machine's schedule
+puts them (how many in each moves from run to run: see the test). Measured (kernel 6.18, 300 requests): httpd 48% / 7% / 30% /
 14% in 0-1 / 1-2 / 2-3 / 3-4 s, simulated 35 / 22 / 34 / 8; with the doubling schedule 35 / 51 /
 0 / 13. Before the model's lingering close (a prefork worker accepts again only after the
 client's FIN), a client that reconnected at once always won the freed place, and the six
@@ -40,6 +40,11 @@ def shares(latencies: list[float]) -> list[float]:
 
 def distance(a: list[float], b: list[float]) -> float:
     return sum(abs(x - y) for x, y in zip(a, b, strict=True)) / 2
+
+
+def outside(real: list[float], simulated: list[float]) -> float:
+    """The share of real requests in whole seconds where the simulation has (almost) none."""
+    return sum(r for r, s in zip(real, simulated, strict=True) if s < 0.005)
 
 
 @needs_httpd
@@ -85,7 +90,15 @@ def test_syn_retry_steps_on_httpd_are_the_simulations(tmp_path):
         pytest.skip(f"only {dropped_once:.0%} of the requests waited for a SYN retry (a busy machine)")
     ours = simulated(this_machine())
     assert abs(real_rps - ours.throughput) <= 0.1 * ours.throughput  # 2 workers of 371 ms: 5.4 a second
-    here = distance(shares(real), shares(ours.latencies))
-    other = SynSchedule.parse("linux" if this_machine().steps()[:2] != [1, 3] else "linux-6.5")
-    assert here < 0.3, (shares(real), shares(ours.latencies))
-    assert here < distance(shares(real), shares(simulated(other).latencies))
+    # Which whole seconds the waits fall in is the schedule's; how many fall in each is a race
+    # (who gets a freed place: the client reconnecting at once or one retrying its SYN) that
+    # moves from run to run: 48/7/30/14%, 42/28/11/14% and 27/42/15/14% in 0-1/1-2/2-3/3-4 s on
+    # this machine, where the simulation gives 37/20/33/9. So the steps are judged: httpd's
+    # waits land only where this machine's schedule puts them, and (on a kernel whose retries
+    # are 1 s apart) in seconds the doubling schedule never reaches (2-3 s, 4-5 s).
+    real_shares, ours_shares = shares(real), shares(ours.latencies)
+    about = (real_shares, ours_shares, distance(real_shares, ours_shares))
+    assert outside(real_shares, ours_shares) <= 0.05, about
+    if this_machine().steps()[:2] != [1, 3]:  # retries 1 s apart: the doubling one is the other
+        doubling = shares(simulated(SynSchedule.parse("linux")).latencies)
+        assert outside(real_shares, doubling) > 0.05, (real_shares, doubling)
