@@ -72,9 +72,8 @@ def command(file, yes, output, in_place, force, no_httpd_check, **kw):
                                       "the mods-enabled links)?", default=False)
         if not switch:
             raise click.UsageError(f"--in-place edits the running MPM ({running}); choose it, or switch")
-    defaults = first.inputs_for(mpm)
-    answers = _ask_figures(ask, defaults)
-    given = dict(kw, target_mpm=mpm, sources=_accepted_sources(answers, defaults, kw), **answers)
+    answers, accepted = _ask_figures(ask, first.inputs_for(mpm))
+    given = dict(kw, target_mpm=mpm, sources=accepted, **answers)
     session = run_sizing(SizingRequest.from_cli(file, resolve, **{**given, "facts_path": kw.get("facts_path"),
                                                                   "no_measure": True}))
     session.host = first.host
@@ -109,40 +108,30 @@ def _simulated(session) -> None:
         print_simulated_before_after(compared)
 
 
-def _ask_figures(ask, inp) -> dict:
-    """The sizing figures, each asked with the chosen MPM's default (as `size --target-mpm`)."""
-    # In this order on the terminal (a dict keeps the order its values are asked in).
-    return {
-        "memory_mib": ask("Memory available (MiB)", inp.available_mib.num, type=MemorySize(lo=1)),
-        "reserve_mib": ask("Memory to leave to other services (MiB)", inp.reserved_mib.num,
-                           type=MemorySize(lo=0)),
-        "per_worker_mib": ask("Memory per worker (MiB)", inp.per_worker_mib.num,
-                              type=Finite(0.01, 1024 * 1024)),
-        "rate": ask("Peak requests per second (0 if unknown)", float(inp.rate.value or 0), type=Finite(0, 1e9))
-        or None,
-        "service_time_ms": ask("Mean response time (ms)", round(inp.service_time.num * 1000, 3),
-                               type=Finite(0.01, 3.6e6)),
-    }
-
-
-# The questions' answers and the inputs they stand for.
-_ASKED = {"memory_mib": "available_mib", "reserve_mib": "reserved_mib", "per_worker_mib": "per_worker_mib",
-          "rate": "rate", "service_time_ms": "service_time"}
-
-
-def _accepted_sources(answers: dict, defaults, kw: dict) -> tuple[tuple[str, str], ...]:
-    """A default the user accepted keeps its source (measured, profile, default), marked as
-    accepted, instead of reading as "given"; one given on the command line stays given."""
-    out = []
-    for key, name in _ASKED.items():
-        figure = getattr(defaults, name)
-        if kw.get(key) is not None or figure.source == "given":
-            continue
-        default = figure.num * 1000 if key == "service_time_ms" else figure.num if figure.value is not None else None
-        answer = answers.get(key)
-        if answer is not None and default is not None and abs(float(answer) - float(default)) <= 1e-6 * max(1.0, abs(default)):
-            out.append((name, f"{figure.source}; accepted in the wizard"))
-    return tuple(out)
+def _ask_figures(ask, inp) -> tuple[dict, tuple[tuple[str, str], ...]]:
+    """The sizing figures, each asked with the chosen MPM's default (as `size --target-mpm`),
+    and the sources of the defaults accepted as offered: such a figure keeps its source
+    (measured, profile, default), marked as accepted, instead of reading as given; one given
+    on the command line stays given."""
+    # In this order on the terminal: (option, the input it sets, question, default, type)
+    questions = [
+        ("memory_mib", "available_mib", "Memory available (MiB)", inp.available_mib.num, MemorySize(lo=1)),
+        ("reserve_mib", "reserved_mib", "Memory to leave to other services (MiB)", inp.reserved_mib.num,
+         MemorySize(lo=0)),
+        ("per_worker_mib", "per_worker_mib", "Memory per worker (MiB)", inp.per_worker_mib.num,
+         Finite(0.01, 1024 * 1024)),
+        ("rate", "rate", "Peak requests per second (0 if unknown)", float(inp.rate.value or 0), Finite(0, 1e9)),
+        ("service_time_ms", "service_time", "Mean response time (ms)", round(inp.service_time.num * 1000, 3),
+         Finite(0.01, 3.6e6)),
+    ]
+    answers, accepted = {}, []
+    for option, name, question, default, kind in questions:
+        answers[option] = ask(question, default, type=kind)
+        source = getattr(inp, name).source
+        if answers[option] == default and source != "given":
+            accepted.append((name, f"{source}; accepted in the wizard"))
+    answers["rate"] = answers["rate"] or None
+    return answers, tuple(accepted)
 
 
 def _where(yes: bool, file: str | None, target: str | None, can_edit: bool) -> str | None:

@@ -310,12 +310,13 @@ class Server:
         p.closing_parked = False
         if not self.queues[p.bucket] or not self._drops_parked(p):
             return
-        why = "workers busy" if self.idle(p) == 0 else "over the connection limit"
+        over_limit = self.idle(p) > 0  # (else no worker is idle: every 2.4.x closes them)
         parked = [c for c in p.conns if c.state == PARKED]
-        if why != "workers busy" and parked:
+        if over_limit and parked:
             self._sleep_after_closing(p, parked)
+        event = "keep-alive closed, " + ("over the connection limit" if over_limit else "workers busy")
         for conn in parked:
-            self.stats.events[f"keep-alive closed, {why}"] += 1
+            self.stats.events[event] += 1
             self._close(conn, tell_client=True)
 
     def _sleep_after_closing(self, p: Process, parked: list[Conn]) -> None:
@@ -328,7 +329,6 @@ class Server:
         their side open or closed it at the server's FIN."""
         wake = min(min(c.parked_until for c in parked), self.clock.now + MAX_SECS_TO_LINGER)
         p.asleep_until, p.listening = wake, False
-        self.clock.at(wake, self.dispatch, p)
         self.clock.at(wake, self.dispatch, p)
 
     def _close(self, conn: Conn, tell_client: bool = False) -> None:

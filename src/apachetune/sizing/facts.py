@@ -125,18 +125,39 @@ class SeveralHttpd(UsageError):
 def configuration_of(cmdline: list[str], default: str | None) -> str | None:
     """The main configuration file an httpd command line runs: its -f (under its -d when
     relative), else `default` (the binary's SERVER_CONFIG_FILE); None when not known."""
-    args, conf, root = cmdline[1:], None, None
+    args, given = cmdline[1:], {}
     for i, a in enumerate(args):
-        for flag in ("-f", "-d"):
-            value = args[i + 1] if a == flag and i + 1 < len(args) else a[2:] if a.startswith(flag) and len(a) > 2 \
-                else None
-            if value is not None and flag == "-f":
-                conf = value
-            elif value is not None:
-                root = value
+        flag = a[:2]
+        if flag in ("-f", "-d"):  # "-f FILE" or "-fFILE"
+            value = a[2:] or (args[i + 1] if i + 1 < len(args) else "")
+            if value:
+                given[flag] = value
+    conf = given.get("-f")
     if conf is None:
         return default
-    return conf if os.path.isabs(conf) else os.path.join(root or "/", conf)
+    return conf if os.path.isabs(conf) else os.path.join(given.get("-d", "/"), conf)
+
+
+def _running(config_file: str, found: list[psutil.Process], passed_over: list[str] | None) -> list[psutil.Process]:
+    """Of the servers found by name, those not known to run another configuration than
+    `config_file` (the others are said in `passed_over`)."""
+    from apachetune.config.locate import from_httpd_v
+
+    mine = os.path.realpath(config_file)
+    default: list[str | None] = []  # the binary's SERVER_CONFIG_FILE: httpd -V, asked once if needed
+    kept = []
+    for p in found:
+        cmdline = p.info["cmdline"] or [p.info["name"]]
+        runs = configuration_of(cmdline, None)
+        if runs is None:  # no -f: the binary's own
+            default = default or [from_httpd_v()]
+            runs = default[0]
+        if runs is not None and os.path.realpath(runs) != mine:
+            if passed_over is not None:
+                passed_over.append(f"pid {p.pid} runs {runs}")
+            continue
+        kept.append(p)
+    return kept
 
 
 def find_httpd(pid: int | None = None, pidfile: str | None = None, config_file: str | None = None,
@@ -169,19 +190,7 @@ def find_httpd(pid: int | None = None, pidfile: str | None = None, config_file: 
         except psutil.Error:
             continue
     if config_file is not None and found:
-        from apachetune.config.locate import from_httpd_v
-
-        default = from_httpd_v() if any("-f" not in " ".join(p.info["cmdline"] or []) for p in found) else None
-        mine = os.path.realpath(config_file)
-        kept = []
-        for p in found:
-            runs = configuration_of(p.info["cmdline"] or [p.info["name"]], default)
-            if runs is not None and os.path.realpath(runs) != mine:
-                if passed_over is not None:
-                    passed_over.append(f"pid {p.pid} runs {runs}")
-                continue
-            kept.append(p)
-        found = kept
+        found = _running(config_file, found, passed_over)
     if len(found) > 1:
         listed = "; ".join(f"pid {p.pid}: {' '.join(p.info['cmdline'] or [p.info['name']])}" for p in found)
         raise SeveralHttpd(f"{len(found)} httpd servers run on this machine ({listed}); say which one to "

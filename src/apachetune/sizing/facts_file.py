@@ -54,8 +54,8 @@ HTTPD: dict[str, tuple[Check, str]] = {
     "idle": (_optional(_string), "null or a reason (text)"),
 }
 TOP: dict[str, tuple[Check, str]] = {
-    "total_mib": (_number(), "a number of MiB, from 0 to 2^40"),
-    "available_mib": (_number(), "a number of MiB, from 0 to 2^40"),
+    "total_mib": MIB,
+    "available_mib": MIB,
     "cpus": (_integer(1, 1 << 20), "a whole number of CPUs, from 1 to 2^20"),
     "memory_source": (_string, "text"),
     "task_limit": (_optional(_integer()), "null or a whole number of workers"),
@@ -76,10 +76,10 @@ class FactsFile:
         self.text = read_small(self.path, "--facts", limit=16 << 20)
 
     def fail(self, where: str, expected: str, got: Any = None, *, missing: bool = False) -> UsageError:
-        # a missing key is pointed at by the object that lacks it
+        # a wrong value is pointed at by its key, a missing key by the object that lacks it
         parts = where.split(".")
-        key = (parts[-2] if missing and len(parts) > 1 else parts[-1] if not missing else "").split("[", 1)[0]
-        line, col = self._locate(key) if key else (1, 1)
+        key = parts[-2] if missing and len(parts) > 1 else "" if missing else parts[-1]
+        line, col = self._locate(key.split("[", 1)[0]) if key else (1, 1)
         at = f"{self.path}:{line}:{col}" if line else self.path
         if missing:
             return UsageError(f"{at}: \"{where}\" is missing: expected {expected} (a facts file written by "
@@ -136,9 +136,10 @@ def read_facts(path: str | os.PathLike[str], *, for_sizing: bool) -> dict[str, A
                 raise f.fail(key, TOP[key][1], missing=True)
     _check_fields(f, data, TOP, "")
     services = _object(f, {} if data.get("services") is None else data["services"], "services")
+    check, expected = MIB
     for name, mib in services.items():
-        if not _number()(mib):
-            raise f.fail(f"services.{name}", "a number of MiB, from 0 to 2^40", mib)
+        if not check(mib):
+            raise f.fail(f"services.{name}", expected, mib)
     if data.get("httpd") is not None:
         _check_httpd(f, _object(f, data["httpd"], "httpd"), for_sizing)
     if data.get("limits") is not None:

@@ -105,9 +105,9 @@ def run_sizing(req: SizingRequest) -> SizingSession:
         try:
             # found by name only when no pid or pid file says which: then only a server of this
             # configuration (the configuration's own PidFile names none running)
-            by_name = eff is not None and not (pid or pidfile)
             host = gather(pid, pidfile, samples=req.sample_seconds, interval=1.0,
-                          config_file=eff.main_file if by_name and eff else None, passed_over=passed_over)
+                          config_file=eff.main_file if eff is not None and not (pid or pidfile) else None,
+                          passed_over=passed_over)
         except SeveralHttpd as e:
             missing = _missing_pidfile(eff) if not (req.pid or req.pidfile) else None
             if missing is None:
@@ -205,15 +205,22 @@ def _error_log(req: SizingRequest, eff: EffectiveConfig | None) -> ErrorLogEvide
         return None
 
 
-def _missing_pidfile(eff: EffectiveConfig | None) -> str | None:
-    """The configuration's PidFile when it names no file: its server is not running."""
+def _pidfile_path(eff: EffectiveConfig | None) -> str | None:
+    """The configuration's PidFile, under its ServerRoot when relative; None when it has none."""
     import os
 
     d = eff.get("PidFile") if eff is not None else None
     if eff is None or d is None or not d.args:
         return None
-    path = d.args[0] if os.path.isabs(d.args[0]) else os.path.join(eff.server_root, d.args[0])
-    return None if os.path.isfile(path) else path
+    return d.args[0] if os.path.isabs(d.args[0]) else os.path.join(eff.server_root, d.args[0])
+
+
+def _missing_pidfile(eff: EffectiveConfig | None) -> str | None:
+    """The configuration's PidFile when it names no file: its server is not running."""
+    import os
+
+    path = _pidfile_path(eff)
+    return path if path is not None and not os.path.isfile(path) else None
 
 
 def _configured_pidfile(eff: EffectiveConfig | None) -> str | None:
@@ -221,10 +228,5 @@ def _configured_pidfile(eff: EffectiveConfig | None) -> str | None:
     configuration describes, not whichever httpd runs on the machine."""
     import os
 
-    if eff is None:
-        return None
-    d = eff.get("PidFile")
-    if d is None or not d.args:
-        return None
-    path = d.args[0] if os.path.isabs(d.args[0]) else os.path.join(eff.server_root, d.args[0])
-    return path if os.path.isfile(path) else None
+    path = _pidfile_path(eff)
+    return path if path is not None and os.path.isfile(path) else None
