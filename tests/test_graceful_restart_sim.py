@@ -99,10 +99,12 @@ def test_an_idle_server_is_replaced_at_once_and_without_a_restart_nothing_change
     assert {t["processes"] for t in plain.timeline} == {2} and "graceful restarts" not in plain.events
 
 
-def _completions_by_second(server_limit: int, mpm: str = "event", ms: int = 1000,
-                           target: str = "httpd") -> tuple[dict[int, int], float, list[int]]:
-    """Completions by second of 40 keep-alive clients on httpd (or mpmd), SIGUSR1 at 3.1 s; the
-    slowest request; the children counted every quarter second."""
+def _completions_by_second(server_limit: int, mpm: str = "event", ms: int = 1000, target: str = "httpd",
+                           after_first_round: bool = False) -> tuple[dict[int, int], float, list[int]]:
+    """Completions by second of 40 keep-alive clients on httpd (or mpmd), SIGUSR1 at 3.1 s (or
+    0.1 s after every client's first request is done, so that the restart finds the second
+    round just begun whatever a busy machine did to the first); the slowest request; the
+    children counted every tenth of a second."""
     import psutil
 
     from apachetune.validate.targets import make_target
@@ -137,12 +139,15 @@ def _completions_by_second(server_limit: int, mpm: str = "event", ms: int = 1000
                     children.append(len(psutil.Process(pid).children()))
                 except psutil.Error:
                     pass
-                time.sleep(0.25)
+                time.sleep(0.1)
 
         threads = [threading.Thread(target=client) for _ in range(40)] + [threading.Thread(target=watch)]
         for th in threads:
             th.start()
         time.sleep(max(0.0, start + 3.1 - time.monotonic()))
+        while after_first_round and len(done) < 40 and time.monotonic() < stop:
+            time.sleep(0.01)
+        time.sleep(0.1 if after_first_round else 0)
         os.kill(pid, signal.SIGUSR1)  # AP_SIG_GRACEFUL
         for th in threads:
             th.join()
@@ -185,7 +190,7 @@ def test_mpmd_restarts_gracefully_as_httpd_does():
     # 3 s requests: a new worker child forks beside a stopping one, nothing waits beyond its 3 s
     # (not the slowest request: 3.2 s on a quiet machine, 5.0 on httpd and mpmd alike beside
     # two CPU hogs)
-    _, _, children = _completions_by_second(2, "worker", 3000, target="mpmd")
+    _, _, children = _completions_by_second(2, "worker", 3000, target="mpmd", after_first_round=True)
     assert max(children) == 3, children
 
 
@@ -199,7 +204,10 @@ def test_httpd_worker_restarts_gracefully_as_simulated():
     gap, slowest_gap, _ = _completions_by_second(4, "worker")
     assert [s for s in (4, 5) if gap.get(s, 0) == 0], gap
     assert slowest_gap > 2.8
-    _, _, children = _completions_by_second(2, "worker", 3000)
+    # (the third process lives from the maintenance pass two seconds after the signal until the
+    # stopping child's requests end, a second later; a suite beside two CPU hogs once began the
+    # first round so late that a signal at 3.1 s found it ending, and there was nothing to fork for)
+    _, _, children = _completions_by_second(2, "worker", 3000, after_first_round=True)
     assert max(children) == 3, children  # (the slowest: 3.1 s quiet, 5.0 s beside two CPU hogs)
 
 
