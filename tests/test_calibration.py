@@ -88,6 +88,24 @@ def test_kept_calibration_holds_only_for_the_machine_it_was_measured_on(own_cach
     assert calibration.stored() == {}
 
 
+def test_simulate_takes_httpd_s_cpu_from_the_machine_s_calibration_else_the_lab_s(own_cache):
+    """httpd's own CPU in a simulation: this machine's calibration (httpd's keep-alive figure, and
+    what its close case adds) when one is kept, else the lab machine's, saying which."""
+    def costs():
+        r = CliRunner().invoke(cli, ["simulate", "--mpm", "worker", "--clients", "5", "--service", "1ms",
+                                     "--seconds", "1", "--format", "json"])
+        assert r.exit_code == 0, r.output
+        return json.loads(r.stdout)["cpu_costs"]
+
+    lab = costs()
+    assert (lab["httpd_request_us"], lab["httpd_connection_us"]) == calibration.ASSUMED_HTTPD_US["worker"]
+    assert lab["source"].startswith("assumed") and lab["client_request_us"] == 0
+    calibration.store(_sample("worker"))  # httpd 30 µs a keep-alive request, 52 with a connection each
+    here = costs()
+    assert (here["httpd_request_us"], here["httpd_connection_us"]) == (30.0, 22.0)
+    assert "measured on this machine (2026-11-23" in here["source"]
+
+
 def test_without_httpd_validate_runs_the_defaults_and_says_so(own_cache, monkeypatch):
     monkeypatch.setattr(calibration.httpd, "binary", lambda: None)
     directives, note = calibration.for_mpm("prefork")

@@ -504,3 +504,39 @@ def test_below_saturation_the_cores_are_busy_as_rate_times_cpu_time():
     r = run("event", section, w, 60, warmup=5, cores=2)
     assert r.cpu_utilisation == pytest.approx(100 * 0.006 / 2, abs=0.04)  # 0.3
     assert r.throughput == pytest.approx(100, rel=0.05)
+
+
+def test_httpd_s_own_cpu_bounds_a_fast_page_by_the_cores():
+    """A 50 µs page on 400 workers: without httpd's own CPU 50 clients would be served a million
+    times a second. With 60 µs of httpd and 20 of a local client a request (+50 and +40 on a
+    connection's first), 2 cores serve 2 / 80.9 µs = 24,700 keep-alive requests a second (a new
+    connection every 100 requests) and
+    2 / 170 µs = 11,765 with a connection each, as httpd on loopback does (docs/simulate.md);
+    the knee of the curve says the same."""
+    from apachetune.simulate.cpu import CpuCosts
+    from apachetune.simulate.curve import knee
+
+    costs = CpuCosts(60e-6, 50e-6, 20e-6, 40e-6, "given")
+    section = load_directives(None, "event")
+    section.update(StartServers=16, MinSpareThreads=400, MaxSpareThreads=400)
+    for keepalive in (True, False):
+        w = Workload(ServiceTime.parse("50us"), clients=50, keepalive=keepalive)
+        r = run("event", section, w, 2, warmup=0.5, cores=2, costs=costs)
+        per_request = 80e-6 + 90e-6 / 100 if keepalive else 170e-6  # (MaxKeepAliveRequests 100)
+        assert r.throughput == pytest.approx(2 / per_request, rel=0.03), keepalive
+        assert r.cpu_utilisation > 0.95 and r.costs == costs
+        assert knee("event", section, w, 2, costs).capacity == pytest.approx(2 / per_request)
+    free = run("event", section, Workload(ServiceTime.parse("50us"), clients=50), 0.2, cores=2)
+    assert free.throughput > 500_000 and free.cpu_utilisation is None  # (what it was before)
+
+
+def test_the_cli_s_cpu_options_are_checked():
+    for option, value in (("--httpd-cpu", "fast"), ("--httpd-cpu", "1us,2us,3us"), ("--client-cpu", "-5us"),
+                          ("--client-cpu", "2s")):
+        r = CliRunner().invoke(cli, ["simulate", "--clients", "1", "--seconds", "1", option, value])
+        assert r.exit_code == 2 and option in r.output and "Traceback" not in r.output, (option, value, r.output)
+    r = CliRunner().invoke(cli, ["simulate", "--mpm", "event", "--clients", "4", "--service", "1ms", "--seconds", "1",
+                                 "--httpd-cpu", "0", "--client-cpu", "wrk", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    costs = json.loads(r.stdout)["cpu_costs"]
+    assert costs["httpd_request_us"] == 0 and costs["client_request_us"] == 22 and costs["source"] == "given"

@@ -75,6 +75,13 @@ class Seconds(click.ParamType):
               help="Share of the service time spent on CPU, shared over --cores (0: CPUs never limit).")
 @click.option("--cores", type=Finite(1, 4096, integer=True), default=None,
               help="CPUs the server has, for --cpu-fraction [default: this machine's].")
+@click.option("--httpd-cpu", default="machine", show_default=True,
+              help="httpd's own CPU a request, shared over the cores with --cpu-fraction's: machine (measured "
+                   "here by `apachetune mpmd calibrate`, else a lab machine's), 0 (not modelled), or a request's "
+                   "and what a new connection adds, e.g. 55us,60us.")
+@click.option("--client-cpu", default="0", show_default=True,
+              help="The load generator's CPU a request when it runs on the server's machine (ab or wrk on "
+                   "loopback), shared with httpd's: 0 (clients elsewhere), ab, wrk, or e.g. 21us,45us.")
 @click.option("--timeout", type=Seconds(), default="30", help="A client gives up on a request after this.")
 @click.option("--syn-schedule", default="machine", show_default=True,
               help="When the clients' kernel sends a dropped SYN again: machine (this kernel's settings), "
@@ -105,8 +112,8 @@ class Seconds(click.ParamType):
               help="Restart gracefully (apachectl graceful) this many seconds into the load (repeatable).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout, clients, rate, keepalive, think,
-            turnaround, fin_after, ab_requests, requests_per_connection, gap, crowd, service, documents, per_kib, access_log, log_format, speed, cpu_fraction, cores, timeout,
-            syn_schedule, seconds, warmup, seed, per_worker_mib,
+            turnaround, fin_after, ab_requests, requests_per_connection, gap, crowd, service, documents, per_kib, access_log, log_format, speed, cpu_fraction, cores, httpd_cpu,
+            client_cpu, timeout, syn_schedule, seconds, warmup, seed, per_worker_mib,
             per_process_mib, httpd_version, versus, compare, curve, plot_dir, graceful_at, fmt):
     """Predict what an MPM section does under a workload: throughput, latency percentiles,
     errors, processes over time and peak memory, from a model of httpd's MPMs in simulated time
@@ -145,12 +152,14 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
             modelled_version(v, option)
     mpms = ["prefork", "worker", "event"] if compare else [mpm or _mpm_of(file)]
     runs = [(m, version) for m in mpms] + ([(mpms[0], versus)] if versus else [])
+    client = _cpu_pair(client_cpu, "--client-cpu", CLIENT_CPU)
     results = []
     for m, v in runs:
         section = load_directives(file, m, max_request_workers, threads_per_child, keepalive_timeout,
                                   listen_backlog=True, version=v, cores=cores, keep_server_limit=True)
         results.append(simulate(m, section, workload, seconds, warmup=warmup, seed=seed, memory=memory,
-                                version=v, cores=cores, graceful_at=tuple(graceful_at)))
+                                version=v, cores=cores, graceful_at=tuple(graceful_at),
+                                costs=_costs(m, httpd_cpu, client)))
     several = compare or versus
     curves = _curves(results, workload, seconds, seed, cores, bool(versus)) if curve or plot_dir else []
     written = []
@@ -176,6 +185,43 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
         print_curve(label, knee, points)
     for path in written:
         click.echo(f"wrote {path}")
+
+
+# The load generator's CPU (µs) a keep-alive request and what a new connection adds, measured on
+# loopback beside httpd 2.4.71 event on the lab's 2-core machine (10 and 100 clients; 2026-11-26).
+CLIENT_CPU = {"ab": (21.0, 43.0), "wrk": (22.0, 45.0)}
+
+
+def _cpu_pair(text: str, option: str, named: dict[str, tuple[float, float]]) -> tuple[float, float]:
+    """(a request, a new connection's extra) in seconds from `0`, a name, or `55us[,60us]`."""
+    from apachetune.errors import UsageError
+    from apachetune.simulate.workload import parse_seconds
+
+    text = text.strip().lower()
+    if text in named:
+        request, connection = named[text]
+        return request / 1e6, connection / 1e6
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) > 2 or not all(parts):
+        raise UsageError(f"{option}: {text!r}: expected {', '.join([*named, ''])}a request's CPU, or a "
+                         "request's and what a new connection adds, e.g. 55us,60us")
+    values = [parse_seconds(p, option) for p in parts]
+    if any(v < 0 or v > 1 for v in values):
+        raise UsageError(f"{option}: {text!r}: a request's CPU is between 0 and 1 s")
+    return values[0], values[1] if len(values) == 2 else 0.0
+
+
+def _costs(mpm: str, httpd_cpu: str, client: tuple[float, float]):
+    """The CPU a request costs besides the application's: httpd's (this machine's calibration,
+    a lab machine's, or given) and a local client's."""
+    from apachetune.simulate.cpu import CpuCosts
+    from apachetune.validate.calibration import httpd_cpu as measured
+
+    if httpd_cpu.strip().lower() == "machine":
+        request, connection, source = measured(mpm)
+    else:
+        (request, connection), source = _cpu_pair(httpd_cpu, "--httpd-cpu", {}), "given"
+    return CpuCosts(request, connection, client[0], client[1], source)
 
 
 def _documents(service_time, documents, per_kib, access_log):
@@ -237,9 +283,9 @@ def _curves(results, workload, seconds, seed, cores, by_version):
     machine = cores or os.cpu_count() or 1
     curves = []
     for r in results:
-        k = knee(r.mpm, r.section, workload, machine)
+        k = knee(r.mpm, r.section, workload, machine, r.costs)
         points = curve(r.mpm, r.section, workload, k, seconds=seconds, seed=seed, version=r.httpd_version,
-                       cores=cores)
+                       cores=cores, costs=r.costs)
         curves.append((f"{r.mpm} {r.httpd_version}" if by_version else r.mpm, r, k, points))
     return curves
 

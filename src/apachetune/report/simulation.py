@@ -44,6 +44,8 @@ def rows(r: SimResult) -> list[tuple[str, str]]:
                                              f"p99 {r.crowd_latency_ms['p99']:,.1f} ms"))
     if r.cpu_utilisation is not None:
         out_rows.append(("CPU", f"{r.cpu_utilisation:.0%} of {r.cores} cores busy"))
+    if r.costs:
+        out_rows.append(("CPU a request", cost_line(r.costs)))
     if r.ab is not None:
         ab = r.ab
         out_rows.append(("ab would print", f"Complete requests {ab['complete']:,}, Failed requests "
@@ -52,6 +54,17 @@ def rows(r: SimResult) -> list[tuple[str, str]]:
     if r.peak_memory_mib is not None:
         out_rows.append(("peak memory", f"{r.peak_memory_mib:,.1f} MiB (sampled once a second)"))
     return out_rows
+
+
+def cost_line(c) -> str:
+    """httpd's own CPU a request (and a local client's), with where the figures come from."""
+    def pair(request: float, connection: float) -> str:
+        return f"{request * 1e6:,.0f} µs" + (f" (+{connection * 1e6:,.0f} a new connection)" if connection else "")
+
+    line = f"httpd {pair(c.request, c.connection)}"
+    if c.client_request or c.client_connection:
+        line += f", client {pair(c.client_request, c.client_connection)}"
+    return line + (f"; {c.source}" if c.source else "")
 
 
 def print_simulation(r: SimResult) -> None:
@@ -68,8 +81,9 @@ def print_simulation(r: SimResult) -> None:
     for what, value in rows(r):
         table.add_row(what, value)
     out.print(table)
-    cpu = "" if r.cpu_utilisation is not None else "CPU contention (--cpu-fraction), "
-    out.print(f"Not modelled: {cpu}the network (docs/simulate.md).")
+    cpu = "" if r.cpu_utilisation is not None else "CPU contention (--cpu-fraction, --httpd-cpu), "
+    app = "the application's CPU (--cpu-fraction), " if r.costs and not r.workload_cpu else ""
+    out.print(f"Not modelled: {cpu}{app}the network (docs/simulate.md).")
 
 
 def print_comparison(results: list[SimResult]) -> None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from apachetune.mpm import spawn
+from apachetune.simulate.cpu import CpuCosts
 from apachetune.simulate.run import SimResult, simulate
 from apachetune.simulate.workload import Workload
 
@@ -41,11 +42,15 @@ class CurvePoint:
                 "p99_ms": None if self.p99_ms is None else round(self.p99_ms, 1), "errors": self.errors}
 
 
-def knee(mpm: str, section: dict[str, object], workload: Workload, cores: int) -> Knee:
+def knee(mpm: str, section: dict[str, object], workload: Workload, cores: int,
+         costs: CpuCosts | None = None) -> Knee:
     service = workload.service.mean
     capacity = int(section["MaxRequestWorkers"]) / service  # type: ignore[call-overload]
-    if workload.cpu_fraction:
-        capacity = min(capacity, cores / (workload.cpu_fraction * service))
+    per_connection = workload.requests_per_connection if workload.rate else (
+        float(section.get("MaxKeepAliveRequests", 100) or 1e9) if workload.keepalive else 1.0)  # type: ignore[arg-type]
+    cpu = workload.cpu_fraction * service + (costs.mean(per_connection) if costs else 0.0)
+    if cpu:
+        capacity = min(capacity, cores / cpu)
     if not workload.clients:
         return Knee("rate", capacity, capacity)
     holds_worker = mpm != "event" and workload.keepalive and workload.think > 0
@@ -54,7 +59,8 @@ def knee(mpm: str, section: dict[str, object], workload: Workload, cores: int) -
 
 
 def curve(mpm: str, section: dict[str, object], workload: Workload, the_knee: Knee, *, seconds: float,
-          seed: int = 1, version: str | None = None, cores: int | None = None) -> list[CurvePoint]:
+          seed: int = 1, version: str | None = None, cores: int | None = None,
+          costs: CpuCosts | None = None) -> list[CurvePoint]:
     """The workload at each load around the knee (the crowd, think time and service as given)."""
     fractions = CLOSED_FRACTIONS if the_knee.axis == "clients" else OPEN_FRACTIONS
     if the_knee.axis == "clients":
@@ -62,12 +68,12 @@ def curve(mpm: str, section: dict[str, object], workload: Workload, the_knee: Kn
     else:
         loads = [round(the_knee.at * f, 1) for f in fractions]
     return points_at(mpm, section, workload, the_knee.axis, loads, seconds=seconds, seed=seed, version=version,
-                     cores=cores)
+                     cores=cores, costs=costs)
 
 
 def points_at(mpm: str, section: dict[str, object], workload: Workload, axis: str, loads: list[float], *,
-              seconds: float, seed: int = 1, version: str | None = None, cores: int | None = None
-              ) -> list[CurvePoint]:
+              seconds: float, seed: int = 1, version: str | None = None, cores: int | None = None,
+              costs: CpuCosts | None = None) -> list[CurvePoint]:
     """The workload with its clients (axis "clients") or rate set to each load in turn, each
     measured for up to POINT_SECONDS after the spawn ramp."""
     span = min(seconds, POINT_SECONDS)
@@ -78,7 +84,8 @@ def points_at(mpm: str, section: dict[str, object], workload: Workload, axis: st
     for load in loads:
         w = (dataclasses.replace(steady, clients=int(load)) if axis == "clients"
              else dataclasses.replace(steady, rate=load))
-        r = simulate(mpm, section, w, warmup + span, warmup=warmup, seed=seed, version=version, cores=cores)
+        r = simulate(mpm, section, w, warmup + span, warmup=warmup, seed=seed, version=version, cores=cores,
+                     costs=costs)
         points.append(_point(load, r))
     return points
 

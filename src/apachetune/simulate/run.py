@@ -23,7 +23,7 @@ from apachetune.simulate.clients import (
     Replay,
 )
 from apachetune.simulate.clock import Clock
-from apachetune.simulate.cpu import Processors
+from apachetune.simulate.cpu import CpuCosts, Processors
 from apachetune.simulate.parent import Parent
 from apachetune.simulate.server import Server
 from apachetune.simulate.stats import Stats, percentile
@@ -64,6 +64,8 @@ class SimResult:
     cores: int | None = None  # the CPUs shared, when the workload has a CPU part
     cpu_utilisation: float | None = None  # share of those cores busy over the run
     ab: dict[str, float] | None = None  # workload.requests: what `ab -n` would print
+    costs: CpuCosts | None = None  # httpd's own CPU a request (and the client's), when modelled
+    workload_cpu: float = 0.0  # the share of the service time on CPU (--cpu-fraction)
 
     @property
     def peak_processes(self) -> int:
@@ -81,6 +83,7 @@ class SimResult:
             "accept_queue": self.accept_queue, "timeline": self.timeline,
             "wall_seconds": round(self.wall_seconds, 3), "stopped_at": self.stopped_at,
             "cores": self.cores, "cpu_utilisation": self.cpu_utilisation, "ab": self.ab,
+            "cpu_costs": self.costs.to_json() if self.costs else None,
         }
 
 
@@ -89,7 +92,7 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
              memory: tuple[float, float] | None = None, spawn_delay: float = 0.005,
              max_events: int = MAX_EVENTS, version: str | None = None, cores: int | None = None,
              graceful_at: tuple[float, ...] = (), restart_start_servers: int | None = None,
-             drain: bool = False) -> SimResult:
+             drain: bool = False, costs: CpuCosts | None = None) -> SimResult:
     """Run `workload` against httpd's `mpm` with `section` (the effective directives, as
     validate.section.load_directives gives them) for `seconds` of simulated time.
 
@@ -103,7 +106,9 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     `restart_start_servers`: the StartServers a restart starts, when the section's is the pool
     found running instead (validate's plan); `drain`: closed-loop clients send nothing after
     `seconds` and the run goes on until the requests they sent are answered or given up, as
-    validate's client waits for its last ones (a request sent into a restart's gap is counted)."""
+    validate's client waits for its last ones (a request sent into a restart's gap is counted);
+    `costs`: httpd's own CPU a request and a connection (and a local client's), shared over the
+    cores with the workload's CPU part (none: the CPUs never limit what httpd itself does)."""
     if seconds <= 0 or not 0 <= warmup < seconds:
         raise ValueError("seconds must be above 0 and the warm-up shorter")
     started = time.perf_counter()
@@ -112,11 +117,11 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     if backlog is None:
         # Linux queues one connection more than listen()'s backlog (sk_acceptq_is_full: ">")
         backlog = min(int(section.get("ListenBacklog", 511)), somaxconn()) + 1  # type: ignore[call-overload]
-    cpu = Processors(clock, cores or os.cpu_count() or 1) if workload.cpu_fraction else None
+    cpu = Processors(clock, cores or os.cpu_count() or 1) if workload.cpu_fraction or costs else None
     ratio = section.get("ListenCoresBucketsRatio")
     buckets = listen_buckets(ratio, cores) if rules_for(version).buckets and isinstance(ratio, int) else 1
     server = Server(clock, mpm, section, workload.service, rng, stats, backlog, version, cpu, workload.cpu_fraction,
-                    buckets, workload.fin_after)
+                    buckets, workload.fin_after, costs)
     parent = Parent(clock, server, mpm, section, stats, spawn_delay, memory)
     if restart_start_servers is not None:
         parent.restart_start_servers = min(restart_start_servers, parent.limit)
@@ -161,7 +166,8 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
         crowd_latency_ms=summary_ms(stats.crowd_latencies), stopped_at=None if finished else round(end, 3),
         latencies=stats.latencies, cores=cpu.cores if cpu else None,
         cpu_utilisation=round(cpu.utilisation(lead + end), 3) if cpu else None,
-        ab=ab_report(count, end, lead) if count else None)
+        ab=ab_report(count, end, lead) if count else None, costs=costs or None,
+        workload_cpu=workload.cpu_fraction)
 
 
 def ab_report(count: AbCount, end: float, lead: float) -> dict[str, float]:

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING
 
 from apachetune.mpm.versions import rules_for
 from apachetune.simulate.clock import Clock
-from apachetune.simulate.cpu import Processors
+from apachetune.simulate.cpu import CpuCosts, Processors
 from apachetune.simulate.stats import Stats
 from apachetune.simulate.workload import ServiceTime
 from apachetune.sizing import model
@@ -97,11 +97,12 @@ class Server:
     def __init__(self, clock: Clock, mpm: str, section: dict[str, object], service: ServiceTime,
                  rng: random.Random, stats: Stats, backlog: int, version: str | None = None,
                  cpu: Processors | None = None, cpu_fraction: float = 0.0, buckets: int = 1,
-                 fin_after: float = 0.0):
+                 fin_after: float = 0.0, costs: CpuCosts | None = None):
         self.clock, self.service, self.rng, self.stats = clock, service, rng, stats
         # from a response that ends its connection to the end of httpd's lingering close
         self.linger = min(LINGER + fin_after, SECONDS_TO_LINGER)
         self.cpu, self.cpu_fraction = cpu, cpu_fraction
+        self.costs = costs or CpuCosts()
         self.event = mpm == "event"
         self.threads = 1 if mpm == "prefork" else int(section["ThreadsPerChild"])  # type: ignore[call-overload]
         # event keeps the pools of closed connections, up to 3/4 of ThreadsPerChild a process
@@ -255,9 +256,10 @@ class Server:
             seconds = self.service.sample(self.rng)
         if self.cpu is None:
             self.clock.after(seconds, self._done, conn)
-        else:  # its CPU part shared with every request on CPU, then the rest off CPU
+        else:  # its CPU part (and httpd's own) shared with every request on CPU, then the rest off CPU
             on_cpu = seconds * self.cpu_fraction
-            self.cpu.run(on_cpu, self.clock.after, seconds - on_cpu, self._done, conn)
+            cost = on_cpu + self.costs.of(conn.served == 0)
+            self.cpu.run(cost, self.clock.after, seconds - on_cpu, self._done, conn)
         if self.event:
             self._busy(p)
 

@@ -244,6 +244,28 @@ def measure(mpm: str, seconds: float = 1.0, rounds: int = ROUNDS,
                        round(c_close, 1), rounds, seconds, time.strftime("%Y-%m-%d"))
 
 
+# httpd's own CPU a request (µs) with a connection kept alive, and what a request that opens a
+# connection adds, where nothing was measured on this machine: validate's httpd 2.4.71 (its
+# modules, a small file) on the lab's 2-core machine, wrk at 10 and 100 clients, the means
+# (2026-11-26; server CPU = the processes' CPU clocks; docs/simulate.md "httpd's own CPU").
+ASSUMED_HTTPD_US = {"prefork": (52.0, 72.0), "worker": (54.0, 66.0), "event": (57.0, 60.0)}
+
+
+def httpd_cpu(mpm: str) -> tuple[float, float, str]:
+    """httpd's own CPU (seconds) a keep-alive request and what a new connection adds, for the
+    simulation, and where they come from: this machine's calibration when one is kept (never
+    measured here: a simulation must take seconds), else the lab machine's figures (also with
+    APACHETUNE_CALIBRATION=off)."""
+    off = os.environ.get("APACHETUNE_CALIBRATION", "").lower() == "off"
+    known = None if off else stored().get(mpm)
+    if known is not None:
+        return (known.httpd_keepalive_us / 1e6, max(0.0, known.httpd_close_us - known.httpd_keepalive_us) / 1e6,
+                f"measured on this machine ({known.measured_at}, apachetune mpmd calibrate)")
+    request, connection = ASSUMED_HTTPD_US[mpm]
+    return (request / 1e6, connection / 1e6,
+            "assumed: a 2-core lab machine's; `apachetune mpmd calibrate` measures this one")
+
+
 def for_mpm(mpm: str, progress: Callable[[str], None] = lambda s: None) -> tuple[dict[str, int], str]:
     """mpmd's stand-in directives for `mpm` on this machine and a note saying where they come
     from: the stored calibration; else measured now when httpd is installed (and stored);

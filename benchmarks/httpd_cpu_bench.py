@@ -1,0 +1,103 @@
+"""httpd's own CPU in the simulation: a fast page on real httpd against `apachetune simulate`.
+
+    python benchmarks/httpd_cpu_bench.py
+
+A small static file (validate's httpd: its modules, `/index.html`) served by httpd 2.4.71 with
+each MPM's full pool (the calibration's sections: nothing forked while measured), wrk on the
+same machine at 10 and 100 clients, with keep-alive and with a connection per request, unpinned
+(as an operator runs it), 3 rounds of 3 s, medians. Beside each, the simulation of the same
+workload with `--httpd-cpu machine` (this machine's calibration, measured first when missing:
+about a minute an MPM) and `--client-cpu wrk` (a local client's CPU shares the cores), and the
+same simulation without httpd's CPU (what `simulate` predicted before it modelled it).
+
+Writes the `## httpd's own CPU: a fast page, simulated` section of docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from parse_bench import write_section  # noqa: E402
+
+from apachetune import httpd  # noqa: E402
+from apachetune.cli.simulate import CLIENT_CPU  # noqa: E402
+from apachetune.simulate import simulate  # noqa: E402
+from apachetune.simulate.cpu import CpuCosts  # noqa: E402
+from apachetune.simulate.workload import ServiceTime, Workload  # noqa: E402
+from apachetune.validate import calibration  # noqa: E402
+from apachetune.validate.load import wrk_available, wrk_closed_loop  # noqa: E402
+from apachetune.validate.section import load_directives  # noqa: E402
+from apachetune.validate.targets import make_target  # noqa: E402
+
+ROUNDS = int(os.environ.get("ROUNDS", "3"))
+DURATION = int(os.environ.get("DURATION", "3"))
+LOADS = [(10, True), (100, True), (10, False), (100, False)]
+HEADING = "## httpd's own CPU: a fast page, simulated"
+
+
+def measured(mpm: str) -> dict[tuple[int, bool], float]:
+    """Median req/s of each load on real httpd."""
+    runs: dict[tuple[int, bool], list[float]] = {}
+    with make_target("httpd", mpm, {**calibration.SECTIONS[mpm], **calibration.COMMON}) as t:
+        for _ in range(ROUNDS):
+            for clients, keepalive in LOADS:
+                wrk_closed_loop(t.host, t.port, "/index.html", clients, 1, keepalive)  # connections, caches
+                r = wrk_closed_loop(t.host, t.port, "/index.html", clients, DURATION, keepalive)
+                runs.setdefault((clients, keepalive), []).append(r["requests_ok"] / DURATION)
+    return {load: statistics.median(v) for load, v in runs.items()}
+
+
+def simulated(mpm: str, clients: int, keepalive: bool, costs: CpuCosts | None, seconds: float = 3) -> float:
+    section = {**load_directives(None, mpm, keep_server_limit=True), **calibration.SECTIONS[mpm],
+               **calibration.COMMON}
+    # the file's own time off CPU is nothing; 1 µs stands for it (a service time must be above 0)
+    w = Workload(ServiceTime.parse("1us"), clients=clients, keepalive=keepalive)
+    return simulate(mpm, section, w, seconds, warmup=seconds / 6, cores=os.cpu_count() or 1, costs=costs,
+                    max_events=3_000_000).throughput
+
+
+def main() -> int:
+    if httpd.binary() is None or not wrk_available():
+        print("needs httpd and wrk", file=sys.stderr)
+        return 1
+    rows = []
+    ratios = []
+    for mpm in ("prefork", "worker", "event"):
+        calibration.for_mpm(mpm, progress=lambda s: print(s, flush=True))  # measured when missing
+        request, connection, source = calibration.httpd_cpu(mpm)
+        costs = CpuCosts(request, connection, *(x / 1e6 for x in CLIENT_CPU["wrk"]), source)
+        real = measured(mpm)
+        for clients, keepalive in LOADS:
+            sim = simulated(mpm, clients, keepalive, costs)
+            free = simulated(mpm, clients, keepalive, None, 0.03)  # millions a second: a glimpse is enough
+            ratio = sim / real[clients, keepalive]
+            ratios.append(ratio)
+            rows.append(f"| {mpm} | {'keep-alive' if keepalive else 'close'} c={clients} | "
+                        f"{real[clients, keepalive]:,.0f} | {sim:,.0f} | **{ratio:.2f}** | {free:,.0f} | "
+                        f"{request * 1e6:.0f} + {connection * 1e6:.0f} |")
+            print(rows[-1], flush=True)
+    body = "\n".join([
+        HEADING, "",
+        f"`python benchmarks/httpd_cpu_bench.py`: httpd {httpd.version() or '?'} serving validate's small "
+        f"file with each MPM's full pool, wrk on the same {os.cpu_count()}-CPU machine (unpinned), "
+        f"median of {ROUNDS} runs of {DURATION} s; simulated with `--httpd-cpu machine` (this machine's "
+        "calibration: µs a keep-alive request + what a new connection adds) and `--client-cpu wrk`, "
+        "and without httpd's CPU (as before it was modelled).", "",
+        "| MPM | load | httpd req/s | simulated req/s | sim / real | simulated without httpd's CPU | "
+        "httpd µs (calibrated) |",
+        "|---|---|---|---|---|---|---|", *rows, "",
+        f"sim / real from {min(ratios):.2f} to {max(ratios):.2f} over the {len(ratios)} cells.",
+    ])
+    write_section(ROOT / "docs" / "benchmarks.md", HEADING, body)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
