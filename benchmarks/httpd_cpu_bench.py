@@ -7,7 +7,7 @@ each MPM's full pool (the calibration's sections: nothing forked while measured)
 same machine at 10 and 100 clients, with keep-alive and with a connection per request, unpinned
 (as an operator runs it), 3 rounds of 3 s, medians. Beside each, the simulation of the same
 workload with `--httpd-cpu machine` (this machine's calibration, measured first when missing:
-about a minute an MPM) and `--client-cpu wrk` (a local client's CPU shares the cores), and the
+about a minute an MPM; its httpd figures measured unpinned) and `--client-cpu wrk` (a local client's CPU shares the cores), and the
 same simulation without httpd's CPU (what `simulate` predicted before it modelled it).
 
 Writes the `## httpd's own CPU: a fast page, simulated` section of docs/benchmarks.md.
@@ -70,7 +70,9 @@ def main() -> int:
     rows = []
     ratios = []
     for mpm in ("prefork", "worker", "event"):
-        calibration.for_mpm(mpm, progress=lambda s: print(s, flush=True))  # measured when missing
+        known = calibration.stored().get(mpm)
+        if known is None or known.unpinned_keepalive_us is None:  # measured when missing (or from before)
+            calibration.store(calibration.measure(mpm, progress=lambda s: print(s, flush=True)))
         request, connection, source = calibration.httpd_cpu(mpm)
         costs = CpuCosts(request, connection, *(x / 1e6 for x in CLIENT_CPU["wrk"]), source)
         real = measured(mpm)

@@ -2,6 +2,7 @@
 identity, what validate runs mpmd with (calibrated, measured on first use, or the defaults with a
 warning), and `apachetune mpmd calibrate / show`."""
 
+import dataclasses
 import json
 import socket
 
@@ -104,6 +105,10 @@ def test_simulate_takes_httpd_s_cpu_from_the_machine_s_calibration_else_the_lab_
     here = costs()
     assert (here["httpd_request_us"], here["httpd_connection_us"]) == (30.0, 22.0)
     assert "measured on this machine (2026-11-23" in here["source"]
+    # httpd measured unpinned too (a newer calibration): those are the simulation's figures
+    calibration.store(dataclasses.replace(_sample("worker"), unpinned_keepalive_us=41.0, unpinned_close_us=104.0))
+    unpinned = costs()
+    assert (unpinned["httpd_request_us"], unpinned["httpd_connection_us"]) == (41.0, 63.0)
 
 
 def test_without_httpd_validate_runs_the_defaults_and_says_so(own_cache, monkeypatch):
@@ -130,7 +135,8 @@ def test_calibrate_measures_httpd_against_mpmd_and_keeps_it(own_cache):
     assert result.exit_code == 0, result.output
     (measured,) = json.loads(result.output)["mpms"]
     # Real measurements: every server spent some CPU per request, and not absurdly much.
-    for key in ("httpd_keepalive_us", "httpd_close_us", "mpmd_keepalive_us", "mpmd_close_us", "checked_keepalive_us"):
+    for key in ("httpd_keepalive_us", "httpd_close_us", "mpmd_keepalive_us", "mpmd_close_us", "checked_keepalive_us",
+                "unpinned_keepalive_us", "unpinned_close_us"):
         assert 1 < measured[key] < 10_000, (key, measured)
     assert measured["request_us"] >= 0 and measured["connection_us"] >= 0
     # RequestCPU: the keep-alive difference, less what spending it overshot in the check.

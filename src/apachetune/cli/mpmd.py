@@ -36,7 +36,8 @@ def calibrate(mpms: tuple[str, ...], seconds: float, rounds: int, fmt: str) -> i
     results = []
     for mpm in mpms or MPMS:
         if fmt == "text":
-            click.echo(f"calibrating {mpm}: {rounds} rounds of httpd, mpmd and a check, 4 loads of {seconds:g} s "
+            click.echo(f"calibrating {mpm}: {rounds} rounds of httpd, mpmd, a check and httpd unpinned (the "
+                       f"simulation's figures), 4 loads of {seconds:g} s "
                        "each ...", err=True)
         results.append(calibration.measure(mpm, seconds=seconds, rounds=rounds))
         calibration.store(results[-1])

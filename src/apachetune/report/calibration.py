@@ -12,13 +12,16 @@ def print_calibrations(calibrations: list[Calibration], machine: dict[str, str])
     """Per MPM: the stand-ins mpmd runs with here, and the CPU per request they come from."""
     table = Table(title=f"mpmd calibration: {machine['cpu']} x {machine['cpus']}, kernel {machine['kernel']}, "
                         f"httpd {machine['httpd'] or '-'}")
-    for col in ("MPM", "RequestCPU", "ConnectionCPU", "httpd µs/req", "mpmd alone", "measured"):
+    for col in ("MPM", "RequestCPU", "ConnectionCPU", "httpd µs/req", "mpmd alone", "httpd unpinned", "measured"):
         table.add_column(col)
     for c in calibrations:
         table.add_row(c.mpm, f"{c.request_us} µs", f"{c.connection_us} µs",
                       f"{c.httpd_keepalive_us:.1f} / {c.httpd_close_us:.1f}",
                       f"{c.mpmd_keepalive_us:.1f} / {c.mpmd_close_us:.1f}",
+                      "-" if c.unpinned_keepalive_us is None or c.unpinned_close_us is None
+                      else f"{c.unpinned_keepalive_us:.1f} / {c.unpinned_close_us:.1f}",
                       f"{c.measured_at}")
     out.print(table)
     out.print("µs/req: CPU per request with keep-alive / with a connection per request. validate runs mpmd "
-              "with these stand-ins on this machine (docs/mpmd.md).")
+              "with these stand-ins on this machine (docs/mpmd.md); simulate charges httpd's unpinned "
+              "figures (docs/simulate.md).")

@@ -19,8 +19,9 @@ import random
 from collections.abc import Callable
 
 from apachetune.simulate.clock import Clock
-from apachetune.simulate.server import CLOSED, Conn, Server
+from apachetune.simulate.server import CLOSED, CONNECTED, HALF_OPEN, Conn, Server
 from apachetune.simulate.stats import Stats
+from apachetune.simulate.syn import half_open_schedule
 from apachetune.simulate.workload import Workload
 
 
@@ -70,7 +71,13 @@ class Client:
     def _syn(self, conn: Conn, attempt: int) -> None:
         if conn.state == CLOSED:
             return  # given up meanwhile
-        if self.server.connect(conn):
+        # a retransmitted SYN fires with every other one dropped at the same instant (a batch)
+        met = self.server.connect(conn, batch=attempt > 0)
+        if met == CONNECTED:
+            return
+        if met == HALF_OPEN:
+            self.stats.events["handshakes left half-open (accept queue full at the last ACK)"] += 1
+            self._half_open_chance(conn, -1)
             return
         self.stats.events["SYN dropped (accept queue full)"] += 1
         gaps = self.workload.syn_schedule().gaps
@@ -78,6 +85,26 @@ class Client:
             self.clock.after(gaps[attempt], self._syn, conn, attempt + 1)
         else:  # the last retransmission dropped too: the kernel gives up after one more timeout
             self.clock.after(gaps[-1], self._connect_expired, conn)
+
+    def _half_open_chance(self, conn: Conn, chance: int) -> None:
+        """A retransmission of a half-open connection reaches the server (chance -1: the ACK that
+        found the queue full): in if the queue has room now, else wait for the next; after the
+        last, the server has forgotten it and the client's next retransmission is reset."""
+        if conn.state == CLOSED or conn is not self.conn:
+            return  # given up meanwhile
+        if chance >= 0 and self.server.connect(conn) == CONNECTED:
+            self.stats.events["half-open connections let in later"] += 1
+            return
+        chances, reset = half_open_schedule()
+        before = chances[chance] if chance >= 0 else 0.0
+        if chance + 1 < len(chances):
+            self.clock.after(chances[chance + 1] - before, self._half_open_chance, conn, chance + 1)
+        else:
+            self.clock.after(reset - before, self._half_open_reset, conn)
+
+    def _half_open_reset(self, conn: Conn) -> None:
+        if conn.state != CLOSED and conn is self.conn:
+            self._give_up("reset")
 
     def _connect_expired(self, conn: Conn) -> None:
         if conn.state != CLOSED and conn is self.conn:

@@ -51,6 +51,8 @@ if TYPE_CHECKING:
     from apachetune.simulate.clients import Client
 
 BACKLOG, READING, SERVING, PARKED, CLOSED = range(5)
+# what a SYN meets (Server.connect)
+CONNECTED, DROPPED, HALF_OPEN = "connected", "dropped", "half-open"
 
 
 LINGER = 1e-4  # seconds from a response to the client's FIN, on loopback
@@ -59,7 +61,7 @@ MAX_SECS_TO_LINGER = 30.0  # event's lingering queue for the connections it clos
 
 
 class Conn:
-    __slots__ = ("client", "process", "state", "served", "token", "sent_at", "parked_until")
+    __slots__ = ("client", "process", "state", "served", "token", "sent_at", "parked_until", "bucket")
 
     def __init__(self, client: Client, sent_at: float):
         self.client = client
@@ -69,6 +71,7 @@ class Conn:
         self.token = 0  # bumped at each change of state: a stale deadline sees another token
         self.sent_at = sent_at  # when the request now on it was sent (its first: with the SYN)
         self.parked_until = 0.0  # its keep-alive deadline while it waits for its next request
+        self.bucket: int | None = None  # the listener bucket its 4-tuple hashes to (SYNs sent again keep it)
 
 
 class Process:
@@ -126,18 +129,38 @@ class Server:
         self.buckets = buckets
         self.queues: list[deque[Conn]] = [deque() for _ in range(buckets)]  # the kernel's accept queues
         self.backlog = backlog
+        self._batch_at, self._batch_len = -1.0, {}  # a batch of retransmitted SYNs: its queues' lengths
         self.on_exit: Callable[[Process], None] = lambda p: None  # the parent frees the slot
 
     # What a client does.
 
-    def connect(self, conn: Conn) -> bool:
-        """A SYN: queued for accept, or False when the accept queue is full (dropped). With
-        listener buckets the kernel picks a bucket's socket by hashing the connection: one at
-        random (no random draw with one bucket, so a seed gives the runs it gave before)."""
-        bucket = self.rng.randrange(self.buckets) if self.buckets > 1 else 0
+    def connect(self, conn: Conn, batch: bool = False) -> str:
+        """A SYN: CONNECTED (queued for accept) or DROPPED (the accept queue is full). `batch`:
+        a retransmitted SYN, fired with every other one dropped at the same instant: the kernel
+        checks each SYN of such a batch against the queue before any of their last ACKs is read
+        (HALF_OPEN: it passed, but the queue was full when its ACK came; the client believes it
+        is connected). With listener buckets the kernel picks a bucket's socket by hashing the
+        connection: one at random (no random draw with one bucket, so a seed gives the runs it
+        gave before); a half-open connection's later chances keep its bucket."""
+        if conn.bucket is None:
+            conn.bucket = self.rng.randrange(self.buckets) if self.buckets > 1 else 0
+        bucket = conn.bucket
         queue = self.queues[bucket]
-        if len(queue) >= self.backlog:
-            return False
+        if batch:
+            if self._batch_at != self.clock.now:
+                self._batch_at, self._batch_len = self.clock.now, {}
+            if self._batch_len.setdefault(bucket, len(queue)) >= self.backlog:
+                return DROPPED
+            if len(queue) >= self.backlog:
+                return HALF_OPEN
+        elif len(queue) >= self.backlog:
+            return DROPPED
+        self.admit(conn, bucket)
+        return CONNECTED
+
+    def admit(self, conn: Conn, bucket: int) -> None:
+        """An established connection joins its accept queue (room checked by the caller)."""
+        queue = self.queues[bucket]
         queue.append(conn)
         if len(queue) == 1:  # else no process could accept the ones before it either
             self.dispatch(bucket=bucket)
@@ -145,7 +168,6 @@ class Server:
             for p in self.processes:
                 if p.bucket == bucket:
                     self._busy(p)
-        return True
 
     def waiting(self) -> int:
         """Connections in the accept queues."""

@@ -82,6 +82,12 @@ class Calibration:
     rounds: int
     seconds: float
     measured_at: str
+    # httpd again with nothing pinned (as an operator runs it, and as a server whose clients are
+    # elsewhere has every core): what the simulation of this machine charges a request. Pinned to
+    # one core beside its client on the other, a new connection cost prefork 13-16 µs more than a
+    # keep-alive request; unpinned, 60-75 µs (cross-CPU wake-ups). None: kept by an older version.
+    unpinned_keepalive_us: float | None = None
+    unpinned_close_us: float | None = None
 
     def directives(self) -> dict[str, int]:
         return {"RequestCPU": self.request_us, "ConnectionCPU": self.connection_us}
@@ -217,7 +223,8 @@ def measure(mpm: str, seconds: float = 1.0, rounds: int = ROUNDS,
 
     def run(kind: str, label: str, directives: dict, round_no: int) -> None:
         progress(f"calibrating mpmd {mpm}: {label} (round {round_no + 1}/{rounds})")
-        for load, us in cpu_per_request(kind, mpm, directives, seconds, pins).items():
+        pinned = ([], []) if label == "unpinned" else pins
+        for load, us in cpu_per_request(kind, mpm, directives, seconds, pinned).items():
             runs.setdefault((label, load), []).append(us)
 
     def mean(label: str, keepalive: bool) -> float:
@@ -237,11 +244,17 @@ def measure(mpm: str, seconds: float = 1.0, rounds: int = ROUNDS,
     for i in range(rounds):
         run("mpmd", "check", check, i)
     c_ka, c_close = mean("check", True), mean("check", False)
+    u_ka, u_close = h_ka, h_close
+    if pins[0]:  # measured pinned: httpd once more as it runs for an operator
+        for i in range(rounds):
+            run("httpd", "unpinned", base, i)
+        u_ka, u_close = mean("unpinned", True), mean("unpinned", False)
     over_request = c_ka - h_ka
     over_connection = (c_close - h_close) - over_request
     return Calibration(mpm, max(0, round(request - over_request)), max(0, round(connection - over_connection)),
                        round(h_ka, 1), round(m_ka, 1), round(h_close, 1), round(m_close, 1), round(c_ka, 1),
-                       round(c_close, 1), rounds, seconds, time.strftime("%Y-%m-%d"))
+                       round(c_close, 1), rounds, seconds, time.strftime("%Y-%m-%d"), round(u_ka, 1),
+                       round(u_close, 1))
 
 
 # httpd's own CPU a request (µs) with a connection kept alive, and what a request that opens a
@@ -259,7 +272,10 @@ def httpd_cpu(mpm: str) -> tuple[float, float, str]:
     off = os.environ.get("APACHETUNE_CALIBRATION", "").lower() == "off"
     known = None if off else stored().get(mpm)
     if known is not None:
-        return (known.httpd_keepalive_us / 1e6, max(0.0, known.httpd_close_us - known.httpd_keepalive_us) / 1e6,
+        keepalive, close = known.httpd_keepalive_us, known.httpd_close_us
+        if known.unpinned_keepalive_us is not None and known.unpinned_close_us is not None:
+            keepalive, close = known.unpinned_keepalive_us, known.unpinned_close_us
+        return (keepalive / 1e6, max(0.0, close - keepalive) / 1e6,
                 f"measured on this machine ({known.measured_at}, apachetune mpmd calibrate)")
     request, connection = ASSUMED_HTTPD_US[mpm]
     return (request / 1e6, connection / 1e6,
