@@ -70,6 +70,7 @@ def crowd_on(port: int, n: int, seconds: float, fin_after: float | None, kat: fl
     start = time.monotonic()
     socks = []
     stalled = False
+    fins: dict[int, float] = {}  # (closes seen while the crowd forms count too: a FIN read then was lost)
     for i in range(n):
         s = socket.create_connection(("127.0.0.1", port), timeout=10)
         s.setblocking(False)
@@ -78,21 +79,27 @@ def crowd_on(port: int, n: int, seconds: float, fin_after: float | None, kat: fl
         socks.append(s)
         sel.register(s, selectors.EVENT_READ, i)
         if not stalled:
-            stalled = not _wait_for(sel, i, answered, 1.0)
-    fins: dict[int, float] = {}
+            stalled = not _wait_for(sel, i, answered, 1.0, fins)
+        _close_after(socks, fins, fin_after)
     while time.monotonic() - start < seconds:
         _wait_for(sel, None, answered, 0.2, fins)
-        if fin_after is not None:
-            for i, at in list(fins.items()):
-                if time.monotonic() >= at + fin_after:
-                    socks[i].close()
-                    del fins[i]
+        _close_after(socks, fins, fin_after)
     # closed by the server before its keep-alive timeout ran out (not by the timeout)
     closed_early = sum(1 for at, end in answered.values() if end is not None and end - at < kat - 0.5)
     for s in socks:
         s.close()
     waits = sorted((answered[i][0] - sent[i]) * 1000 for i in answered)
     return {"answered": len(waits), "closed": closed_early, "at_once": sum(w < 1000 for w in waits), **_spread(waits)}
+
+
+def _close_after(socks, fins: dict[int, float], fin_after: float | None) -> None:
+    """Close the client's side of the connections the server closed `fin_after` s ago."""
+    if fin_after is None:
+        return
+    for i, at in list(fins.items()):
+        if time.monotonic() >= at + fin_after:
+            socks[i].close()
+            del fins[i]
 
 
 def _wait_for(sel, want, answered, timeout, fins=None) -> bool:
@@ -134,7 +141,7 @@ def _spread(waits: list[float]) -> dict:
 def simulated(version: str, kat: float, n: int, seconds: float, fin_after: float | None) -> dict:
     section = load_directives(None, "event", 50, 25, keepalive_timeout=kat, version=version)
     section.update(SECTION)
-    workload = Workload(ServiceTime.parse("1ms"), clients=1, think=3600, crowd=n, crowd_returns=False,
+    workload = Workload(ServiceTime.parse("1ms"), crowd=n, crowd_returns=False,
                         fin_after=120.0 if fin_after is None else fin_after)
     r = simulate("event", section, workload, seconds, version=version)
     lat = r.crowd_latency_ms

@@ -87,7 +87,8 @@ def stall(mpm: str, values: Mapping[str, Any], crowd: float, busy: float = 0.0, 
         # 2.4.30-2.4.46 made room by closing the process's idle keep-alive connections instead
         then = ("and each new connection makes the process close all its idle keep-alive ones "
                 f"(httpd {version}, as 2.4.30-2.4.46 do): their clients must connect again, and new "
-                "connections can still wait until the keep-alive deadline the listener had set"
+                "connections can still wait until the keep-alive deadline the listener had set when those clients "
+                "keep their side open"
                 if rules_for(version).limit_closes_keepalive else "and new connections wait")
         return (f"event accepts about {limit} connections here (ThreadsPerChild "
                 f"{values['ThreadsPerChild']} + idle workers x AsyncRequestWorkerFactor "

@@ -104,6 +104,7 @@ class Server:
         self.clock, self.service, self.rng, self.stats = clock, service, rng, stats
         # from a response that ends its connection to the end of httpd's lingering close
         self.linger = min(LINGER + fin_after, SECONDS_TO_LINGER)
+        self.fin_delay = LINGER + fin_after  # from the server's FIN to the client's
         self.cpu, self.cpu_fraction = cpu, cpu_fraction
         self.costs = costs or CpuCosts()
         self.event = mpm == "event"
@@ -345,13 +346,16 @@ class Server:
 
     def _sleep_after_closing(self, p: Process, parked: list[Conn]) -> None:
         """2.4.30-2.4.46, over the limit: the listener has disabled itself and closed its crowd,
-        whose connections now linger (not counted), but it listens again only on its next timed
-        pass: its poll waits for the keep-alive deadline it had computed (the oldest closed one's;
-        the lingering ones' expiry, 30 s, is later, so adding them does not wake it). Measured on a
-        2.4.37 build (benchmarks/crowd_versions.py): the listener stayed disabled 10 s with
-        KeepAliveTimeout 10 and 30 s with 30, the crowd closed at once, whether its clients kept
-        their side open or closed it at the server's FIN."""
-        wake = min(min(c.parked_until for c in parked), self.clock.now + MAX_SECS_TO_LINGER)
+        whose connections now linger (not counted), but it listens again only after its poll
+        returns: at the keep-alive deadline it had computed (the oldest closed one's; the
+        lingering ones' expiry, 30 s, is later, so adding them does not wake it), or sooner when
+        a closed client's FIN makes its lingering socket readable (that iteration ends by
+        enabling the listeners). Measured on a 2.4.37 build (benchmarks/crowd_versions.py): with
+        clients that keep their side open the listener stayed disabled 10 s with
+        KeepAliveTimeout 10 and 30 s with 30; with clients that close at the server's FIN, 200
+        answered within 1 ms (148 closed)."""
+        now = self.clock.now
+        wake = min(min(c.parked_until for c in parked), now + self.fin_delay, now + MAX_SECS_TO_LINGER)
         p.asleep_until, p.listening = wake, False
         self.clock.at(wake, self.dispatch, p)
 

@@ -186,9 +186,9 @@ class Workload:
             raise UsageError("--requests counts a closed loop's requests (ab -n): it needs --clients")
         if self.requests and self.requests < self.clients:
             raise UsageError(f"--requests {self.requests} is fewer than --clients {self.clients} (ab refuses that too)")
-        if not self.clients and not self.rate and not self.replay:
-            raise UsageError("a workload needs --clients N (closed loop), --rate R (open loop) or "
-                             "--access-log LOG (a replay)")
+        if not self.clients and not self.rate and not self.replay and not self.crowd:
+            raise UsageError("a workload needs --clients N (closed loop), --rate R (open loop), "
+                             "--access-log LOG (a replay) or --crowd N (idle keep-alive clients alone)")
         if self.requests_per_connection < 1:
             raise UsageError("--requests-per-connection must be at least 1")
         if self.timeout <= 0:
