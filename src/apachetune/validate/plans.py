@@ -557,7 +557,8 @@ def simulated(run: PlanRun) -> None:
             cases.append(case)
     for label, measure, workload, real_seconds in cases:
         progress(f"simulate: {label}")
-        _judge_simulated(run, label, measure, workload, real_seconds, section, lone_s)
+        _judge_simulated(run, label, measure, workload, real_seconds, section, lone_s,
+                         lone=lambda: lone_request_s(run, keepalive=False))
     # Last, as it leaves a new generation of processes: a graceful restart (apachectl graceful)
     # under keep-alive clients on every worker, about a third of the way into the run, half-way
     # through a request: the clients start together and stay in step, and a signal between two
@@ -629,13 +630,14 @@ def _running_processes(run: PlanRun) -> int:
 
 def _judge_simulated(run: PlanRun, label: str, measure: Callable[[], LoadResult], workload: Workload,
                      real_seconds: float, section: dict[str, object], lone_s: float,
-                     graceful_at: float | None = None) -> None:
+                     graceful_at: float | None = None, lone: Callable[[], float] | None = None) -> None:
     """One case of the simulate plan: its prediction (a long run, a crowd that does not come
     back only for the window it was measured in; and the spread of runs as long as the real
     one), then the real run, judged. A case that fails is measured once more, and the first
     run is told in the notes with the longest stall of the client's process during it: on a
     shared machine a stall of a few hundred ms (seen under a CPU hog, beside another test's servers)
-    delays every request in flight, which a 3 s run's p99 cannot absorb."""
+    delays every request in flight, which a 3 s run's p99 cannot absorb. `lone`: measures the
+    lone request again, for a second attempt at a case whose service time it is."""
     from apachetune.simulate import simulate
     from apachetune.simulate.workload import ServiceTime
     from apachetune.validate.hiccups import HiccupMeter
@@ -681,11 +683,12 @@ def _judge_simulated(run: PlanRun, label: str, measure: Callable[[], LoadResult]
             break
         run.report.notes.append(f"simulate: {label}: measured again (the first run: {', '.join(failed)}; "
                                 f"the client stalled up to {hiccups.worst_ms:.0f} ms)")
-        if workload.service.kind in ("fixed", "exp") and workload.service.mean == lone_s and not workload.replay:
+        if lone is not None and workload.service.kind in ("fixed", "exp") and workload.service.mean == lone_s \
+                and not workload.replay:
             # the lone request measured again too: one taken while another process had the CPUs
             # (57.7 ms for a 50 ms sleep under two hogs) predicted every later case too slow
             # (86.7 req/s simulated, 97.0 measured, twice)
-            lone_s = lone_request_s(run, keepalive=False)
+            lone_s = lone()
             round_ms = lone_s * 1000 if workload.service.kind == "fixed" else 0.0
             workload = replace(workload, service=ServiceTime(workload.service.kind, lone_s))
     run.report.points.append({**point("simulate", label, real), "simulated": sim.to_json() | {"timeline": []}})
