@@ -27,9 +27,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from parse_bench import write_section  # noqa: E402
 
 from apachetune import httpd  # noqa: E402
-from apachetune.cli.simulate import CLIENT_CPU  # noqa: E402
 from apachetune.simulate import simulate  # noqa: E402
-from apachetune.simulate.cpu import CpuCosts  # noqa: E402
+from apachetune.simulate.cpu import CLIENT_CPU, CpuCosts  # noqa: E402
 from apachetune.simulate.workload import ServiceTime, Workload  # noqa: E402
 from apachetune.validate import calibration  # noqa: E402
 from apachetune.validate.load import wrk_available, wrk_closed_loop  # noqa: E402

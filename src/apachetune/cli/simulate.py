@@ -121,6 +121,7 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
     from apachetune.cli.options import httpd_version_or_installed, modelled_version
     from apachetune.errors import UsageError
     from apachetune.simulate import simulate
+    from apachetune.simulate.cpu import CLIENT_CPU
     from apachetune.simulate.syn import SynSchedule
     from apachetune.simulate.workload import ServiceTime, Workload
     from apachetune.validate.section import load_directives
@@ -185,11 +186,6 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
         print_curve(label, knee, points)
     for path in written:
         click.echo(f"wrote {path}")
-
-
-# The load generator's CPU (µs) a keep-alive request and what a new connection adds, measured on
-# loopback beside httpd 2.4.71 event on the lab's 2-core machine (10 and 100 clients; 2026-11-26).
-CLIENT_CPU = {"ab": (21.0, 43.0), "wrk": (22.0, 45.0)}
 
 
 def _cpu_pair(text: str, option: str, named: dict[str, tuple[float, float]]) -> tuple[float, float]:

@@ -21,6 +21,12 @@ from apachetune.simulate.clock import Clock
 _DONE = 1e-9  # seconds of work left that count as done (a nanosecond: well above the rounding of `virtual`)
 
 
+# A load generator's CPU (µs) a keep-alive request and what a new connection adds, measured on
+# loopback beside httpd 2.4.71 event on the lab's 2-core machine (10 and 100 clients; 2026-11-26):
+# a benchmark's client on the server's machine shares its cores (simulate --client-cpu).
+CLIENT_CPU = {"ab": (21.0, 43.0), "wrk": (22.0, 45.0)}
+
+
 @dataclass(frozen=True)
 class CpuCosts:
     """CPU a request costs besides the application's (seconds of one core): httpd's own (its

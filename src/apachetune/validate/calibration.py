@@ -221,9 +221,8 @@ def measure(mpm: str, seconds: float = 1.0, rounds: int = ROUNDS,
     base = {**SECTIONS[mpm], **COMMON}
     runs: dict[tuple[str, tuple[int, bool]], list[float]] = {}
 
-    def run(kind: str, label: str, directives: dict, round_no: int) -> None:
+    def run(kind: str, label: str, directives: dict, round_no: int, pinned=pins) -> None:
         progress(f"calibrating mpmd {mpm}: {label} (round {round_no + 1}/{rounds})")
-        pinned = ([], []) if label == "unpinned" else pins
         for load, us in cpu_per_request(kind, mpm, directives, seconds, pinned).items():
             runs.setdefault((label, load), []).append(us)
 
@@ -247,7 +246,7 @@ def measure(mpm: str, seconds: float = 1.0, rounds: int = ROUNDS,
     u_ka, u_close = h_ka, h_close
     if pins[0]:  # measured pinned: httpd once more as it runs for an operator
         for i in range(rounds):
-            run("httpd", "unpinned", base, i)
+            run("httpd", "unpinned", base, i, pinned=([], []))
         u_ka, u_close = mean("unpinned", True), mean("unpinned", False)
     over_request = c_ka - h_ka
     over_connection = (c_close - h_close) - over_request
@@ -255,6 +254,11 @@ def measure(mpm: str, seconds: float = 1.0, rounds: int = ROUNDS,
                        round(h_ka, 1), round(m_ka, 1), round(h_close, 1), round(m_close, 1), round(c_ka, 1),
                        round(c_close, 1), rounds, seconds, time.strftime("%Y-%m-%d"), round(u_ka, 1),
                        round(u_close, 1))
+
+
+def _turned_off() -> bool:
+    """APACHETUNE_CALIBRATION=off: nothing kept is used and nothing is measured."""
+    return os.environ.get("APACHETUNE_CALIBRATION", "").lower() == "off"
 
 
 # httpd's own CPU a request (µs) with a connection kept alive, and what a request that opens a
@@ -269,8 +273,7 @@ def httpd_cpu(mpm: str) -> tuple[float, float, str]:
     simulation, and where they come from: this machine's calibration when one is kept (never
     measured here: a simulation must take seconds), else the lab machine's figures (also with
     APACHETUNE_CALIBRATION=off)."""
-    off = os.environ.get("APACHETUNE_CALIBRATION", "").lower() == "off"
-    known = None if off else stored().get(mpm)
+    known = None if _turned_off() else stored().get(mpm)
     if known is not None:
         keepalive, close = known.httpd_keepalive_us, known.httpd_close_us
         if known.unpinned_keepalive_us is not None and known.unpinned_close_us is not None:
@@ -287,7 +290,7 @@ def for_mpm(mpm: str, progress: Callable[[str], None] = lambda s: None) -> tuple
     from: the stored calibration; else measured now when httpd is installed (and stored);
     else mpmd's defaults, with a warning. APACHETUNE_CALIBRATION=off uses the defaults."""
     defaults = {"RequestCPU": DEFAULT_REQUEST_US, "ConnectionCPU": DEFAULT_CONNECTION_US}
-    if os.environ.get("APACHETUNE_CALIBRATION", "").lower() == "off":
+    if _turned_off():
         return defaults, (f"mpmd not calibrated (APACHETUNE_CALIBRATION=off): its defaults RequestCPU "
                           f"{DEFAULT_REQUEST_US} µs, ConnectionCPU {DEFAULT_CONNECTION_US} µs")
     known = stored().get(mpm)
