@@ -343,6 +343,32 @@ def test_busy_worker_memory_does_not_count_a_process_grown_since_the_idle_look()
     assert busy_worker_mib([reaped], idle, 12, idle_children=1, process_mib=4.5) == pytest.approx(0.02)
 
 
+def test_httpd_event_connections_fall_back_to_the_lab_figure_when_not_measured(monkeypatch):
+    """The held connections and kept pools stay in httpd event's prediction when one more
+    connection cannot be measured (a crowd not all answered) or measures as noise: the lab's
+    figure stands in and the detail says so; mpmd and httpd worker keep what was measured."""
+    from apachetune.sizing import model
+    from apachetune.validate import plans
+
+    event = ValidationSetup("httpd", "event", {"ThreadsPerChild": 25}, 400, 50, 1)
+    for measured, why in ((None, "not measured here"), (0.5 / 1024, "0.5 KiB measured here is noise")):
+        monkeypatch.setattr(plans, "connection_mib", lambda *a, m=measured: m)
+        figure, source = plans.connection_cost(None, event, 10)
+        assert figure == model.EVENT_CONNECTION_MIB and why in source
+        v = memory_verdict(event, _facts(0.15, 0.3), 100.0, busy_extra=0.05, held_connections=100,
+                           per_connection_mib=figure, recycled=288, connection_source=source)
+        assert f"x 32.8 KiB (the lab's figure for httpd event: {why})" in v.detail
+    monkeypatch.setattr(plans, "connection_mib", lambda *a: 25 / 1024)
+    assert plans.connection_cost(None, event, 10) == (25 / 1024, "measured: one more idle keep-alive connection")
+    monkeypatch.setattr(plans, "connection_mib", lambda *a: None)
+    for other in (ValidationSetup("mpmd", "event", {"ThreadsPerChild": 25}, 400, 50, 1),
+                  ValidationSetup("httpd", "worker", {"ThreadsPerChild": 25}, 400, 50, 1)):
+        assert plans.connection_cost(None, other, 10) == (None, "")
+    monkeypatch.setattr(plans, "connection_mib", lambda *a: 1 / 1024)  # mpmd's buffer may be small
+    assert plans.connection_cost(None, ValidationSetup("mpmd", "event", {"ThreadsPerChild": 25}, 400, 50, 1),
+                                 10)[0] == 1 / 1024
+
+
 def test_a_worker_s_busy_figure_counts_the_workers_its_connections_pin():
     """httpd worker 3 x 25, 75 keep-alive clients at the full step: the status page answers once
     a step (every worker busy), so a look carries a stale answer (32 busy from the half step) or

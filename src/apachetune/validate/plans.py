@@ -210,8 +210,8 @@ def sweep(run: PlanRun) -> None:
     idle_children = None if isinstance(idle, str) else len(idle.children)
     ran = processes_reached(full + top, mrw, setup.threads_per_child)
     recycled = _recycled_at_overload(setup, ran, closed_by_server)
-    per_connection = (connection_mib(target, setup, idle_children, process_mib)
-                      if (held or recycled) and idle_children is not None else None)
+    per_connection, connection_source = (connection_cost(target, setup, idle_children, process_mib)
+                                         if (held or recycled) and idle_children is not None else (None, ""))
     loaded = half + full if setup.mpm == "event" else pinned_workers(half, mrw) + pinned_workers(full, mrw)
     busy = busy_worker_mib(loaded, busy_base, mrw // 4, idle_children, process_mib)
     if setup.mpm == "prefork" and not isinstance(idle, str):
@@ -220,7 +220,7 @@ def sweep(run: PlanRun) -> None:
             busy = held_by_child
     counted = per_connection is not None
     memory = memory_verdict(setup, idle, peak, busy, held if counted else 0, per_connection or 0.0, ran,
-                            recycled if counted else 0)
+                            recycled if counted else 0, connection_source)
     if memory.passed is False and ran is not None and others_share > OTHERS_CPU_LIMIT:
         # As for saturation: the load was not the one planned (the CPUs were taken and the
         # server never ran all its processes), so a miss says nothing of the model.
@@ -916,6 +916,29 @@ def connection_mib(target: Target, setup: ValidationSetup, idle_children: int,
     return max(0.0, (looks[1] - looks[0]) / (n - half))
 
 
+# Below this, the slope connection_mib measured is the noise of its two looks, not a connection:
+# on httpd event the second half of the crowd takes at least a few new pools of 8 KiB blocks (APR's
+# smallest) each, measured at 16-33 KiB a connection over six runs quiet and beside two hogs.
+CONNECTION_NOISE_MIB = 4 / 1024
+
+
+def connection_cost(target: Target, setup: ValidationSetup, idle_children: int,
+                    process_mib: float = 0.0) -> tuple[float | None, str]:
+    """One more connection's memory for the memory verdict, and where it comes from: measured
+    here (connection_mib); on httpd event, when that fails (a crowd not all answered, a look refused)
+    or drowns in noise, the figure measured in the lab (model.EVENT_CONNECTION_MIB), said so.
+    Without a figure the held connections and kept pools drop out of the prediction: a CI run
+    predicted 86.7 MiB (the sum without them) against 101.0 measured; its rerun, 102.3."""
+    measured = connection_mib(target, setup, idle_children, process_mib)
+    source = "measured: one more idle keep-alive connection"
+    if (setup.target, setup.mpm) != ("httpd", "event"):  # the lab's figure is httpd event's pool
+        return measured, source if measured is not None else ""
+    if measured is not None and measured >= CONNECTION_NOISE_MIB:
+        return measured, source
+    why = "not measured here" if measured is None else f"{measured * 1024:.1f} KiB measured here is noise"
+    return model.EVENT_CONNECTION_MIB, f"the lab's figure for httpd event: {why}"
+
+
 def pinned_workers(samples: list[dict], mrw: int) -> list[dict]:
     """A step's samples, each given the workers its connections pin: on prefork and worker a
     connection holds its worker (process or thread) from its accept to its close, keep-alive
@@ -1025,7 +1048,8 @@ def processes_reached(samples: list[dict], mrw: int, tpc: int) -> int | None:
 def memory_verdict(setup: ValidationSetup, idle: HttpdFacts | str, peak: float,
                    busy_extra: float | None = None, held_connections: int = 0,
                    per_connection_mib: float = 0.0, processes_run: int | None = None,
-                   recycled: int = 0) -> Verdict:
+                   recycled: int = 0,
+                   connection_source: str = "measured: one more idle keep-alive connection") -> Verdict:
     """Peak PSS during the sweep against model.peak_memory: within 15% + 1 MiB.
 
     Per worker: --per-worker-mb when given (a worker measured under load by apachetune size,
@@ -1069,8 +1093,8 @@ def memory_verdict(setup: ValidationSetup, idle: HttpdFacts | str, peak: float,
                    + (")" if processes_run is None else
                       f"; the top steps ran at most {processes} processes, {workers} of {mrw} workers)")
                    + (f" + {held_connections} connections held beyond the workers at the top step"
-                      f" x {per_connection_mib * 1024:.1f} KiB (measured: one more idle keep-alive "
-                      "connection)" if held_connections or recycled else "")
+                      f" x {per_connection_mib * 1024:.1f} KiB ({connection_source})"
+                      if held_connections or recycled else "")
                    + (f" + {recycled} pools of closed connections httpd event keeps (3/4 of ThreadsPerChild "
                       f"a process) x {kept_mib * 1024:.1f} KiB"
                       + ("" if kept_mib == per_connection_mib else " (what MaxMemFree lets each keep)")
