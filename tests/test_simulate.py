@@ -439,15 +439,17 @@ def test_a_crowd_that_keeps_its_side_open_is_closed_and_waited_for_as_on_the_bui
 def test_a_crowd_that_hangs_up_at_the_fin_wakes_the_2_4_37_listener_at_once():
     """The same crowd closing its side at the server's FIN: the FIN makes a lingering socket
     readable, 2.4.37's listener wakes and listens again, and every client is answered at once
-    (the build: 200 within 2 ms, 148-149 closed); with the clients keeping their side open the
-    listener sleeps out the old keep-alive deadline (the test above)."""
+    (the build: 200 within 2 ms, 148-149 closed: each process over its limit closes its 50 as
+    the next client wakes it, though the other takes that client; closing only while a client
+    waited for both closed 100); with the clients keeping their side open the listener sleeps
+    out the old keep-alive deadline (the test above)."""
     section = load_directives(None, "event", 50, 25, keepalive_timeout=10, version="2.4.37")
     section.update(AsyncRequestWorkerFactor=1, ServerLimit=2, StartServers=2, MaxSpareThreads=50,
                    MinSpareThreads=1, MaxKeepAliveRequests=0)
     hang_up = Workload(ServiceTime.parse("1ms"), crowd=200, crowd_returns=False, fin_after=0.0)
     r = run("event", section, hang_up, 45, version="2.4.37")
     assert r.crowd_latency_ms["count"] == 200 and r.crowd_latency_ms["max"] < 100
-    assert r.events["keep-alive closed, over the connection limit"] >= 100
+    assert 140 <= r.events["keep-alive closed, over the connection limit"] <= 160
     kept = run("event", section, dataclasses.replace(hang_up, fin_after=120.0), 45, version="2.4.37")
     assert kept.crowd_latency_ms["max"] > 9000
 

@@ -15,7 +15,8 @@ needs them:
   listening counts one idle worker less until it listens again (no flip-flop); when new
   connections wait and none of its workers is idle, it closes its parked keep-alive connections
   so that the clients reconnect to another process (every 2.4.x: "kill'em all"; 2.4.30-2.4.46
-  also when its idle workers are there but it is over its connection limit), and a request
+  also when its idle workers are there but it is over its connection limit), and so does one
+  that a newcomer wakes though another process accepts it (admit), and a request
   that arrives on a parked connection when no worker of its process is idle is not read: the
   connection is closed (the listener does not wait for a worker), and the client must send it
   again on a new connection (ab counts it a "Length" failure);
@@ -160,15 +161,35 @@ class Server:
         return CONNECTED
 
     def admit(self, conn: Conn, bucket: int) -> None:
-        """An established connection joins its accept queue (room checked by the caller)."""
+        """An established connection joins its accept queue (room checked by the caller).
+
+        On event the newcomer wakes every listener still listening on its bucket's socket (no
+        accept mutex; each polls it): one accepts it, and each of the others that finds it has
+        no idle worker or (2.4.30-2.4.46) is over its connection limit stops listening and
+        closes its parked connections, though the newcomer went to another process (event.c,
+        PT_ACCEPT: "kill'em all"). Measured on a 2.4.37 build, 2 x 25 threads, factor 1: a
+        crowd of 200 clients formed one at a time, each hanging up at the server's FIN, had
+        148-149 closed: each process closes its 50 as the next client arrives (150), where
+        closing only while a newcomer waited for every process closed 100."""
         queue = self.queues[bucket]
         queue.append(conn)
+        woken = [p for p in self.processes if p.bucket == bucket and self._listening(p)] if self.event else []
         if len(queue) == 1:  # else no process could accept the ones before it either
             self.dispatch(bucket=bucket)
+        for p in woken:
+            if conn.process is not p and not p.closing_parked and self._drops_parked(p):
+                p.closing_parked = True
+                self.clock.after(0.0, self._close_parked, p, True)
         if self.event and queue:
             for p in self.processes:
                 if p.bucket == bucket:
                     self._busy(p)
+
+    def _listening(self, p: Process) -> bool:
+        """event: `p`'s listener polls the listen socket now (it disables it only when a newcomer
+        finds it unable to accept; asleep after closing its crowd, it does not poll)."""
+        return (p.listening and not p.quiescing and not p.gone and p.ready_at <= self.clock.now
+                and p.asleep_until <= self.clock.now)
 
     def waiting(self) -> int:
         """Connections in the accept queues."""
@@ -327,13 +348,12 @@ class Server:
             self.clock.after(0.0, self._close_parked, p)
 
     def _drops_parked(self, p: Process) -> bool:
-        # (Only while the newcomer waits: on httpd every listener still listening is woken by it,
-        # so one over its limit may close its crowd while another process takes the newcomer.)
         return self.idle(p) == 0 or (self.limit_closes_keepalive and not p.quiescing and self.not_accepting(p))
 
-    def _close_parked(self, p: Process) -> None:
+    def _close_parked(self, p: Process, woken: bool = False) -> None:
+        """`woken`: by a newcomer another process accepted (admit); else while one waits."""
         p.closing_parked = False
-        if not self.queues[p.bucket] or not self._drops_parked(p):
+        if not (woken or self.queues[p.bucket]) or not self._drops_parked(p):
             return
         over_limit = self.idle(p) > 0  # (else no worker is idle: every 2.4.x closes them)
         parked = [c for c in p.conns if c.state == PARKED]
@@ -353,7 +373,7 @@ class Server:
         enabling the listeners). Measured on a 2.4.37 build (benchmarks/crowd_versions.py): with
         clients that keep their side open the listener stayed disabled 10 s with
         KeepAliveTimeout 10 and 30 s with 30; with clients that close at the server's FIN, 200
-        answered within 1 ms (148 closed)."""
+        answered within 1-3 ms (148-150 closed)."""
         now = self.clock.now
         wake = min(min(c.parked_until for c in parked), now + self.fin_delay, now + MAX_SECS_TO_LINGER)
         p.asleep_until, p.listening = wake, False
