@@ -19,21 +19,21 @@ KeepAliveTimeout when the limit holds 99 rather than 100).
 from __future__ import annotations
 
 import argparse
-import os
 import selectors
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+import event_build  # noqa: E402
+
 from apachetune.simulate import simulate  # noqa: E402
 from apachetune.simulate.stats import percentile  # noqa: E402
 from apachetune.simulate.workload import ServiceTime, Workload  # noqa: E402
-from apachetune.validate.mpmd_server import free_port  # noqa: E402
-from apachetune.validate.processes import stop_group, wait_until_serving  # noqa: E402
+from apachetune.validate.processes import stop_group  # noqa: E402
 from apachetune.validate.section import load_directives  # noqa: E402
 
 SECTION = {"StartServers": 2, "ServerLimit": 2, "ThreadsPerChild": 25, "ThreadLimit": 25, "MaxRequestWorkers": 50,
@@ -42,25 +42,7 @@ REQUEST = b"GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n"
 
 
 def start(version: str, kat: float) -> tuple[subprocess.Popen, int]:
-    port = free_port()
-    tmp = Path(tempfile.mkdtemp(prefix="crowd-"))
-    (tmp / "htdocs").mkdir()
-    (tmp / "htdocs" / "index.html").write_text("hi\n")
-    os.chmod(tmp, 0o755)
-    os.chmod(tmp / "htdocs", 0o755)
-    mods = "/usr/lib/apache2/modules" if version == "2.4.71" else f"/tmp/httpd-{version}/modules"
-    loads = "".join(f"LoadModule {m}_module {mods}/mod_{m}.so\n" for m in ("mpm_event", "authz_core", "unixd")
-                    if Path(f"{mods}/mod_{m}.so").exists())
-    section = "".join(f"{k} {v}\n" for k, v in SECTION.items())
-    (tmp / "httpd.conf").write_text(f"ServerRoot {tmp}\n{loads}ServerName localhost\nListen 127.0.0.1:{port}\n"
-                                    f"PidFile {tmp}/httpd.pid\nErrorLog {tmp}/error_log\nDocumentRoot {tmp}/htdocs\n"
-                                    f"User nobody\nGroup nogroup\n{section}KeepAlive On\nKeepAliveTimeout {kat:g}\n")
-    exe = "/usr/sbin/apache2" if version == "2.4.71" else f"/tmp/httpd-{version}/bin/httpd"
-    p = subprocess.Popen([exe, "-f", str(tmp / "httpd.conf"), "-D", "FOREGROUND"], start_new_session=True,
-                         stderr=subprocess.DEVNULL)
-    wait_until_serving(p, f"http://127.0.0.1:{port}/index.html", 10)
-    time.sleep(1.5)  # the children's workers all started
-    return p, port
+    return event_build.start(version, {**SECTION, "KeepAlive": "On", "KeepAliveTimeout": f"{kat:g}"})
 
 
 def crowd_on(port: int, n: int, seconds: float, fin_after: float | None, kat: float) -> dict:
