@@ -353,7 +353,8 @@ def test_busy_worker_memory_does_not_count_a_process_grown_since_the_idle_look()
 
 def test_a_memory_miss_while_others_took_the_cpus_is_judged_only_when_the_load_was_the_planned_one():
     """Not judged (with a note) when others took the CPUs and the server ran fewer processes, or
-    its peak came out short; a peak above the prediction with every process run is judged."""
+    its peak came out short but above every worker idle; a peak above the prediction with every
+    process run, or below the idle server, is judged."""
     from apachetune.validate.plans import OTHERS_CPU_LIMIT, memory_under_others
     from apachetune.validate.results import Verdict
 
@@ -361,14 +362,17 @@ def test_a_memory_miss_while_others_took_the_cpus_is_judged_only_when_the_load_w
         return Verdict("peak memory at full concurrency", 70.2, measured, "MiB PSS", False, "")
 
     busy = OTHERS_CPU_LIMIT + 0.2
-    short, note = memory_under_others(miss(56.9), None, busy)
+    short, note = memory_under_others(miss(56.9), None, busy, idle_floor=8.0)
     assert short.passed is None and "peak came out short" in note and "56.9 MiB measured, 70.2 predicted" in note
-    fewer, note = memory_under_others(miss(90.0), 6, busy)
+    fewer, note = memory_under_others(miss(90.0), 6, busy, idle_floor=8.0)
     assert fewer.passed is None and "at most 6 processes" in note
-    assert memory_under_others(miss(90.0), None, busy) == (miss(90.0), None)  # above: judged
-    assert memory_under_others(miss(56.9), None, OTHERS_CPU_LIMIT / 2) == (miss(56.9), None)  # a quiet machine
+    assert memory_under_others(miss(90.0), None, busy, 8.0) == (miss(90.0), None)  # above: judged
+    # below what idle workers hold (a wrong per-worker figure): judged, whatever the load
+    assert memory_under_others(miss(32.8), None, busy, idle_floor=70.2) == (miss(32.8), None)
+    assert memory_under_others(miss(56.9), None, busy) == (miss(56.9), None)  # no floor known
+    assert memory_under_others(miss(56.9), None, OTHERS_CPU_LIMIT / 2, 8.0) == (miss(56.9), None)  # a quiet machine
     passed = replace(miss(69.0), passed=True)
-    assert memory_under_others(passed, None, busy) == (passed, None)
+    assert memory_under_others(passed, None, busy, 8.0) == (passed, None)
 
 
 def test_httpd_event_connections_fall_back_to_the_lab_figure_when_not_measured(monkeypatch):

@@ -52,10 +52,13 @@ def test_simulation_matches_mpmd(mpm):
     ramp = next(v for v in data["verdicts"] if v["name"] == "simulated spawn ramp: processes")
     # prefork's 5 children grow by 1, 2, then to MaxRequestWorkers 10; worker and event start full
     assert ramp["measured"] == ramp["predicted"] == ("5 -> 6 -> 8 -> 10" if mpm == "prefork" else "2")
+    # (a case measured twice simulates its second attempt with the lone request measured again:
+    # its own figure, in its detail: 51.7 ms there where the first case had 55.4 under load)
+    crowded_capacity = 10_000 / float(re.search(r"with service ([0-9.]+) ms", crowded[0]["detail"]).group(1))
     if mpm == "event":  # the load's first burst busies every worker: the parked crowd is closed
-        assert crowded[0]["predicted"] == pytest.approx(capacity, rel=0.05)
+        assert crowded[0]["predicted"] == pytest.approx(crowded_capacity, rel=0.05)
     else:  # 5 idle keep-alive clients hold 5 of prefork's and worker's 10 workers
-        assert crowded[0]["predicted"] == pytest.approx(capacity / 2, rel=0.05)
+        assert crowded[0]["predicted"] == pytest.approx(crowded_capacity / 2, rel=0.05)
     # ServerLimit = MaxRequestWorkers (/ ThreadsPerChild): the stopping processes hold every
     # slot, the new ones start at the pass after they are reaped, two seconds on
     p99 = next(v for v in data["verdicts"] if v["name"].startswith("simulated p99: closed loop")
