@@ -99,7 +99,10 @@ def test_simulate_takes_httpd_s_cpu_from_the_machine_s_calibration_else_the_lab_
         return json.loads(r.stdout)["cpu_costs"]
 
     lab = costs()
-    assert (lab["httpd_request_us"], lab["httpd_connection_us"]) == calibration.ASSUMED_HTTPD_US["worker"]
+    (n0, r0, c0), (n1, r1, c1) = calibration.ASSUMED_HTTPD_US["worker"]
+    assert (lab["httpd_request_us"], lab["httpd_connection_us"]) == pytest.approx(((r0 + r1) / 2, (c0 + c1) / 2), abs=0.05)
+    assert lab["httpd_by_connections"] == [{"connections": n0, "request_us": r0, "connection_us": c0},
+                                           {"connections": n1, "request_us": r1, "connection_us": c1}]
     assert lab["source"].startswith("assumed") and lab["client_request_us"] == 0
     calibration.store(_sample("worker"))  # httpd 30 µs a keep-alive request, 52 with a connection each
     here = costs()
@@ -109,6 +112,13 @@ def test_simulate_takes_httpd_s_cpu_from_the_machine_s_calibration_else_the_lab_
     calibration.store(dataclasses.replace(_sample("worker"), unpinned_keepalive_us=41.0, unpinned_close_us=104.0))
     unpinned = costs()
     assert (unpinned["httpd_request_us"], unpinned["httpd_connection_us"]) == (41.0, 63.0)
+    # and by clients (newer still): the ends the simulation follows with its open connections
+    calibration.store(dataclasses.replace(_sample("worker"), unpinned_keepalive_us=55.0, unpinned_close_us=102.0,
+                                          unpinned_by_clients={"300": [61.0, 111.0], "10": [49.0, 93.0]}))
+    by_clients = costs()
+    assert (by_clients["httpd_request_us"], by_clients["httpd_connection_us"]) == (55.0, 47.0)
+    assert by_clients["httpd_by_connections"] == [{"connections": 10, "request_us": 49.0, "connection_us": 44.0},
+                                                  {"connections": 300, "request_us": 61.0, "connection_us": 50.0}]
 
 
 def test_without_httpd_validate_runs_the_defaults_and_says_so(own_cache, monkeypatch):
@@ -139,6 +149,9 @@ def test_calibrate_measures_httpd_against_mpmd_and_keeps_it(own_cache):
                 "unpinned_keepalive_us", "unpinned_close_us"):
         assert 1 < measured[key] < 10_000, (key, measured)
     assert measured["request_us"] >= 0 and measured["connection_us"] >= 0
+    # httpd unpinned at each end of the clients, for the simulation (keep-alive, close)
+    assert sorted(measured["unpinned_by_clients"], key=int) == ["10", "300"], measured
+    assert all(1 < us < 10_000 for pair in measured["unpinned_by_clients"].values() for us in pair), measured
     # RequestCPU: the keep-alive difference, less what spending it overshot in the check.
     first = max(0.0, measured["httpd_keepalive_us"] - measured["mpmd_keepalive_us"])
     over = measured["checked_keepalive_us"] - measured["httpd_keepalive_us"]

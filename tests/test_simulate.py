@@ -553,6 +553,32 @@ def test_httpd_s_own_cpu_bounds_a_fast_page_by_the_cores():
     assert free.throughput > 500_000 and free.cpu_utilisation is None  # (what it was before)
 
 
+def test_httpd_s_cpu_follows_its_open_connections_between_the_calibrated_ends():
+    """httpd's CPU a request grows with the connections it has open (prefork 2.4.71, a keep-alive
+    request: 48.7-49.6 µs at 10, 56.6-57.4 at 100, 63.6-64.5 at 300): between the two measured
+    ends it follows their logarithm, beyond them the end's figure. 10 keep-alive clients are
+    served at 2 cores / the low end's cost, 300 at the high end's."""
+    from apachetune.simulate.cpu import CpuCosts
+
+    span = ((10, 50e-6, 45e-6), (300, 65e-6, 40e-6))
+    costs = CpuCosts.spanning(span, 20e-6, 0.0, "given")
+    assert (costs.request, costs.connection) == pytest.approx((57.5e-6, 42.5e-6))
+    assert costs.httpd_at(10) == costs.httpd_at(3) == (50e-6, 45e-6)
+    assert costs.httpd_at(300) == costs.httpd_at(5000) == (65e-6, 40e-6)
+    assert costs.httpd_at(round((10 * 300) ** 0.5)) == pytest.approx((57.5e-6, 42.5e-6), rel=0.01)
+    assert costs.httpd_at(0) == (costs.request, costs.connection)  # not known: the mean
+    assert costs.of(True, 300) == pytest.approx(65e-6 + 40e-6 + 20e-6)
+    section = load_directives(None, "prefork")
+    section.update(StartServers=320, MinSpareServers=300, MaxSpareServers=320, ServerLimit=320,
+                   MaxRequestWorkers=320, MaxKeepAliveRequests=0)
+    for clients, per_request in ((10, 70e-6), (300, 85e-6)):
+        w = Workload(ServiceTime.parse("1us"), clients=clients)
+        r = run("prefork", section, w, 1, warmup=0.2, cores=2, costs=costs)
+        assert r.throughput == pytest.approx(2 / per_request, rel=0.03), clients
+    assert costs.to_json()["httpd_by_connections"][1] == {"connections": 300, "request_us": 65.0,
+                                                          "connection_us": 40.0}
+
+
 def test_the_cli_s_cpu_options_are_checked():
     for option, value in (("--httpd-cpu", "fast"), ("--httpd-cpu", "1us,2us,3us"), ("--client-cpu", "-5us"),
                           ("--client-cpu", "2s")):

@@ -214,10 +214,10 @@ def _costs(mpm: str, httpd_cpu: str, client: tuple[float, float]):
     from apachetune.validate.calibration import httpd_cpu as measured
 
     if httpd_cpu.strip().lower() == "machine":
-        request, connection, source = measured(mpm)
-    else:
-        (request, connection), source = _cpu_pair(httpd_cpu, "--httpd-cpu", {}), "given"
-    return CpuCosts(request, connection, client[0], client[1], source)
+        span, source = measured(mpm)
+        return CpuCosts.spanning(span, client[0], client[1], source)
+    request, connection = _cpu_pair(httpd_cpu, "--httpd-cpu", {})
+    return CpuCosts(request, connection, client[0], client[1], "given")
 
 
 def _documents(service_time, documents, per_kib, access_log):

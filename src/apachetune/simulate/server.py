@@ -128,6 +128,7 @@ class Server:
         self.max_keepalive = int(section.get("MaxKeepAliveRequests", 100))  # type: ignore[call-overload]
         self.max_conns_per_child = int(section.get("MaxConnectionsPerChild", 0))  # type: ignore[call-overload]
         self.processes: list[Process] = []
+        self.open = 0  # connections accepted and not yet released, over every process (httpd's CPU grows with them)
         self.buckets = buckets
         self.queues: list[deque[Conn]] = [deque() for _ in range(buckets)]  # the kernel's accept queues
         self.backlog = backlog
@@ -279,6 +280,7 @@ class Server:
     def _accept(self, p: Process, conn: Conn) -> None:
         conn.process = p
         p.conns.add(conn)
+        self.open += 1
         p.kept = max(0, p.kept - 1)  # a kept pool serves it
         p.accepted += 1
         if p.burst_at != self.clock.now:
@@ -302,7 +304,7 @@ class Server:
             self.clock.after(seconds, self._done, conn)
         else:  # its CPU part (and httpd's own) shared with every request on CPU, then the rest off CPU
             on_cpu = seconds * self.cpu_fraction
-            cost = on_cpu + self.costs.of(conn.served == 0)
+            cost = on_cpu + self.costs.of(conn.served == 0, self.open)
             self.cpu.run(cost, self.clock.after, seconds - on_cpu, self._done, conn)
         if self.event:
             self._busy(p)
@@ -421,6 +423,7 @@ class Server:
         if p is None or conn not in p.conns:
             return
         p.conns.discard(conn)
+        self.open -= 1
         if pool_back:
             self._keep_pool(p)
         if p.quiescing and not p.conns and not p.serving:

@@ -88,6 +88,9 @@ class Calibration:
     # keep-alive request; unpinned, 60-75 µs (cross-CPU wake-ups). None: kept by an older version.
     unpinned_keepalive_us: float | None = None
     unpinned_close_us: float | None = None
+    # the same by clients (the ends of CONCURRENCY): {"10": [keep-alive µs, close µs], "300": [...]}
+    # (httpd's CPU grows with its connections). None: kept by an older version.
+    unpinned_by_clients: dict[str, list[float]] | None = None
 
     def directives(self) -> dict[str, int]:
         return {"RequestCPU": self.request_us, "ConnectionCPU": self.connection_us}
@@ -243,17 +246,19 @@ def measure(mpm: str, seconds: float = 1.0, rounds: int = ROUNDS,
     for i in range(rounds):
         run("mpmd", "check", check, i)
     c_ka, c_close = mean("check", True), mean("check", False)
-    u_ka, u_close = h_ka, h_close
+    u_ka, u_close, label = h_ka, h_close, "httpd"
     if pins[0]:  # measured pinned: httpd once more as it runs for an operator
         for i in range(rounds):
             run("httpd", "unpinned", base, i, pinned=([], []))
-        u_ka, u_close = mean("unpinned", True), mean("unpinned", False)
+        u_ka, u_close, label = mean("unpinned", True), mean("unpinned", False), "unpinned"
+    by_clients = {str(c): [round(statistics.median(runs[label, (c, ka)]), 1) for ka in (True, False)]
+                  for c in CONCURRENCY}
     over_request = c_ka - h_ka
     over_connection = (c_close - h_close) - over_request
     return Calibration(mpm, max(0, round(request - over_request)), max(0, round(connection - over_connection)),
                        round(h_ka, 1), round(m_ka, 1), round(h_close, 1), round(m_close, 1), round(c_ka, 1),
                        round(c_close, 1), rounds, seconds, time.strftime("%Y-%m-%d"), round(u_ka, 1),
-                       round(u_close, 1))
+                       round(u_close, 1), by_clients)
 
 
 def _turned_off() -> bool:
@@ -262,27 +267,43 @@ def _turned_off() -> bool:
 
 
 # httpd's own CPU a request (µs) with a connection kept alive, and what a request that opens a
-# connection adds, where nothing was measured on this machine: validate's httpd 2.4.71 (its
-# modules, a small file) on the lab's 2-core machine, wrk at 10 and 100 clients, the means
-# (2026-11-26; server CPU = the processes' CPU clocks; docs/simulate.md "httpd's own CPU").
-ASSUMED_HTTPD_US = {"prefork": (52.0, 72.0), "worker": (54.0, 66.0), "event": (57.0, 60.0)}
+# connection adds, at 10 and at 300 connections, where nothing was measured on this machine:
+# validate's httpd 2.4.71 (its modules, a small file) on the lab's 2-core machine, wrk unpinned,
+# the medians of 3 runs of 3 s (2026-11-26; server CPU = the processes' CPU clocks;
+# docs/simulate.md "httpd's own CPU").
+ASSUMED_HTTPD_US = {"prefork": ((10, 48.7, 49.2), (300, 64.5, 40.8)),
+                    "worker": ((10, 49.6, 50.8), (300, 60.9, 37.8)),
+                    "event": ((10, 57.7, 75.0), (300, 58.8, 84.2))}
+
+Span = tuple[tuple[float, float, float], tuple[float, float, float]]
 
 
-def httpd_cpu(mpm: str) -> tuple[float, float, str]:
-    """httpd's own CPU (seconds) a keep-alive request and what a new connection adds, for the
-    simulation, and where they come from: this machine's calibration when one is kept (never
-    measured here: a simulation must take seconds), else the lab machine's figures (also with
+def httpd_cpu(mpm: str) -> tuple[Span, str]:
+    """httpd's own CPU (seconds) a keep-alive request and what a new connection adds, at a few
+    and at many connections ((connections, request, connection) of each end, simulate's
+    CpuCosts.span), for the simulation, and where they come from: this machine's calibration
+    when one is kept (never measured here: a simulation must take seconds; one kept by an older
+    version has its means only, the same at both ends), else the lab machine's figures (also with
     APACHETUNE_CALIBRATION=off)."""
     known = None if _turned_off() else stored().get(mpm)
-    if known is not None:
-        keepalive, close = known.httpd_keepalive_us, known.httpd_close_us
-        if known.unpinned_keepalive_us is not None and known.unpinned_close_us is not None:
-            keepalive, close = known.unpinned_keepalive_us, known.unpinned_close_us
-        return (keepalive / 1e6, max(0.0, close - keepalive) / 1e6,
-                f"measured on this machine ({known.measured_at}, apachetune mpmd calibrate)")
-    request, connection = ASSUMED_HTTPD_US[mpm]
-    return (request / 1e6, connection / 1e6,
-            "assumed: a 2-core lab machine's; `apachetune mpmd calibrate` measures this one")
+    if known is None:
+        lab = ASSUMED_HTTPD_US[mpm]
+        return (_seconds(lab[0]), _seconds(lab[1])), \
+            "assumed: a 2-core lab machine's; `apachetune mpmd calibrate` measures this one"
+    source = f"measured on this machine ({known.measured_at}, apachetune mpmd calibrate)"
+    if known.unpinned_by_clients:
+        ends = sorted((int(c), ka, max(0.0, close - ka)) for c, (ka, close) in known.unpinned_by_clients.items())
+        return (_seconds(ends[0]), _seconds(ends[-1])), source
+    keepalive, close = known.httpd_keepalive_us, known.httpd_close_us
+    if known.unpinned_keepalive_us is not None and known.unpinned_close_us is not None:
+        keepalive, close = known.unpinned_keepalive_us, known.unpinned_close_us
+    flat = (keepalive, max(0.0, close - keepalive))
+    return (_seconds((CONCURRENCY[0], *flat)), _seconds((CONCURRENCY[-1], *flat))), source
+
+
+def _seconds(point: tuple[float, float, float]) -> tuple[float, float, float]:
+    n, request_us, connection_us = point
+    return n, request_us / 1e6, connection_us / 1e6
 
 
 def for_mpm(mpm: str, progress: Callable[[str], None] = lambda s: None) -> tuple[dict[str, int], str]:
