@@ -577,6 +577,9 @@ def test_httpd_s_cpu_follows_its_open_connections_between_the_calibrated_ends():
         assert r.throughput == pytest.approx(2 / per_request, rel=0.03), clients
     assert costs.to_json()["httpd_by_connections"][1] == {"connections": 300, "request_us": 65.0,
                                                           "connection_us": 40.0}
+    from apachetune.report.simulation import cost_line
+    assert cost_line(costs).startswith("httpd 50 µs (+45 a new connection) at 10 connections to 65 µs (+40 a new "
+                                       "connection) at 300, client 20 µs"), cost_line(costs)
 
 
 def test_the_cli_s_cpu_options_are_checked():

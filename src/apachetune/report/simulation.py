@@ -61,7 +61,11 @@ def cost_line(c) -> str:
     def pair(request: float, connection: float) -> str:
         return f"{request * 1e6:,.0f} µs" + (f" (+{connection * 1e6:,.0f} a new connection)" if connection else "")
 
-    line = f"httpd {pair(c.request, c.connection)}"
+    if c.span is not None and c.span[0][1:] != c.span[1][1:]:  # growing with the connections open
+        (n0, r0, c0), (n1, r1, c1) = c.span
+        line = f"httpd {pair(r0, c0)} at {n0:g} connections to {pair(r1, c1)} at {n1:g}"
+    else:
+        line = f"httpd {pair(c.request, c.connection)}"
     if c.client_request or c.client_connection:
         line += f", client {pair(c.client_request, c.client_connection)}"
     return line + (f"; {c.source}" if c.source else "")
