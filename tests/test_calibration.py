@@ -121,6 +121,16 @@ def test_simulate_takes_httpd_s_cpu_from_the_machine_s_calibration_else_the_lab_
                                                   {"connections": 300, "request_us": 61.0, "connection_us": 50.0}]
 
 
+def test_mpmd_show_prints_httpd_s_figures_at_each_end_of_the_clients(own_cache):
+    calibration.store(dataclasses.replace(_sample("worker"), unpinned_keepalive_us=55.0, unpinned_close_us=102.0,
+                                          unpinned_by_clients={"300": [61.0, 111.0], "10": [49.0, 93.0]}))
+    calibration.store(_sample("event"))  # kept by an older version: no such line
+    r = CliRunner().invoke(cli, ["mpmd", "show"])
+    assert r.exit_code == 0, r.output
+    assert "worker: 49.0 / 93.0 at 10 clients, 61.0 / 111.0 at 300 clients" in " ".join(r.output.split())
+    assert "event:" not in r.output
+
+
 def test_without_httpd_validate_runs_the_defaults_and_says_so(own_cache, monkeypatch):
     monkeypatch.setattr(calibration.httpd, "binary", lambda: None)
     directives, note = calibration.for_mpm("prefork")

@@ -24,4 +24,8 @@ def print_calibrations(calibrations: list[Calibration], machine: dict[str, str])
     out.print(table)
     out.print("µs/req: CPU per request with keep-alive / with a connection per request. validate runs mpmd "
               "with these stand-ins on this machine (docs/mpmd.md); simulate charges httpd's unpinned "
-              "figures (docs/simulate.md).")
+              "figures (docs/simulate.md), following the connections open between their ends:")
+    for c in calibrations:
+        if c.unpinned_by_clients:
+            ends = sorted(c.unpinned_by_clients.items(), key=lambda e: int(e[0]))
+            out.print(f"  {c.mpm}: " + ", ".join(f"{ka:.1f} / {close:.1f} at {n} clients" for n, (ka, close) in ends))
