@@ -28,6 +28,10 @@ _DONE = 1e-9  # seconds of work left that count as done (a nanosecond: well abov
 CLIENT_CPU = {"ab": (21.0, 43.0), "wrk": (22.0, 45.0)}
 
 
+# httpd's figures at a few and at many connections: ((connections, request s, connection s), ...)
+Span = tuple[tuple[float, float, float], tuple[float, float, float]]
+
+
 @dataclass(frozen=True)
 class CpuCosts:
     """CPU a request costs besides the application's (seconds of one core): httpd's own (its
@@ -46,10 +50,10 @@ class CpuCosts:
     # httpd's figures as they grow with its open connections (more processes or threads to switch
     # between): (connections, request, connection) at a few and at many, measured; between them
     # they follow the logarithm of the connections, beyond them they stay at the end's. Measured on
-    # httpd 2.4.71 prefork, a keep-alive request: 48.7 µs at 10 connections, 50.8 at 30, 57.4 at
-    # 100, 63.6 at 300; worker 50.5 to 60.9; event flat (55-57). `request` and `connection` are
-    # then the two ends' mean (the knee's figure). None: the same at any number.
-    span: tuple[tuple[float, float, float], tuple[float, float, float]] | None = None
+    # httpd 2.4.71 prefork, a keep-alive request (medians of 3 runs): 48.7 µs at 10 connections,
+    # 50.1 at 30, 57.4 at 100, 64.5 at 300; worker 49.6 to 60.9; event flat (55-59). `request` and
+    # `connection` are then the two ends' mean (the knee's figure). None: the same at any number.
+    span: Span | None = None
 
     def of(self, first_on_connection: bool, connections: int = 0) -> float:
         """A request's CPU with `connections` open at the server (0: not known, the mean)."""
@@ -85,8 +89,8 @@ class CpuCosts:
         return out
 
     @classmethod
-    def spanning(cls, span: tuple[tuple[float, float, float], tuple[float, float, float]], client_request: float = 0.0,
-                 client_connection: float = 0.0, source: str = "") -> CpuCosts:
+    def spanning(cls, span: Span, client_request: float = 0.0, client_connection: float = 0.0,
+                 source: str = "") -> CpuCosts:
         """httpd's figures at a few and at many connections; the mean of the two stands for both."""
         (_, r0, c0), (_, r1, c1) = span
         return cls((r0 + r1) / 2, (c0 + c1) / 2, client_request, client_connection, source, span)

@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import psutil
 
@@ -38,6 +39,9 @@ from apachetune.paths import private_cache_dir, read_private, write_private
 from apachetune.validate.load import closed_loop, wrk_available, wrk_closed_loop
 from apachetune.validate.mpmd_server import source_digest
 from apachetune.validate.targets import make_target
+
+if TYPE_CHECKING:
+    from apachetune.simulate.cpu import Span
 
 # mpmd's built-in stand-ins (src/mpmd/conf.c): used where nothing was measured.
 DEFAULT_REQUEST_US = 18
@@ -274,8 +278,6 @@ def _turned_off() -> bool:
 ASSUMED_HTTPD_US = {"prefork": ((10, 48.7, 49.2), (300, 64.5, 40.8)),
                     "worker": ((10, 49.6, 50.8), (300, 60.9, 37.8)),
                     "event": ((10, 57.7, 75.0), (300, 58.8, 84.2))}
-
-Span = tuple[tuple[float, float, float], tuple[float, float, float]]
 
 
 def httpd_cpu(mpm: str) -> tuple[Span, str]:

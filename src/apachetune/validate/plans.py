@@ -219,12 +219,12 @@ def sweep(run: PlanRun) -> None:
         if held_by_child is not None and (busy is None or held_by_child > busy):
             busy = held_by_child
     counted = per_connection is not None
-    memory = memory_verdict(setup, idle, peak, busy, held if counted else 0, per_connection or 0.0, ran,
-                            recycled if counted else 0, connection_source)
+    # held connections, their cost, the processes run, kept pools: the same for both looks below
+    terms = (held if counted else 0, per_connection or 0.0, ran, recycled if counted else 0, connection_source)
+    memory = memory_verdict(setup, idle, peak, busy, *terms)
     # the same server with every worker idle: a peak short of the prediction but above this is
     # fewer workers holding their memory at once; below it, the model is wrong whatever the load
-    idle_floor = memory_verdict(setup, idle, peak, 0.0, held if counted else 0, per_connection or 0.0, ran,
-                                recycled if counted else 0, connection_source).predicted
+    idle_floor = memory_verdict(setup, idle, peak, 0.0, *terms).predicted
     memory, note = memory_under_others(memory, ran, others_share, idle_floor)
     if note:
         report.notes.append(note)
@@ -945,6 +945,7 @@ def connection_mib(target: Target, setup: ValidationSetup, idle_children: int,
 # on httpd event the second half of the crowd takes at least a few new pools of 8 KiB blocks (APR's
 # smallest) each, measured at 16-33 KiB a connection over six runs quiet and beside two hogs.
 CONNECTION_NOISE_MIB = 4 / 1024
+MEASURED_CONNECTION = "measured: one more idle keep-alive connection"  # where the figure came from
 
 
 def connection_cost(target: Target, setup: ValidationSetup, idle_children: int,
@@ -955,11 +956,10 @@ def connection_cost(target: Target, setup: ValidationSetup, idle_children: int,
     Without a figure the held connections and kept pools drop out of the prediction: a CI run
     predicted 86.7 MiB (the sum without them) against 101.0 measured; its rerun, 102.3."""
     measured = connection_mib(target, setup, idle_children, process_mib)
-    source = "measured: one more idle keep-alive connection"
     if (setup.target, setup.mpm) != ("httpd", "event"):  # the lab's figure is httpd event's pool
-        return measured, source if measured is not None else ""
+        return measured, MEASURED_CONNECTION if measured is not None else ""
     if measured is not None and measured >= CONNECTION_NOISE_MIB:
-        return measured, source
+        return measured, MEASURED_CONNECTION
     why = "not measured here" if measured is None else f"{measured * 1024:.1f} KiB measured here is noise"
     return model.EVENT_CONNECTION_MIB, f"the lab's figure for httpd event: {why}"
 
@@ -1074,7 +1074,7 @@ def memory_verdict(setup: ValidationSetup, idle: HttpdFacts | str, peak: float,
                    busy_extra: float | None = None, held_connections: int = 0,
                    per_connection_mib: float = 0.0, processes_run: int | None = None,
                    recycled: int = 0,
-                   connection_source: str = "measured: one more idle keep-alive connection") -> Verdict:
+                   connection_source: str = MEASURED_CONNECTION) -> Verdict:
     """Peak PSS during the sweep against model.peak_memory: within 15% + 1 MiB.
 
     Per worker: --per-worker-mb when given (a worker measured under load by apachetune size,
