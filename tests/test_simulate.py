@@ -279,8 +279,11 @@ def test_event_memory_counts_the_pools_of_closed_connections_it_keeps():
         return round(peak(section, clients, keepalive) / conn, 3)
 
     assert pools({**section, "MaxKeepAliveRequests": 0}, 8) == 8
+    # (at the peak one list may be a pool short: 8 keep-alive clients reconnecting at once, a
+    # process that lost the accept race for the 7th holds its idle worker out of its count, so
+    # the 8th waits for a worker of the other and the lists fill unevenly)
     for clients, keepalive in ((8, True), (8, False), (16, True), (16, False)):
-        assert 8 + 2 * 3 <= pools(section, clients, keepalive) <= 8 + 2 * 3 + 8, (clients, keepalive)
+        assert 8 + 2 * 3 - 1 <= pools(section, clients, keepalive) <= 8 + 2 * 3 + 8, (clients, keepalive)
     assert pools({**section, "MaxMemFree": 0}, 16) > 8 + 2 * 3
     # MaxMemFree 16: a kept pool's allocator gives back all but 16 KiB of a connection's 32.8
     # (the peak itself may come at a moment when every kept pool was taken)
@@ -642,3 +645,40 @@ def test_a_crowd_alone_is_a_workload():
     assert doc["crowd_latency_ms"]["max"] > 4000  # waited for a worker held by an idle client
     bad = CliRunner().invoke(cli, ["simulate", "--mpm", "prefork"])
     assert bad.exit_code == 2 and "--crowd N" in bad.output
+
+
+def _four_workers(threads_per_child):
+    section = load_directives(None, "event", 4, threads_per_child, version="2.4.71")
+    section.update(ServerLimit=4 // threads_per_child, StartServers=4 // threads_per_child,
+                   MinSpareThreads=1, MaxSpareThreads=4)
+    return section
+
+
+def test_an_event_listener_that_loses_an_accept_race_holds_its_idle_worker_out_of_its_count():
+    """event.c: every listener polling the socket wakes for a new connection; one that loses the
+    race (its accept finds nothing) keeps the worker it reserved (have_idle_worker), and
+    connections_above_limit counts only the unreserved idle workers. 2 x 2 threads: three 1 s
+    requests leave one process a worker idle but reserved, so a fourth request waits for a
+    worker to end (0.7 s) where one process of 4 threads serves it at once."""
+    jobs = ((0.1, 1.0), (0.2, 1.0), (0.3, 1.0), (0.4, 0.1))
+    workload = Workload(ServiceTime("fixed", 0.0), replay=jobs, replay_spread=False, keepalive=False)
+    split = sorted(run("event", _four_workers(2), workload, 5).latencies)
+    assert split[0] == pytest.approx(0.8, abs=0.01), split
+    one = sorted(run("event", _four_workers(4), workload, 5).latencies)
+    assert one[0] == pytest.approx(0.1, abs=0.01), one
+
+
+def test_event_s_accept_races_cost_waits_an_m_m_c_queue_does_not_have():
+    """Poisson arrivals at 50% and 70% of 4 workers x 50 ms: as 2 processes x 2 threads the mean
+    wait is longer than as 1 x 4, which is Erlang C's (httpd 2.4.71, same arrivals: 5.5-7.4 ms
+    against 1.9-2.0 at 50%, docs/validate.md)."""
+    def wait_ms(threads_per_child, rate):
+        r = run("event", _four_workers(threads_per_child),
+                Workload(ServiceTime.parse("exp:50ms"), rate=rate, keepalive=False), 300)
+        return sum(r.latencies) / len(r.latencies) * 1000 - 50
+
+    for rate in (40, 56):
+        erlang = model.mean_queue_wait(4, rate * 0.05, 0.05) * 1000
+        one, split = wait_ms(4, rate), wait_ms(2, rate)
+        assert abs(one - erlang) <= 0.3 * erlang + 1, (rate, one, erlang)
+        assert split > one + 2, (rate, split, one)

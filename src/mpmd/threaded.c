@@ -52,6 +52,9 @@ struct child {
     int idle, stopping, open_conns;
     int unstarted; /* event: fresh connections queued; httpd counts a connection only once a worker
                     * runs it (process_socket), so a listener accepting a burst sees fewer */
+    int reserved;  /* event: the listener lost an accept race to another process and holds the idle
+                    * worker it had waited for (httpd's have_idle_worker), for its next accept or a
+                    * parked request: that worker is not counted idle meanwhile */
     pthread_t *threads;        /* the worker threads, in the order started */
     struct worker_arg *args;
     unsigned char *started;    /* by thread slot */
@@ -229,6 +232,10 @@ static void expire_parked(struct child *ch, int64_t now) {
     pthread_mutex_unlock(&ch->mu);
 }
 
+/* event: the idle workers the listener counts (httpd's ap_queue_info_num_idlers): not those
+ * promised a queued job, nor the one it holds reserved. Caller holds mu. */
+static int idlers(const struct child *ch) { return ch->idle - ch->qlen - ch->reserved; }
+
 /* event: httpd 2.4.71's connections_above_limit (event.c): with no idle worker a process is
  * over its limit; else it is under while its connections, lingering ones not counted, are
  * fewer than ThreadsPerChild + idle workers x the integer part of AsyncRequestWorkerFactor
@@ -236,7 +243,7 @@ static void expire_parked(struct child *ch, int64_t now) {
  * (httpd 2.4.6-2.4.29 multiplied by the fractional factor and had no zero-idle case.)
  * Caller holds mu. */
 static int connections_above_limit(const struct child *ch, int tpc) {
-    int idle = ch->idle - ch->qlen;
+    int idle = idlers(ch);
     if (idle <= 0) return 1;
     int conns = ch->open_conns - ch->unstarted, lingering = ch->nlingering;
     unsigned factor = async_factor_scaled(ch->c->async_factor) / WORKER_FACTOR_SCALE;
@@ -244,18 +251,21 @@ static int connections_above_limit(const struct child *ch, int tpc) {
     return (unsigned)(conns - lingering) >= (unsigned)tpc + (unsigned)(idle - !ch->listening) * factor;
 }
 
-/* Accept one connection (if another process did not take it first) and queue it for a worker. */
-static void accept_one(struct child *ch, int *accepted) {
+/* Accept one connection (if another process did not take it first) and queue it for a worker.
+ * Returns whether it got one. */
+static int accept_one(struct child *ch, int *accepted) {
     int fd = net_accept(ch->lfd, ch->c->timeout_ms);
-    if (fd < 0) return; /* MPMD_AGAIN, or an error net_accept reported: the listener goes on */
+    if (fd < 0) return 0; /* MPMD_AGAIN, or an error net_accept reported: the listener goes on */
     (*accepted)++;
     __atomic_fetch_add(&ch->sb->g->total_connections, 1, __ATOMIC_RELAXED);
     pthread_mutex_lock(&ch->mu);
+    ch->reserved = 0; /* (event: the worker it held takes this one) */
     ch->open_conns++;
     ch->sb->procs[ch->slot].connections = ch->open_conns;
     ch->unstarted++;
     push_job(ch, (struct job){fd, 0, 1});
     pthread_mutex_unlock(&ch->mu);
+    return 1;
 }
 
 /* worker: reserve an idle thread before accepting (wait for one if none); the thread keeps the
@@ -313,7 +323,7 @@ static int event_parked_ready(struct child *ch, int fd) {
     if (!pk->deadline) return 0;
     if (pk->lingering) {
         linger_read(ch, fd);
-    } else if (ch->idle - ch->qlen <= 0) {
+    } else if (ch->idle - ch->qlen <= 0) { /* (a reserved worker is there for it) */
         /* As httpd: a keep-alive request does not wait for a worker; with every thread busy
          * the connection is closed (the client retries, maybe on another process). */
         __atomic_fetch_add(&ch->sb->g->busy_closed, 1, __ATOMIC_RELAXED);
@@ -325,6 +335,7 @@ static int event_parked_ready(struct child *ch, int fd) {
         if (epoll_ctl(ch->epfd, EPOLL_CTL_DEL, fd, NULL) != 0)
             fprintf(stderr, "mpmd: epoll_ctl(del %d): %s\n", fd, strerror(errno));
         push_job(ch, (struct job){fd, pk->served, 0});
+        ch->reserved = 0; /* (it took the reserved worker, if there was one) */
     }
     return 0;
 }
@@ -362,14 +373,21 @@ static int event_poll(struct child *ch, int64_t *next_scan, int *busy) {
  * busy (over the limit with none idle, or it had to wait). */
 static int event_accept(struct child *ch, int tpc, int *accepted) {
     pthread_mutex_lock(&ch->mu);
-    int over = connections_above_limit(ch, tpc), none_idle = ch->idle - ch->qlen <= 0;
+    int over = connections_above_limit(ch, tpc), none_idle = idlers(ch) <= 0;
     if (over) event_listen(ch, 0);
     pthread_mutex_unlock(&ch->mu);
     if (over) return none_idle;
     /* As httpd's get_worker(blocking): a new connection is accepted only once an idle
-     * worker is there to take it, and the listener waits for one meanwhile. */
-    wait_for_idle_worker(ch, 100);
-    if (!mpmd_stop && !mpmd_graceful) accept_one(ch, accepted);
+     * worker is there to take it, and the listener waits for one meanwhile. Every listener
+     * polling the socket wakes for a new connection; one that loses the race (EAGAIN) keeps
+     * the worker it waited for reserved, as httpd's does (have_idle_worker), so that worker is
+     * not counted idle: with ThreadsPerChild 2, one busy, the process stops accepting. */
+    int idle = wait_for_idle_worker(ch, 100);
+    if (!mpmd_stop && !mpmd_graceful && !accept_one(ch, accepted) && idle) {
+        pthread_mutex_lock(&ch->mu);
+        ch->reserved = 1;
+        pthread_mutex_unlock(&ch->mu);
+    }
     return none_idle;
 }
 

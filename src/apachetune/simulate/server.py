@@ -19,7 +19,10 @@ needs them:
   that a newcomer wakes though another process accepts it (admit), and a request
   that arrives on a parked connection when no worker of its process is idle is not read: the
   connection is closed (the listener does not wait for a worker), and the client must send it
-  again on a new connection (ab counts it a "Length" failure);
+  again on a new connection (ab counts it a "Length" failure); a listener that a newcomer wakes,
+  able to accept it, but beaten to it by another process keeps the idle worker it reserved for
+  it (have_idle_worker), and that worker is not counted idle (idlers) until it takes a
+  connection: the model loses every such race (admit);
 - MaxKeepAliveRequests ends a connection after that many requests (0: never);
 - listener buckets (ListenCoresBucketsRatio: online cores / ratio of them): each bucket has its
   own listen socket (SO_REUSEPORT) with its own accept queue, ListenBacklog long, and the
@@ -77,7 +80,8 @@ class Conn:
 
 class Process:
     __slots__ = ("slot", "workers", "ready_at", "serving", "conns", "accepted", "quiescing", "listening",
-                 "closing_parked", "gone", "burst", "burst_at", "kept", "bucket", "lingering", "asleep_until")
+                 "closing_parked", "gone", "burst", "burst_at", "kept", "bucket", "lingering", "asleep_until",
+                 "reserved")
 
     def __init__(self, slot: int, workers: int, ready_at: float, bucket: int = 0):
         self.slot = slot
@@ -95,6 +99,7 @@ class Process:
         self.kept = 0  # event: pools of closed connections kept for the next ones (memory only)
         self.lingering = 0  # event: closed connections whose pool the listener holds until the client's FIN
         self.asleep_until = 0.0  # event 2.4.30-2.4.46: its disabled listener's next wake-up after closing its crowd
+        self.reserved = False  # event: its listener holds an idle worker for its next accept (it lost a race)
 
 
 class Server:
@@ -175,8 +180,12 @@ class Server:
         queue = self.queues[bucket]
         queue.append(conn)
         woken = [p for p in self.processes if p.bucket == bucket and self._listening(p)] if self.event else []
+        racing = [p for p in woken if self.can_accept(p)] if len(queue) == 1 else []
         if len(queue) == 1:  # else no process could accept the ones before it either
             self.dispatch(bucket=bucket)
+        for p in racing:
+            if conn.process is not p and not queue:
+                p.reserved = True  # lost the race: its accept found the queue empty, its worker stays reserved
         for p in woken:
             if conn.process is not p and not p.closing_parked and self._drops_parked(p):
                 p.closing_parked = True
@@ -209,6 +218,7 @@ class Server:
                 self.stats.events["keep-alive request closed, workers busy"] += 1
                 self._close(conn)
                 return False
+            p.reserved = False  # (a reserved worker is the one it gets)
             self._serve(conn)
         else:
             return False
@@ -229,13 +239,20 @@ class Server:
         """Idle workers of `p`: on prefork and worker a connection holds one from accept to close."""
         return p.workers - (p.serving if self.event else len(p.conns))
 
+    def idlers(self, p: Process) -> int:
+        """The idle workers event's listener counts (ap_queue_info_num_idlers): not the one it
+        holds reserved after losing an accept race (see admit)."""
+        return self.idle(p) - p.reserved
+
     def not_accepting(self, p: Process) -> bool:
         """No idle worker, or on event over its connection limit: the process has stopped
         listening (ps->not_accepting), and the parent does not count its idle workers, so it
         forks more processes."""
-        idle = self.idle(p)
-        if idle == 0 or not self.event:
-            return idle == 0
+        if not self.event:
+            return self.idle(p) == 0
+        idle = self.idlers(p)
+        if idle <= 0:
+            return True
         counted = len(p.conns) - (p.burst if p.burst_at == self.clock.now else 0)
         if self.hysteresis and not p.listening:
             idle -= 1
@@ -279,6 +296,7 @@ class Server:
 
     def _accept(self, p: Process, conn: Conn) -> None:
         conn.process = p
+        p.reserved = False  # the worker it held (if any) takes this one
         p.conns.add(conn)
         self.open += 1
         p.kept = max(0, p.kept - 1)  # a kept pool serves it
@@ -350,14 +368,14 @@ class Server:
             self.clock.after(0.0, self._close_parked, p)
 
     def _drops_parked(self, p: Process) -> bool:
-        return self.idle(p) == 0 or (self.limit_closes_keepalive and not p.quiescing and self.not_accepting(p))
+        return self.idlers(p) <= 0 or (self.limit_closes_keepalive and not p.quiescing and self.not_accepting(p))
 
     def _close_parked(self, p: Process, woken: bool = False) -> None:
         """`woken`: by a newcomer another process accepted (admit); else while one waits."""
         p.closing_parked = False
         if not (woken or self.queues[p.bucket]) or not self._drops_parked(p):
             return
-        over_limit = self.idle(p) > 0  # (else no worker is idle: every 2.4.x closes them)
+        over_limit = self.idlers(p) > 0  # (else no worker is idle: every 2.4.x closes them)
         parked = [c for c in p.conns if c.state == PARKED]
         if over_limit and parked:
             self._sleep_after_closing(p, parked)

@@ -12,7 +12,9 @@ its choices from; adding a plan is adding a function here and a line to the tabl
 - openloop: Poisson arrivals at 50% and 70% of capacity with exponential service times (mean
   S), i.e. an M/M/c queue; the mean wait for a worker must match the M/M/c queue replayed on the
   run's own arrivals and service times within 25% (plus 3 ms for connection set-up noise); the
-  Erlang C long-run mean is reported beside it (a short run scatters widely around it).
+  Erlang C long-run mean is reported beside it (a short run scatters widely around it). On event
+  in more than one process, anywhere from M/M/c to the simulation with every accept race lost
+  (_accept_race_wait).
 - static: a SURGE-shaped document set (heavy-tailed sizes, Zipf popularity) under a closed
   loop of MaxRequestWorkers connections (measured, no verdict).
 - memory: every request of the sweep allocates K KiB of application memory (--app-kb) in one
@@ -399,16 +401,48 @@ def openloop(run: PlanRun) -> None:
         # The M/M/c queue replayed on this run's own arrivals and service times (a worker
         # is busy for the service time plus the per-request overhead): a few seconds of
         # Poisson arrivals scatter widely around Erlang C's long-run mean, which is shown.
-        waits = model.sample_path_waits([(a, sv + overhead) for a, sv in r.jobs], mrw)
+        jobs = [(a, sv + overhead) for a, sv in r.jobs]
+        waits = model.sample_path_waits(jobs, mrw)
         predicted = sum(waits) / len(waits)
         long_run = model.mean_queue_wait(mrw, rate * s, s)
-        ok = abs(mean_wait - predicted) <= 0.25 * predicted + 0.003
+        low = high = predicted
+        raced = ""
+        race = _accept_race_wait(run, jobs)
+        if race is not None:
+            low, high = min(predicted, race), max(predicted, race)
+            raced = (f"; event with every accept race lost (the simulation, same arrivals): {race * 1000:.2f} ms, "
+                     "and between the two is judged right: a process whose listener woke for a connection "
+                     "another took keeps the idle worker it reserved out of its count (httpd's "
+                     "have_idle_worker), how often is a matter of timing")
+        ok = low - (0.25 * low + 0.003) <= mean_wait <= high + 0.25 * high + 0.003
         report.verdicts.append(Verdict(
             f"queueing delay at {util:.0%} utilisation", round(predicted * 1000, 2),
             round(mean_wait * 1000, 2), "ms", ok,
             f"M/M/c ({mrw} workers) on this run's {len(r.jobs)} arrivals and service times; Erlang C "
             f"long-run mean {long_run * 1000:.2f} ms; measured: mean (latency - own service time) - "
-            f"{overhead * 1000:.1f} ms overhead"))
+            f"{overhead * 1000:.1f} ms overhead{raced}"))
+
+
+def _accept_race_wait(run: PlanRun, jobs: list[tuple[float, float]]) -> float | None:
+    """event with more than one process: the mean wait of these jobs (arrival s, service s) in
+    the simulation, where every listener that wakes for a new connection another process takes
+    keeps an idle worker reserved and uncounted (event.c: a failed accept leaves
+    have_idle_worker set; connections_above_limit counts ap_queue_info_num_idlers). Measured on
+    httpd 2.4.71, 2 x 2 workers, 50 ms, 50%: 5.5-7.4 ms against M/M/c's 2.0 (1 x 4: 1.9); mpmd,
+    whose listener wakes and accepts faster, loses fewer races (1.5-1.6). None off event or
+    with one process."""
+    from apachetune.simulate import simulate
+    from apachetune.simulate.workload import ServiceTime, Workload
+
+    setup = run.setup
+    if setup.mpm != "event" or run.mrw <= setup.threads_per_child or not jobs:
+        return None
+    workload = Workload(ServiceTime("fixed", 0.0), replay=tuple(jobs), replay_spread=False, keepalive=False)
+    section = {**setup.directives, "StartServers": -(-run.mrw // setup.threads_per_child)}
+    sim = simulate("event", section, workload, workload.replay_horizon(), seed=7)
+    if len(sim.latencies) < len(jobs):
+        return None
+    return max(0.0, sum(sim.latencies) / len(sim.latencies) - sum(sv for _, sv in jobs) / len(jobs))
 
 
 def keepalive_off(run: PlanRun) -> None:
