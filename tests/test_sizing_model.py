@@ -107,6 +107,23 @@ def test_recommendation_is_fixed_point_consistent_and_lint_clean(tmp_path, mpm, 
     assert lint_clean(mpm, values, tmp_path) == []
 
 
+def test_event_is_never_sized_in_processes_of_one_or_two_threads(tmp_path):
+    """A ThreadsPerChild of 1 or 2 asked for on event, more than one process needed: raised to 3,
+    and said (lint's AT206: such processes lose workers to accept races); one process keeps it."""
+    for tpc in (1, 2):
+        rec = recommend(inputs(mpm="event", available_mib=4096, reserved_mib=256, per_worker_mib=8,
+                               threads_per_child=tpc), "event")
+        values = rec.values()
+        assert values["ThreadsPerChild"] == 3 and values["MaxRequestWorkers"] > 3, values
+        assert any("raised to 3" in n and "AT206" in n for n in rec.notes), rec.notes
+        assert lint_clean("event", values, tmp_path) == []
+    small = recommend(inputs(mpm="event", available_mib=600, reserved_mib=256, per_worker_mib=150,
+                             threads_per_child=2), "event")
+    v = small.values()
+    assert v["MaxRequestWorkers"] <= v["ThreadsPerChild"] <= 2, v  # one process: nothing to race
+    assert not any("AT206" in n for n in small.notes)
+
+
 def test_peak_memory_at_full_concurrency():
     # prefork: one process a worker, the per-process figure is part of the child's PSS (0 here).
     assert model.peak_memory(8, 2.0, parent_mib=5.0, app_mib=4.0) == pytest.approx(5 + 8 * 6)

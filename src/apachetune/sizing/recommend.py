@@ -222,6 +222,7 @@ def recommend(inputs: SizingInputs, mpm: str | None = None, max_utilisation: flo
     if wanted is not None and wanted < mrw:
         mrw, bound_by = wanted, wanted_by
     mrw = max(1, mrw)
+    tpc, race_note = _race_free_threads(mpm, tpc, mrw)
     if mpm != "prefork" and inputs.threads_per_child.source != "given":
         tpc, mrw = _fit_threads(mrw, tpc, lambda t: model.memory_bound_workers(usable - held_mib, per_worker,
                                                                                process_mib(t), t))
@@ -229,7 +230,7 @@ def recommend(inputs: SizingInputs, mpm: str | None = None, max_utilisation: flo
     if load_workers is not None and load_workers > bound:
         cost = per_worker + (0.0 if mpm == "prefork" else process_mib(tpc) / tpc)
         short_mib = (load_workers - bound) * cost
-    notes: list[str] = []
+    notes: list[str] = [race_note] if race_note else []
     stated = _rounded(mpm, mrw, tpc)  # MaxRequestWorkers as the section states it
     if crowd_held and stall(mpm, {"MaxRequestWorkers": stated}, held_crowd, busy):
         # The crowd cannot be held: a short KeepAliveTimeout frees its workers sooner.
@@ -414,6 +415,22 @@ def _fit_threads(mrw: int, tpc: int, bound_for: Callable[[int], int]) -> tuple[i
     if processes * threads > mrw - mrw % tpc:
         return threads, processes * threads
     return tpc, mrw
+
+
+# event: fewer threads a process than this lose workers to accept races (lint AT206).
+EVENT_MIN_THREADS = 3
+
+
+def _race_free_threads(mpm: str, tpc: int, mrw: int) -> tuple[int, str]:
+    """event in more than one process: at least EVENT_MIN_THREADS threads each, and why (lint's
+    AT206: a process of one or two threads that loses an accept race to another keeps a worker
+    reserved and uncounted; with one thread it never accepts again)."""
+    if mpm != "event" or tpc >= EVENT_MIN_THREADS or mrw <= tpc:
+        return tpc, ""
+    return EVENT_MIN_THREADS, (
+        f"ThreadsPerChild {tpc} raised to {EVENT_MIN_THREADS}: event processes of one or two threads lose "
+        "workers to accept races between processes (a one-thread process stops accepting for good; lint "
+        "AT206); for one thread a process use prefork")
 
 
 # When the error log says MaxRequestWorkers was reached, at least this much more is recommended.
