@@ -180,8 +180,9 @@ class Server:
         queue = self.queues[bucket]
         queue.append(conn)
         woken = [p for p in self.processes if p.bucket == bucket and self._listening(p)] if self.event else []
-        racing = [p for p in woken if self.can_accept(p)] if len(queue) == 1 else []
+        racing = []
         if len(queue) == 1:  # else no process could accept the ones before it either
+            racing = [p for p in woken if self.can_accept(p)]
             self.dispatch(bucket=bucket)
         for p in racing:
             if conn.process is not p and not queue:

@@ -19,6 +19,12 @@ def _kib(n: int) -> str:
     return f"{n / 1024:.0f} KiB" if n < 1024 * 1024 else f"{n / 1048576:.1f} MiB"
 
 
+def _int_effective(ctx: LintContext) -> dict[str, int]:
+    """The effective MPM values as integers (AsyncRequestWorkerFactor, a fraction, left out)."""
+    assert ctx.startup is not None
+    return {k: int(v) for k, v in ctx.startup.effective.items() if k != "AsyncRequestWorkerFactor"}
+
+
 def _processes_needed(mpm: str, e: Mapping[str, int | float]) -> int:
     """The scoreboard slots MaxRequestWorkers needs: itself on prefork, else / ThreadsPerChild."""
     if mpm == "prefork":
@@ -30,7 +36,7 @@ def server_limit_oversized(ctx: LintContext) -> Iterator[Finding]:
     at = ctx.winner("ServerLimit")
     if ctx.startup is None or ctx.mpm is None or at is None:
         return
-    e = {k: int(v) for k, v in ctx.startup.effective.items() if k != "AsyncRequestWorkerFactor"}
+    e = _int_effective(ctx)
     needed = _processes_needed(ctx.mpm, e)
     if ctx.mpm == "prefork":
         per_slot = WORKER_SCORE_BYTES + PROCESS_SCORE_BYTES
@@ -73,7 +79,7 @@ def thread_limit_unused(ctx: LintContext) -> Iterator[Finding]:
     at = ctx.winner("ThreadLimit")
     if ctx.startup is None or ctx.mpm == "prefork" or at is None:
         return
-    e = {k: int(v) for k, v in ctx.startup.effective.items() if k != "AsyncRequestWorkerFactor"}
+    e = _int_effective(ctx)
     if e["ThreadLimit"] > e["ThreadsPerChild"]:
         waste = e["ServerLimit"] * (e["ThreadLimit"] - e["ThreadsPerChild"]) * WORKER_SCORE_BYTES
         yield ctx.finding(
@@ -136,9 +142,9 @@ def event_accept_race(ctx: LintContext) -> Iterator[Finding]:
     at = ctx.winner("ThreadsPerChild")
     if ctx.startup is None or ctx.mpm != "event" or at is None:
         return
-    e = {k: int(v) for k, v in ctx.startup.effective.items() if k != "AsyncRequestWorkerFactor"}
-    tpc, mrw = e["ThreadsPerChild"], e["MaxRequestWorkers"]
-    processes = min(e["ServerLimit"], -(-mrw // tpc))
+    e = _int_effective(ctx)
+    tpc = e["ThreadsPerChild"]
+    processes = min(e["ServerLimit"], _processes_needed("event", e))
     if tpc > 2 or processes < 2:
         return
     if tpc == 1:
