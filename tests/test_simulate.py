@@ -235,6 +235,26 @@ def test_max_connections_per_child_recycles_processes():
     r = run("worker", section, Workload(ServiceTime.parse("5ms"), clients=20, keepalive=False), 10)
     assert r.events["children forked"] > 3 + 20  # each child takes 50 connections, then goes
     assert r.errors == {}
+    # worker's threads count a connection once done with it, and its listener looks between two
+    # accepts: up to 50 + 25 a child (prefork and event: exactly 50)
+    assert r.recycled and all(50 < n <= 75 for n in r.recycled), r.recycled
+    assert r.to_json()["recycled"]["processes"] == len(r.recycled)
+    event = load_directives(None, "event")
+    event["MaxConnectionsPerChild"] = 50
+    e = run("event", event, Workload(ServiceTime.parse("5ms"), clients=20, keepalive=False), 10)
+    assert e.recycled and set(e.recycled) == {50}
+    assert run("worker", load_directives(None, "worker"),
+               Workload(ServiceTime.parse("5ms"), clients=20, keepalive=False), 5).to_json()["recycled"] is None
+
+
+def test_event_closes_its_parked_connections_when_it_stops_at_max_connections_per_child():
+    """event.c: the listener that has accepted its last connection stops at once and, dying,
+    closes its parked keep-alive connections; their clients reconnect to another process."""
+    section = load_directives(None, "event", 50, 25)
+    section.update(MaxConnectionsPerChild=40, StartServers=2, ServerLimit=4, MaxKeepAliveRequests=5)
+    r = run("event", section, Workload(ServiceTime.parse("5ms"), clients=30, think=0.2), 10)
+    assert r.recycled and set(r.recycled) == {40}
+    assert r.events["keep-alive closed, process stopping"] > 0, r.events
 
 
 def test_the_same_seed_gives_the_same_result_and_another_seed_another():

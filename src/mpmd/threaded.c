@@ -50,6 +50,7 @@ struct child {
     struct parked *parked; /* event: keep-alive connections by fd, guarded by mu */
     int nparked, nlingering, maxfd, listening;
     int idle, stopping, open_conns;
+    int ended;     /* worker: connections its threads have finished (MaxConnectionsPerChild counts these) */
     int unstarted; /* event: fresh connections queued; httpd counts a connection only once a worker
                     * runs it (process_socket), so a listener accepting a burst sees fewer */
     int reserved;  /* event: the listener lost an accept race to another process and holds the idle
@@ -130,6 +131,7 @@ static void *worker_main(void *p) {
             else close(j.fd);
             pthread_mutex_lock(&ch->mu);
             ch->open_conns--;
+            ch->ended++;
             continue;
         }
         /* event: answer what has arrived (pipelined requests included), then give
@@ -269,7 +271,11 @@ static int accept_one(struct child *ch, int *accepted) {
 }
 
 /* worker: reserve an idle thread before accepting (wait for one if none); the thread keeps the
- * connection until it ends. A graceful stop ends accepting at once: the threads finish theirs. */
+ * connection until it ends. A graceful stop ends accepting at once: the threads finish theirs.
+ * MaxConnectionsPerChild counts the connections the threads have finished, looked at before each
+ * wait for an idle thread, as httpd's worker.c does (requests_this_child): with every thread busy
+ * the listener takes one more connection each time a thread frees, so a child serves up to
+ * MaxConnectionsPerChild + ThreadsPerChild - 1. */
 static void worker_listener(struct child *ch) {
     int accepted = 0;
     int64_t next_start = mpmd_now_ms() + 1000;
@@ -278,7 +284,8 @@ static void worker_listener(struct child *ch) {
             start_freed_workers(ch); /* beside a stopping child: the thread slots it has left since */
             next_start += 1000;
         }
-        if (ch->c->max_connections_per_child && accepted >= ch->c->max_connections_per_child) break;
+        if (ch->c->max_connections_per_child
+            && __atomic_load_n(&ch->ended, __ATOMIC_RELAXED) >= ch->c->max_connections_per_child) break;
         int idle = wait_for_idle_worker(ch, 200);
         if (mpmd_stop || mpmd_graceful) break;
         if (!idle) continue; /* (beside a stopping child, with thread slots still to take) */
@@ -517,6 +524,10 @@ static void child_main(const struct conf *c, int lfd, struct scoreboard *sb, int
     int tpc = start_workers(&ch);
     if (c->mpm == MPM_WORKER) worker_listener(&ch);
     else event_listener(&ch, tpc);
+    /* The listener has stopped (MaxConnectionsPerChild, a graceful stop): the process is going
+     * away, so the parent no longer counts its idle threads, and worker's maintenance may fork
+     * into its slot once a thread of it has died (worker.c and event.c set quiescing here too). */
+    sb->procs[slot].quiescing = 1;
     child_finish(&ch);
     _exit(0);
 }

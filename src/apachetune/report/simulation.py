@@ -39,6 +39,11 @@ def rows(r: SimResult) -> list[tuple[str, str]]:
     shown = {k: v for k, v in r.events.items() if k not in ("simulation events", "accepted")}
     if shown:
         out_rows.append(("events", ", ".join(f"{k} {v:,}" for k, v in sorted(shown.items()))))
+    if r.recycled:
+        low, high = min(r.recycled), max(r.recycled)
+        took = f"{low:,}" if low == high else f"{low:,}-{high:,}"
+        out_rows.append(("recycled", f"{len(r.recycled):,} processes stopped by MaxConnectionsPerChild, "
+                                     f"after {took} connections each"))
     if r.crowd_latency_ms:
         out_rows.append(("crowd's requests", f"p50 {r.crowd_latency_ms['p50']:,.1f} ms, "
                                              f"p99 {r.crowd_latency_ms['p99']:,.1f} ms"))

@@ -82,13 +82,14 @@ class Parent:
         self.remaining = 0  # children a graceful restart still has to start
         self.hold_off = 0  # spawning passes before the rate may double again
         self.loop = 0  # bumped when the parent's loop restarts: a pending pass of the old one is dropped
+        self.first_pass = 1.0  # when its first maintenance pass comes (then one a second)
         server.on_exit = self._exited
 
     def start(self) -> None:
         for _ in range(self.start_servers):
             self._fork(self.free_slots[0])
         self._sample(0)
-        self.clock.at(1.0, self.tick, self.loop)
+        self.clock.at(self.first_pass, self.tick, self.loop)
 
     def tick(self, loop: int) -> None:
         if loop != self.loop:

@@ -66,6 +66,7 @@ class SimResult:
     ab: dict[str, float] | None = None  # workload.requests: what `ab -n` would print
     costs: CpuCosts | None = None  # httpd's own CPU a request (and the client's), when modelled
     workload_cpu: float = 0.0  # the share of the service time on CPU (--cpu-fraction)
+    recycled: list[int] = field(default_factory=list)  # connections each process took before MaxConnectionsPerChild stopped it
 
     @property
     def peak_processes(self) -> int:
@@ -84,6 +85,8 @@ class SimResult:
             "wall_seconds": round(self.wall_seconds, 3), "stopped_at": self.stopped_at,
             "cores": self.cores, "cpu_utilisation": self.cpu_utilisation, "ab": self.ab,
             "cpu_costs": self.costs.to_json() if self.costs else None,
+            "recycled": {"processes": len(self.recycled), "connections_min": min(self.recycled),
+                         "connections_max": max(self.recycled)} if self.recycled else None,
         }
 
 
@@ -92,7 +95,7 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
              memory: tuple[float, float] | None = None, spawn_delay: float = 0.005,
              max_events: int = MAX_EVENTS, version: str | None = None, cores: int | None = None,
              graceful_at: tuple[float, ...] = (), restart_start_servers: int | None = None,
-             drain: bool = False, costs: CpuCosts | None = None) -> SimResult:
+             drain: bool = False, costs: CpuCosts | None = None, first_pass: float = 1.0) -> SimResult:
     """Run `workload` against httpd's `mpm` with `section` (the effective directives, as
     validate.section.load_directives gives them) for `seconds` of simulated time.
 
@@ -108,7 +111,10 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     `seconds` and the run goes on until the requests they sent are answered or given up, as
     validate's client waits for its last ones (a request sent into a restart's gap is counted);
     `costs`: httpd's own CPU a request and a connection (and a local client's), shared over the
-    cores with the workload's CPU part (none: the CPUs never limit what httpd itself does)."""
+    cores with the workload's CPU part (none: the CPUs never limit what httpd itself does);
+    `first_pass`: seconds from the start to the parent's first maintenance pass (then one a
+    second): a server started before its load is at some phase of its tick, which decides when
+    a process that stopped is replaced (measured beside a run, it makes the run comparable)."""
     if seconds <= 0 or not 0 <= warmup < seconds:
         raise ValueError("seconds must be above 0 and the warm-up shorter")
     started = time.perf_counter()
@@ -123,6 +129,7 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     server = Server(clock, mpm, section, workload.service, rng, stats, backlog, version, cpu, workload.cpu_fraction,
                     buckets, workload.fin_after, costs)
     parent = Parent(clock, server, mpm, section, stats, spawn_delay, memory)
+    parent.first_pass = first_pass
     if restart_start_servers is not None:
         parent.restart_start_servers = min(restart_start_servers, parent.limit)
     parent.start()
@@ -167,7 +174,7 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
         latencies=stats.latencies, cores=cpu.cores if cpu else None,
         cpu_utilisation=round(cpu.utilisation(lead + end), 3) if cpu else None,
         ab=ab_report(count, end, lead) if count else None, costs=costs or None,
-        workload_cpu=workload.cpu_fraction)
+        workload_cpu=workload.cpu_fraction, recycled=stats.recycled)
 
 
 def ab_report(count: AbCount, end: float, lead: float) -> dict[str, float]:

@@ -81,7 +81,7 @@ class Conn:
 class Process:
     __slots__ = ("slot", "workers", "ready_at", "serving", "conns", "accepted", "quiescing", "listening",
                  "closing_parked", "gone", "burst", "burst_at", "kept", "bucket", "lingering", "asleep_until",
-                 "reserved")
+                 "reserved", "ended")
 
     def __init__(self, slot: int, workers: int, ready_at: float, bucket: int = 0):
         self.slot = slot
@@ -100,6 +100,7 @@ class Process:
         self.lingering = 0  # event: closed connections whose pool the listener holds until the client's FIN
         self.asleep_until = 0.0  # event 2.4.30-2.4.46: its disabled listener's next wake-up after closing its crowd
         self.reserved = False  # event: its listener holds an idle worker for its next accept (it lost a race)
+        self.ended = 0  # connections it has finished with (worker's MaxConnectionsPerChild counts these)
 
 
 class Server:
@@ -306,9 +307,29 @@ class Server:
             p.burst, p.burst_at = 0, self.clock.now
         p.burst += 1
         self.stats.events["accepted"] += 1
-        if self.max_conns_per_child and p.accepted >= self.max_conns_per_child:
-            p.quiescing = True  # ap_max_requests_per_child reached: this is its last connection
+        last = self._last_connection(p)
+        if last:
+            p.quiescing = True
+            self.stats.recycled.append(p.accepted)
         self._serve(conn)
+        if last and self.event:
+            self.quiesce(p)  # its listener stops at once and, dying, closes its parked connections
+
+    def _last_connection(self, p: Process) -> bool:
+        """MaxConnectionsPerChild: the connection just accepted is `p`'s last. prefork counts the
+        connections it has taken (child_main, before each accept), event those its listener has
+        accepted (conns_this_child, at accept): exactly MaxConnectionsPerChild. worker's workers
+        count a connection when they are done with it (requests_this_child, after
+        process_socket), and its listener looks at the count only between two accepts: with its
+        threads busy it accepts one more each time a worker frees, the last after the
+        MaxConnectionsPerChild-th has ended, so a process serves up to MaxConnectionsPerChild +
+        ThreadsPerChild (httpd 2.4.71, 5 threads, 30: 33-35; prefork and event: 20 and 30 exactly)."""
+        limit = self.max_conns_per_child
+        if not limit:
+            return False
+        if self.threads > 1 and not self.event:
+            return p.ended >= limit
+        return p.accepted >= limit
 
     def _serve(self, conn: Conn) -> None:
         p = conn.process
@@ -442,6 +463,7 @@ class Server:
         if p is None or conn not in p.conns:
             return
         p.conns.discard(conn)
+        p.ended += 1
         self.open -= 1
         if pool_back:
             self._keep_pool(p)
@@ -455,6 +477,7 @@ class Server:
         are closed, the others after their current request; it exits when none is left."""
         p.quiescing = True
         for conn in [c for c in p.conns if c.state in (READING, PARKED)]:
+            self.stats.events["keep-alive closed, process stopping"] += 1
             self._close(conn, tell_client=True)
         if not p.conns and not p.serving and not p.gone:
             self._exit(p)

@@ -26,6 +26,7 @@ class Stats:
     timeline: list[dict[str, float]] = field(default_factory=list)  # one sample a second
     peak_memory_mib: float = 0.0
     crowd_answered: int = 0  # the crowd's responses, the warm-up's included
+    recycled: list[int] = field(default_factory=list)  # connections each process took before MaxConnectionsPerChild
 
     def response(self, now: float, latency: float, crowd: bool) -> None:
         self.crowd_answered += crowd
