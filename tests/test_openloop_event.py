@@ -25,7 +25,12 @@ def openloop(target: str, mpm: str) -> list[dict]:
 @pytest.mark.cpu_heavy
 @pytest.mark.parametrize("target", ["mpmd", pytest.param("httpd", marks=[needs_httpd, pytest.mark.httpd])])
 def test_event_split_in_processes_queues_between_m_m_c_and_every_race_lost(target):
-    for v in openloop(target, "event"):
+    verdicts = openloop(target, "event")
+    if all(v["passed"] is None for v in verdicts):
+        pytest.skip("other processes took the CPUs during both runs: nothing judged")
+    for v in verdicts:
+        if v["passed"] is None:  # not judged: other processes took the CPUs (validate says so in its notes)
+            continue
         assert v["passed"], v
         race = float(v["detail"].split("every accept race lost (the simulation, same arrivals): ")[1].split(" ms")[0])
         assert race > v["predicted"], v

@@ -392,8 +392,9 @@ def openloop(run: PlanRun) -> None:
     for util in (0.5, 0.7):
         rate = capacity * util
         progress(f"open loop: {rate:.0f} req/s")
-        r = open_loop(target.host, target.port, "/app/sleep", rate, max(setup.duration, 3.0),
-                      exp_service_ms=setup.service_ms)
+        with OthersCpu(target.pids) as others:
+            r = open_loop(target.host, target.port, "/app/sleep", rate, max(setup.duration, 3.0),
+                          exp_service_ms=setup.service_ms)
         report.points.append(point("openloop", round(rate, 1), r))
         if not r.latencies:
             continue
@@ -414,10 +415,16 @@ def openloop(run: PlanRun) -> None:
                      "and between the two is judged right: a process whose listener woke for a connection "
                      "another took keeps the idle worker it reserved out of its count (httpd's "
                      "have_idle_worker), how often is a matter of timing")
-        ok = low - (0.25 * low + 0.003) <= mean_wait <= high + 0.25 * high + 0.003
+        ok: bool | None = low - (0.25 * low + 0.003) <= mean_wait <= high + 0.25 * high + 0.003
+        name = f"queueing delay at {util:.0%} utilisation"
+        if not ok and mean_wait > high and others.share > OTHERS_CPU_LIMIT:
+            # a busy machine lengthens every wait (mpmd event 2 x 2 at 70% beside two CPU hogs:
+            # 80 ms against at most 55.9 with every race lost); the model's machine is idle
+            ok = None
+            report.notes.append(f"{name} not judged: other processes took {others.share:.0%} of the CPUs "
+                                f"during the run ({mean_wait * 1000:.2f} ms measured)")
         report.verdicts.append(Verdict(
-            f"queueing delay at {util:.0%} utilisation", round(predicted * 1000, 2),
-            round(mean_wait * 1000, 2), "ms", ok,
+            name, round(predicted * 1000, 2), round(mean_wait * 1000, 2), "ms", ok,
             f"M/M/c ({mrw} workers) on this run's {len(r.jobs)} arrivals and service times; Erlang C "
             f"long-run mean {long_run * 1000:.2f} ms; measured: mean (latency - own service time) - "
             f"{overhead * 1000:.1f} ms overhead{raced}"))
