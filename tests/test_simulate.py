@@ -702,3 +702,42 @@ def test_event_s_accept_races_cost_waits_an_m_m_c_queue_does_not_have():
         one, split = wait_ms(4, rate), wait_ms(2, rate)
         assert abs(one - erlang) <= 0.3 * erlang + 1, (rate, one, erlang)
         assert split > one + 2, (rate, split, one)
+
+
+def test_silent_connections_timeouts_come_from_the_configuration(tmp_path):
+    """AcceptFilter http none lets a silent connection in at once (any other filter: 31 s on
+    Linux); mod_reqtimeout, when loaded, bounds its wait by the header timeout (default 20 s)."""
+    from apachetune.validate.section import silent_connection_timeouts
+
+    (tmp_path / "mod_reqtimeout.so").write_bytes(b"")  # (only its presence is read)
+    base = tmp_path / "httpd.conf"
+    base.write_text("LoadModule mpm_prefork_module modules/mod_mpm_prefork.so\nTimeout 300\n")
+    assert silent_connection_timeouts(str(base)) == (31.0, None)
+    base.write_text(base.read_text() + "AcceptFilter https none\nAcceptFilter http connect\n")
+    assert silent_connection_timeouts(str(base)) == (31.0, None)  # on Linux only `none` turns it off
+    base.write_text(base.read_text() + "AcceptFilter http none\n"
+                    f"LoadModule reqtimeout_module {tmp_path}/mod_reqtimeout.so\n")
+    assert silent_connection_timeouts(str(base)) == (0.0, 20.0)
+    base.write_text(base.read_text() + "RequestReadTimeout header=5-40,MinRate=500 body=20\n")
+    assert silent_connection_timeouts(str(base)) == (0.0, 5.0)
+    base.write_text(base.read_text() + "RequestReadTimeout header=0\n")
+    assert silent_connection_timeouts(str(base)) == (0.0, None)  # off: Timeout again
+    assert silent_connection_timeouts(None) == (31.0, None)
+
+
+def test_silent_connections_stall_a_pool_they_outnumber_until_their_read_timeout(tmp_path):
+    conf = tmp_path / "httpd.conf"
+    conf.write_text("LoadModule mpm_prefork_module modules/mod_mpm_prefork.so\nMaxRequestWorkers 10\n"
+                    "StartServers 10\nMinSpareServers 10\nMaxSpareServers 10\nTimeout 4\nAcceptFilter http none\n")
+    r = CliRunner().invoke(cli, ["simulate", str(conf), "--silent", "10", "--clients", "2", "--no-keepalive",
+                                 "--service", "10ms", "--seconds", "12", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc["events"]["silent connections accepted"] >= 20  # held 4 s, back at once: three rounds
+    assert doc["latency_ms"]["p50"] > 1000  # a request waits for a silent connection's timeout
+    # the default filter keeps them from httpd for 31 s: within 12 s nothing waits
+    conf.write_text(conf.read_text().replace("AcceptFilter http none\n", ""))
+    r = CliRunner().invoke(cli, ["simulate", str(conf), "--silent", "10", "--clients", "2", "--no-keepalive",
+                                 "--service", "10ms", "--seconds", "12", "--format", "json"])
+    doc = json.loads(r.stdout)
+    assert "silent connections accepted" not in doc["events"] and doc["latency_ms"]["max"] < 50

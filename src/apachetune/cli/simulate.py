@@ -55,6 +55,11 @@ class Seconds(click.ParamType):
 @click.option("--gap", type=Seconds(), default="0", help="Open loop: pause between a visitor's requests.")
 @click.option("--crowd", type=Finite(0, 100000, integer=True), default=0,
               help="Idle keep-alive clients holding connections open (one request each, then idle).")
+@click.option("--silent", type=Finite(0, 100000, integer=True), default=0,
+              help="Connections that never send a request (unused preconnections, slowloris): each is "
+                   "opened again when the server closes it. On Linux the default AcceptFilter keeps them "
+                   "from httpd 31 s; accepted, each holds a worker until mod_reqtimeout's header timeout "
+                   "or Timeout (from FILE).")
 @click.option("--service", default="50ms", show_default=True,
               help="Time a request takes on the server: 50ms, exp:50ms or lognormal:50ms[:sigma].")
 @click.option("--documents", metavar="surge|FILE",
@@ -112,7 +117,7 @@ class Seconds(click.ParamType):
               help="Restart gracefully (apachectl graceful) this many seconds into the load (repeatable).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout, clients, rate, keepalive, think,
-            turnaround, fin_after, ab_requests, requests_per_connection, gap, crowd, service, documents, per_kib, access_log, log_format, speed, cpu_fraction, cores, httpd_cpu,
+            turnaround, fin_after, ab_requests, requests_per_connection, gap, crowd, silent, service, documents, per_kib, access_log, log_format, speed, cpu_fraction, cores, httpd_cpu,
             client_cpu, timeout, syn_schedule, seconds, warmup, seed, per_worker_mib,
             per_process_mib, httpd_version, versus, compare, curve, plot_dir, graceful_at, fmt):
     """Predict what an MPM section does under a workload: throughput, latency percentiles,
@@ -124,7 +129,7 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
     from apachetune.simulate.cpu import CLIENT_CPU
     from apachetune.simulate.syn import SynSchedule
     from apachetune.simulate.workload import ServiceTime, Workload
-    from apachetune.validate.section import load_directives
+    from apachetune.validate.section import load_directives, silent_connection_timeouts
 
     service_time = _documents(ServiceTime.parse(service), documents, per_kib, access_log)
     replay: tuple[tuple[float, float | None], ...] = ()
@@ -137,7 +142,8 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
         if replay and (curve or plot_dir):
             raise UsageError("--curve and --plot vary --clients or --rate; a replay has neither (try --speed)")
     workload = Workload(service_time, clients=clients, rate=rate, keepalive=keepalive, think=think,
-                        requests_per_connection=requests_per_connection, gap=gap, crowd=crowd, timeout=timeout,
+                        requests_per_connection=requests_per_connection, gap=gap, crowd=crowd, silent=silent,
+                        timeout=timeout,
                         cpu_fraction=cpu_fraction, replay=replay, replay_source=source,
                         syn=SynSchedule.parse(syn_schedule), turnaround=turnaround, requests=ab_requests or 0,
                         fin_after=fin_after)
@@ -158,9 +164,10 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
     for m, v in runs:
         section = load_directives(file, m, max_request_workers, threads_per_child, keepalive_timeout,
                                   listen_backlog=True, version=v, cores=cores, keep_server_limit=True)
+        defer, read_timeout = silent_connection_timeouts(file, v) if silent else (0.0, None)
         results.append(simulate(m, section, workload, seconds, warmup=warmup, seed=seed, memory=memory,
                                 version=v, cores=cores, graceful_at=tuple(graceful_at),
-                                costs=_costs(m, httpd_cpu, client)))
+                                costs=_costs(m, httpd_cpu, client), accept_defer=defer, read_timeout=read_timeout))
     several = compare or versus
     curves = _curves(results, workload, seconds, seed, cores, bool(versus)) if curve or plot_dir else []
     written = []

@@ -27,6 +27,7 @@ from apachetune.simulate.workload import Workload
 
 class Client:
     crowd = False
+    silent = False  # sends no request (SilentClient)
     service: float | None = None  # seconds its request takes on the server (None: a draw)
     gives_up = True  # gives up on a request after the workload's timeout
 
@@ -293,6 +294,35 @@ class CrowdClient(Client):
             self.conn = None
             if self.workload.crowd_returns:
                 self.clock.after(0.0, self.request)
+
+    def after_error(self) -> None:
+        self.clock.after(0.0, self.request)
+
+
+class SilentClient(Client):
+    """A connection that never sends a request (a browser's unused preconnection, a slowloris
+    client): it opens one, sends nothing, and opens another as soon as the server closes it. On
+    Linux httpd's default AcceptFilter (http: data, TCP_DEFER_ACCEPT 30) leaves it in the kernel
+    until the SYN-ACK retransmissions run out (Server.accept_defer); accepted, it holds a worker
+    until the server's read timeout (Server.read_timeout)."""
+
+    silent = True
+    gives_up = False
+
+    def request(self) -> None:
+        self.conn = conn = Conn(self, self.clock.now)
+        if self.server.accept_defer:
+            self.clock.after(self.server.accept_defer, self._syn, conn, 0)
+        else:
+            self._syn(conn, 0)
+
+    def closed(self, conn: Conn) -> None:
+        if conn is self.conn:
+            self.conn = None
+            self.clock.after(0.0, self.request)
+
+    def answered(self, keep: bool) -> None:  # (it asks nothing)
+        pass
 
     def after_error(self) -> None:
         self.clock.after(0.0, self.request)

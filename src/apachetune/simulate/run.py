@@ -21,11 +21,12 @@ from apachetune.simulate.clients import (
     CrowdFormation,
     LoopClient,
     Replay,
+    SilentClient,
 )
 from apachetune.simulate.clock import Clock
 from apachetune.simulate.cpu import CpuCosts, Processors
 from apachetune.simulate.parent import Parent
-from apachetune.simulate.server import Server
+from apachetune.simulate.server import DEFER_ACCEPT, Server
 from apachetune.simulate.stats import Stats, percentile
 from apachetune.simulate.workload import Workload
 
@@ -95,7 +96,8 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
              memory: tuple[float, float] | None = None, spawn_delay: float = 0.005,
              max_events: int = MAX_EVENTS, version: str | None = None, cores: int | None = None,
              graceful_at: tuple[float, ...] = (), restart_start_servers: int | None = None,
-             drain: bool = False, costs: CpuCosts | None = None, first_pass: float = 1.0) -> SimResult:
+             drain: bool = False, costs: CpuCosts | None = None, first_pass: float = 1.0,
+             accept_defer: float = DEFER_ACCEPT, read_timeout: float | None = None) -> SimResult:
     """Run `workload` against httpd's `mpm` with `section` (the effective directives, as
     validate.section.load_directives gives them) for `seconds` of simulated time.
 
@@ -114,7 +116,11 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     cores with the workload's CPU part (none: the CPUs never limit what httpd itself does);
     `first_pass`: seconds from the start to the parent's first maintenance pass (then one a
     second): a server started before its load is at some phase of its tick, which decides when
-    a process that stopped is replaced (measured beside a run, it makes the run comparable)."""
+    a process that stopped is replaced (measured beside a run, it makes the run comparable);
+    `accept_defer`: how long the kernel keeps a connection that sends nothing from httpd (Linux,
+    the default AcceptFilter: 31 s; 0 with `AcceptFilter http none`); `read_timeout`: how long a
+    worker waits for a request line (mod_reqtimeout's header timeout; None: the section's
+    Timeout)."""
     if seconds <= 0 or not 0 <= warmup < seconds:
         raise ValueError("seconds must be above 0 and the warm-up shorter")
     started = time.perf_counter()
@@ -127,7 +133,7 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     ratio = section.get("ListenCoresBucketsRatio")
     buckets = listen_buckets(ratio, cores) if rules_for(version).buckets and isinstance(ratio, int) else 1
     server = Server(clock, mpm, section, workload.service, rng, stats, backlog, version, cpu, workload.cpu_fraction,
-                    buckets, workload.fin_after, costs)
+                    buckets, workload.fin_after, costs, accept_defer, read_timeout)
     parent = Parent(clock, server, mpm, section, stats, spawn_delay, memory)
     parent.first_pass = first_pass
     if restart_start_servers is not None:
@@ -137,6 +143,8 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     stats.warmup = lead + warmup
     for at in graceful_at:
         clock.at(lead + at, parent.graceful)
+    for _ in range(workload.silent):
+        clock.at(lead, SilentClient(clock, server, stats, workload).request)
     count = AbCount(workload.requests) if workload.requests else None
     loop_clients = []
     for _ in range(workload.clients):

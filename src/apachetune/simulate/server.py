@@ -60,6 +60,12 @@ CONNECTED, DROPPED, HALF_OPEN = "connected", "dropped", "half-open"
 
 
 LINGER = 1e-4  # seconds from a response to the client's FIN, on loopback
+# Linux, httpd's default AcceptFilter (http and https: "data"): listen.c sets TCP_DEFER_ACCEPT to
+# 30 s, which the kernel rounds up to whole SYN-ACK retransmissions (1 + 2 + 4 + 8 + 16 s): a
+# connection that sends nothing reaches accept() 31 s after its handshake (measured: 31.4 s for a
+# plain socket, 31.56 s on httpd 2.4.71), one that sends its request at once, at once
+DEFER_ACCEPT = 31.0
+DEFAULT_TIMEOUT = 60.0  # httpd's Timeout when the configuration sets none
 SECONDS_TO_LINGER = 2.0  # httpd's lingering close gives up on a silent client after this
 MAX_SECS_TO_LINGER = 30.0  # event's lingering queue for the connections it closes itself (event.c)
 
@@ -107,8 +113,16 @@ class Server:
     def __init__(self, clock: Clock, mpm: str, section: dict[str, object], service: ServiceTime,
                  rng: random.Random, stats: Stats, backlog: int, version: str | None = None,
                  cpu: Processors | None = None, cpu_fraction: float = 0.0, buckets: int = 1,
-                 fin_after: float = 0.0, costs: CpuCosts | None = None):
+                 fin_after: float = 0.0, costs: CpuCosts | None = None, accept_defer: float = DEFER_ACCEPT,
+                 read_timeout: float | None = None):
         self.clock, self.service, self.rng, self.stats = clock, service, rng, stats
+        # a connection that sends nothing: how long the kernel keeps it from accept() (0 with
+        # AcceptFilter http none or connect), then how long a worker waits for its request line
+        # (mod_reqtimeout's header timeout when loaded, else Timeout), every MPM alike: event's
+        # worker reads a new connection's first request itself
+        self.accept_defer = accept_defer
+        self.read_timeout = float(read_timeout if read_timeout is not None
+                                  else section.get("Timeout", DEFAULT_TIMEOUT))  # type: ignore[arg-type]
         # from a response that ends its connection to the end of httpd's lingering close
         self.linger = min(LINGER + fin_after, SECONDS_TO_LINGER)
         self.fin_delay = LINGER + fin_after  # from the server's FIN to the client's
@@ -338,6 +352,12 @@ class Server:
         conn.token += 1
         p.serving += 1
         seconds = conn.client.service
+        if conn.client.silent:  # its worker waits for a request line that never comes
+            self.stats.events["silent connections accepted"] += 1
+            self.clock.after(self.read_timeout, self._done, conn)
+            if self.event:
+                self._busy(p)
+            return
         if seconds is None:
             seconds = self.service.sample(self.rng)
         if self.cpu is None:
@@ -356,6 +376,16 @@ class Server:
         conn.served += 1
         if conn.state == CLOSED:  # the client left while it was served
             self._release(conn)
+            return
+        if conn.client.silent:  # the read timed out: httpd closes it without a response
+            self.stats.events["silent connections closed at the read timeout"] += 1
+            conn.state = CLOSED
+            conn.token += 1
+            conn.client.closed(conn)
+            if self.event:
+                self._linger(conn)
+            else:
+                self.clock.after(self.linger, self._release, conn)
             return
         keep = self.keepalive and conn.client.keepalive and not p.quiescing and (
             not self.max_keepalive or conn.served < self.max_keepalive)

@@ -150,7 +150,9 @@ class Workload:
     logged for it when there is one (else a draw from `service`). `crowd`: idle keep-alive clients,
     there before the load (they connect a client at a time, each once the one before has its
     answer; the run's seconds count from when the load starts): each sends one request, then
-    holds its connection until the server closes it, and comes back at once. A client gives up on a request after `timeout` seconds. `cpu_fraction`: the
+    holds its connection until the server closes it, and comes back at once. `silent`: connections
+    that never send a request (a browser's unused preconnection, a slowloris client): each opens
+    a connection, sends nothing, and opens another as soon as the server closes it. A client gives up on a request after `timeout` seconds. `cpu_fraction`: the
     share of each request's service time spent on CPU, shared with every other request on the
     machine's cores (cpu.py); 0: the CPUs are never the bottleneck. `turnaround`: how long after a
     response the client's next request on that connection reaches the server (ab and wrk write it
@@ -177,18 +179,21 @@ class Workload:
     turnaround: float = 0.0  # seconds from a response to the next request on its connection reaching the server
     requests: int = 0  # closed loop: stop after this many requests, counted as ab -n counts them (0: no limit)
     fin_after: float = 0.0  # seconds a client keeps its side of a connection the server ended open (0: closes at once)
+    silent: int = 0  # connections that never send a request, each opened again when the server closes it
 
     def __post_init__(self) -> None:
         if min(self.clients, self.rate, self.crowd, self.think, self.gap, self.turnaround, self.requests,
-               self.fin_after) < 0:
-            raise UsageError("clients, rate, crowd, think, gap, turnaround, requests and fin-after cannot be negative")
+               self.fin_after, self.silent) < 0:
+            raise UsageError("clients, rate, crowd, silent, think, gap, turnaround, requests and fin-after cannot "
+                             "be negative")
         if self.requests and not self.clients:
             raise UsageError("--requests counts a closed loop's requests (ab -n): it needs --clients")
         if self.requests and self.requests < self.clients:
             raise UsageError(f"--requests {self.requests} is fewer than --clients {self.clients} (ab refuses that too)")
-        if not self.clients and not self.rate and not self.replay and not self.crowd:
+        if not self.clients and not self.rate and not self.replay and not self.crowd and not self.silent:
             raise UsageError("a workload needs --clients N (closed loop), --rate R (open loop), "
-                             "--access-log LOG (a replay) or --crowd N (idle keep-alive clients alone)")
+                             "--access-log LOG (a replay), --crowd N (idle keep-alive clients alone) "
+                             "or --silent N (connections that send nothing)")
         if self.requests_per_connection < 1:
             raise UsageError("--requests-per-connection must be at least 1")
         if self.timeout <= 0:
@@ -223,6 +228,8 @@ class Workload:
                          f"a connection each" + (f", {timed:,} with their logged times" if timed else ""))
         if self.crowd:
             parts.append(f"{self.crowd} idle keep-alive clients")
+        if self.silent:
+            parts.append(f"{self.silent} silent connections (no request; opened again when closed)")
         if self.fin_after:
             parts.append(f"each keeping its side of a connection the server ends open {self.fin_after * 1000:g} ms")
         cpu = f", {self.cpu_fraction:.0%} of it on CPU" if self.cpu_fraction else ""

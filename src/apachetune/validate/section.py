@@ -3,6 +3,8 @@ command line's overrides, as httpd would run them (after its start-up adjustment
 
 from __future__ import annotations
 
+import re
+
 from apachetune.errors import UsageError
 from apachetune.mpm import simulate_startup
 from apachetune.mpm.buckets import listen_buckets, ratio_error
@@ -68,3 +70,39 @@ def load_directives(config: str | None, mpm: str, max_request_workers: int | Non
     if not listen_backlog:
         eff.pop("ListenBacklog", None)
     return {**eff, "KeepAlive": "On", "KeepAliveTimeout": 5, **extra}
+
+
+READ_TIMEOUT_HEADER = 20.0  # mod_reqtimeout's header timeout when it is loaded and not set
+
+
+def silent_connection_timeouts(config: str | None, version: str | None = None) -> tuple[float, float | None]:
+    """What a connection that sends nothing meets, from `config`: (how long the kernel keeps it
+    from accept(), how long a worker then waits for its request line; None: Timeout). Linux:
+    any AcceptFilter for http but `none` (the default is `data`) sets TCP_DEFER_ACCEPT 30 (listen.c),
+    which keeps it 31 s (simulate/server.py, DEFER_ACCEPT); mod_reqtimeout, when loaded, cuts the
+    wait to its header timeout (RequestReadTimeout header=N, default 20; 0: off)."""
+    from apachetune.simulate.server import DEFER_ACCEPT
+
+    if not config:
+        return DEFER_ACCEPT, None
+    from apachetune.config.resolver import ResolveOptions, resolve
+
+    opts = ResolveOptions(use_env_file=False)
+    if version:
+        opts.httpd_version = version
+    eff = resolve(config, opts)
+    defer = DEFER_ACCEPT
+    for d in eff.all("AcceptFilter"):
+        if len(d.args) == 2 and d.args[0].lower() == "http":
+            defer = 0.0 if d.args[1].lower() == "none" else DEFER_ACCEPT
+    if "reqtimeout_module" not in eff.modules:
+        return defer, None
+    header = READ_TIMEOUT_HEADER
+    for d in eff.all("RequestReadTimeout"):
+        for arg in d.args:
+            key, _, value = arg.partition("=")
+            if key.lower() == "header":
+                first = re.match(r"\s*(\d+)", value)
+                if first:
+                    header = float(first.group(1))
+    return defer, (header or None)
