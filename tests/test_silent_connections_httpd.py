@@ -50,10 +50,10 @@ def silent_client(port: int, until: float, closes: list[float], t0: float) -> No
                     break
 
 
-def run_httpd(mpm: str, section: dict, seconds: float) -> tuple[list[tuple[float, float]], list[float]]:
+def run_server(target_kind: str, mpm: str, section: dict, seconds: float) -> tuple[list[tuple[float, float]], list[float]]:
     """2 silent clients and one that asks /index.html, THINK s after each answer: (sent at, waited)
     for each request, and when the server closed a silent connection (seconds from the start)."""
-    with make_target("httpd", mpm, section) as target:
+    with make_target(target_kind, mpm, section) as target:
         time.sleep(0.5)
         t0 = time.monotonic()
         until = t0 + seconds
@@ -82,11 +82,14 @@ def simulated(mpm: str, section: dict, seconds: float, accept_defer: float, read
     return simulate(mpm, full, workload, seconds, accept_defer=accept_defer, read_timeout=read_timeout)
 
 
-@needs_httpd
+TARGETS = [pytest.param("httpd", marks=needs_httpd), "mpmd"]
+
+
+@pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("mpm", ["prefork", "event"])
-def test_silent_connections_hold_workers_until_timeout_without_the_accept_filter(mpm):
+def test_silent_connections_hold_workers_until_timeout_without_the_accept_filter(target, mpm):
     section = {**SECTIONS[mpm], "Timeout": 3, "AcceptFilter": "http none"}
-    waits, closes = run_httpd(mpm, section, 10.0)
+    waits, closes = run_server(target, mpm, section, 10.0)
     # each silent connection is closed Timeout after it was accepted, then comes straight back
     assert closes and min(closes) == pytest.approx(3.0, abs=0.5), closes
     mean_wait = sum(w for _, w in waits) / len(waits)
@@ -96,11 +99,12 @@ def test_silent_connections_hold_workers_until_timeout_without_the_accept_filter
     assert sim.latency_ms["mean"] / 1000 == pytest.approx(mean_wait, rel=0.3), (sim.latency_ms, waits)
 
 
-@needs_httpd
-def test_the_default_accept_filter_keeps_silent_connections_away_for_31_s_then_reqtimeout_closes_them():
-    section = {**PREFORK, "Timeout": 60, "LoadModule": f"reqtimeout_module {httpd.module_path('reqtimeout')}",
-               "RequestReadTimeout": "header=3"}
-    waits, closes = run_httpd("prefork", section, 36.0)
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_default_accept_filter_keeps_silent_connections_away_for_31_s_then_reqtimeout_closes_them(target):
+    section = {**PREFORK, "Timeout": 60, "RequestReadTimeout": "header=3"}
+    if target == "httpd":  # (mpmd has mod_reqtimeout's behaviour built in)
+        section["LoadModule"] = f"reqtimeout_module {httpd.module_path('reqtimeout')}"
+    waits, closes = run_server(target, "prefork", section, 36.0)
     before = [w for at, w in waits if at < 30]
     assert before and max(before) < 0.5, waits  # not accepted yet: the workers are free
     accepted = min(closes) - 3.0  # closed by mod_reqtimeout's header timeout, 3 s after accept

@@ -49,6 +49,7 @@ int conf_defaults(struct conf *c, enum mpm_kind mpm) {
     c->buckets = 1;
     c->timeout_ms = 60000;
     c->listen_backlog = 511;
+    c->defer_accept = 1; /* httpd's default AcceptFilter on Linux: http data */
     c->async_factor = 2.0;
     strcpy(c->listen_host, "127.0.0.1");
     c->listen_port = 8080;
@@ -209,6 +210,15 @@ static int set(struct conf *c, const char *name, const char *value, char *err) {
         return MPMD_OK;
     }
     if (!strcasecmp(name, "RequestReadTimeout")) return set_read_timeout(c, value, err);
+    if (!strcasecmp(name, "AcceptFilter")) { /* "protocol filter": only http's matters here */
+        char proto[16], filter[32], rest[2];
+        if (sscanf(value, "%15s %31s %1s", proto, filter, rest) != 2) {
+            snprintf(err, MPMD_ERR_LEN, "AcceptFilter: expected a protocol and a filter, got '%.80s'", value);
+            return MPMD_ERR;
+        }
+        if (!strcasecmp(proto, "http")) c->defer_accept = strcasecmp(filter, "none") != 0;
+        return MPMD_OK;
+    }
     if (!strcasecmp(name, "RunToken")) {
         size_t n = strlen(value);
         if (n == 0 || n >= sizeof(c->run_token) || strpbrk(value, " \t\r\n")) {

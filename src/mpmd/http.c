@@ -299,13 +299,19 @@ static int next_wait_ms(const struct read_clock *k, const struct conf *c) {
 }
 
 /* Read until the buffer holds a whole head. Returns its length, 0 when the
- * client closed (or stayed silent) before sending a byte, or -status. Before
- * the first byte the wait is Timeout (KeepAliveTimeout between requests); from
- * the first byte the head runs on mod_reqtimeout's header clock (408 when it
- * runs out), each wait still bounded by Timeout. */
+ * client closed (or stayed silent) before sending a byte, or -status. A new
+ * connection's head runs on mod_reqtimeout's header clock from the start;
+ * between keep-alive requests the wait for the first byte is KeepAliveTimeout
+ * and the clock starts at that byte (408 when it runs out with part of a head
+ * read), each wait still bounded by Timeout. */
 static long read_head(struct conn *cn, const struct conf *c) {
     struct read_clock k = {0};
     int started = 0;
+    if (cn->served == 0) { /* a new connection: mod_reqtimeout's header clock runs from the first
+                            * read (httpd 2.4.71: a silent connection closed 20 s after accept) */
+        clock_start(&k, c->header_ms, c->header_max_ms, c->header_rate);
+        started = 1;
+    }
     for (;;) {
         if (cn->scan.pos == 0) { /* empty lines before a request line are ignored */
             size_t skip = http_skip_blank_lines(cn->buf, cn->have);
@@ -333,10 +339,10 @@ static long read_head(struct conn *cn, const struct conf *c) {
             wait_ms = cn->served ? c->keepalive_timeout_ms : c->timeout_ms;
         } else {
             wait_ms = next_wait_ms(&k, c);
-            if (wait_ms <= 0) return -408;
+            if (wait_ms <= 0) return cn->have == 0 ? 0 : -408; /* nothing sent: closed, no response */
         }
         int r = wait_readable(cn->fd, wait_ms);
-        if (r == 0) return cn->have == 0 && !started ? 0 : -408;
+        if (r == 0) return cn->have == 0 ? 0 : -408;
         if (r < 0) return 0;
     }
 }

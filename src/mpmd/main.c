@@ -88,7 +88,7 @@ int main(int argc, char **argv) {
      * hashes each new connection to one of them); a child accepts on its bucket's. */
     int lfds[MPMD_MAX_BUCKETS];
     for (int b = 0; b < c.buckets; b++) {
-        lfds[b] = net_listen(c.listen_host, c.listen_port, c.listen_backlog, c.buckets > 1, err);
+        lfds[b] = net_listen(c.listen_host, c.listen_port, c.listen_backlog, c.buckets > 1, c.defer_accept, err);
         if (lfds[b] < 0) {
             fprintf(stderr, "mpmd: %s\n", err);
             return 1;

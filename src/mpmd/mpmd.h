@@ -34,6 +34,7 @@ struct conf {
     int min_spare_threads, max_spare_threads, max_connections_per_child;
     int keepalive, keepalive_timeout_ms, max_keepalive_requests, timeout_ms;
     int listen_backlog;
+    int defer_accept; /* AcceptFilter http: anything but none sets TCP_DEFER_ACCEPT 30 (Linux), as httpd's listen.c */
     double async_factor;
     char listen_host[64];
     int listen_port;
@@ -171,8 +172,9 @@ void http_lingering_close(int fd);
 int http_handle_one(struct conn *cn, const struct http_ctx *ctx, int *keep);
 
 /* Sockets and time (net.c) */
-/* reuseport: SO_REUSEPORT, one of several sockets on the port (listener buckets). */
-int net_listen(const char *host, int port, int backlog, int reuseport, char *err);
+/* reuseport: SO_REUSEPORT, one of several sockets on the port (listener buckets); defer_accept:
+ * TCP_DEFER_ACCEPT 30, so a connection reaches accept() with its first data (or after 31 s). */
+int net_listen(const char *host, int port, int backlog, int reuseport, int defer_accept, char *err);
 /* Accept a connection, set up for HTTP (no Nagle, sends time out after send_timeout_ms).
  * MPMD_AGAIN: try again (interrupted, lost to another process, aborted, or out of descriptors,
  * after a short back-off); MPMD_ERR: a real error (reported). */

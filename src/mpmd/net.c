@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-int net_listen(const char *host, int port, int backlog, int reuseport, char *err) {
+int net_listen(const char *host, int port, int backlog, int reuseport, int defer_accept, char *err) {
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE};
     struct addrinfo *res = NULL;
     char portstr[16];
@@ -31,6 +31,9 @@ int net_listen(const char *host, int port, int backlog, int reuseport, char *err
     if (reuseport && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) != 0) goto err;
     if (bind(fd, res->ai_addr, res->ai_addrlen) != 0) goto err;
     if (listen(fd, backlog) != 0) goto err;
+    int defer = 30; /* seconds, as listen.c sets it; the kernel rounds it to 31 s of SYN-ACK retries */
+    if (defer_accept && setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer, sizeof(defer)) != 0)
+        fprintf(stderr, "mpmd: TCP_DEFER_ACCEPT: %s\n", strerror(errno)); /* httpd warns and goes on too */
     freeaddrinfo(res);
     return fd;
 err:
