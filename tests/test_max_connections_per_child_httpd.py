@@ -45,30 +45,38 @@ def measure(mpm: str, section: dict, clients: int, tmp_path) -> tuple[Counter, i
     logging = {"LogFormat": '"%{%s}t.%{usec_frac}t %P" x', "CustomLog": f"{log} x"}
     with make_target("httpd", mpm, {**section, **logging}) as target:
         time.sleep(1.5)  # the children started; the load comes at some phase of the parent's tick
-        first: set[int] = set(target.pids())
-        seen: list[float] = []
-        done = threading.Event()
         start = time.time()
-
-        def watch() -> None:
-            while not done.is_set() and not seen:
-                if set(target.pids()) - first:
-                    seen.append(time.time() - start)
-                time.sleep(0.01)
-
-        watcher = threading.Thread(target=watch)
-        watcher.start()
-        try:
-            closed_loop("127.0.0.1", target.port, "/app/sleep?ms=50", clients, SECONDS, keepalive=False)
-        finally:
-            done.set()
-            watcher.join()
+        _, forked_at = load_watching_forks(target, clients)
         time.sleep(0.3)  # the last lines written
     lines = [line.split() for line in log.read_text().splitlines()]
     per_child = Counter(pid for _, pid in lines)
     completed = sum(1 for at, _ in lines if float(at) - start < SECONDS)
+    return per_child, completed, forked_at
+
+
+def load_watching_forks(target, clients: int):
+    """The closed loop for SECONDS, and when the first child forked during it appeared (seconds
+    into the load: the parent's maintenance pass is just before it)."""
+    first = set(target.pids())
+    seen: list[float] = []
+    done = threading.Event()
+    start = time.time()
+
+    def watch() -> None:
+        while not done.is_set() and not seen:
+            if set(target.pids()) - first:
+                seen.append(time.time() - start)
+            time.sleep(0.01)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        result = closed_loop("127.0.0.1", target.port, "/app/sleep?ms=50", clients, SECONDS, keepalive=False)
+    finally:
+        done.set()
+        watcher.join()
     assert seen, "no child was forked during the load: nothing was recycled"
-    return per_child, completed, seen[0]
+    return result, seen[0]
 
 
 @needs_httpd
@@ -107,28 +115,11 @@ def test_mpmd_recycles_its_children_as_httpd_does(mpm):
     section, clients, threads = CASES[mpm]
     with make_target("mpmd", mpm, section) as target:
         time.sleep(1.5)
-        first = set(target.pids())
-        seen: list[float] = []
-        done = threading.Event()
-        start = time.time()
-
-        def watch() -> None:
-            while not done.is_set() and not seen:
-                if set(target.pids()) - first:
-                    seen.append(time.time() - start)
-                time.sleep(0.01)
-
-        watcher = threading.Thread(target=watch)
-        watcher.start()
-        try:
-            real = closed_loop("127.0.0.1", target.port, "/app/sleep?ms=50", clients, SECONDS, keepalive=False)
-        finally:
-            done.set()
-            watcher.join()
-    assert seen and not real.errors
+        real, forked_at = load_watching_forks(target, clients)
+    assert not real.errors
     full = load_directives(None, mpm, section["MaxRequestWorkers"], threads, keepalive_timeout=5)
     full.update(section)
     # the client sends nothing after SECONDS and waits for what it sent: so does the simulation
     sim = simulate(mpm, full, Workload(ServiceTime.parse("51ms"), clients=clients, keepalive=False), SECONDS,
-                   first_pass=max(0.01, (seen[0] - 0.02) % 1.0), drain=True)
+                   first_pass=max(0.01, (forked_at - 0.02) % 1.0), drain=True)
     assert abs(sim.completed - real.ok) <= 0.12 * real.ok, (sim.completed, real.ok)
