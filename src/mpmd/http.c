@@ -335,8 +335,8 @@ static long read_head(struct conn *cn, const struct conf *c) {
         if (got == 0) return cn->have == 0 ? 0 : -400;
         if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return cn->have == 0 ? 0 : -400;
         int wait_ms;
-        if (!started) {
-            wait_ms = cn->served ? c->keepalive_timeout_ms : c->timeout_ms;
+        if (!started) { /* (only between keep-alive requests: a new connection's clock runs from the start) */
+            wait_ms = c->keepalive_timeout_ms;
         } else {
             wait_ms = next_wait_ms(&k, c);
             if (wait_ms <= 0) return cn->have == 0 ? 0 : -408; /* nothing sent: closed, no response */

@@ -161,10 +161,12 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
     runs = [(m, version) for m in mpms] + ([(mpms[0], versus)] if versus else [])
     client = _cpu_pair(client_cpu, "--client-cpu", CLIENT_CPU)
     results = []
+    # what a silent connection meets does not depend on the MPM: read once a version
+    timeouts = {v: silent_connection_timeouts(file, v) if silent else (0.0, None) for _, v in runs}
     for m, v in runs:
         section = load_directives(file, m, max_request_workers, threads_per_child, keepalive_timeout,
                                   listen_backlog=True, version=v, cores=cores, keep_server_limit=True)
-        defer, read_timeout = silent_connection_timeouts(file, v) if silent else (0.0, None)
+        defer, read_timeout = timeouts[v]
         results.append(simulate(m, section, workload, seconds, warmup=warmup, seed=seed, memory=memory,
                                 version=v, cores=cores, graceful_at=tuple(graceful_at),
                                 costs=_costs(m, httpd_cpu, client), accept_defer=defer, read_timeout=read_timeout))

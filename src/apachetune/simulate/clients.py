@@ -313,7 +313,7 @@ class SilentClient(Client):
         self.conn = conn = Conn(self, self.clock.now)
         if self.server.accept_defer:
             self.clock.after(self.server.accept_defer, self._syn, conn, 0)
-        else:
+        else:  # at once, not after(0): queued ahead of the clients that start at the same instant
             self._syn(conn, 0)
 
     def closed(self, conn: Conn) -> None:

@@ -377,24 +377,20 @@ class Server:
         if conn.state == CLOSED:  # the client left while it was served
             self._release(conn)
             return
-        if conn.client.silent:  # the read timed out: httpd closes it without a response
+        silent = conn.client.silent  # its read timed out: httpd closes it without a response
+        if silent:
             self.stats.events["silent connections closed at the read timeout"] += 1
-            conn.state = CLOSED
-            conn.token += 1
-            conn.client.closed(conn)
-            if self.event:
-                self._linger(conn)
-            else:
-                self.clock.after(self.linger, self._release, conn)
-            return
-        keep = self.keepalive and conn.client.keepalive and not p.quiescing and (
+        keep = not silent and self.keepalive and conn.client.keepalive and not p.quiescing and (
             not self.max_keepalive or conn.served < self.max_keepalive)
         conn.state = (PARKED if self.event else READING) if keep else CLOSED
         conn.token += 1
         if keep:
             conn.parked_until = self.clock.now + self.keepalive_timeout
             self.clock.after(self.keepalive_timeout, self._keepalive_expired, conn, conn.token)
-        conn.client.response(conn, keep)
+        if silent:
+            conn.client.closed(conn)
+        else:
+            conn.client.response(conn, keep)
         if not keep and not self.event:
             # Lingering close: prefork's and worker's worker waits for the client's FIN before it
             # accepts again, so a client that reconnects at once finds the accept queue as full
