@@ -51,3 +51,17 @@ def test_request_read_timeout_syntax(tmp_path, value, ok):
     assert (r.returncode == 0) == ok, r.stderr
     if not ok:
         assert "mpmd.conf:2: RequestReadTimeout" in r.stderr
+
+
+@pytest.mark.parametrize("value, ok", [
+    ("http none", True),
+    ("http data", True),
+    ("https none", True),  # (read; only http's filter matters to mpmd)
+    ("http", False),
+    ("http none extra", False),
+])
+def test_accept_filter_syntax(tmp_path, value, ok):
+    r = check(tmp_path, f"AcceptFilter {value}\n")
+    assert (r.returncode == 0) == ok, r.stderr
+    if not ok:
+        assert "mpmd.conf:2: AcceptFilter: expected a protocol and a filter" in r.stderr
