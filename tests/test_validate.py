@@ -528,3 +528,41 @@ def test_a_prefork_child_s_busy_figure_is_its_own_peak_over_the_step():
     # a child that served nothing holds nothing more, never less
     assert child_peak_extra({11: 0.4, 12: 0.7}, idle) == 0.0
     assert child_peak_extra({}, idle) is None
+
+
+def test_a_lone_request_timed_while_others_took_the_cpus_is_timed_again_and_the_quietest_kept(monkeypatch):
+    """The simulate and sweep plans' service time is a lone request's median. A window in which
+    others took the CPUs is timed again, up to three in all, and the lowest median counts; a
+    quiet window ends the search."""
+    from apachetune.validate import plans
+    from apachetune.validate.load import LoadResult
+
+    def timing(windows):
+        """lone_request_s over fake windows of (others' share, latencies in ms)"""
+        timed = []
+
+        class Meter:
+            def __init__(self, pids):
+                self.share = windows[len(timed)][0]
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                pass
+
+        def lone(host, port, path, clients, seconds, keepalive):
+            timed.append(windows[len(timed)])
+            return LoadResult(latencies=[ms / 1000 for ms in timed[-1][1]], elapsed=seconds)
+
+        monkeypatch.setattr(plans, "OthersCpu", Meter)
+        monkeypatch.setattr(plans, "closed_loop", lone)
+        setup = ValidationSetup("mpmd", "worker", {}, 10, 50, 3)
+        run = plans.PlanRun(setup, type("T", (), {"host": "127.0.0.1", "port": 1, "pids": list})(), None, print)
+        return round(plans.lone_request_s(run, keepalive=False) * 1000, 1), len(timed)
+
+    assert timing([(0.05, [51, 52, 80])]) == (52.0, 1)  # quiet: one window, its median
+    assert timing([(0.4, [70, 71, 72]), (0.05, [53, 54, 90])]) == (54.0, 2)
+    assert timing([(0.4, [70, 71, 72]), (0.4, [60, 62, 65]), (0.4, [66, 67, 68])]) == (62.0, 3)
+    assert timing([(0.4, []), (0.4, [])] + [(0.4, [])]) == (50.0, 3)  # nothing answered: the stated time
+    assert timing([(0.05, [40, 41, 42])]) == (50.0, 1)  # never under the stated service time

@@ -125,14 +125,27 @@ def warm_up(run: PlanRun) -> str:
     return note
 
 
+LONE_TRIES = 3  # windows a lone request is timed in while others take the CPUs; the quietest counts
+
+
 def lone_request_s(run: PlanRun, keepalive: bool) -> float:
     """What one request takes here with nothing else running: the service time, the connection
     and the application's own work (8 MiB built in Lua adds about 0.1 s to a 0.5 s sleep). The
-    median of 1 s of a lone client; the stated service time when nothing was answered."""
-    alone = closed_loop(run.target.host, run.target.port, run.path, 1, 1.0, keepalive=keepalive)
-    if not alone.latencies:
-        return run.service_s
-    return max(run.service_s, sorted(alone.latencies)[len(alone.latencies) // 2])
+    median of 1 s of a lone client; the stated service time when nothing was answered. A window
+    in which other processes took more than OTHERS_CPU_LIMIT of the CPUs is timed again (at most
+    LONE_TRIES in all) and the lowest median kept: in the suite, beside two CPU hogs and another
+    test, one window gave 71 ms for a 50 ms sleep where the loaded pool then ran at 53 ms a
+    request (140 req/s simulated, 189 measured); two hogs alone leave it at 51 ms."""
+    best = None
+    for _ in range(LONE_TRIES):
+        with OthersCpu(run.target.pids) as others:
+            alone = closed_loop(run.target.host, run.target.port, run.path, 1, 1.0, keepalive=keepalive)
+        if alone.latencies:
+            median = sorted(alone.latencies)[len(alone.latencies) // 2]
+            best = median if best is None else min(best, median)
+        if others.share <= OTHERS_CPU_LIMIT:
+            break
+    return run.service_s if best is None else max(run.service_s, best)
 
 
 def sweep(run: PlanRun) -> None:
