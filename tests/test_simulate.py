@@ -741,3 +741,23 @@ def test_silent_connections_stall_a_pool_they_outnumber_until_their_read_timeout
                                  "--service", "10ms", "--seconds", "12", "--format", "json"])
     doc = json.loads(r.stdout)
     assert "silent connections accepted" not in doc["events"] and doc["latency_ms"]["max"] < 50
+
+
+def test_the_curve_meets_silent_connections_as_the_configuration_says(tmp_path):
+    """--curve simulates each point with FILE's AcceptFilter and read timeout, as the main run:
+    with `AcceptFilter http none` 5 silent connections hold half of prefork's 10 workers at
+    every point; with the default filter the kernel keeps them out for 31 s, past every point."""
+    conf = tmp_path / "httpd.conf"
+    section = ("LoadModule mpm_prefork_module modules/mod_mpm_prefork.so\nMaxRequestWorkers 10\n"
+               "StartServers 10\nMinSpareServers 10\nMaxSpareServers 10\nTimeout 60\n")
+
+    def top(text: str) -> float:
+        conf.write_text(text)
+        r = CliRunner().invoke(cli, ["simulate", str(conf), "--silent", "5", "--clients", "20", "--no-keepalive",
+                                     "--service", "100ms", "--seconds", "8", "--curve", "--format", "json"])
+        assert r.exit_code == 0, r.output
+        return max(p["throughput_rps"] for p in json.loads(r.stdout)["curve"]["points"])
+
+    held, deferred = top(section + "AcceptFilter http none\n"), top(section)
+    assert deferred == pytest.approx(100, rel=0.05)  # 10 workers / 100 ms
+    assert held == pytest.approx(50, rel=0.1)  # 5 workers left

@@ -290,7 +290,7 @@ def _curves(results, workload, seconds, seed, cores, by_version):
     for r in results:
         k = knee(r.mpm, r.section, workload, machine, r.costs)
         points = curve(r.mpm, r.section, workload, k, seconds=seconds, seed=seed, version=r.httpd_version,
-                       cores=cores, costs=r.costs)
+                       cores=cores, costs=r.costs, accept_defer=r.accept_defer, read_timeout=r.read_timeout)
         curves.append((f"{r.mpm} {r.httpd_version}" if by_version else r.mpm, r, k, points))
     return curves
 

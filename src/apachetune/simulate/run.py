@@ -68,6 +68,8 @@ class SimResult:
     costs: CpuCosts | None = None  # httpd's own CPU a request (and the client's), when modelled
     workload_cpu: float = 0.0  # the share of the service time on CPU (--cpu-fraction)
     recycled: list[int] = field(default_factory=list)  # connections each process took before MaxConnectionsPerChild stopped it
+    accept_defer: float = DEFER_ACCEPT  # what a silent connection met: the kernel's defer, then the read timeout
+    read_timeout: float | None = None
 
     @property
     def peak_processes(self) -> int:
@@ -182,7 +184,8 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
         latencies=stats.latencies, cores=cpu.cores if cpu else None,
         cpu_utilisation=round(cpu.utilisation(lead + end), 3) if cpu else None,
         ab=ab_report(count, end, lead) if count else None, costs=costs or None,
-        workload_cpu=workload.cpu_fraction, recycled=stats.recycled)
+        workload_cpu=workload.cpu_fraction, recycled=stats.recycled, accept_defer=accept_defer,
+        read_timeout=read_timeout)
 
 
 def ab_report(count: AbCount, end: float, lead: float) -> dict[str, float]:
