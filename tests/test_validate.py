@@ -566,3 +566,43 @@ def test_a_lone_request_timed_while_others_took_the_cpus_is_timed_again_and_the_
     assert timing([(0.4, [70, 71, 72]), (0.4, [60, 62, 65]), (0.4, [66, 67, 68])]) == (62.0, 3)
     assert timing([(0.4, []), (0.4, [])] + [(0.4, [])]) == (50.0, 3)  # nothing answered: the stated time
     assert timing([(0.05, [40, 41, 42])]) == (50.0, 1)  # never under the stated service time
+
+
+def test_the_keepalive_off_plan_measures_a_missed_step_once_more(monkeypatch):
+    """A 1 s step that misses saturation is measured again and the second step judged, with a
+    note of the first; a pool that misses twice fails."""
+    from apachetune.validate import plans
+    from apachetune.validate.load import LoadResult
+    from apachetune.validate.results import ValidationReport
+
+    def judged(rates):
+        steps = iter(rates)
+
+        class Meter:
+            share = 0.0
+
+            def __init__(self, pids):
+                pass
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                pass
+
+        def step(host, port, path, clients, seconds, keepalive):
+            return LoadResult(latencies=[0.05] * round(next(steps) * seconds), elapsed=seconds)
+
+        monkeypatch.setattr(plans, "OthersCpu", Meter)
+        monkeypatch.setattr(plans, "closed_loop", step)
+        setup = ValidationSetup("mpmd", "prefork", {}, 4, 50, 1)
+        report = ValidationReport(setup)
+        target = type("T", (), {"host": "127.0.0.1", "port": 1, "pids": list})()
+        plans.keepalive_off(plans.PlanRun(setup, target, report, lambda s: None))
+        return [(v.measured, v.passed) for v in report.verdicts], report.notes, len(report.points)
+
+    assert judged([77, 78]) == ([(77, True), (78, True)], [], 2)
+    verdicts, notes, points = judged([53, 77, 78])
+    assert verdicts == [(77, True), (78, True)] and points == 2
+    assert notes == ["saturation with keep-alive on: measured again (the first step: 53.0 req/s, 80 predicted)"]
+    assert judged([53, 50, 78])[0] == [(50, False), (78, True)]

@@ -472,15 +472,24 @@ def keepalive_off(run: PlanRun) -> None:
     c = max(1, int(1.5 * mrw))
     for keepalive in (True, False):
         label = "on" if keepalive else "off"
-        progress(f"keep-alive {label}: {c} connections")
-        with OthersCpu(target.pids) as others:
-            r = closed_loop(target.host, target.port, path, c, setup.duration, keepalive=keepalive)
+        why = f"{c} clients, {'one connection each' if keepalive else 'a connection a request'}"
+        for attempt in (1, 2):
+            progress(f"keep-alive {label}: {c} connections")
+            with OthersCpu(target.pids) as others:
+                r = closed_loop(target.host, target.port, path, c, setup.duration, keepalive=keepalive)
+            # judged as the sweep's saturation: a short step beside a busy neighbour says nothing of
+            # the pool (mpmd event, 4 workers: 37 of 80 req/s without keep-alive beside two CPU hogs)
+            verdict, note = saturation_verdict(
+                capacity, r.throughput, f"{why}; errors {dict(r.errors) or 0}", others.share,
+                name=f"saturation with keep-alive {label}", during="the step")
+            if verdict.passed is not False or attempt == 2:
+                break
+            # A step of a second or two is measured once more when it misses: a clean CI run once
+            # gave mpmd prefork's 4 workers 52.8 of 80 req/s with keep-alive while others took
+            # under 15% of the CPUs, where 11 runs alone and 6 beside a disk writer gave 76-77.
+            report.notes.append(f"saturation with keep-alive {label}: measured again (the first step: "
+                                f"{r.throughput:.1f} req/s, {capacity:.0f} predicted)")
         report.points.append({**point(f"keep-alive {label}", c, r), "driver": "asyncio"})
-        # judged as the sweep's saturation: a short step beside a busy neighbour says nothing of
-        # the pool (mpmd event, 4 workers: 37 of 80 req/s without keep-alive beside two CPU hogs)
-        verdict, note = saturation_verdict(
-            capacity, r.throughput, f"{c} clients, {'one connection each' if keepalive else 'a connection a request'}; "
-            f"errors {dict(r.errors) or 0}", others.share, name=f"saturation with keep-alive {label}", during="the step")
         report.verdicts.append(verdict)
         if note:
             report.notes.append(note)
