@@ -606,3 +606,30 @@ def test_the_keepalive_off_plan_measures_a_missed_step_once_more(monkeypatch):
     assert verdicts == [(77, True), (78, True)] and points == 2
     assert notes == ["saturation with keep-alive on: measured again (the first step: 53.0 req/s, 80 predicted)"]
     assert judged([53, 50, 78])[0] == [(50, False), (78, True)]
+
+
+def test_the_open_loop_s_overhead_is_timed_again_while_others_took_the_cpus(monkeypatch):
+    """The overhead the openloop plan takes off every wait (and adds to every job of its M/M/c
+    replay) is a quietest median too: a window beside a busy neighbour is timed again."""
+    from apachetune.validate import plans
+    from apachetune.validate.load import LoadResult
+
+    windows = iter([(0.5, [0.009, 0.010, 0.011]), (0.05, [0.0016, 0.0017, 0.0030])])
+    timed = []
+
+    class Meter:
+        def __init__(self, pids):
+            self.share, self.latencies = next(windows)
+            timed.append(self)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            pass
+
+    monkeypatch.setattr(plans, "OthersCpu", Meter)
+    setup = ValidationSetup("mpmd", "event", {}, 4, 50, 1)
+    run = plans.PlanRun(setup, type("T", (), {"host": "127.0.0.1", "port": 1, "pids": list})(), None, print)
+    median = plans.quietest_median(run, lambda: LoadResult(latencies=timed[-1].latencies, elapsed=1.0))
+    assert median == 0.0017 and len(timed) == 2
