@@ -3,6 +3,7 @@
 import json
 import re
 from dataclasses import replace
+from types import SimpleNamespace
 
 import pytest
 from click.testing import CliRunner
@@ -530,6 +531,31 @@ def test_a_prefork_child_s_busy_figure_is_its_own_peak_over_the_step():
     assert child_peak_extra({}, idle) is None
 
 
+def _meters(shares):
+    """A stand-in for plans.OthersCpu: its windows report `shares` in turn."""
+    shares = iter(shares)
+
+    class Meter:
+        def __init__(self, pids):
+            self.share = next(shares)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            pass
+
+    return Meter
+
+
+def _plan_run(mpm, mrw, report=None):
+    """A PlanRun on no server: the plan's clients and meters are stood in for."""
+    from apachetune.validate import plans
+
+    target = SimpleNamespace(host="127.0.0.1", port=1, pids=list)
+    return plans.PlanRun(ValidationSetup("mpmd", mpm, {}, mrw, 50, 1), target, report, lambda s: None)
+
+
 def test_a_lone_request_timed_while_others_took_the_cpus_is_timed_again_and_the_quietest_kept(monkeypatch):
     """The simulate and sweep plans' service time is a lone request's median. A window in which
     others took the CPUs is timed again, up to three in all, and the lowest median counts; a
@@ -541,25 +567,13 @@ def test_a_lone_request_timed_while_others_took_the_cpus_is_timed_again_and_the_
         """lone_request_s over fake windows of (others' share, latencies in ms)"""
         timed = []
 
-        class Meter:
-            def __init__(self, pids):
-                self.share = windows[len(timed)][0]
-
-            def __enter__(self):
-                return self
-
-            def __exit__(self, *exc):
-                pass
-
         def lone(host, port, path, clients, seconds, keepalive):
             timed.append(windows[len(timed)])
             return LoadResult(latencies=[ms / 1000 for ms in timed[-1][1]], elapsed=seconds)
 
-        monkeypatch.setattr(plans, "OthersCpu", Meter)
+        monkeypatch.setattr(plans, "OthersCpu", _meters(share for share, _ in windows))
         monkeypatch.setattr(plans, "closed_loop", lone)
-        setup = ValidationSetup("mpmd", "worker", {}, 10, 50, 3)
-        run = plans.PlanRun(setup, type("T", (), {"host": "127.0.0.1", "port": 1, "pids": list})(), None, print)
-        return round(plans.lone_request_s(run, keepalive=False) * 1000, 1), len(timed)
+        return round(plans.lone_request_s(_plan_run("worker", 10), keepalive=False) * 1000, 1), len(timed)
 
     assert timing([(0.05, [51, 52, 80])]) == (52.0, 1)  # quiet: one window, its median
     assert timing([(0.4, [70, 71, 72]), (0.05, [53, 54, 90])]) == (54.0, 2)
@@ -578,27 +592,14 @@ def test_the_keepalive_off_plan_measures_a_missed_step_once_more(monkeypatch):
     def judged(rates):
         steps = iter(rates)
 
-        class Meter:
-            share = 0.0
-
-            def __init__(self, pids):
-                pass
-
-            def __enter__(self):
-                return self
-
-            def __exit__(self, *exc):
-                pass
-
         def step(host, port, path, clients, seconds, keepalive):
             return LoadResult(latencies=[0.05] * round(next(steps) * seconds), elapsed=seconds)
 
-        monkeypatch.setattr(plans, "OthersCpu", Meter)
+        monkeypatch.setattr(plans, "OthersCpu", _meters([0.0] * len(rates)))
         monkeypatch.setattr(plans, "closed_loop", step)
-        setup = ValidationSetup("mpmd", "prefork", {}, 4, 50, 1)
-        report = ValidationReport(setup)
-        target = type("T", (), {"host": "127.0.0.1", "port": 1, "pids": list})()
-        plans.keepalive_off(plans.PlanRun(setup, target, report, lambda s: None))
+        run = _plan_run("prefork", 4)
+        run.report = report = ValidationReport(run.setup)
+        plans.keepalive_off(run)
         return [(v.measured, v.passed) for v in report.verdicts], report.notes, len(report.points)
 
     assert judged([77, 78]) == ([(77, True), (78, True)], [], 2)
@@ -614,22 +615,12 @@ def test_the_open_loop_s_overhead_is_timed_again_while_others_took_the_cpus(monk
     from apachetune.validate import plans
     from apachetune.validate.load import LoadResult
 
-    windows = iter([(0.5, [0.009, 0.010, 0.011]), (0.05, [0.0016, 0.0017, 0.0030])])
+    windows = [[0.009, 0.010, 0.011], [0.0016, 0.0017, 0.0030]]
     timed = []
 
-    class Meter:
-        def __init__(self, pids):
-            self.share, self.latencies = next(windows)
-            timed.append(self)
+    def measure():
+        timed.append(windows[len(timed)])
+        return LoadResult(latencies=timed[-1], elapsed=1.0)
 
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            pass
-
-    monkeypatch.setattr(plans, "OthersCpu", Meter)
-    setup = ValidationSetup("mpmd", "event", {}, 4, 50, 1)
-    run = plans.PlanRun(setup, type("T", (), {"host": "127.0.0.1", "port": 1, "pids": list})(), None, print)
-    median = plans.quietest_median(run, lambda: LoadResult(latencies=timed[-1].latencies, elapsed=1.0))
-    assert median == 0.0017 and len(timed) == 2
+    monkeypatch.setattr(plans, "OthersCpu", _meters([0.5, 0.05]))
+    assert plans.quietest_median(_plan_run("event", 4), measure) == 0.0017 and len(timed) == 2

@@ -500,7 +500,7 @@ def keepalive_off(run: PlanRun) -> None:
                 break
             # A step of a second or two is measured once more when it misses: a clean CI run once
             # gave mpmd prefork's 4 workers 52.8 of 80 req/s with keep-alive while others took
-            # under 15% of the CPUs, where 11 runs alone and 6 beside a disk writer gave 76-77.
+            # under 15% of the CPUs, where 17 runs alone and 6 beside a disk writer gave 76-77.
             report.notes.append(f"saturation with keep-alive {label}: measured again (the first step: "
                                 f"{r.throughput:.1f} req/s, {capacity:.0f} predicted)")
         report.points.append({**point(f"keep-alive {label}", c, r), "driver": "asyncio"})
