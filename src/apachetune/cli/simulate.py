@@ -27,6 +27,23 @@ class Seconds(click.ParamType):
             self.fail(e.message, param, ctx)
 
 
+class Turnaround(click.ParamType):
+    """30us (each turnaround exactly that), exp:160us or lognormal:125us:0.4 (each a draw)."""
+
+    name = "duration"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, tuple):
+            return value
+        from apachetune.errors import UsageError
+        from apachetune.simulate.workload import parse_turnaround
+
+        try:
+            return parse_turnaround(str(value))
+        except UsageError as e:
+            self.fail(e.message, param, ctx)
+
+
 @click.command("simulate")
 @click.argument("file", required=False, type=click.Path(exists=True, dir_okay=False))
 @click.option("--mpm", type=MPM_CHOICE, help="The MPM [default: the one FILE loads, else event].")
@@ -39,10 +56,16 @@ class Seconds(click.ParamType):
 @click.option("--keepalive/--no-keepalive", default=True, show_default=True,
               help="Clients keep their connection open (ab -k) or open one per request.")
 @click.option("--think", type=Seconds(), default="0", help="Closed loop: pause after each response.")
-@click.option("--turnaround", type=Seconds(), default="0",
+@click.option("--turnaround", type=Turnaround(), default="0",
               help="Closed loop: from a response to the next request on that connection reaching the server "
-                   "(the client's read and write; tens of us for ab on loopback). On event a keep-alive "
+                   "(the client's read and write); lognormal:122us:0.41: each a draw (wrk on loopback, measured "
+                   "on a 2-core machine; docs/simulate.md has ab's and others). On event a keep-alive "
                    "connection is parked that long, and may be closed.")
+@click.option("--worker-return", type=Seconds(), default="0",
+              help="event: a worker done with a request counts as idle again this long after it (the mean of "
+                   "an exponential draw; it first puts the connection back in the listener's pollset). A "
+                   "request that comes back on its connection sooner, every other worker of its process busy, "
+                   "is closed unread. 45us fitted wrk and a C client on a 2-core machine (docs/simulate.md).")
 @click.option("--fin-after", type=Seconds(), default="0",
               help="A client keeps its side of a connection the server ended (Connection: close) open this "
                    "long (0: closes at once, as ab and wrk). httpd lingers up to 2 s for it: a worker each on "
@@ -117,7 +140,7 @@ class Seconds(click.ParamType):
               help="Restart gracefully (apachectl graceful) this many seconds into the load (repeatable).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout, clients, rate, keepalive, think,
-            turnaround, fin_after, ab_requests, requests_per_connection, gap, crowd, silent, service, documents, per_kib, access_log, log_format, speed, cpu_fraction, cores, httpd_cpu,
+            turnaround, worker_return, fin_after, ab_requests, requests_per_connection, gap, crowd, silent, service, documents, per_kib, access_log, log_format, speed, cpu_fraction, cores, httpd_cpu,
             client_cpu, timeout, syn_schedule, seconds, warmup, seed, per_worker_mib,
             per_process_mib, httpd_version, versus, compare, curve, plot_dir, graceful_at, fmt):
     """Predict what an MPM section does under a workload: throughput, latency percentiles,
@@ -145,7 +168,8 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
                         requests_per_connection=requests_per_connection, gap=gap, crowd=crowd, silent=silent,
                         timeout=timeout,
                         cpu_fraction=cpu_fraction, replay=replay, replay_source=source,
-                        syn=SynSchedule.parse(syn_schedule), turnaround=turnaround, requests=ab_requests or 0,
+                        syn=SynSchedule.parse(syn_schedule), turnaround=turnaround[0],
+                        turnaround_draw=turnaround[1], requests=ab_requests or 0,
                         fin_after=fin_after)
     seconds = _run_seconds(workload, seconds)
     if warmup >= seconds:
@@ -169,7 +193,8 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
         defer, read_timeout = timeouts[v]
         results.append(simulate(m, section, workload, seconds, warmup=warmup, seed=seed, memory=memory,
                                 version=v, cores=cores, graceful_at=tuple(graceful_at),
-                                costs=_costs(m, httpd_cpu, client), accept_defer=defer, read_timeout=read_timeout))
+                                costs=_costs(m, httpd_cpu, client), accept_defer=defer, read_timeout=read_timeout,
+                                worker_return=worker_return))
     several = compare or versus
     curves = _curves(results, workload, seconds, seed, cores, bool(versus)) if curve or plot_dir else []
     written = []
@@ -290,7 +315,8 @@ def _curves(results, workload, seconds, seed, cores, by_version):
     for r in results:
         k = knee(r.mpm, r.section, workload, machine, r.costs)
         points = curve(r.mpm, r.section, workload, k, seconds=seconds, seed=seed, version=r.httpd_version,
-                       cores=cores, costs=r.costs, accept_defer=r.accept_defer, read_timeout=r.read_timeout)
+                       cores=cores, costs=r.costs, accept_defer=r.accept_defer, read_timeout=r.read_timeout,
+                        worker_return=r.worker_return)
         curves.append((f"{r.mpm} {r.httpd_version}" if by_version else r.mpm, r, k, points))
     return curves
 

@@ -51,6 +51,9 @@ def rows(r: SimResult) -> list[tuple[str, str]]:
         out_rows.append(("CPU", f"{r.cpu_utilisation:.0%} of {r.cores} cores busy"))
     if r.costs:
         out_rows.append(("CPU a request", cost_line(r.costs)))
+    if r.worker_return and r.mpm == "event":
+        out_rows.append(("worker return", f"a worker idle again {r.worker_return * 1e6:g} us (mean, exponential) "
+                                          "after its request"))
     if r.ab is not None:
         ab = r.ab
         out_rows.append(("ab would print", f"Complete requests {ab['complete']:,}, Failed requests "

@@ -11,7 +11,8 @@
   client had the response (the client reading it, its next write, the loopback): a connection
   the server closes meanwhile, or that event closes unread because its workers are busy, loses
   that request (Client.lost: a browser sends it again on a new connection, a load generator
-  counts an error, ab a "Length" failure)."""
+  counts an error, ab a "Length" failure); that time exactly, or a draw from a distribution
+  (Workload.turnaround_draw)."""
 
 from __future__ import annotations
 
@@ -46,12 +47,16 @@ class Client:
         if conn is not None and conn.state != CLOSED:
             conn.sent_at = now
             if self.workload.turnaround:
-                self.clock.after(self.workload.turnaround, self._arrive, conn, self.waiting)
+                self.clock.after(self._turnaround(), self._arrive, conn, self.waiting)
             else:
                 self._arrive(conn, self.waiting)
             return
         self.conn = conn = Conn(self, now)
         self._syn(conn, 0)
+
+    def _turnaround(self) -> float:
+        w = self.workload
+        return w.turnaround_draw.sample(self.server.rng) if w.turnaround_draw else w.turnaround
 
     def _arrive(self, conn: Conn, token: int) -> None:
         """The request sent on the open `conn` reaches the server."""

@@ -70,6 +70,7 @@ class SimResult:
     recycled: list[int] = field(default_factory=list)  # connections each process took before MaxConnectionsPerChild stopped it
     accept_defer: float = DEFER_ACCEPT  # what a silent connection met: the kernel's defer, then the read timeout
     read_timeout: float | None = None
+    worker_return: float = 0.0  # event: mean seconds from a worker's request done to its being idle
 
     @property
     def peak_processes(self) -> int:
@@ -88,6 +89,7 @@ class SimResult:
             "wall_seconds": round(self.wall_seconds, 3), "stopped_at": self.stopped_at,
             "cores": self.cores, "cpu_utilisation": self.cpu_utilisation, "ab": self.ab,
             "cpu_costs": self.costs.to_json() if self.costs else None,
+            "worker_return_us": round(self.worker_return * 1e6, 3) if self.mpm == "event" else None,
             "recycled": {"processes": len(self.recycled), "connections_min": min(self.recycled),
                          "connections_max": max(self.recycled)} if self.recycled else None,
         }
@@ -99,7 +101,8 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
              max_events: int = MAX_EVENTS, version: str | None = None, cores: int | None = None,
              graceful_at: tuple[float, ...] = (), restart_start_servers: int | None = None,
              drain: bool = False, costs: CpuCosts | None = None, first_pass: float = 1.0,
-             accept_defer: float = DEFER_ACCEPT, read_timeout: float | None = None) -> SimResult:
+             accept_defer: float = DEFER_ACCEPT, read_timeout: float | None = None,
+             worker_return: float = 0.0) -> SimResult:
     """Run `workload` against httpd's `mpm` with `section` (the effective directives, as
     validate.section.load_directives gives them) for `seconds` of simulated time.
 
@@ -122,7 +125,7 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     `accept_defer`: how long the kernel keeps a connection that sends nothing from httpd (Linux,
     the default AcceptFilter: 31 s; 0 with `AcceptFilter http none`); `read_timeout`: how long a
     worker waits for a request line (mod_reqtimeout's header timeout; None: the section's
-    Timeout)."""
+    Timeout); `worker_return`: event's way back to idle after a request (Server; 0: none)."""
     if seconds <= 0 or not 0 <= warmup < seconds:
         raise ValueError("seconds must be above 0 and the warm-up shorter")
     started = time.perf_counter()
@@ -135,7 +138,7 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     ratio = section.get("ListenCoresBucketsRatio")
     buckets = listen_buckets(ratio, cores) if rules_for(version).buckets and isinstance(ratio, int) else 1
     server = Server(clock, mpm, section, workload.service, rng, stats, backlog, version, cpu, workload.cpu_fraction,
-                    buckets, workload.fin_after, costs, accept_defer, read_timeout)
+                    buckets, workload.fin_after, costs, accept_defer, read_timeout, worker_return)
     parent = Parent(clock, server, mpm, section, stats, spawn_delay, memory)
     parent.first_pass = first_pass
     if restart_start_servers is not None:
@@ -185,7 +188,7 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
         cpu_utilisation=round(cpu.utilisation(lead + end), 3) if cpu else None,
         ab=ab_report(count, end, lead) if count else None, costs=costs or None,
         workload_cpu=workload.cpu_fraction, recycled=stats.recycled, accept_defer=accept_defer,
-        read_timeout=read_timeout)
+        read_timeout=read_timeout, worker_return=worker_return)
 
 
 def ab_report(count: AbCount, end: float, lead: float) -> dict[str, float]:

@@ -87,7 +87,7 @@ class Conn:
 class Process:
     __slots__ = ("slot", "workers", "ready_at", "serving", "conns", "accepted", "quiescing", "listening",
                  "closing_parked", "gone", "burst", "burst_at", "kept", "bucket", "lingering", "asleep_until",
-                 "reserved", "ended")
+                 "reserved", "ended", "returning")
 
     def __init__(self, slot: int, workers: int, ready_at: float, bucket: int = 0):
         self.slot = slot
@@ -107,6 +107,7 @@ class Process:
         self.asleep_until = 0.0  # event 2.4.30-2.4.46: its disabled listener's next wake-up after closing its crowd
         self.reserved = False  # event: its listener holds an idle worker for its next accept (it lost a race)
         self.ended = 0  # connections it has finished with (worker's MaxConnectionsPerChild counts these)
+        self.returning = 0  # event: workers done with a request, not idle yet (Server.worker_return)
 
 
 class Server:
@@ -114,7 +115,7 @@ class Server:
                  rng: random.Random, stats: Stats, backlog: int, version: str | None = None,
                  cpu: Processors | None = None, cpu_fraction: float = 0.0, buckets: int = 1,
                  fin_after: float = 0.0, costs: CpuCosts | None = None, accept_defer: float = DEFER_ACCEPT,
-                 read_timeout: float | None = None):
+                 read_timeout: float | None = None, worker_return: float = 0.0):
         self.clock, self.service, self.rng, self.stats = clock, service, rng, stats
         # a connection that sends nothing: how long the kernel keeps it from accept() (0 with
         # AcceptFilter http none or connect), then how long a worker waits for its request line
@@ -129,6 +130,14 @@ class Server:
         self.cpu, self.cpu_fraction = cpu, cpu_fraction
         self.costs = costs or CpuCosts()
         self.event = mpm == "event"
+        # event: a worker done with a request counts as idle again an exponential draw of this
+        # mean later (0: at once). worker_thread first puts the connection back in the listener's
+        # pollset (or hands it to lingering close), then calls ap_queue_info_set_idle: a request
+        # that comes back on that connection sooner finds its worker busy and, every other
+        # worker of the process busy too, is closed unread (see send). Mostly a few us, at times
+        # a preempted thread's tens: docs/simulate.md, "event's parked requests". prefork's and
+        # worker's workers read their connection's next request themselves.
+        self.worker_return = worker_return if self.event else 0.0
         self.threads = 1 if mpm == "prefork" else int(section["ThreadsPerChild"])  # type: ignore[call-overload]
         # event keeps the pools of closed connections, up to 3/4 of ThreadsPerChild a process
         # (unbounded with MaxMemFree 0): memory the model counts beside the live connections
@@ -252,8 +261,9 @@ class Server:
     # The server's side.
 
     def idle(self, p: Process) -> int:
-        """Idle workers of `p`: on prefork and worker a connection holds one from accept to close."""
-        return p.workers - (p.serving if self.event else len(p.conns))
+        """Idle workers of `p`: on prefork and worker a connection holds one from accept to close;
+        on event a worker on its way back (worker_return) is not idle yet."""
+        return p.workers - (p.serving + p.returning if self.event else len(p.conns))
 
     def idlers(self, p: Process) -> int:
         """The idle workers event's listener counts (ap_queue_info_num_idlers): not the one it
@@ -373,6 +383,9 @@ class Server:
         p = conn.process
         assert p is not None
         p.serving -= 1
+        if self.worker_return:
+            p.returning += 1
+            self.clock.after(self.rng.expovariate(1 / self.worker_return), self._returned, p)
         conn.served += 1
         if conn.state == CLOSED:  # the client left while it was served
             self._release(conn)
@@ -399,8 +412,13 @@ class Server:
             self.clock.after(self.linger, self._release, conn)
         elif not keep:
             self._linger(conn)
-        elif self.event:
+        elif self.event and not self.worker_return:
             self.dispatch(p)  # a worker is free
+
+    def _returned(self, p: Process) -> None:
+        """event: a worker done with a request counts as idle again (ap_queue_info_set_idle)."""
+        p.returning -= 1
+        self.dispatch(p)  # (an exited process accepts nothing)
 
     def _keepalive_expired(self, conn: Conn, token: int) -> None:
         if conn.token == token and conn.state in (READING, PARKED):

@@ -48,6 +48,15 @@ def read_documents(source: str) -> list[tuple[int, float]]:
     return docs
 
 
+def parse_turnaround(text: str) -> tuple[float, ServiceTime | None]:
+    """'30us' -> (30e-6, None): each turnaround exactly that; 'exp:160us' or
+    'lognormal:125us:0.4' -> (its mean, the distribution): each a draw from it."""
+    if ":" not in text:
+        return parse_seconds(text, "--turnaround"), None
+    draw = ServiceTime.parse(text, "--turnaround")
+    return draw.mean, draw
+
+
 def parse_seconds(text: str, what: str) -> float:
     """'50ms', '0.05s', '0.05' -> seconds."""
     m = _DURATION.match(text)
@@ -96,23 +105,23 @@ class ServiceTime:
         return cls("empirical", max(1e-6, sum(samples) / len(samples)), samples=tuple(samples))
 
     @classmethod
-    def parse(cls, text: str) -> ServiceTime:
+    def parse(cls, text: str, what: str = "--service") -> ServiceTime:
         """'50ms' (fixed), 'exp:50ms', 'lognormal:50ms' or 'lognormal:50ms:1.5'."""
         parts = text.split(":")
         kind = parts[0] if len(parts) > 1 else "fixed"
         if kind not in cls.KINDS or len(parts) > (3 if kind == "lognormal" else 2):
-            raise UsageError(f"--service: {text!r}: expected 50ms, exp:50ms or lognormal:50ms[:sigma]")
-        mean = parse_seconds(parts[-1] if kind != "lognormal" or len(parts) == 2 else parts[1], "--service")
+            raise UsageError(f"{what}: {text!r}: expected 50ms, exp:50ms or lognormal:50ms[:sigma]")
+        mean = parse_seconds(parts[-1] if kind != "lognormal" or len(parts) == 2 else parts[1], what)
         sigma = 1.0
         if kind == "lognormal" and len(parts) == 3:
             try:
                 sigma = float(parts[2])
             except ValueError:
-                raise UsageError(f"--service: sigma {parts[2]!r} is not a number") from None
+                raise UsageError(f"{what}: sigma {parts[2]!r} is not a number") from None
             if not 0 < sigma <= 4:
-                raise UsageError(f"--service: sigma {parts[2]} must be above 0 and at most 4")
+                raise UsageError(f"{what}: sigma {parts[2]} must be above 0 and at most 4")
         if mean <= 0:
-            raise UsageError(f"--service: {text!r}: a request takes some time (above 0)")
+            raise UsageError(f"{what}: {text!r}: a request takes some time (above 0)")
         return cls(kind, mean, sigma)
 
     def sample(self, rng: random.Random) -> float:
@@ -157,7 +166,8 @@ class Workload:
     machine's cores (cpu.py); 0: the CPUs are never the bottleneck. `turnaround`: how long after a
     response the client's next request on that connection reaches the server (ab and wrk write it
     at once, but it still takes the client's read, its write and the loopback: tens of µs; a
-    connection closed meanwhile loses it). `requests`: the closed loop stops after that many, as
+    connection closed meanwhile loses it); `turnaround_draw`: each a draw from that distribution
+    (measured on the wire, load generators' turnarounds are lognormal: docs/simulate.md). `requests`: the closed loop stops after that many, as
     `ab -n` counts them (a lost request is done and a failure)."""
 
     service: ServiceTime
@@ -177,6 +187,7 @@ class Workload:
     replay_spread: bool = True  # spread the requests of a logged second over it (False: offsets exact)
     syn: SynSchedule | None = None  # the clients' kernel resending a dropped SYN (None: this machine's)
     turnaround: float = 0.0  # seconds from a response to the next request on its connection reaching the server
+    turnaround_draw: ServiceTime | None = None  # each turnaround a draw from it (its mean is `turnaround`; None: exactly it)
     requests: int = 0  # closed loop: stop after this many requests, counted as ab -n counts them (0: no limit)
     fin_after: float = 0.0  # seconds a client keeps its side of a connection the server ended open (0: closes at once)
     silent: int = 0  # connections that never send a request, each opened again when the server closes it
@@ -217,6 +228,10 @@ class Workload:
             think = f", think {self.think * 1000:g} ms" if self.think else ""
             ab = f"ab -n {self.requests:,}: " if self.requests else ""
             turn = f", turnaround {self.turnaround * 1e6:g} us" if self.turnaround else ""
+            if self.turnaround_draw:
+                d = self.turnaround_draw
+                turn = f", turnaround {d.kind}, mean {d.mean * 1e6:g} us" + (
+                    f", sigma {d.sigma:g}" if d.kind == "lognormal" else "")
             parts.append(f"{ab}{self.clients} clients in a closed loop ({ka}{think}{turn})")
         if self.rate:
             per = f", {self.requests_per_connection} requests a connection" if self.keepalive else ""
