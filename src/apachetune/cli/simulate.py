@@ -316,7 +316,7 @@ def _curves(results, workload, seconds, seed, cores, by_version):
         k = knee(r.mpm, r.section, workload, machine, r.costs)
         points = curve(r.mpm, r.section, workload, k, seconds=seconds, seed=seed, version=r.httpd_version,
                        cores=cores, costs=r.costs, accept_defer=r.accept_defer, read_timeout=r.read_timeout,
-                        worker_return=r.worker_return)
+                       worker_return=r.worker_return)
         curves.append((f"{r.mpm} {r.httpd_version}" if by_version else r.mpm, r, k, points))
     return curves
 
