@@ -418,6 +418,19 @@ def test_cli_simulate_takes_a_turnaround_distribution_and_event_s_worker_return(
     assert doc["events"]["keep-alive request closed, workers busy"] > 0
 
 
+def test_cli_simulate_says_when_event_s_closes_hang_on_races_it_was_not_given():
+    base = ["simulate", "--max-request-workers", "10", "--threads-per-child", "5", "--seconds", "2"]
+    over = CliRunner().invoke(cli, [*base, "--mpm", "event", "--clients", "20"])
+    assert "no turnaround and no worker return" in over.output
+    timed = CliRunner().invoke(cli, [*base, "--mpm", "event", "--clients", "20", "--turnaround",
+                                     "lognormal:111us:0.44", "--worker-return", "45us"])
+    assert "More keep-alive clients than workers" not in timed.output
+    for argv in (["--mpm", "event", "--clients", "5"], ["--mpm", "worker", "--clients", "20"],
+                 ["--mpm", "event", "--clients", "20", "--no-keepalive"]):
+        res = CliRunner().invoke(cli, [*base, *argv])
+        assert res.exit_code == 0 and "More keep-alive clients" not in res.output, argv
+
+
 def test_cli_simulate_reads_the_section_of_a_file(tmp_path):
     conf = tmp_path / "mpm.conf"
     conf.write_text("<IfModule mpm_worker_module>\n  StartServers 2\n  ThreadsPerChild 10\n"

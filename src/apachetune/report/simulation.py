@@ -96,6 +96,12 @@ def print_simulation(r: SimResult) -> None:
     cpu = "" if r.cpu_utilisation is not None else "CPU contention (--cpu-fraction, --httpd-cpu), "
     app = "the application's CPU (--cpu-fraction), " if r.costs and not r.workload_cpu else ""
     out.print(f"Not modelled: {cpu}{app}the network (docs/simulate.md).")
+    missing = [what for what, value in (("turnaround", r.turnaround), ("worker return", r.worker_return)) if not value]
+    if r.keepalive_overload and missing:
+        out.print("More keep-alive clients than workers on event: how many requests it closes, and the tail, "
+                  "hang on microseconds (the client's turnaround, a worker's way back to idle), and this run has "
+                  f"no {' and no '.join(missing)}. For wrk on a server with idle cores: --turnaround "
+                  "lognormal:111us:0.44 --worker-return 45us (docs/simulate.md, \"event's parked requests\").")
 
 
 def print_comparison(results: list[SimResult]) -> None:

@@ -71,6 +71,10 @@ class SimResult:
     accept_defer: float = DEFER_ACCEPT  # what a silent connection met: the kernel's defer, then the read timeout
     read_timeout: float | None = None
     worker_return: float = 0.0  # event: mean seconds from a worker's request done to its being idle
+    turnaround: float = 0.0  # the closed loop's mean turnaround (Workload.turnaround)
+    # event, a keep-alive closed loop with more clients than MaxRequestWorkers: its closes and
+    # its tail hang on races of microseconds (docs/simulate.md, "event's parked requests")
+    keepalive_overload: bool = False
 
     @property
     def peak_processes(self) -> int:
@@ -90,6 +94,7 @@ class SimResult:
             "cores": self.cores, "cpu_utilisation": self.cpu_utilisation, "ab": self.ab,
             "cpu_costs": self.costs.to_json() if self.costs else None,
             "worker_return_us": round(self.worker_return * 1e6, 3) if self.mpm == "event" else None,
+            "keepalive_overload": self.keepalive_overload,
             "recycled": {"processes": len(self.recycled), "connections_min": min(self.recycled),
                          "connections_max": max(self.recycled)} if self.recycled else None,
         }
@@ -188,7 +193,9 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
         cpu_utilisation=round(cpu.utilisation(lead + end), 3) if cpu else None,
         ab=ab_report(count, end, lead) if count else None, costs=costs or None,
         workload_cpu=workload.cpu_fraction, recycled=stats.recycled, accept_defer=accept_defer,
-        read_timeout=read_timeout, worker_return=worker_return)
+        read_timeout=read_timeout, worker_return=worker_return, turnaround=workload.turnaround,
+        keepalive_overload=mpm == "event" and workload.keepalive
+        and workload.clients > int(section.get("MaxRequestWorkers", 0)))  # type: ignore[call-overload]
 
 
 def ab_report(count: AbCount, end: float, lead: float) -> dict[str, float]:
