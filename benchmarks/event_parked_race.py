@@ -1,9 +1,10 @@
 """event's parked requests under keep-alive overload, on real httpd and in the simulation.
 
     python benchmarks/event_parked_race.py [CLIENT ...] [--seconds S] [--worker-return US]
+        [--processes P --threads T --clients C]
 
 CLIENT: wrk, python (validate's client) [default: both]. httpd (the installed apache2) runs
-event with 2 processes x 5 threads; 20 keep-alive clients ask validate's application for
+event with P processes x T threads (default 2 x 5); C keep-alive clients (default 20) ask validate's application for
 requests of exponential times (mean 50 ms) for S seconds (default 6): more clients than
 workers, so every worker is busy nearly all the time and event closes a parked connection whose
 next request finds none idle. tcpdump on the loopback times each client's turnaround on the
@@ -34,12 +35,14 @@ from apachetune.validate.load import closed_loop, wrk_closed_loop  # noqa: E402
 from apachetune.validate.section import load_directives  # noqa: E402
 from apachetune.validate.targets import make_target  # noqa: E402
 
-CLIENTS, MEAN_MS = 20, 50
+MEAN_MS = 50
+SHAPE = {"processes": 2, "threads": 5, "clients": 20}
 
 
 def section() -> dict[str, object]:
-    d = load_directives(None, "event", max_request_workers=10, threads_per_child=5)
-    d["StartServers"] = 2
+    d = load_directives(None, "event", max_request_workers=SHAPE["processes"] * SHAPE["threads"],
+                        threads_per_child=SHAPE["threads"])
+    d["StartServers"] = SHAPE["processes"]
     return d
 
 
@@ -86,10 +89,10 @@ def measure(client: str, seconds: float, paths: list[str]) -> tuple[float, float
                                 f"tcp port {t.port}"], stderr=subprocess.DEVNULL)
         time.sleep(1.0)
         if client == "wrk":
-            r = wrk_closed_loop("127.0.0.1", t.port, "/app/sleep?ms=50", CLIENTS, seconds, paths=paths)
+            r = wrk_closed_loop("127.0.0.1", t.port, "/app/sleep?ms=50", SHAPE["clients"], seconds, paths=paths)
             closes, p99 = sum(r["errors"].values()) / seconds, r["latency_ms"]["p99"]
         else:
-            res = closed_loop("127.0.0.1", t.port, "/app/sleep?ms=50", CLIENTS, seconds, paths=paths)
+            res = closed_loop("127.0.0.1", t.port, "/app/sleep?ms=50", SHAPE["clients"], seconds, paths=paths)
             lat = sorted(res.latencies)
             closes, p99 = sum(res.errors.values()) / seconds, nearest(lat, 0.99) * 1000
         time.sleep(0.3)
@@ -99,7 +102,7 @@ def measure(client: str, seconds: float, paths: list[str]) -> tuple[float, float
 
 
 def simulated(draw: ServiceTime, worker_return: float) -> tuple[float, float]:
-    w = Workload(ServiceTime("exp", MEAN_MS / 1000 * 1.024), clients=CLIENTS, turnaround=draw.mean,
+    w = Workload(ServiceTime("exp", MEAN_MS / 1000 * 1.024), clients=SHAPE["clients"], turnaround=draw.mean,
                  turnaround_draw=draw)
     r = simulate("event", section(), w, 32, warmup=2, worker_return=worker_return)
     closes = sum(v for k, v in r.events.items() if "closed, workers busy" in k)
@@ -108,12 +111,15 @@ def simulated(draw: ServiceTime, worker_return: float) -> tuple[float, float]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("clients", nargs="*", metavar="CLIENT", help="wrk, python")
+    ap.add_argument("kinds", nargs="*", metavar="CLIENT", help="wrk, python")
     ap.add_argument("--seconds", type=float, default=6.0)
     ap.add_argument("--worker-return", type=float, default=45.0, help="microseconds")
+    for name, default in SHAPE.items():
+        ap.add_argument(f"--{name}", type=int, default=default)
     args = ap.parse_args()
-    args.clients = args.clients or ["wrk", "python"]
-    if set(args.clients) - {"wrk", "python"}:
+    SHAPE.update(processes=args.processes, threads=args.threads, clients=args.clients)
+    args.kinds = args.kinds or ["wrk", "python"]
+    if set(args.kinds) - {"wrk", "python"}:
         ap.error("CLIENT: wrk or python")
     missing = [tool for tool in ("apache2", "tcpdump", "wrk") if not shutil.which(tool)
                and not Path("/usr/sbin", tool).exists()]
@@ -124,8 +130,9 @@ def main() -> int:
     # a request takes its sleep plus the application's own time: 51.2 ms for a mean of 50 (10
     # workers served 195-199 a second)
     paths = [f"/app/sleep?ms={max(1, round(rng.expovariate(1 / MEAN_MS)))}" for _ in range(5000)]
-    print(f"event 2 x 5 threads, {CLIENTS} keep-alive clients, exponential {MEAN_MS} ms requests")
-    for client in args.clients:
+    print(f"event {args.processes} x {args.threads} threads, {args.clients} keep-alive clients, "
+          f"exponential {MEAN_MS} ms requests")
+    for client in args.kinds:
         closes, p99, ts = measure(client, args.seconds, paths)
         draw = fit_lognormal(ts)
         us = [nearest(ts, q) * 1e6 for q in (0.1, 0.5, 0.9, 0.99)]
