@@ -101,7 +101,8 @@ def print_simulation(r: SimResult) -> None:
         out.print("More keep-alive clients than workers on event: how many requests it closes, and the tail, "
                   "hang on microseconds (the client's turnaround, a worker's way back to idle), and this run has "
                   f"no {' and no '.join(missing)}. For wrk on a server with idle cores: --turnaround "
-                  "lognormal:111us:0.44 --worker-return 45us (docs/simulate.md, \"event's parked requests\").")
+                  "lognormal:111us:0.44 --worker-return 45us (25us with 25 threads a process; docs/simulate.md, "
+                  "\"event's parked requests\").")
 
 
 def print_comparison(results: list[SimResult]) -> None:
