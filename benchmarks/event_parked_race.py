@@ -30,6 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from apachetune.simulate import simulate  # noqa: E402
+from apachetune.simulate.stats import percentile  # noqa: E402
 from apachetune.simulate.workload import ServiceTime, Workload  # noqa: E402
 from apachetune.validate.load import closed_loop, wrk_closed_loop  # noqa: E402
 from apachetune.validate.section import load_directives  # noqa: E402
@@ -69,13 +70,9 @@ def turnarounds(pcap: Path, port: int) -> list[float]:
     return sorted(out)
 
 
-def nearest(xs: list[float], q: float) -> float:
-    return xs[min(len(xs) - 1, max(0, math.ceil(q * len(xs)) - 1))]
-
-
 def fit_lognormal(xs: list[float]) -> ServiceTime:
     """The lognormal with the sample's median and 90th percentile."""
-    median, p90 = nearest(xs, 0.5), nearest(xs, 0.9)
+    median, p90 = percentile(xs, 0.5), percentile(xs, 0.9)
     sigma = max(0.05, math.log(p90 / median) / 1.2816)
     return ServiceTime("lognormal", median * math.exp(sigma ** 2 / 2), sigma)
 
@@ -94,7 +91,7 @@ def measure(client: str, seconds: float, paths: list[str]) -> tuple[float, float
         else:
             res = closed_loop("127.0.0.1", t.port, "/app/sleep?ms=50", SHAPE["clients"], seconds, paths=paths)
             lat = sorted(res.latencies)
-            closes, p99 = sum(res.errors.values()) / seconds, nearest(lat, 0.99) * 1000
+            closes, p99 = sum(res.errors.values()) / seconds, percentile(lat, 0.99) * 1000
         time.sleep(0.3)
         cap.send_signal(signal.SIGINT)
         cap.wait(timeout=10)
@@ -102,8 +99,7 @@ def measure(client: str, seconds: float, paths: list[str]) -> tuple[float, float
 
 
 def simulated(draw: ServiceTime, worker_return: float) -> tuple[float, float]:
-    w = Workload(ServiceTime("exp", MEAN_MS / 1000 * 1.024), clients=SHAPE["clients"], turnaround=draw.mean,
-                 turnaround_draw=draw)
+    w = Workload(ServiceTime("exp", MEAN_MS / 1000 * 1.024), clients=SHAPE["clients"], turnaround_draw=draw)
     r = simulate("event", section(), w, 32, warmup=2, worker_return=worker_return)
     closes = sum(v for k, v in r.events.items() if "closed, workers busy" in k)
     return closes / 30, r.latency_ms["p99"]
@@ -135,7 +131,7 @@ def main() -> int:
     for client in args.kinds:
         closes, p99, ts = measure(client, args.seconds, paths)
         draw = fit_lognormal(ts)
-        us = [nearest(ts, q) * 1e6 for q in (0.1, 0.5, 0.9, 0.99)]
+        us = [percentile(ts, q) * 1e6 for q in (0.1, 0.5, 0.9, 0.99)]
         print(f"\n{client}: httpd closed {closes:.1f} a second, p99 {p99:.0f} ms")
         print(f"  turnarounds on the wire: {len(ts)}, p10 {us[0]:.0f} us, p50 {us[1]:.0f}, p90 {us[2]:.0f}, "
               f"p99 {us[3]:.0f}; as --turnaround lognormal:{draw.mean * 1e6:.0f}us:{draw.sigma:.2f}")

@@ -181,6 +181,11 @@ def keepalive_overload(turnaround, draw=None):
     return Workload(ServiceTime.parse("exp:51.2ms"), clients=20, turnaround=turnaround, turnaround_draw=draw)
 
 
+def test_a_turnaround_distribution_sets_the_turnaround_to_its_mean():
+    draw = ServiceTime.parse("lognormal:122us:0.41", "--turnaround")
+    assert keepalive_overload(0.0, draw).turnaround == draw.mean
+
+
 def parked_closes(r):
     return sum(v for k, v in r.events.items() if k.startswith("keep-alive") and "closed, workers busy" in k)
 

@@ -187,12 +187,14 @@ class Workload:
     replay_spread: bool = True  # spread the requests of a logged second over it (False: offsets exact)
     syn: SynSchedule | None = None  # the clients' kernel resending a dropped SYN (None: this machine's)
     turnaround: float = 0.0  # seconds from a response to the next request on its connection reaching the server
-    turnaround_draw: ServiceTime | None = None  # each turnaround a draw from it (its mean is `turnaround`; None: exactly it)
+    turnaround_draw: ServiceTime | None = None  # each turnaround a draw from it (sets `turnaround` to its mean; None: exactly it)
     requests: int = 0  # closed loop: stop after this many requests, counted as ab -n counts them (0: no limit)
     fin_after: float = 0.0  # seconds a client keeps its side of a connection the server ended open (0: closes at once)
     silent: int = 0  # connections that never send a request, each opened again when the server closes it
 
     def __post_init__(self) -> None:
+        if self.turnaround_draw is not None:  # the draws' mean is the turnaround the rest reads
+            object.__setattr__(self, "turnaround", self.turnaround_draw.mean)
         if min(self.clients, self.rate, self.crowd, self.think, self.gap, self.turnaround, self.requests,
                self.fin_after, self.silent) < 0:
             raise UsageError("clients, rate, crowd, silent, think, gap, turnaround, requests and fin-after cannot "
