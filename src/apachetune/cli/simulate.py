@@ -66,8 +66,9 @@ class Turnaround(click.ParamType):
                    "an exponential draw; it first puts the connection back in the listener's pollset). A "
                    "request that comes back on its connection sooner, every other worker of its process busy, "
                    "is closed unread. On a 2-core machine with idle cores 45us fitted wrk on processes of 5 "
-                   "threads, 25us on processes of 25; with its cores saturated, 0 was nearer (docs/simulate.md; "
-                   "benchmarks/event_parked_race.py measures it).")
+                   "threads in some runs (2x too many closes when wrk answered faster), 25us on processes of 25; "
+                   "with its cores saturated, 0 was nearer (docs/simulate.md; benchmarks/event_parked_race.py "
+                   "measures it).")
 @click.option("--fin-after", type=Seconds(), default="0",
               help="A client keeps its side of a connection the server ended (Connection: close) open this "
                    "long (0: closes at once, as ab and wrk). httpd lingers up to 2 s for it: a worker each on "
