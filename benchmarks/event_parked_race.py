@@ -1,7 +1,7 @@
 """event's parked requests under keep-alive overload, on real httpd and in the simulation.
 
     python benchmarks/event_parked_race.py [CLIENT ...] [--seconds S] [--worker-return US]
-        [--processes P --threads T --clients C]
+        [--processes P --threads T --clients C] [--split]
 
 CLIENT: wrk, python (validate's client) [default: both]. httpd (the installed apache2) runs
 event with P processes x T threads (default 2 x 5); C keep-alive clients (default 20) ask validate's application for
@@ -11,13 +11,16 @@ next request finds none idle. tcpdump on the loopback times each client's turnar
 wire (from a response's last segment to the next request on that connection), and a lognormal
 is fitted to it (median and 90th percentile). Printed: the closes a second and p99 httpd gave,
 the turnarounds, and the simulation of the same load with that lognormal as `--turnaround`, at
-`--worker-return` 0 and at US (default 45). Needs root (tcpdump), wrk and apache2.
+`--worker-return` 0 and at US (default 45). `--split` pins httpd to CPU 1 and the client to CPU
+0: the client then never preempts a worker on its core, and 0 fits (event_race_trace.py shows
+why). Needs root (tcpdump), wrk and apache2.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import random
 import shutil
 import signal
@@ -77,19 +80,30 @@ def fit_lognormal(xs: list[float]) -> ServiceTime:
     return ServiceTime("lognormal", median * math.exp(sigma ** 2 / 2), sigma)
 
 
-def measure(client: str, seconds: float, paths: list[str]) -> tuple[float, float, list[float]]:
-    """(closes a second, p99 ms, turnarounds) of `client` against httpd."""
+def measure(client: str, seconds: float, paths: list[str], split: bool = False) -> tuple[float, float, list[float]]:
+    """(closes a second, p99 ms, turnarounds) of `client` against httpd; `split`: httpd on CPU 1,
+    the client on CPU 0 (so the client never preempts a worker on its core)."""
     with make_target("httpd", "event", section()) as t, tempfile.TemporaryDirectory() as tmp:
         time.sleep(1.5)
+        wrapper = ["taskset", "-c", "0"] if split else []
+        if split:
+            for pid in subprocess.run(["pgrep", "-f", str(t.tmp)], capture_output=True, text=True).stdout.split():
+                subprocess.run(["taskset", "-a", "-cp", "1", pid], capture_output=True, check=True)
         pcap = Path(tmp) / "lo.pcap"
         cap = subprocess.Popen(["tcpdump", "-i", "lo", "-nn", "-s", "96", "-B", "65536", "-w", str(pcap),
                                 f"tcp port {t.port}"], stderr=subprocess.DEVNULL)
         time.sleep(1.0)
         if client == "wrk":
-            r = wrk_closed_loop("127.0.0.1", t.port, "/app/sleep?ms=50", SHAPE["clients"], seconds, paths=paths)
+            r = wrk_closed_loop("127.0.0.1", t.port, "/app/sleep?ms=50", SHAPE["clients"], seconds, paths=paths,
+                                wrapper=wrapper)
             closes, p99 = sum(r["errors"].values()) / seconds, r["latency_ms"]["p99"]
         else:
-            res = closed_loop("127.0.0.1", t.port, "/app/sleep?ms=50", SHAPE["clients"], seconds, paths=paths)
+            if split:
+                os.sched_setaffinity(0, {0})  # the Python client runs in this process
+            try:
+                res = closed_loop("127.0.0.1", t.port, "/app/sleep?ms=50", SHAPE["clients"], seconds, paths=paths)
+            finally:
+                os.sched_setaffinity(0, range(os.cpu_count() or 1))
             lat = sorted(res.latencies)
             closes, p99 = sum(res.errors.values()) / seconds, percentile(lat, 0.99) * 1000
         time.sleep(0.3)
@@ -110,6 +124,7 @@ def main() -> int:
     ap.add_argument("kinds", nargs="*", metavar="CLIENT", help="wrk, python")
     ap.add_argument("--seconds", type=float, default=6.0)
     ap.add_argument("--worker-return", type=float, default=45.0, help="microseconds")
+    ap.add_argument("--split", action="store_true", help="httpd on CPU 1, the client on CPU 0")
     for name, default in SHAPE.items():
         ap.add_argument(f"--{name}", type=int, default=default)
     args = ap.parse_args()
@@ -127,9 +142,9 @@ def main() -> int:
     # workers served 195-199 a second)
     paths = [f"/app/sleep?ms={max(1, round(rng.expovariate(1 / MEAN_MS)))}" for _ in range(5000)]
     print(f"event {args.processes} x {args.threads} threads, {args.clients} keep-alive clients, "
-          f"exponential {MEAN_MS} ms requests")
+          f"exponential {MEAN_MS} ms requests{'; httpd on CPU 1, the client on CPU 0' if args.split else ''}")
     for client in args.kinds:
-        closes, p99, ts = measure(client, args.seconds, paths)
+        closes, p99, ts = measure(client, args.seconds, paths, args.split)
         draw = fit_lognormal(ts)
         us = [percentile(ts, q) * 1e6 for q in (0.1, 0.5, 0.9, 0.99)]
         print(f"\n{client}: httpd closed {closes:.1f} a second, p99 {p99:.0f} ms")

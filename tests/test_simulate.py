@@ -228,6 +228,35 @@ def test_the_worker_return_is_event_s_alone():
     assert plain.latencies == returning.latencies and returning.events == plain.events
 
 
+def test_a_client_that_runs_first_on_the_worker_s_core_costs_closes_whatever_its_turnaround():
+    """Traced with perf on httpd 2.4.71 (benchmarks/event_race_trace.py): nearly every parked
+    request event closed had come back while its worker was preempted by wrk, on the worker's own
+    core, between the response and the connection's return to the pollset; httpd's closes (22.5-27
+    a second) did not move when wrk answered faster or slower. client_first models that share of
+    responses; the exponential worker_return follows the turnaround instead."""
+    fast, slow = ServiceTime.parse("lognormal:80us:0.4"), ServiceTime.parse("lognormal:130us:0.35")
+    none = run("event", small_event(), keepalive_overload(fast.mean, fast), 22, warmup=2)
+    first = [run("event", small_event(), keepalive_overload(d.mean, d), 22, warmup=2, client_first=0.13)
+             for d in (fast, slow)]
+    returning = [run("event", small_event(), keepalive_overload(d.mean, d), 22, warmup=2, worker_return=45e-6)
+                 for d in (fast, slow)]
+    per_second = [parked_closes(r) / 20 for r in first]
+    assert parked_closes(none) / 20 < 8
+    assert all(18 < c < 35 for c in per_second), per_second
+    assert max(per_second) < 1.25 * min(per_second)  # whatever the turnaround
+    assert parked_closes(returning[0]) > 1.8 * parked_closes(returning[1])  # where the return's draw does not
+    for r in first:
+        assert r.throughput == pytest.approx(10 / 0.0512, rel=0.05)
+        assert r.latency_ms["p99"] < 0.4 * none.latency_ms["p99"]
+        assert r.client_first == 0.13 and r.to_json()["client_first"] == 0.13
+    # prefork and worker read their connection's next request themselves
+    section = load_directives(None, "worker", max_request_workers=10, threads_per_child=5)
+    plain = run("worker", section, keepalive_overload(30e-6), 5)
+    assert run("worker", section, keepalive_overload(30e-6), 5, client_first=1.0).latencies == plain.latencies
+    with pytest.raises(ValueError):
+        run("event", small_event(), keepalive_overload(30e-6), 2, client_first=1.5)
+
+
 def test_turnarounds_drawn_from_a_distribution_keep_its_mean():
     draw = ServiceTime.parse("lognormal:122us:0.41", "--turnaround")
     r = run("event", small_event(), keepalive_overload(draw.mean, draw), 4)
@@ -426,10 +455,12 @@ def test_cli_simulate_takes_a_turnaround_distribution_and_event_s_worker_return(
 def test_cli_simulate_says_when_event_s_closes_hang_on_races_it_was_not_given():
     base = ["simulate", "--max-request-workers", "10", "--threads-per-child", "5", "--seconds", "2"]
     over = CliRunner().invoke(cli, [*base, "--mpm", "event", "--clients", "20"])
-    assert "no turnaround and no worker return" in over.output
-    timed = CliRunner().invoke(cli, [*base, "--mpm", "event", "--clients", "20", "--turnaround",
-                                     "lognormal:111us:0.44", "--worker-return", "45us"])
-    assert "More keep-alive clients than workers" not in timed.output
+    assert "no turnaround" in over.output and "--client-first 0.13" in over.output
+    # a turnaround without a worker return is a client on other cores or machines: no note
+    for extra in ([], ["--worker-return", "45us"], ["--client-first", "0.13"]):
+        timed = CliRunner().invoke(cli, [*base, "--mpm", "event", "--clients", "20", "--turnaround",
+                                         "lognormal:111us:0.44", *extra])
+        assert timed.exit_code == 0 and "More keep-alive clients than workers" not in timed.output, extra
     for argv in (["--mpm", "event", "--clients", "5"], ["--mpm", "worker", "--clients", "20"],
                  ["--mpm", "event", "--clients", "20", "--no-keepalive"]):
         res = CliRunner().invoke(cli, [*base, *argv])

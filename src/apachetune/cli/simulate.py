@@ -63,12 +63,22 @@ class Turnaround(click.ParamType):
                    "connection is parked that long, and may be closed.")
 @click.option("--worker-return", type=Seconds(), default="0",
               help="event: a worker done with a request counts as idle again this long after it (the mean of "
-                   "an exponential draw; it first puts the connection back in the listener's pollset). A "
-                   "request that comes back on its connection sooner, every other worker of its process busy, "
-                   "is closed unread. On a 2-core machine with idle cores 45us fitted wrk on processes of 5 "
-                   "threads in some runs (2x too many closes when wrk answered faster), 25us on processes of 25; "
-                   "with its cores saturated, 0 was nearer (docs/simulate.md; benchmarks/event_parked_race.py "
-                   "measures it).")
+                   "an exponential draw; it first finishes the request and puts the connection back in the "
+                   "listener's pollset: 35-75us of CPU with mod_lua, 10-40 for a small file). A request that "
+                   "comes back on its connection sooner, every other worker of its process busy, is closed "
+                   "unread. It comes back sooner when the client runs on the worker's core and preempts it, so "
+                   "0 (the default) is right for clients on other machines or cores of their own; for a client "
+                   "sharing httpd's cores on loopback, 45us fitted wrk on processes of 5 threads, 25us on "
+                   "processes of 25; --client-first fits all of them with one share (docs/simulate.md; "
+                   "benchmarks/event_race_trace.py traces it).")
+@click.option("--client-first", type=Finite(0, 1), default=0,
+              help="event: the share (0-1) of keep-alive responses whose next request is in before their "
+                   "worker is idle again, whatever the turnaround: a client on the same machine, woken by the "
+                   "response on the worker's core, runs first. Traced with perf on a 2-core machine, wrk "
+                   "preempted the worker after 36-44%% of the responses at 200-1,000 req/s and 19%% at 1,900, "
+                   "and 0.12-0.14 fitted its closes (0.07 at 1,900), however fast wrk answered. 0 (the "
+                   "default): clients on other machines or cores (docs/simulate.md; "
+                   "benchmarks/event_race_trace.py).")
 @click.option("--fin-after", type=Seconds(), default="0",
               help="A client keeps its side of a connection the server ended (Connection: close) open this "
                    "long (0: closes at once, as ab and wrk). httpd lingers up to 2 s for it: a worker each on "
@@ -143,7 +153,7 @@ class Turnaround(click.ParamType):
               help="Restart gracefully (apachectl graceful) this many seconds into the load (repeatable).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout, clients, rate, keepalive, think,
-            turnaround, worker_return, fin_after, ab_requests, requests_per_connection, gap, crowd, silent, service, documents, per_kib, access_log, log_format, speed, cpu_fraction, cores, httpd_cpu,
+            turnaround, worker_return, client_first, fin_after, ab_requests, requests_per_connection, gap, crowd, silent, service, documents, per_kib, access_log, log_format, speed, cpu_fraction, cores, httpd_cpu,
             client_cpu, timeout, syn_schedule, seconds, warmup, seed, per_worker_mib,
             per_process_mib, httpd_version, versus, compare, curve, plot_dir, graceful_at, fmt):
     """Predict what an MPM section does under a workload: throughput, latency percentiles,
@@ -197,7 +207,7 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
         results.append(simulate(m, section, workload, seconds, warmup=warmup, seed=seed, memory=memory,
                                 version=v, cores=cores, graceful_at=tuple(graceful_at),
                                 costs=_costs(m, httpd_cpu, client), accept_defer=defer, read_timeout=read_timeout,
-                                worker_return=worker_return))
+                                worker_return=worker_return, client_first=client_first))
     several = compare or versus
     curves = _curves(results, workload, seconds, seed, cores, bool(versus)) if curve or plot_dir else []
     written = []
@@ -319,7 +329,7 @@ def _curves(results, workload, seconds, seed, cores, by_version):
         k = knee(r.mpm, r.section, workload, machine, r.costs)
         points = curve(r.mpm, r.section, workload, k, seconds=seconds, seed=seed, version=r.httpd_version,
                        cores=cores, costs=r.costs, accept_defer=r.accept_defer, read_timeout=r.read_timeout,
-                       worker_return=r.worker_return)
+                       worker_return=r.worker_return, client_first=r.client_first)
         curves.append((f"{r.mpm} {r.httpd_version}" if by_version else r.mpm, r, k, points))
     return curves
 

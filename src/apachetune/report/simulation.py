@@ -54,6 +54,9 @@ def rows(r: SimResult) -> list[tuple[str, str]]:
     if r.worker_return and r.mpm == "event":
         out_rows.append(("worker return", f"a worker idle again {r.worker_return * 1e6:g} us (mean, exponential) "
                                           "after its request"))
+    if r.client_first and r.mpm == "event":
+        out_rows.append(("client first", f"{r.client_first:.0%} of keep-alive requests in before their worker "
+                                         "is idle again"))
     if r.ab is not None:
         ab = r.ab
         out_rows.append(("ab would print", f"Complete requests {ab['complete']:,}, Failed requests "
@@ -96,13 +99,14 @@ def print_simulation(r: SimResult) -> None:
     cpu = "" if r.cpu_utilisation is not None else "CPU contention (--cpu-fraction, --httpd-cpu), "
     app = "the application's CPU (--cpu-fraction), " if r.costs and not r.workload_cpu else ""
     out.print(f"Not modelled: {cpu}{app}the network (docs/simulate.md).")
-    missing = [what for what, value in (("turnaround", r.turnaround), ("worker return", r.worker_return)) if not value]
-    if r.keepalive_overload and missing:
+    if r.keepalive_overload and not r.turnaround:
+        # the worker's way back matters only with a turnaround to race it; 0 is right for clients
+        # on other machines or cores (benchmarks/event_race_trace.py)
         out.print("More keep-alive clients than workers on event: how many requests it closes, and the tail, "
                   "hang on microseconds (the client's turnaround, a worker's way back to idle), and this run has "
-                  f"no {' and no '.join(missing)}. For wrk on a server with idle cores: --turnaround "
-                  "lognormal:111us:0.44 --worker-return 45us (25us with 25 threads a process; docs/simulate.md, "
-                  "\"event's parked requests\").")
+                  "no turnaround. wrk: --turnaround lognormal:111us:0.44; and if the client shares httpd's cores "
+                  "(a benchmark on loopback), --client-first 0.13 (docs/simulate.md, \"event's parked "
+                  "requests\").")
 
 
 def print_comparison(results: list[SimResult]) -> None:

@@ -61,22 +61,26 @@ def knee(mpm: str, section: dict[str, object], workload: Workload, cores: int,
 def curve(mpm: str, section: dict[str, object], workload: Workload, the_knee: Knee, *, seconds: float,
           seed: int = 1, version: str | None = None, cores: int | None = None,
           costs: CpuCosts | None = None, accept_defer: float = DEFER_ACCEPT,
-          read_timeout: float | None = None, worker_return: float = 0.0) -> list[CurvePoint]:
+          read_timeout: float | None = None, worker_return: float = 0.0,
+          client_first: float = 0.0) -> list[CurvePoint]:
     """The workload at each load around the knee (the crowd, silent connections, think time and
-    service as given; `accept_defer`, `read_timeout` and `worker_return` as simulate takes them)."""
+    service as given; `accept_defer`, `read_timeout`, `worker_return` and `client_first` as
+    simulate takes them)."""
     fractions = CLOSED_FRACTIONS if the_knee.axis == "clients" else OPEN_FRACTIONS
     if the_knee.axis == "clients":
         loads = sorted({float(max(1, round(the_knee.at * f))) for f in fractions})
     else:
         loads = [round(the_knee.at * f, 1) for f in fractions]
     return points_at(mpm, section, workload, the_knee.axis, loads, seconds=seconds, seed=seed, version=version,
-                     cores=cores, costs=costs, accept_defer=accept_defer, read_timeout=read_timeout, worker_return=worker_return)
+                     cores=cores, costs=costs, accept_defer=accept_defer, read_timeout=read_timeout,
+                     worker_return=worker_return, client_first=client_first)
 
 
 def points_at(mpm: str, section: dict[str, object], workload: Workload, axis: str, loads: list[float], *,
               seconds: float, seed: int = 1, version: str | None = None, cores: int | None = None,
               costs: CpuCosts | None = None, accept_defer: float = DEFER_ACCEPT,
-              read_timeout: float | None = None, worker_return: float = 0.0) -> list[CurvePoint]:
+              read_timeout: float | None = None, worker_return: float = 0.0,
+              client_first: float = 0.0) -> list[CurvePoint]:
     """The workload with its clients (axis "clients") or rate set to each load in turn, each
     measured for up to POINT_SECONDS after the spawn ramp."""
     span = min(seconds, POINT_SECONDS)
@@ -88,7 +92,8 @@ def points_at(mpm: str, section: dict[str, object], workload: Workload, axis: st
         w = (dataclasses.replace(steady, clients=int(load)) if axis == "clients"
              else dataclasses.replace(steady, rate=load))
         r = simulate(mpm, section, w, warmup + span, warmup=warmup, seed=seed, version=version, cores=cores,
-                     costs=costs, accept_defer=accept_defer, read_timeout=read_timeout, worker_return=worker_return)
+                     costs=costs, accept_defer=accept_defer, read_timeout=read_timeout, worker_return=worker_return,
+                     client_first=client_first)
         points.append(_point(load, r))
     return points
 

@@ -71,6 +71,7 @@ class SimResult:
     accept_defer: float = DEFER_ACCEPT  # what a silent connection met: the kernel's defer, then the read timeout
     read_timeout: float | None = None
     worker_return: float = 0.0  # event: mean seconds from a worker's request done to its being idle
+    client_first: float = 0.0  # event: share of keep-alive responses whose next request beats the worker back
     turnaround: float = 0.0  # the closed loop's mean turnaround (Workload.turnaround)
     # event, a keep-alive closed loop with more clients than MaxRequestWorkers: its closes and
     # its tail hang on races of microseconds (docs/simulate.md, "event's parked requests")
@@ -94,6 +95,7 @@ class SimResult:
             "cores": self.cores, "cpu_utilisation": self.cpu_utilisation, "ab": self.ab,
             "cpu_costs": self.costs.to_json() if self.costs else None,
             "worker_return_us": round(self.worker_return * 1e6, 3) if self.mpm == "event" else None,
+            "client_first": self.client_first if self.mpm == "event" else None,
             "keepalive_overload": self.keepalive_overload,
             "recycled": {"processes": len(self.recycled), "connections_min": min(self.recycled),
                          "connections_max": max(self.recycled)} if self.recycled else None,
@@ -107,7 +109,7 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
              graceful_at: tuple[float, ...] = (), restart_start_servers: int | None = None,
              drain: bool = False, costs: CpuCosts | None = None, first_pass: float = 1.0,
              accept_defer: float = DEFER_ACCEPT, read_timeout: float | None = None,
-             worker_return: float = 0.0) -> SimResult:
+             worker_return: float = 0.0, client_first: float = 0.0) -> SimResult:
     """Run `workload` against httpd's `mpm` with `section` (the effective directives, as
     validate.section.load_directives gives them) for `seconds` of simulated time.
 
@@ -130,7 +132,11 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     `accept_defer`: how long the kernel keeps a connection that sends nothing from httpd (Linux,
     the default AcceptFilter: 31 s; 0 with `AcceptFilter http none`); `read_timeout`: how long a
     worker waits for a request line (mod_reqtimeout's header timeout; None: the section's
-    Timeout); `worker_return`: event's way back to idle after a request (Server; 0: none)."""
+    Timeout); `worker_return`: event's way back to idle after a request (Server; 0: none);
+    `client_first`: the share of event's keep-alive responses whose next request is in before
+    their worker is idle again (a client preempting the worker on its core; Server)."""
+    if not 0 <= client_first <= 1:
+        raise ValueError("client_first is a share, from 0 to 1")
     if seconds <= 0 or not 0 <= warmup < seconds:
         raise ValueError("seconds must be above 0 and the warm-up shorter")
     started = time.perf_counter()
@@ -143,7 +149,7 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     ratio = section.get("ListenCoresBucketsRatio")
     buckets = listen_buckets(ratio, cores) if rules_for(version).buckets and isinstance(ratio, int) else 1
     server = Server(clock, mpm, section, workload.service, rng, stats, backlog, version, cpu, workload.cpu_fraction,
-                    buckets, workload.fin_after, costs, accept_defer, read_timeout, worker_return)
+                    buckets, workload.fin_after, costs, accept_defer, read_timeout, worker_return, client_first)
     parent = Parent(clock, server, mpm, section, stats, spawn_delay, memory)
     parent.first_pass = first_pass
     if restart_start_servers is not None:
@@ -193,7 +199,8 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
         cpu_utilisation=round(cpu.utilisation(lead + end), 3) if cpu else None,
         ab=ab_report(count, end, lead) if count else None, costs=costs or None,
         workload_cpu=workload.cpu_fraction, recycled=stats.recycled, accept_defer=accept_defer,
-        read_timeout=read_timeout, worker_return=worker_return, turnaround=workload.turnaround,
+        read_timeout=read_timeout, worker_return=worker_return, client_first=client_first,
+        turnaround=workload.turnaround,
         keepalive_overload=mpm == "event" and workload.keepalive
         and workload.clients > int(section.get("MaxRequestWorkers", 0)))  # type: ignore[call-overload]
 

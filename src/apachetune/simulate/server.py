@@ -71,7 +71,7 @@ MAX_SECS_TO_LINGER = 30.0  # event's lingering queue for the connections it clos
 
 
 class Conn:
-    __slots__ = ("client", "process", "state", "served", "token", "sent_at", "parked_until", "bucket")
+    __slots__ = ("client", "process", "state", "served", "token", "sent_at", "parked_until", "bucket", "holds")
 
     def __init__(self, client: Client, sent_at: float):
         self.client = client
@@ -82,6 +82,7 @@ class Conn:
         self.sent_at = sent_at  # when the request now on it was sent (its first: with the SYN)
         self.parked_until = 0.0  # its keep-alive deadline while it waits for its next request
         self.bucket: int | None = None  # the listener bucket its 4-tuple hashes to (SYNs sent again keep it)
+        self.holds = False  # event: its last worker is not idle until its next request is in (client_first)
 
 
 class Process:
@@ -107,7 +108,7 @@ class Process:
         self.asleep_until = 0.0  # event 2.4.30-2.4.46: its disabled listener's next wake-up after closing its crowd
         self.reserved = False  # event: its listener holds an idle worker for its next accept (it lost a race)
         self.ended = 0  # connections it has finished with (worker's MaxConnectionsPerChild counts these)
-        self.returning = 0  # event: workers done with a request, not idle yet (Server.worker_return)
+        self.returning = 0  # event: workers done with a request, not idle yet (worker_return, client_first)
 
 
 class Server:
@@ -115,7 +116,7 @@ class Server:
                  rng: random.Random, stats: Stats, backlog: int, version: str | None = None,
                  cpu: Processors | None = None, cpu_fraction: float = 0.0, buckets: int = 1,
                  fin_after: float = 0.0, costs: CpuCosts | None = None, accept_defer: float = DEFER_ACCEPT,
-                 read_timeout: float | None = None, worker_return: float = 0.0):
+                 read_timeout: float | None = None, worker_return: float = 0.0, client_first: float = 0.0):
         self.clock, self.service, self.rng, self.stats = clock, service, rng, stats
         # a connection that sends nothing: how long the kernel keeps it from accept() (0 with
         # AcceptFilter http none or connect), then how long a worker waits for its request line
@@ -138,6 +139,12 @@ class Server:
         # a preempted thread's tens: docs/simulate.md, "event's parked requests". prefork's and
         # worker's workers read their connection's next request themselves.
         self.worker_return = worker_return if self.event else 0.0
+        # event: the share of keep-alive responses whose next request is in before their worker
+        # is idle again, whatever the turnaround: a client on the same machine, woken by the
+        # response on the worker's core, runs first, and the worker puts the connection back in
+        # the pollset only after the request has come (traced with perf on httpd 2.4.71:
+        # benchmarks/event_race_trace.py). Clients on other machines: 0.
+        self.client_first = client_first if self.event else 0.0
         self.threads = 1 if mpm == "prefork" else int(section["ThreadsPerChild"])  # type: ignore[call-overload]
         # event keeps the pools of closed connections, up to 3/4 of ThreadsPerChild a process
         # (unbounded with MaxMemFree 0): memory the model counts beside the live connections
@@ -239,7 +246,9 @@ class Server:
         elif conn.state == PARKED:
             p = conn.process
             assert p is not None
-            if self.idle(p) == 0:  # event.c: "If we don't get a worker immediately ... we close"
+            busy = self.idle(p) == 0  # (its own worker, if it holds it, is not idle yet)
+            self._let_go(conn)
+            if busy:  # event.c: "If we don't get a worker immediately ... we close"
                 self.stats.events["keep-alive request closed, workers busy"] += 1
                 self._close(conn)
                 return False
@@ -397,6 +406,9 @@ class Server:
             not self.max_keepalive or conn.served < self.max_keepalive)
         conn.state = (PARKED if self.event else READING) if keep else CLOSED
         conn.token += 1
+        if keep and self.client_first and self.rng.random() < self.client_first:
+            conn.holds = True
+            p.returning += 1
         if keep:
             conn.parked_until = self.clock.now + self.keepalive_timeout
             self.clock.after(self.keepalive_timeout, self._keepalive_expired, conn, conn.token)
@@ -412,8 +424,18 @@ class Server:
             self.clock.after(self.linger, self._release, conn)
         elif not keep:
             self._linger(conn)
-        elif self.event and not self.worker_return:
+        elif self.event and not self.worker_return and not conn.holds:
             self.dispatch(p)  # a worker is free
+
+    def _let_go(self, conn: Conn) -> None:
+        """client_first: the worker that served `conn` is idle now that its next request is in
+        (or the connection is gone)."""
+        if conn.holds:
+            conn.holds = False
+            p = conn.process
+            assert p is not None
+            p.returning -= 1
+            self.clock.after(0.0, self.dispatch, p)
 
     def _returned(self, p: Process) -> None:
         """event: a worker done with a request counts as idle again (ap_queue_info_set_idle)."""
@@ -466,6 +488,7 @@ class Server:
         self.clock.at(wake, self.dispatch, p)
 
     def _close(self, conn: Conn, tell_client: bool = False) -> None:
+        self._let_go(conn)
         was = conn.state
         conn.state = CLOSED
         conn.token += 1
