@@ -100,7 +100,9 @@ class Process:
         self.accepted = 0
         self.quiescing = False  # stopping gracefully: accepts nothing, exits when its connections end
         self.listening = True  # event: its listener polls the listen socket (not disabled)
-        self.closing_parked = False  # event: its listener will drop the parked connections
+        # event: its listener will drop the parked connections, and why: "busy" (it found no
+        # idle worker) or "limit" (2.4.30-2.4.46, over its connection limit); "": it will not
+        self.closing_parked = ""
         self.gone = False  # exited
         self.burst, self.burst_at = 0, -1.0  # event: connections accepted at burst_at, not yet counted
         self.kept = 0  # event: pools of closed connections kept for the next ones (memory only)
@@ -220,7 +222,7 @@ class Server:
                 p.reserved = True  # lost the race: its accept found the queue empty, its worker stays reserved
         for p in woken:
             if conn.process is not p and not p.closing_parked and self._drops_parked(p):
-                p.closing_parked = True
+                p.closing_parked = self._why_drop(p)
                 self.clock.after(0.0, self._close_parked, p, True)
         if self.event and queue:
             for p in self.processes:
@@ -452,18 +454,30 @@ class Server:
         connections waiting to be accepted, the listener drops its parked keep-alive connections
         on its next pass (after what is already readable)."""
         if self.queues[p.bucket] and not p.closing_parked and self._drops_parked(p):
-            p.closing_parked = True
+            p.closing_parked = self._why_drop(p)
             self.clock.after(0.0, self._close_parked, p)
 
     def _drops_parked(self, p: Process) -> bool:
         return self.idlers(p) <= 0 or (self.limit_closes_keepalive and not p.quiescing and self.not_accepting(p))
 
+    def _why_drop(self, p: Process) -> str:
+        return "busy" if self.idlers(p) <= 0 else "limit"
+
     def _close_parked(self, p: Process, woken: bool = False) -> None:
-        """`woken`: by a newcomer another process accepted (admit); else while one waits."""
-        p.closing_parked = False
-        if not (woken or self.queues[p.bucket]) or not self._drops_parked(p):
+        """`woken`: by a newcomer another process accepted (admit); else while one waits. A
+        listener that found no idle worker closes them in that pass (event.c's workers_were_busy
+        holds for the rest of the iteration), even if a worker has finished meanwhile: with
+        requests of one fixed length, workers finish at the same instant as the pass, and a
+        second look let processes fill with ab's idle connections and stop accepting until
+        KeepAliveTimeout (a 30 s stall at the end of `ab -k -c 200 -n 5000` on 2 x 3 threads,
+        where httpd 2.4.71 took 0.3 s)."""
+        why, p.closing_parked = p.closing_parked, ""
+        if not (woken or self.queues[p.bucket]):
             return
-        over_limit = self.idlers(p) > 0  # (else no worker is idle: every 2.4.x closes them)
+        drops = self._drops_parked(p)
+        if not drops and why != "busy":
+            return
+        over_limit = drops and self.idlers(p) > 0  # 2.4.30-2.4.46 (else no worker is, or was, idle: every 2.4.x)
         parked = [c for c in p.conns if c.state == PARKED]
         if over_limit and parked:
             self._sleep_after_closing(p, parked)
