@@ -127,9 +127,10 @@ def test_p99_is_judged_against_the_spread_of_runs_as_long_as_the_measured_one():
     assert 150 < low < high < 400  # a 10 s run's p99 is a sample: the runs differ
     assert p99_within(high * 1.2, (low, high), 0.0) and not p99_within(high * 1.3 + 6, (low, high), 0.0)
     assert not p99_within(low * 0.7 - 6, (low, high), 0.0)
-    # Fixed service: every run gives the same rounds; one round more is within, two are not.
+    # Fixed service: every run gives the same rounds (each length within 0.1%); one round more is
+    # within, two are not.
     fixed = p99_band("worker", section, Workload(ServiceTime("fixed", 0.05), clients=15, keepalive=False), 3, 0)
-    assert fixed[0] == fixed[1]
+    assert fixed[1] - fixed[0] < 1
     assert p99_within(fixed[1] + 50, fixed, 50.0) and not p99_within(fixed[1] + 100, fixed, 50.0)
 
 

@@ -75,9 +75,9 @@ class Turnaround(click.ParamType):
               help="event: the share (0-1) of keep-alive responses whose next request is in before their "
                    "worker is idle again, whatever the turnaround: a client on the same machine, woken by the "
                    "response on the worker's core, runs first. Traced with perf on a 2-core machine, wrk "
-                   "preempted the worker after 36-44%% of the responses at 200-1,000 req/s and 19%% at 1,900, "
-                   "and 0.12-0.14 fitted its closes (0.07 at 1,900), however fast wrk answered. 0 (the "
-                   "default): clients on other machines or cores (docs/simulate.md; "
+                   "preempted the worker after 36-44% of the responses at 200-1,000 req/s and 19% at 1,900; "
+                   "0.1-0.13 fitted its closes and p99 from 200 to 1,900 req/s, however fast wrk answered. 0 "
+                   "(the default): clients on other machines or cores (docs/simulate.md; "
                    "benchmarks/event_race_trace.py).")
 @click.option("--fin-after", type=Seconds(), default="0",
               help="A client keeps its side of a connection the server ended (Connection: close) open this "
@@ -97,7 +97,9 @@ class Turnaround(click.ParamType):
                    "from httpd 31 s; accepted, each holds a worker until mod_reqtimeout's header timeout "
                    "or Timeout (from FILE).")
 @click.option("--service", default="50ms", show_default=True,
-              help="Time a request takes on the server: 50ms, exp:50ms or lognormal:50ms[:sigma].")
+              help="Time a request takes on the server: 50ms, exp:50ms or lognormal:50ms[:sigma]. A set "
+                   "length varies by 0.1% from one request to the next, as on a real server (requests of "
+                   "exactly one length finish in lock-step).")
 @click.option("--documents", metavar="surge|FILE",
               help="Static documents: each request asks one (by its share of the requests) and takes --service "
                    "plus --per-kib for each KiB of it. `surge`: validate's SURGE set (heavy-tailed sizes, Zipf "
