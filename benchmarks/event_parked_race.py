@@ -44,10 +44,29 @@ SHAPE = {"processes": 2, "threads": 5, "clients": 20}
 
 
 def section() -> dict[str, object]:
-    d = load_directives(None, "event", max_request_workers=SHAPE["processes"] * SHAPE["threads"],
-                        threads_per_child=SHAPE["threads"])
-    d["StartServers"] = SHAPE["processes"]
+    return event_section(SHAPE["processes"], SHAPE["threads"])
+
+
+def event_section(processes: int, threads: int) -> dict[str, object]:
+    d = load_directives(None, "event", max_request_workers=processes * threads, threads_per_child=threads)
+    d["StartServers"] = processes
     return d
+
+
+def exponential_paths() -> list[str]:
+    """validate's application asked for exponential requests of mean MEAN_MS (fixed ones finish
+    in lock-step); a request takes its sleep plus the application's own time: 51.2 ms for a mean
+    of 50 (10 workers served 195-199 a second)."""
+    rng = random.Random(3)
+    return [f"/app/sleep?ms={max(1, round(rng.expovariate(1 / MEAN_MS)))}" for _ in range(5000)]
+
+
+def pin_apart(target) -> list[str]:
+    """httpd's processes (and the children they fork) on CPU 1; the wrapper that runs a client on
+    CPU 0, where it never preempts a worker on its core."""
+    for pid in subprocess.run(["pgrep", "-f", str(target.tmp)], capture_output=True, text=True).stdout.split():
+        subprocess.run(["taskset", "-a", "-cp", "1", pid], capture_output=True, check=True)
+    return ["taskset", "-c", "0"]
 
 
 def turnarounds(pcap: Path, port: int) -> list[float]:
@@ -85,10 +104,7 @@ def measure(client: str, seconds: float, paths: list[str], split: bool = False) 
     the client on CPU 0 (so the client never preempts a worker on its core)."""
     with make_target("httpd", "event", section()) as t, tempfile.TemporaryDirectory() as tmp:
         time.sleep(1.5)
-        wrapper = ["taskset", "-c", "0"] if split else []
-        if split:
-            for pid in subprocess.run(["pgrep", "-f", str(t.tmp)], capture_output=True, text=True).stdout.split():
-                subprocess.run(["taskset", "-a", "-cp", "1", pid], capture_output=True, check=True)
+        wrapper = pin_apart(t) if split else []
         pcap = Path(tmp) / "lo.pcap"
         cap = subprocess.Popen(["tcpdump", "-i", "lo", "-nn", "-s", "96", "-B", "65536", "-w", str(pcap),
                                 f"tcp port {t.port}"], stderr=subprocess.DEVNULL)
@@ -137,10 +153,7 @@ def main() -> int:
     if missing:
         print(f"needs {', '.join(missing)}", file=sys.stderr)
         return 2
-    rng = random.Random(3)
-    # a request takes its sleep plus the application's own time: 51.2 ms for a mean of 50 (10
-    # workers served 195-199 a second)
-    paths = [f"/app/sleep?ms={max(1, round(rng.expovariate(1 / MEAN_MS)))}" for _ in range(5000)]
+    paths = exponential_paths()
     print(f"event {args.processes} x {args.threads} threads, {args.clients} keep-alive clients, "
           f"exponential {MEAN_MS} ms requests{'; httpd on CPU 1, the client on CPU 0' if args.split else ''}")
     for client in args.kinds:

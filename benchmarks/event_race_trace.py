@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import re
 import shutil
 import subprocess
@@ -43,6 +42,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from event_parked_race import event_section, exponential_paths, pin_apart  # noqa: E402
 
 from apachetune.simulate.stats import percentile  # noqa: E402
 from apachetune.validate.load import wrk_closed_loop  # noqa: E402
@@ -155,31 +156,21 @@ def tiny_event() -> dict[str, object]:
     return d
 
 
-def shape_event(processes: int, threads: int) -> dict[str, object]:
-    d = load_directives(None, "event", max_request_workers=processes * threads, threads_per_child=threads)
-    d["StartServers"] = processes
-    return d
-
-
 def traced_run(args) -> tuple[list[str], str]:
     """Run the load on httpd with perf recording 1 s of it; (perf script lines, client's summary)."""
-    section = tiny_event() if args.client == "ab" else shape_event(args.processes, args.threads)
+    section = tiny_event() if args.client == "ab" else event_section(args.processes, args.threads)
     hogs = [subprocess.Popen([sys.executable, "-c", "import time\nt = time.time() + 30\nwhile time.time() < t: pass"])
             for _ in range(args.hogs)]
     try:
         with make_target("httpd", "event", section) as t, tempfile.TemporaryDirectory() as tmp:
             time.sleep(1.0)
-            if args.split:
-                pids = subprocess.run(["pgrep", "-f", str(t.tmp)], capture_output=True, text=True).stdout.split()
-                for pid in pids:
-                    subprocess.run(["taskset", "-a", "-cp", "1", pid], capture_output=True, check=True)
+            wrapper = pin_apart(t) if args.split else []
             data = Path(tmp) / "perf.data"
             cmd = ["perf", "record", "-q", "-a", "-o", str(data)]
             for e in EVENTS:
                 cmd += ["-e", e]
             recorder = threading.Thread(target=lambda: (time.sleep(1.5), subprocess.run(
                 [*cmd, "--", "sleep", "1"], stderr=subprocess.DEVNULL)))
-            wrapper = ["taskset", "-c", "0"] if args.split else []
             recorder.start()
             if args.client == "ab":
                 run = subprocess.run([*wrapper, "ab", "-r", "-k", "-s", "60", "-c", "200", "-n", "60000",
@@ -191,8 +182,7 @@ def traced_run(args) -> tuple[list[str], str]:
                 summary = (f"ab: {rps.group(1) if rps else '?'} req/s, failed {kinds.group(1) if kinds else '?'}, "
                            f"Length {kinds.group(2) or 0 if kinds else '?'} of 60000")
             else:
-                rng = random.Random(3)  # exponential requests: fixed ones finish in lock-step
-                paths = [f"/app/sleep?ms={max(1, round(rng.expovariate(1 / 50)))}" for _ in range(5000)]
+                paths = exponential_paths()
                 r = wrk_closed_loop("127.0.0.1", t.port, paths[0], args.clients, 4, wrapper=wrapper, paths=paths)
                 summary = (f"wrk: {r['throughput_rps']:.0f} req/s, closed {sum(r['errors'].values()) / 4:.1f} a second, "
                            f"p99 {r['latency_ms']['p99']:.0f} ms")
