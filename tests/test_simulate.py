@@ -767,6 +767,50 @@ def test_httpd_s_cpu_follows_its_open_connections_between_the_calibrated_ends():
                                        "connection) at 300, client 20 µs"), cost_line(costs)
 
 
+def test_a_local_load_generator_handles_one_response_at_a_time_in_each_of_its_threads():
+    """A client on the server's machine spends its CPU in its own threads, one response at a
+    time: with 4 cores, httpd at 10 µs and the client at 100 µs a request, one thread reads
+    10,000 responses a second whatever the cores left (spent in the workers instead, the cores
+    allowed 4 / 110 µs = 36,000), two threads 20,000; the requests wait at the client, so
+    the latency is the clients over the throughput."""
+    from apachetune.simulate.cpu import CpuCosts
+
+    section = load_directives(None, "event")
+    section.update(StartServers=16, MinSpareThreads=400, MaxSpareThreads=400)
+    w = Workload(ServiceTime.parse("1us"), clients=50)
+    for threads in (1, 2):
+        costs = CpuCosts(10e-6, 0.0, 100e-6, 0.0, "given", threads)
+        r = run("event", section, w, 1, warmup=0.2, cores=4, costs=costs)
+        assert r.throughput == pytest.approx(threads / 100e-6, rel=0.03), threads
+        assert r.latency_ms["mean"] == pytest.approx(50 / r.throughput * 1e3, rel=0.05)
+        assert r.cpu_utilisation == pytest.approx(r.throughput * 110e-6 / 4, rel=0.05)
+    # an open loop's visitors have no thread: their client's CPU is part of the request's
+    open_loop = run("event", section, Workload(ServiceTime.parse("1us"), rate=5000), 2, cores=4,
+                    costs=CpuCosts(10e-6, 0.0, 100e-6, 0.0, "given"))
+    assert open_loop.cpu_utilisation == pytest.approx(5000 * 110e-6 / 4, rel=0.1)
+
+
+def test_a_response_unread_when_the_server_closes_its_connection_loses_the_next_request():
+    """ab's books when event closes a parked connection whose response ab has not read yet: ab
+    reads the response (done), writes its next request into the closed connection and counts
+    that one a Length failure, then connects again. One slow client thread (1 ms a response)
+    for 20 ab clients against 2 workers of 1 process: the parked connections wait for the
+    client, each new connection's request finds the workers busy, and the parked ones are
+    closed: every failure is a close the client had not seen."""
+    from apachetune.simulate.cpu import CpuCosts
+
+    section = load_directives(None, "event", max_request_workers=2, threads_per_child=2)
+    section.update(StartServers=1, AsyncRequestWorkerFactor=50)
+    w = Workload(ServiceTime.parse("2ms"), clients=20, requests=400)
+    r = run("event", section, w, 60, cores=4, costs=CpuCosts(1e-6, 0.0, 1e-3, 0.0, "given"))
+    assert r.ab is not None and r.ab["complete"] == 400
+    closed = r.events.get("keep-alive closed, workers busy", 0) + r.events.get(
+        "keep-alive request closed, workers busy", 0)
+    unseen = r.events["requests written into a connection closed before its response was read"]
+    assert 0 < unseen <= closed and unseen <= r.ab["failed_length"], (r.events, r.ab)
+    assert r.completed == 400 - r.ab["failed_length"]  # each failure a request done unread
+
+
 def test_the_cli_s_cpu_options_are_checked():
     for option, value in (("--httpd-cpu", "fast"), ("--httpd-cpu", "1us,2us,3us"), ("--client-cpu", "-5us"),
                           ("--client-cpu", "2s")):
@@ -777,6 +821,12 @@ def test_the_cli_s_cpu_options_are_checked():
     assert r.exit_code == 0, r.output
     costs = json.loads(r.stdout)["cpu_costs"]
     assert costs["httpd_request_us"] == 0 and costs["client_request_us"] == 22 and costs["source"] == "given"
+    assert costs["client_threads"] == 2  # wrk's default -t
+    r = CliRunner().invoke(cli, ["simulate", "--mpm", "event", "--clients", "4", "--service", "1ms", "--seconds", "1",
+                                 "--client-cpu", "ab", "--client-threads", "3", "--format", "json"])
+    assert r.exit_code == 0 and json.loads(r.stdout)["cpu_costs"]["client_threads"] == 3, r.output
+    r = CliRunner().invoke(cli, ["simulate", "--clients", "1", "--seconds", "1", "--client-threads", "2"])
+    assert r.exit_code == 2 and "--client-threads" in r.output and "Traceback" not in r.output, r.output
 
 
 def test_retransmitted_syns_of_one_instant_pass_together_and_the_late_ones_end_half_open():

@@ -124,7 +124,10 @@ class Turnaround(click.ParamType):
                    "and what a new connection adds, e.g. 55us,60us.")
 @click.option("--client-cpu", default="0", show_default=True,
               help="The load generator's CPU a request when it runs on the server's machine (ab or wrk on "
-                   "loopback), shared with httpd's: 0 (clients elsewhere), ab, wrk, or e.g. 21us,45us.")
+                   "loopback), shared with httpd's: 0 (clients elsewhere), ab, wrk, or e.g. 21us,45us. A closed "
+                   "loop's client spends it in its own threads, one response at a time.")
+@click.option("--client-threads", type=click.IntRange(1, 1024), default=None,
+              help="With --client-cpu: the load generator's threads (wrk -t) [default: ab 1, wrk 2, else 1].")
 @click.option("--timeout", type=Seconds(), default="30", help="A client gives up on a request after this.")
 @click.option("--syn-schedule", default="machine", show_default=True,
               help="When the clients' kernel sends a dropped SYN again: machine (this kernel's settings), "
@@ -156,7 +159,7 @@ class Turnaround(click.ParamType):
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout, clients, rate, keepalive, think,
             turnaround, worker_return, client_first, fin_after, ab_requests, requests_per_connection, gap, crowd, silent, service, documents, per_kib, access_log, log_format, speed, cpu_fraction, cores, httpd_cpu,
-            client_cpu, timeout, syn_schedule, seconds, warmup, seed, per_worker_mib,
+            client_cpu, client_threads, timeout, syn_schedule, seconds, warmup, seed, per_worker_mib,
             per_process_mib, httpd_version, versus, compare, curve, plot_dir, graceful_at, fmt):
     """Predict what an MPM section does under a workload: throughput, latency percentiles,
     errors, processes over time and peak memory, from a model of httpd's MPMs in simulated time
@@ -164,7 +167,6 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
     from apachetune.cli.options import httpd_version_or_installed, modelled_version
     from apachetune.errors import UsageError
     from apachetune.simulate import simulate
-    from apachetune.simulate.cpu import CLIENT_CPU
     from apachetune.simulate.syn import SynSchedule
     from apachetune.simulate.workload import ServiceTime, Workload
     from apachetune.validate.section import load_directives, silent_connection_timeouts
@@ -198,7 +200,7 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
             modelled_version(v, option)
     mpms = ["prefork", "worker", "event"] if compare else [mpm or _mpm_of(file)]
     runs = [(m, version) for m in mpms] + ([(mpms[0], versus)] if versus else [])
-    client = _cpu_pair(client_cpu, "--client-cpu", CLIENT_CPU)
+    client, threads = _client(client_cpu, client_threads)
     results = []
     # what a silent connection meets does not depend on the MPM: read once a version
     timeouts = {v: silent_connection_timeouts(file, v) if silent else (0.0, None) for _, v in runs}
@@ -208,7 +210,7 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
         defer, read_timeout = timeouts[v]
         results.append(simulate(m, section, workload, seconds, warmup=warmup, seed=seed, memory=memory,
                                 version=v, cores=cores, graceful_at=tuple(graceful_at),
-                                costs=_costs(m, httpd_cpu, client), accept_defer=defer, read_timeout=read_timeout,
+                                costs=_costs(m, httpd_cpu, client, threads), accept_defer=defer, read_timeout=read_timeout,
                                 worker_return=worker_return, client_first=client_first))
     several = compare or versus
     curves = _curves(results, workload, seconds, seed, cores, bool(versus)) if curve or plot_dir else []
@@ -256,7 +258,18 @@ def _cpu_pair(text: str, option: str, named: dict[str, tuple[float, float]]) -> 
     return values[0], values[1] if len(values) == 2 else 0.0
 
 
-def _costs(mpm: str, httpd_cpu: str, client: tuple[float, float]):
+def _client(client_cpu: str, client_threads: int | None) -> tuple[tuple[float, float], int]:
+    """The local client's CPU (a request, a new connection's extra) and its threads."""
+    from apachetune.errors import UsageError
+    from apachetune.simulate.cpu import CLIENT_CPU, CLIENT_THREADS
+
+    client = _cpu_pair(client_cpu, "--client-cpu", CLIENT_CPU)
+    if client_threads is not None and not any(client):
+        raise UsageError("--client-threads: the client's threads spend --client-cpu; there is none")
+    return client, client_threads or CLIENT_THREADS.get(client_cpu.strip().lower(), 1)
+
+
+def _costs(mpm: str, httpd_cpu: str, client: tuple[float, float], threads: int = 1):
     """The CPU a request costs besides the application's: httpd's (this machine's calibration,
     a lab machine's, or given) and a local client's."""
     from apachetune.simulate.cpu import CpuCosts
@@ -264,9 +277,9 @@ def _costs(mpm: str, httpd_cpu: str, client: tuple[float, float]):
 
     if httpd_cpu.strip().lower() == "machine":
         span, source = measured(mpm)
-        return CpuCosts.spanning(span, client[0], client[1], source)
+        return CpuCosts.spanning(span, client[0], client[1], source, threads)
     request, connection = _cpu_pair(httpd_cpu, "--httpd-cpu", {})
-    return CpuCosts(request, connection, client[0], client[1], "given")
+    return CpuCosts(request, connection, client[0], client[1], "given", threads)
 
 
 def _documents(service_time, documents, per_kib, access_log):

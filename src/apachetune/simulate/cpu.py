@@ -26,6 +26,8 @@ _DONE = 1e-9  # seconds of work left that count as done (a nanosecond: well abov
 # loopback beside httpd 2.4.71 event on the lab's 2-core machine (10 and 100 clients; 2026-11-26):
 # a benchmark's client on the server's machine shares its cores (simulate --client-cpu).
 CLIENT_CPU = {"ab": (21.0, 43.0), "wrk": (22.0, 45.0)}
+# Its threads: ab has one; wrk runs two unless told otherwise (-t).
+CLIENT_THREADS = {"ab": 1, "wrk": 2}
 
 
 # httpd's figures at a few and at many connections: ((connections, request s, connection s), ...)
@@ -38,7 +40,10 @@ class CpuCosts:
     hooks, filters, the request's pool, the write), more on a request that opens a connection
     (the accept, the connection's pool, the lingering close), and, for a benchmark whose client
     runs on the same machine (ab or wrk on loopback), the client's. Shared over the cores with
-    the application's CPU part. A hello-world page costs httpd 50-120 µs of CPU on these 2-core
+    the application's CPU part. A closed loop's client is `client_threads` threads, each
+    handling one response (and writing the next request) at a time, so its CPU queues at the
+    client as a load generator's does (clients.ClientThread); an open loop's is part of the
+    request's. A hello-world page costs httpd 50-120 µs of CPU on these 2-core
     machines: without it a 1 ms page on 400 workers would be "served" at 400,000 requests a
     second, where httpd tops out near 25,000."""
 
@@ -47,6 +52,7 @@ class CpuCosts:
     client_request: float = 0.0
     client_connection: float = 0.0
     source: str = ""  # where httpd's figures come from (calibrated, given, assumed)
+    client_threads: int = 1  # a closed loop's client: its threads, each one response at a time
     # httpd's figures as they grow with its open connections (more processes or threads to switch
     # between): (connections, request, connection) at a few and at many, measured; between them
     # they follow the logarithm of the connections, beyond them they stay at the end's. Measured on
@@ -55,12 +61,18 @@ class CpuCosts:
     # `connection` are then the two ends' mean (the knee's figure). None: the same at any number.
     span: Span | None = None
 
-    def of(self, first_on_connection: bool, connections: int = 0) -> float:
-        """A request's CPU with `connections` open at the server (0: not known, the mean)."""
+    def of(self, first_on_connection: bool, connections: int = 0, client: bool = True) -> float:
+        """A request's CPU with `connections` open at the server (0: not known, the mean);
+        `client`: with the client's (False: the client's threads spend it, `client_of`)."""
         request, connection = self.httpd_at(connections)
         if first_on_connection:
-            return request + connection + self.client_request + self.client_connection
-        return request + self.client_request
+            request += connection
+        return request + (self.client_of(first_on_connection) if client else 0.0)
+
+    def client_of(self, first_on_connection: bool) -> float:
+        """The client's CPU for one request: reading the response and writing the request,
+        and on a new connection its connect and close."""
+        return self.client_request + (self.client_connection if first_on_connection else 0.0)
 
     def httpd_at(self, connections: int) -> tuple[float, float]:
         """httpd's request and connection figures with that many connections open."""
@@ -83,6 +95,8 @@ class CpuCosts:
                "httpd_connection_us": round(self.connection * 1e6, 1),
                "client_request_us": round(self.client_request * 1e6, 1),
                "client_connection_us": round(self.client_connection * 1e6, 1), "source": self.source}
+        if self.client_request or self.client_connection:
+            out["client_threads"] = self.client_threads
         if self.span is not None:
             out["httpd_by_connections"] = [{"connections": n, "request_us": round(r * 1e6, 1),
                                             "connection_us": round(c * 1e6, 1)} for n, r, c in self.span]
@@ -90,10 +104,10 @@ class CpuCosts:
 
     @classmethod
     def spanning(cls, span: Span, client_request: float = 0.0, client_connection: float = 0.0,
-                 source: str = "") -> CpuCosts:
+                 source: str = "", client_threads: int = 1) -> CpuCosts:
         """httpd's figures at a few and at many connections; the mean of the two stands for both."""
         (_, r0, c0), (_, r1, c1) = span
-        return cls((r0 + r1) / 2, (c0 + c1) / 2, client_request, client_connection, source, span)
+        return cls((r0 + r1) / 2, (c0 + c1) / 2, client_request, client_connection, source, client_threads, span)
 
 
 class Processors:

@@ -17,6 +17,7 @@ from apachetune.simulate.clients import (
     AbClient,
     AbCount,
     Arrivals,
+    ClientThread,
     CrowdClient,
     CrowdFormation,
     LoopClient,
@@ -163,9 +164,14 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
         clock.at(lead, SilentClient(clock, server, stats, workload).request)
     count = AbCount(workload.requests) if workload.requests else None
     loop_clients = []
-    for _ in range(workload.clients):
+    # a local load generator's threads, its connections dealt among them as wrk deals them
+    threads = [ClientThread(cpu, costs) for _ in range(max(1, costs.client_threads))] \
+        if cpu is not None and costs is not None and (costs.client_request or costs.client_connection) else []
+    for i in range(workload.clients):
         client = LoopClient(clock, server, stats, workload) if count is None else \
             AbClient(clock, server, stats, workload, count)
+        if threads:
+            client.cpu_thread = threads[i % len(threads)]
         if drain:
             client.until = lead + seconds
         loop_clients.append(client)
