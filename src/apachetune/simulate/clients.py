@@ -198,6 +198,8 @@ class Client:
         self.stats.response(self.clock.now, self.clock.now - conn.sent_at, self.crowd)
         if not keep:
             self.conn = None
+            if self.cpu_thread is not None:  # read to the server's FIN: it closes its side now
+                self.server.client_fin(conn)
         self.answered(keep)
 
     def closed(self, conn: Conn) -> None:

@@ -34,7 +34,8 @@ Lingering close: after a response that ends its connection httpd shuts its side 
 until the client's FIN, for at most SECONDS_TO_LINGER (2 s) of silence (ap_lingering_close):
 prefork's and worker's worker waits that long before it accepts again, event's listener holds
 the connection (not its worker). The client's FIN comes LINGER after the response (ab, wrk,
-browsers: at once) plus the workload's `fin_after`. Not modelled: the network. (CPU contention
+browsers: at once) plus the workload's `fin_after`, or, from a local load generator's thread
+(clients.ClientThread), LINGER after that thread has read the response. Not modelled: the network. (CPU contention
 is cpu.py's, when the workload has a CPU part.)"""
 
 from __future__ import annotations
@@ -132,6 +133,7 @@ class Server:
         # from a response that ends its connection to the end of httpd's lingering close
         self.linger = min(LINGER + fin_after, SECONDS_TO_LINGER)
         self.fin_delay = LINGER + fin_after  # from the server's FIN to the client's
+        self._fins: dict[Conn, Callable[[Conn], None]] = {}  # awaiting a client thread's FIN: what then
         self.cpu, self.cpu_fraction = cpu, cpu_fraction
         self.costs = costs or CpuCosts()
         self.event = mpm == "event"
@@ -437,9 +439,9 @@ class Server:
             # accepts again, so a client that reconnects at once finds the accept queue as full
             # as it was (on real httpd it does: the slot goes to a client retrying its SYN).
             # event's listener lingers for its workers.
-            self.clock.after(self.linger, self._release, conn)
+            self._await_fin(conn, self._release)
         elif not keep:
-            self._linger(conn)
+            self._linger(conn, after_response=True)
         elif self.event and not self.worker_return and not conn.holds:
             self.dispatch(p)  # a worker is free
 
@@ -529,7 +531,29 @@ class Server:
         else:
             self._release(conn)
 
-    def _linger(self, conn: Conn) -> None:
+    def _await_fin(self, conn: Conn, then: Callable[[Conn], None]) -> None:
+        """After a response that ends `conn`: then(conn) once the client's FIN is read. A client
+        with a thread of its own sends it when that thread has read the response (a busy load
+        generator late, its connections holding prefork's and worker's workers meanwhile:
+        client_fin); any other LINGER (+ fin_after) later. httpd gives up after
+        SECONDS_TO_LINGER."""
+        if conn.client.cpu_thread is None:
+            self.clock.after(self.linger, then, conn)
+            return
+        self._fins[conn] = then
+        self.clock.after(SECONDS_TO_LINGER, self._fin_read, conn)
+
+    def client_fin(self, conn: Conn) -> None:
+        """The client has read the response that ended `conn` and closes its side."""
+        if conn in self._fins:
+            self.clock.after(self.linger, self._fin_read, conn)
+
+    def _fin_read(self, conn: Conn) -> None:
+        then = self._fins.pop(conn, None)
+        if then is not None:
+            then(conn)
+
+    def _linger(self, conn: Conn, after_response: bool = False) -> None:
         """event closes a connection in its listener (start_lingering_close_nonblocking): its
         worker is free and it no longer counts toward the connection limit (lingering_count),
         but its pool goes back to the process's list only once the client's FIN is read, so the
@@ -541,9 +565,14 @@ class Server:
             return
         p.lingering += 1
         self._release(conn, pool_back=False)
-        self.clock.after(self.linger, self._pool_back, p)
+        if after_response:
+            self._await_fin(conn, self._pool_back)
+        else:
+            self.clock.after(self.linger, self._pool_back, conn)
 
-    def _pool_back(self, p: Process) -> None:
+    def _pool_back(self, conn: Conn) -> None:
+        p = conn.process
+        assert p is not None
         p.lingering -= 1
         self._keep_pool(p)
 
