@@ -772,8 +772,9 @@ def test_a_local_load_generator_handles_one_response_at_a_time_in_each_of_its_th
     time: with 4 cores, httpd at 10 µs and the client at 100 µs a request, one thread reads
     10,000 responses a second whatever the cores left (spent in the workers instead, the cores
     allowed 4 / 110 µs = 36,000), two threads 20,000; the requests wait at the client, so
-    the latency is the clients over the throughput."""
+    the latency is the clients over the throughput, and the curve's knee says the same."""
     from apachetune.simulate.cpu import CpuCosts
+    from apachetune.simulate.curve import knee
 
     section = load_directives(None, "event")
     section.update(StartServers=16, MinSpareThreads=400, MaxSpareThreads=400)
@@ -782,6 +783,7 @@ def test_a_local_load_generator_handles_one_response_at_a_time_in_each_of_its_th
         costs = CpuCosts(10e-6, 0.0, 100e-6, 0.0, "given", threads)
         r = run("event", section, w, 1, warmup=0.2, cores=4, costs=costs)
         assert r.throughput == pytest.approx(threads / 100e-6, rel=0.03), threads
+        assert knee("event", section, w, 4, costs).capacity == pytest.approx(threads / 100e-6, rel=0.01)
         assert r.latency_ms["mean"] == pytest.approx(50 / r.throughput * 1e3, rel=0.05)
         assert r.cpu_utilisation == pytest.approx(r.throughput * 110e-6 / 4, rel=0.05)
     # an open loop's visitors have no thread: their client's CPU is part of the request's
@@ -840,8 +842,9 @@ def test_the_cli_s_cpu_options_are_checked():
     r = CliRunner().invoke(cli, ["simulate", "--mpm", "event", "--clients", "4", "--service", "1ms", "--seconds", "1",
                                  "--client-cpu", "ab", "--client-threads", "3", "--format", "json"])
     assert r.exit_code == 0 and json.loads(r.stdout)["cpu_costs"]["client_threads"] == 3, r.output
-    r = CliRunner().invoke(cli, ["simulate", "--clients", "1", "--seconds", "1", "--client-threads", "2"])
-    assert r.exit_code == 2 and "--client-threads" in r.output and "Traceback" not in r.output, r.output
+    for args in (["--clients", "1"], ["--rate", "10", "--client-cpu", "ab"]):
+        r = CliRunner().invoke(cli, ["simulate", *args, "--seconds", "1", "--client-threads", "2"])
+        assert r.exit_code == 2 and "--client-threads" in r.output and "Traceback" not in r.output, r.output
 
 
 def test_retransmitted_syns_of_one_instant_pass_together_and_the_late_ones_end_half_open():

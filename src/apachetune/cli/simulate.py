@@ -200,7 +200,7 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
             modelled_version(v, option)
     mpms = ["prefork", "worker", "event"] if compare else [mpm or _mpm_of(file)]
     runs = [(m, version) for m in mpms] + ([(mpms[0], versus)] if versus else [])
-    client, threads = _client(client_cpu, client_threads)
+    client, threads = _client(client_cpu, client_threads, bool(clients))
     results = []
     # what a silent connection meets does not depend on the MPM: read once a version
     timeouts = {v: silent_connection_timeouts(file, v) if silent else (0.0, None) for _, v in runs}
@@ -258,7 +258,7 @@ def _cpu_pair(text: str, option: str, named: dict[str, tuple[float, float]]) -> 
     return values[0], values[1] if len(values) == 2 else 0.0
 
 
-def _client(client_cpu: str, client_threads: int | None) -> tuple[tuple[float, float], int]:
+def _client(client_cpu: str, client_threads: int | None, closed_loop: bool) -> tuple[tuple[float, float], int]:
     """The local client's CPU (a request, a new connection's extra) and its threads."""
     from apachetune.errors import UsageError
     from apachetune.simulate.cpu import CLIENT_CPU, CLIENT_THREADS
@@ -266,6 +266,8 @@ def _client(client_cpu: str, client_threads: int | None) -> tuple[tuple[float, f
     client = _cpu_pair(client_cpu, "--client-cpu", CLIENT_CPU)
     if client_threads is not None and not any(client):
         raise UsageError("--client-threads: the client's threads spend --client-cpu; there is none")
+    if client_threads is not None and not closed_loop:
+        raise UsageError("--client-threads: only a closed loop's client (--clients) has threads")
     return client, client_threads or CLIENT_THREADS.get(client_cpu.strip().lower(), 1)
 
 

@@ -2,7 +2,8 @@
 sees where throughput stops growing and the tail starts to climb before deploying it.
 
 The knee is the simplest model's: MaxRequestWorkers / service time requests a second (and, with
-a CPU part, cores / CPU time a request, whichever is lower). A closed loop reaches it at
+a CPU part, cores / CPU time a request, and with a local client's CPU, its threads / its CPU a
+request, whichever is lowest). A closed loop reaches it at
 capacity x (service + think) clients, or at MaxRequestWorkers clients where a keep-alive client
 holds its worker while it thinks (prefork and worker); an open loop at that rate."""
 
@@ -53,6 +54,9 @@ def knee(mpm: str, section: dict[str, object], workload: Workload, cores: int,
         capacity = min(capacity, cores / cpu)
     if not workload.clients:
         return Knee("rate", capacity, capacity)
+    client = costs.client_request + costs.client_connection / per_connection if costs else 0.0
+    if client:  # a closed loop's client reads that many responses a second at most (ClientThread)
+        capacity = min(capacity, min(costs.client_threads, cores) / client)  # type: ignore[union-attr]
     holds_worker = mpm != "event" and workload.keepalive and workload.think > 0
     clients = capacity * service if holds_worker else capacity * (service + workload.think)
     return Knee("clients", clients, capacity)
