@@ -790,6 +790,7 @@ def test_a_local_load_generator_handles_one_response_at_a_time_in_each_of_its_th
     open_loop = run("event", section, Workload(ServiceTime.parse("1us"), rate=5000), 2, cores=4,
                     costs=CpuCosts(10e-6, 0.0, 100e-6, 0.0, "given"))
     assert open_loop.cpu_utilisation == pytest.approx(5000 * 110e-6 / 4, rel=0.1)
+    assert open_loop.costs.client_threads == 0 and "client_threads" not in open_loop.costs.to_json()
 
 
 def test_a_response_unread_when_the_server_closes_its_connection_loses_the_next_request():

@@ -78,8 +78,9 @@ def cost_line(c) -> str:
     else:
         line = f"httpd {pair(c.request, c.connection)}"
     if c.client_request or c.client_connection:
-        line += (f", client {pair(c.client_request, c.client_connection)} in {c.client_threads} "
-                 f"thread{'s' if c.client_threads > 1 else ''}")
+        line += f", client {pair(c.client_request, c.client_connection)}"
+        if c.client_threads:
+            line += f" in {c.client_threads} thread{'s' if c.client_threads > 1 else ''}"
     return line + (f"; {c.source}" if c.source else "")
 
 

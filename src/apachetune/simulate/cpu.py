@@ -52,7 +52,7 @@ class CpuCosts:
     client_request: float = 0.0
     client_connection: float = 0.0
     source: str = ""  # where httpd's figures come from (calibrated, given, assumed)
-    client_threads: int = 1  # a closed loop's client: its threads, each one response at a time
+    client_threads: int = 1  # a closed loop's client: its threads, each one response at a time (0: an open loop's)
     # httpd's figures as they grow with its open connections (more processes or threads to switch
     # between): (connections, request, connection) at a few and at many, measured; between them
     # they follow the logarithm of the connections, beyond them they stay at the end's. Measured on
@@ -95,7 +95,7 @@ class CpuCosts:
                "httpd_connection_us": round(self.connection * 1e6, 1),
                "client_request_us": round(self.client_request * 1e6, 1),
                "client_connection_us": round(self.client_connection * 1e6, 1), "source": self.source}
-        if self.client_request or self.client_connection:
+        if self.client_threads and (self.client_request or self.client_connection):
             out["client_threads"] = self.client_threads
         if self.span is not None:
             out["httpd_by_connections"] = [{"connections": n, "request_us": round(r * 1e6, 1),

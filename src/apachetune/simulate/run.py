@@ -6,7 +6,7 @@ import math
 import os
 import random
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -146,6 +146,8 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     if backlog is None:
         # Linux queues one connection more than listen()'s backlog (sk_acceptq_is_full: ">")
         backlog = min(int(section.get("ListenBacklog", 511)), somaxconn()) + 1  # type: ignore[call-overload]
+    if costs and not workload.clients:  # only a closed loop's client has threads (an open loop's CPU is the request's)
+        costs = replace(costs, client_threads=0)
     cpu = Processors(clock, cores or os.cpu_count() or 1) if workload.cpu_fraction or costs else None
     ratio = section.get("ListenCoresBucketsRatio")
     buckets = listen_buckets(ratio, cores) if rules_for(version).buckets and isinstance(ratio, int) else 1
