@@ -1,0 +1,161 @@
+"""Debian's stock MPM sections under ab on loopback, against `apachetune simulate`.
+
+    python benchmarks/stock_sections_bench.py [ROUNDS]
+
+What an operator tries first: `ab -c 100` (a connection per request, then `-k`) against the
+stock mpm_prefork/worker/event.conf on a small file, with ab on the server's machine. Each run
+starts a fresh httpd 2.4.71 (the pool grows from StartServers as it would) and samples, besides
+ab's summary, the children running (4 times a second) and server-status's BusyWorkers (about 20
+times a second). Beside it, the simulation of the same run with `--httpd-cpu machine
+--client-cpu ab` (this machine's calibration; ab's CPU in its one thread).
+
+It keeps the question docs/simulate.md leaves open in view: with ab's CPU in its own thread the
+simulation loses as few keep-alive requests as httpd does, but keeps event's pool at 2
+processes and a few busy workers where httpd grows it to 5 with half its requests in workers.
+
+Writes the `## Stock sections under ab, simulated` section of docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from parse_bench import write_section  # noqa: E402
+
+from apachetune import httpd  # noqa: E402
+from apachetune.simulate import simulate  # noqa: E402
+from apachetune.simulate.cpu import CLIENT_CPU, CpuCosts  # noqa: E402
+from apachetune.simulate.workload import ServiceTime, Workload  # noqa: E402
+from apachetune.validate import calibration  # noqa: E402
+from apachetune.validate.section import load_directives  # noqa: E402
+from apachetune.validate.targets import make_target  # noqa: E402
+
+HEADING = "## Stock sections under ab, simulated"
+CLIENTS = 100
+REQUESTS = {False: 20000, True: 40000}  # a connection per request; keep-alive
+# Debian's mods-available/mpm_*.conf
+STOCK = {
+    "prefork": {"StartServers": 5, "MinSpareServers": 5, "MaxSpareServers": 10, "MaxRequestWorkers": 150},
+    "worker": {"StartServers": 2, "MinSpareThreads": 25, "MaxSpareThreads": 75, "ThreadsPerChild": 25,
+               "MaxRequestWorkers": 150},
+    "event": {"StartServers": 2, "MinSpareThreads": 25, "MaxSpareThreads": 75, "ThreadsPerChild": 25,
+              "MaxRequestWorkers": 150},
+}
+
+
+def section(mpm: str) -> dict[str, object]:
+    threads = 1 if mpm == "prefork" else 25
+    s = load_directives(None, mpm, 150, threads, keep_server_limit=True)
+    s.update(STOCK[mpm])
+    return s
+
+
+def measured(mpm: str, keepalive: bool) -> dict[str, object]:
+    """One ab run on a fresh server: its summary, the children over time, BusyWorkers."""
+    with make_target("httpd", mpm, section(mpm)) as t:
+        time.sleep(1.0)
+        children: list[int] = []
+        busy: list[int] = []
+        done = threading.Event()
+
+        def watch() -> None:
+            next_count = 0.0
+            while not done.is_set():
+                now = time.monotonic()
+                if now >= next_count:
+                    children.append(len(t.pids()) - 1)  # (the parent)
+                    next_count = now + 0.25
+                try:
+                    text = urllib.request.urlopen(f"http://{t.host}:{t.port}/server-status?auto", timeout=2).read()
+                    m = re.search(rb"BusyWorkers: (\d+)", text)
+                    if m:
+                        busy.append(int(m.group(1)) - 1)  # (the status request's own worker)
+                except OSError:
+                    pass
+                time.sleep(0.05)
+
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        cmd = ["ab", "-r", *(["-k"] if keepalive else []), "-c", str(CLIENTS), "-n", str(REQUESTS[keepalive]),
+               f"http://{t.host}:{t.port}/index.html"]
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=300).stdout
+        done.set()
+        watcher.join()
+
+    def number(pattern: str) -> float:
+        m = re.search(pattern, out)
+        return float(m.group(1)) if m else 0.0
+
+    return {"rps": number(r"Requests per second:\s*([0-9.]+)"), "length": int(number(r"Length: (\d+)")),
+            "taken": number(r"Time taken for tests:\s*([0-9.]+)"), "children": children,
+            "busy": statistics.median(busy) if busy else 0}
+
+
+def simulated(mpm: str, keepalive: bool) -> dict[str, object]:
+    span, source = calibration.httpd_cpu(mpm)
+    costs = CpuCosts.spanning(span, *(x / 1e6 for x in CLIENT_CPU["ab"]), source, 1)
+    w = Workload(ServiceTime.parse("1us"), clients=CLIENTS, keepalive=keepalive, requests=REQUESTS[keepalive],
+                 turnaround=30e-6)
+    r = simulate(mpm, section(mpm), w, 600, cores=2, costs=costs)
+    assert r.ab is not None
+    return {"rps": r.ab["requests_per_second"], "length": r.ab["failed_length"], "taken": r.ab["time_taken_s"],
+            "children": [int(row["processes"]) for row in r.timeline],
+            "busy": statistics.median(row["busy_workers"] for row in r.timeline[1:]) if len(r.timeline) > 1 else 0}
+
+
+def pool(children: list[int]) -> str:
+    """The pool's steps: 2 -> 3 -> 5."""
+    steps: list[int] = []
+    for c in children:
+        if c > 0 and (not steps or c != steps[-1]):
+            steps.append(c)
+    return " → ".join(map(str, steps))
+
+
+def main() -> int:
+    if httpd.binary() is None or subprocess.run(["which", "ab"], capture_output=True).returncode:
+        print("needs httpd and ab", file=sys.stderr)
+        return 1
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 2
+    rows = []
+    for mpm in ("prefork", "worker", "event"):
+        for keepalive in (False, True):
+            real = [measured(mpm, keepalive) for _ in range(rounds)]
+            sim = simulated(mpm, keepalive)
+            load = f"-k -n {REQUESTS[True]}" if keepalive else f"-n {REQUESTS[False]}"
+            rows.append(
+                f"| {mpm} | {load} | " + " / ".join(f"{r['rps']:,.0f}" for r in real) + f" | {sim['rps']:,.0f} | "
+                + " / ".join(str(r["length"]) for r in real) + f" | {sim['length']} | "
+                + " / ".join(pool(r["children"]) for r in real) + f" | {pool(sim['children'])} | "  # type: ignore[arg-type]
+                + " / ".join(f"{r['busy']:g}" for r in real) + f" | {sim['busy']:g} |")
+            print(rows[-1], flush=True)
+    body = "\n".join([
+        HEADING, "",
+        f"`python benchmarks/stock_sections_bench.py`: httpd {httpd.version() or '?'} with Debian's stock "
+        f"mpm_*.conf, `ab -r [-k] -c {CLIENTS}` on validate's small file, ab on the same machine, a fresh server "
+        f"each run ({rounds} runs); simulated with `--httpd-cpu machine --client-cpu ab --turnaround 30us` "
+        "(ab's CPU in its one thread). Children: the pool's steps during the run; busy workers: the median "
+        "of server-status's BusyWorkers (about 20 samples a second; simulated: once a second).", "",
+        "| MPM | ab | httpd req/s | simulated | httpd Length | simulated | httpd children | simulated | "
+        "httpd busy workers | simulated |",
+        "|---|---|---|---|---|---|---|---|---|---|", *rows, "",
+        "What the simulation misses is where the requests wait (docs/simulate.md, \"The client's threads\"): "
+        "on event httpd keeps about half of them in its workers and grows its pool, while losing few.",
+    ])
+    write_section(ROOT / "docs" / "benchmarks.md", HEADING, body)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
