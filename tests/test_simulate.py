@@ -840,6 +840,12 @@ def test_the_cli_s_cpu_options_are_checked():
     costs = json.loads(r.stdout)["cpu_costs"]
     assert costs["httpd_request_us"] == 0 and costs["client_request_us"] == 22 and costs["source"] == "given"
     assert costs["client_threads"] == 2  # wrk's default -t
+    text = CliRunner().invoke(cli, ["simulate", "--mpm", "event", "--clients", "4", "--service", "1ms", "--seconds",
+                                    "1", "--client-cpu", "ab"]).output
+    assert "time slices beside a local client" in " ".join(text.split()), text
+    text = CliRunner().invoke(cli, ["simulate", "--mpm", "event", "--clients", "4", "--service", "1ms", "--seconds",
+                                    "1"]).output
+    assert "local client" not in " ".join(text.split()), text
     r = CliRunner().invoke(cli, ["simulate", "--mpm", "event", "--clients", "4", "--service", "1ms", "--seconds", "1",
                                  "--client-cpu", "ab", "--client-threads", "3", "--format", "json"])
     assert r.exit_code == 0 and json.loads(r.stdout)["cpu_costs"]["client_threads"] == 3, r.output

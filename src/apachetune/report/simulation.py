@@ -100,7 +100,12 @@ def print_simulation(r: SimResult) -> None:
     out.print(table)
     cpu = "" if r.cpu_utilisation is not None else "CPU contention (--cpu-fraction, --httpd-cpu), "
     app = "the application's CPU (--cpu-fraction), " if r.costs and not r.workload_cpu else ""
-    out.print(f"Not modelled: {cpu}{app}the network (docs/simulate.md).")
+    # a local client's thread shares the cores by processor sharing; the kernel's time slices keep
+    # about half the requests waiting in httpd's workers, which grows its pool (stock_sections_bench)
+    local = ("the kernel's time slices beside a local client (httpd may keep more requests in its workers, "
+             "and grow its pool further), " if r.costs and r.costs.client_threads and (
+                 r.costs.client_request or r.costs.client_connection) else "")
+    out.print(f"Not modelled: {cpu}{app}{local}the network (docs/simulate.md).")
     if r.keepalive_overload and not r.turnaround:
         # the worker's way back matters only with a turnaround to race it; 0 is right for clients
         # on other machines or cores (benchmarks/event_race_trace.py)
