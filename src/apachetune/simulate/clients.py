@@ -15,10 +15,11 @@
   (Workload.turnaround_draw);
 - a load generator on the server's machine (CpuCosts' client figures) spends CPU on each
   response and request in its own threads, one response at a time (ClientThread): ab is one
-  thread, wrk two by default. Past what they can take, responses wait in the client's sockets,
-  not requests in the server's workers, as on a real machine (ab -k -c 100 against Debian's
-  event section, a small file: httpd closed 0.05-2% of the requests unread; a client's CPU
-  spent in the workers, the simulation closed 47%)."""
+  thread, wrk two by default. Past what they can take, responses wait in the client's sockets
+  (ab -k -c 100 against Debian's event section, a small file: httpd closed 0.05-2% of the
+  requests unread, the simulation 0.2%; with the client's CPU spent in the workers, 47%). httpd
+  still keeps about half of them in its workers, waiting for a core while the client runs its
+  time slice, and grows its pool: not modelled (docs/simulate.md, "The client's threads")."""
 
 from __future__ import annotations
 
