@@ -19,6 +19,7 @@ Writes the `## Stock sections under ab, simulated` section of docs/benchmarks.md
 from __future__ import annotations
 
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -124,7 +125,7 @@ def pool(children: list[int]) -> str:
 
 
 def main() -> int:
-    if httpd.binary() is None or subprocess.run(["which", "ab"], capture_output=True).returncode:
+    if httpd.binary() is None or shutil.which("ab") is None:
         print("needs httpd and ab", file=sys.stderr)
         return 1
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 2

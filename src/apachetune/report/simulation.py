@@ -77,7 +77,7 @@ def cost_line(c) -> str:
         line = f"httpd {pair(r0, c0)} at {n0:g} connections to {pair(r1, c1)} at {n1:g}"
     else:
         line = f"httpd {pair(c.request, c.connection)}"
-    if c.client_request or c.client_connection:
+    if c.has_client:
         line += f", client {pair(c.client_request, c.client_connection)}"
         if c.client_threads:
             line += f" in {c.client_threads} thread{'s' if c.client_threads > 1 else ''}"
@@ -103,8 +103,7 @@ def print_simulation(r: SimResult) -> None:
     # a local client's thread shares the cores by processor sharing; the kernel's time slices keep
     # about half the requests waiting in httpd's workers, which grows its pool (stock_sections_bench)
     local = ("the kernel's time slices beside a local client (httpd may keep more requests in its workers, "
-             "and grow its pool further), " if r.costs and r.costs.client_threads and (
-                 r.costs.client_request or r.costs.client_connection) else "")
+             "and grow its pool further), " if r.costs and r.costs.client_threads and r.costs.has_client else "")
     out.print(f"Not modelled: {cpu}{app}{local}the network (docs/simulate.md).")
     if r.keepalive_overload and not r.turnaround:
         # the worker's way back matters only with a turnaround to race it; 0 is right for clients

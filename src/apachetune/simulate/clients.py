@@ -205,11 +205,15 @@ class Client:
 
     def closed(self, conn: Conn) -> None:
         """The server closed an idle connection of ours."""
-        if conn is self.conn:
-            if self.reading:  # noticed when the next request is written into it
-                self.unseen_close = True
-                return
+        if conn is self.conn and not self._noticed_later():
             self.conn = None
+
+    def _noticed_later(self) -> bool:
+        """A close that comes while the client's thread has not read the response yet: the
+        client finds out when it writes its next request into the connection (and loses it)."""
+        if self.reading:
+            self.unseen_close = True
+        return self.reading
 
     def answered(self, keep: bool) -> None:
         raise NotImplementedError
@@ -298,10 +302,7 @@ class AbClient(LoopClient):
             super().request()
 
     def closed(self, conn: Conn) -> None:
-        if conn is not self.conn:
-            return
-        if self.reading:  # its response not read yet: the next request is written into it, and lost
-            self.unseen_close = True
+        if conn is not self.conn or self._noticed_later():
             return
         self.conn = None
         if not self.waiting:  # idle after a response: read nothing, so done and a Length failure

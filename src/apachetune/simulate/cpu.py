@@ -82,8 +82,13 @@ class CpuCosts:
         x = min(1.0, max(0.0, (math.log(connections) - math.log(n0)) / (math.log(n1) - math.log(n0))))
         return r0 + (r1 - r0) * x, c0 + (c1 - c0) * x
 
+    @property
+    def has_client(self) -> bool:
+        """A local client's CPU is part of the run (ab or wrk on the server's machine)."""
+        return bool(self.client_request or self.client_connection)
+
     def __bool__(self) -> bool:
-        return bool(self.request or self.connection or self.client_request or self.client_connection)
+        return bool(self.request or self.connection or self.has_client)
 
     def mean(self, requests_per_connection: float) -> float:
         """The CPU a request costs on average when a connection carries that many."""
@@ -95,7 +100,7 @@ class CpuCosts:
                "httpd_connection_us": round(self.connection * 1e6, 1),
                "client_request_us": round(self.client_request * 1e6, 1),
                "client_connection_us": round(self.client_connection * 1e6, 1), "source": self.source}
-        if self.client_threads and (self.client_request or self.client_connection):
+        if self.client_threads and self.has_client:
             out["client_threads"] = self.client_threads
         if self.span is not None:
             out["httpd_by_connections"] = [{"connections": n, "request_us": round(r * 1e6, 1),

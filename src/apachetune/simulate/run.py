@@ -168,7 +168,7 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     loop_clients = []
     # a local load generator's threads, its connections dealt among them as wrk deals them
     threads = [ClientThread(cpu, costs) for _ in range(max(1, costs.client_threads))] \
-        if cpu is not None and costs is not None and (costs.client_request or costs.client_connection) else []
+        if cpu is not None and costs is not None and costs.has_client else []
     for i in range(workload.clients):
         client = LoopClient(clock, server, stats, workload) if count is None else \
             AbClient(clock, server, stats, workload, count)
