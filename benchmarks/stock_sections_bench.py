@@ -137,6 +137,7 @@ def main() -> int:
             load = f"-k -n {REQUESTS[True]}" if keepalive else f"-n {REQUESTS[False]}"
             rows.append(
                 f"| {mpm} | {load} | " + " / ".join(f"{r['rps']:,.0f}" for r in real) + f" | {sim['rps']:,.0f} | "
+                + f"{sim['rps'] / statistics.median(r['rps'] for r in real):.2f} | "
                 + " / ".join(str(r["length"]) for r in real) + f" | {sim['length']} | "
                 + " / ".join(pool(r["children"]) for r in real) + f" | {pool(sim['children'])} | "  # type: ignore[arg-type]
                 + " / ".join(f"{r['busy']:g}" for r in real) + f" | {sim['busy']:g} |")
@@ -148,9 +149,10 @@ def main() -> int:
         f"each run ({rounds} runs); simulated with `--httpd-cpu machine --client-cpu ab --turnaround 30us` "
         "(ab's CPU in its one thread). Children: the pool's steps during the run; busy workers: the median "
         "of server-status's BusyWorkers (about 20 samples a second; simulated: once a second).", "",
-        "| MPM | ab | httpd req/s | simulated | httpd Length | simulated | httpd children | simulated | "
+        "| MPM | ab | httpd req/s | simulated | sim / real | httpd Length | simulated | httpd children | simulated | "
         "httpd busy workers | simulated |",
-        "|---|---|---|---|---|---|---|---|---|---|", *rows, "",
+        "|---|---|---|---|---|---|---|---|---|---|---|", *rows, "",
+        "sim / real: the simulated req/s over the median of httpd's runs.", "",
         "What the simulation misses is where the requests wait (docs/simulate.md, \"The client's threads\"): "
         "on event httpd keeps about half of them in its workers and grows its pool, while losing few.",
     ])

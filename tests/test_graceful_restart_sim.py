@@ -12,7 +12,10 @@ ServerLimit 4, 2 throughout and p99 1.1 s (docs/simulate.md).
 worker (2 x 25, the same clients) uses no slot beyond MaxRequestWorkers / ThreadsPerChild: with
 1 s requests ServerLimit 2 and 4 alike had no process from 4.3 to 5.3 s and 265 done, the slowest
 3.1 s. With 3 s requests its maintenance forked into a stopping child's slot at 5.3 s (3
-processes) and nothing waited beyond its own 3 s; event with ServerLimit 2: the slowest 5.1 s."""
+processes) and nothing waited beyond its own 3 s; event with ServerLimit 2: the slowest 5.1 s.
+With 4 s requests and the restart after the first round, a third process at the second pass
+and a fourth at the next (the third starts only the stopping child's dead threads), on httpd,
+mpmd and in the model alike."""
 
 from __future__ import annotations
 
@@ -115,7 +118,8 @@ def _completions_by_second(server_limit: int, mpm: str = "event", ms: int = 1000
         pid = int((t.tmp / "httpd.pid").read_text()) if target == "httpd" else t.proc.pid
         time.sleep(1.5)
         start = time.monotonic()
-        stop = start + 8
+        # (a restart after the first round watches until the second has ended)
+        stop = start + (max(8.0, 2 * ms / 1000 + 1.5) if after_first_round else 8)
 
         def client():
             conn = None
@@ -187,11 +191,11 @@ def test_mpmd_restarts_gracefully_as_httpd_does():
     gap, slowest_gap, _ = _completions_by_second(4, "worker", target="mpmd")
     assert [s for s in (4, 5) if gap.get(s, 0) == 0], gap
     assert slowest_gap > 2.8
-    # 3 s requests: a new worker child forks beside a stopping one, nothing waits beyond its 3 s
-    # (not the slowest request: 3.2 s on a quiet machine, 5.0 on httpd and mpmd alike beside
-    # two CPU hogs)
-    _, _, children = _completions_by_second(2, "worker", 3000, target="mpmd", after_first_round=True)
-    assert max(children) == 3, children
+    # long requests: a new worker child forks beside a stopping one, nothing waits beyond its own
+    # length (not the slowest request: 3.2 s for 3 s requests on a quiet machine, 5.0 on httpd
+    # and mpmd alike beside two CPU hogs); 4 s requests leave the third process two seconds
+    _, _, children = _completions_by_second(2, "worker", 4000, target="mpmd", after_first_round=True)
+    assert max(children) >= 3, children
 
 
 @needs_httpd
@@ -205,10 +209,14 @@ def test_httpd_worker_restarts_gracefully_as_simulated():
     assert [s for s in (4, 5) if gap.get(s, 0) == 0], gap
     assert slowest_gap > 2.8
     # (the third process lives from the maintenance pass two seconds after the signal until the
-    # stopping child's requests end, a second later; a suite beside two CPU hogs once began the
-    # first round so late that a signal at 3.1 s found it ending, and there was nothing to fork for)
-    _, _, children = _completions_by_second(2, "worker", 3000, after_first_round=True)
-    assert max(children) == 3, children  # (the slowest: 3.1 s quiet, 5.0 s beside two CPU hogs)
+    # stopping child's requests end: with 3 s requests under a second, and a suite beside two CPU
+    # hogs once saw none of it (the parent re-reads its configuration first, and its passes come
+    # late); 4 s requests leave it two seconds, and a fourth process forks at the next pass (the
+    # third can start only the stopping child's dead threads, 5 of 25: still too few idle), as
+    # the model has it. A suite beside two CPU hogs also once began the first round so late that
+    # a signal at 3.1 s found it ending: the signal waits for that round)
+    _, _, children = _completions_by_second(2, "worker", 4000, after_first_round=True)
+    assert max(children) >= 3, children
 
 
 def test_the_cli_restarts_with_the_configuration_s_server_limit(tmp_path):
