@@ -70,13 +70,15 @@ def measured(mpm: str, keepalive: bool) -> dict[str, object]:
         busy: list[int] = []
         done = threading.Event()
 
-        def watch() -> None:
-            next_count = 0.0
+        def count_children() -> None:
             while not done.is_set():
-                now = time.monotonic()
-                if now >= next_count:
-                    children.append(len(t.pids()) - 1)  # (the parent)
-                    next_count = now + 0.25
+                children.append(len(t.pids()) - 1)  # (the parent)
+                time.sleep(0.25)
+
+        def sample_status() -> None:
+            # (a thread of its own: on prefork under -k the status request waits for a free child,
+            # and the children's count must not wait with it)
+            while not done.is_set():
                 try:
                     text = urllib.request.urlopen(f"http://{t.host}:{t.port}/server-status?auto", timeout=2).read()
                     m = re.search(rb"BusyWorkers: (\d+)", text)
@@ -86,13 +88,15 @@ def measured(mpm: str, keepalive: bool) -> dict[str, object]:
                     pass
                 time.sleep(0.05)
 
-        watcher = threading.Thread(target=watch)
-        watcher.start()
+        watchers = [threading.Thread(target=count_children), threading.Thread(target=sample_status)]
+        for w in watchers:
+            w.start()
         cmd = ["ab", "-r", *(["-k"] if keepalive else []), "-c", str(CLIENTS), "-n", str(REQUESTS[keepalive]),
                f"http://{t.host}:{t.port}/index.html"]
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=300).stdout
         done.set()
-        watcher.join()
+        for w in watchers:
+            w.join()
 
     def number(pattern: str) -> float:
         m = re.search(pattern, out)
