@@ -159,6 +159,7 @@ def test_calibrate_measures_httpd_against_mpmd_and_keeps_it(own_cache):
                 "unpinned_keepalive_us", "unpinned_close_us"):
         assert 1 < measured[key] < 10_000, (key, measured)
     assert measured["request_us"] >= 0 and measured["connection_us"] >= 0
+    assert 0 <= measured["background_busy"] <= 1  # other work beside it, watched before and after
     # httpd unpinned at each end of the clients, for the simulation (keep-alive, close)
     assert sorted(measured["unpinned_by_clients"], key=int) == ["10", "300"], measured
     assert all(1 < us < 10_000 for pair in measured["unpinned_by_clients"].values() for us in pair), measured
@@ -183,6 +184,67 @@ def test_validate_calibrates_on_first_use_when_httpd_is_there(own_cache, monkeyp
     assert "measured now" in note
     assert calibration.stored()["event"].directives() == directives
     assert calibration.for_mpm("event") == (directives, calibration.stored()["event"].describe())
+
+
+def test_background_busy_counts_other_work_and_steal_once(monkeypatch):
+    """The share of the CPUs busy while calibration waits: user, system, interrupts and a host's
+    steal are busy, idle and iowait are not, and guest time (already in user) is not counted twice."""
+    from collections import namedtuple
+
+    Times = namedtuple("Times", "user nice system idle iowait irq softirq steal guest guest_nice")
+    samples = iter([Times(0, 0, 0, 0, 0, 0, 0, 0, 0, 0), Times(30, 0, 10, 45, 5, 0, 0, 10, 20, 0)])
+    monkeypatch.setattr(calibration.psutil, "cpu_times", lambda: next(samples))
+    monkeypatch.setattr(calibration.time, "sleep", lambda s: None)
+    assert calibration.background_busy() == pytest.approx(0.5)  # (30 + 10 + 10) / (50 + 50)
+
+
+def test_background_busy_sees_processes_spinning_on_every_cpu():
+    import os
+    import subprocess
+    import sys
+
+    cpus = os.cpu_count() or 1
+    if cpus > 16:
+        pytest.skip("spins a process a CPU")
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(cpus)]
+    try:
+        import time
+
+        time.sleep(0.2)  # (started and spinning)
+        assert calibration.background_busy() >= 0.5
+    finally:
+        for p in spinners:
+            p.kill()
+            p.wait()
+
+
+def test_a_calibration_measured_beside_other_work_says_so_and_is_measured_again_when_quiet(own_cache, monkeypatch):
+    """Event's keep-alive request read 87 µs measured beside a loaded suite and 63 quiet: such a
+    calibration is used (with a caveat in every report) while the machine stays busy, and
+    measured again by validate's first run on a quiet machine."""
+    busy_one = dataclasses.replace(_sample("worker", 9, 5), background_busy=0.6)
+    calibration.store(busy_one)
+    monkeypatch.setattr(calibration.httpd, "binary", lambda: "/usr/sbin/apache2")
+    monkeypatch.setattr(calibration, "measure", lambda mpm, **kw: dataclasses.replace(
+        _sample(mpm, 4, 2), background_busy=0.05))
+    # still busy: the kept one, with its caveat
+    monkeypatch.setattr(calibration, "background_busy", lambda seconds=0.5: 0.7)
+    directives, note = calibration.for_mpm("worker")
+    assert directives == {"RequestCPU": 9, "ConnectionCPU": 5}
+    assert "60% of the CPUs were busy with other work" in note and "mpmd calibrate" in note
+    assert "60% of the CPUs" in calibration.httpd_cpu("worker")[1]  # simulate says it too
+    shown = CliRunner().invoke(cli, ["mpmd", "show"])
+    assert "warning: worker was measured while 60% of the CPUs were busy" in " ".join(shown.output.split())
+    # quiet now: measured again and kept
+    monkeypatch.setattr(calibration, "background_busy", lambda seconds=0.5: 0.1)
+    directives, note = calibration.for_mpm("worker")
+    assert directives == {"RequestCPU": 4, "ConnectionCPU": 2} and "measured again now" in note
+    assert calibration.stored()["worker"].background_busy == 0.05 and not calibration.stored()["worker"].busy
+    # a quiet calibration is used without looking at the machine
+    monkeypatch.setattr(calibration, "background_busy", lambda seconds=0.5: pytest.fail("looked"))
+    assert calibration.for_mpm("worker") == ({"RequestCPU": 4, "ConnectionCPU": 2},
+                                             calibration.stored()["worker"].describe())
+    assert "busy" not in calibration.stored()["worker"].describe()
 
 
 def test_calibrate_without_httpd_is_a_clear_error(own_cache, monkeypatch):

@@ -29,3 +29,8 @@ def print_calibrations(calibrations: list[Calibration], machine: dict[str, str])
         if c.unpinned_by_clients:
             ends = sorted(c.unpinned_by_clients.items(), key=lambda e: int(e[0]))
             out.print(f"  {c.mpm}: " + ", ".join(f"{ka:.1f} / {close:.1f} at {n} clients" for n, (ka, close) in ends))
+    for c in calibrations:
+        if c.busy:
+            out.print(f"warning: {c.mpm} was measured while {c.background_busy:.0%} of the CPUs were busy with "
+                      "other work: its figures may be high. Run `apachetune mpmd calibrate` again on a quiet "
+                      "machine (validate does, once it finds the machine quiet).")
