@@ -180,6 +180,9 @@ def test_calibrate_measures_httpd_against_mpmd_and_keeps_it(own_cache):
 @pytest.mark.httpd
 def test_validate_calibrates_on_first_use_when_httpd_is_there(own_cache, monkeypatch):
     monkeypatch.setattr(calibration, "ROUNDS", 1)  # one round: the test measures the path, not the machine
+    # (and not the other work beside it: a suite beside CPU hogs would flag it, and a share that
+    # fell below the threshold between the two calls would measure it again)
+    monkeypatch.setattr(calibration, "background_busy", lambda seconds=0.5: 0.0)
     directives, note = calibration.for_mpm("event")
     assert "measured now" in note
     assert calibration.stored()["event"].directives() == directives
