@@ -149,7 +149,7 @@ def test_validate_reports_the_calibration_mpmd_ran_with(own_cache):
 
 @needs_httpd
 @pytest.mark.httpd
-def test_calibrate_measures_httpd_against_mpmd_and_keeps_it(own_cache):
+def test_calibrate_measures_httpd_against_mpmd_and_keeps_it(own_cache, monkeypatch):
     runner = CliRunner()
     result = runner.invoke(cli, ["mpmd", "calibrate", "--mpm", "prefork", "--rounds", "1", "--format", "json"])
     assert result.exit_code == 0, result.output
@@ -169,7 +169,10 @@ def test_calibrate_measures_httpd_against_mpmd_and_keeps_it(own_cache):
     assert abs(measured["request_us"] - max(0, first - over)) <= 1, measured
     shown = json.loads(runner.invoke(cli, ["mpmd", "show", "--format", "json"]).output)
     assert shown["mpms"] == [measured] and shown["machine"] == calibration.machine()
-    # validate then runs mpmd with it, and leaves no server behind.
+    # validate then runs mpmd with it, and leaves no server behind. (Held busy now: a
+    # calibration measured beside the suite's other worker is flagged, and a quiet moment here
+    # would measure it again, as it should; that path is tested above.)
+    monkeypatch.setattr(calibration, "background_busy", lambda seconds=0.5: 1.0)
     directives, note = calibration.for_mpm("prefork")
     assert directives == {"RequestCPU": measured["request_us"], "ConnectionCPU": measured["connection_us"]}
     assert "calibrated on this machine" in note and "measured now" not in note
