@@ -72,11 +72,12 @@ def main() -> int:
     flat_ratios: list[float] = []
     for mpm in ("prefork", "worker", "event"):
         known = calibration.stored().get(mpm)
-        if known is None or known.unpinned_by_clients is None:  # measured when missing (or from before)
+        if known is None or known.unpinned_by_clients is None or (  # measured when missing (or from before)
+                mpm in calibration.SMALL_POOLS and known.unpinned_small_pool is None):
             calibration.store(calibration.measure(mpm, progress=lambda s: print(s, flush=True)))
         span, source = calibration.httpd_cpu(mpm)
         wrk = [x / 1e6 for x in CLIENT_CPU["wrk"]]
-        costs = CpuCosts.spanning(span, *wrk, source)
+        costs = CpuCosts.spanning(span, *wrk, source, pool=calibration.httpd_pool(mpm))
         mean = CpuCosts(costs.request, costs.connection, *wrk, source)  # one figure at any load, as before
         real = measured(mpm)
         for clients, keepalive in LOADS:

@@ -119,6 +119,29 @@ def test_simulate_takes_httpd_s_cpu_from_the_machine_s_calibration_else_the_lab_
     assert (by_clients["httpd_request_us"], by_clients["httpd_connection_us"]) == (55.0, 47.0)
     assert by_clients["httpd_by_connections"] == [{"connections": 10, "request_us": 49.0, "connection_us": 44.0},
                                                   {"connections": 300, "request_us": 61.0, "connection_us": 50.0}]
+    assert "httpd_connection_by_pool" not in lab and "httpd_connection_by_pool" not in by_clients  # worker: any pool
+
+
+def test_prefork_s_connection_figure_on_a_small_pool_comes_from_the_calibration_else_the_lab(own_cache):
+    """prefork's new connection costs less on a small pool (docs/simulate.md): the simulation
+    takes both ends from this machine's calibration when it measured the small pool (what a
+    connection adds there, and on the full pool at the same clients), else the lab's."""
+    def pool():
+        r = CliRunner().invoke(cli, ["simulate", "--mpm", "prefork", "--clients", "5", "--service", "1ms",
+                                     "--seconds", "1", "--format", "json"])
+        assert r.exit_code == 0, r.output
+        return json.loads(r.stdout)["cpu_costs"].get("httpd_connection_by_pool")
+
+    (w0, c0), (w1, c1) = calibration.ASSUMED_POOL_US["prefork"]
+    assert pool() == [{"workers": w0, "connection_us": c0}, {"workers": w1, "connection_us": c1}]
+    older = dataclasses.replace(_sample("prefork"), unpinned_by_clients={"300": [61.0, 111.0], "10": [49.0, 93.0]})
+    calibration.store(older)  # measured here before the small pool was: the lab's ratio of the two on its full pool
+    assert pool() == [{"workers": w0, "connection_us": round(44.0 * c0 / c1, 1)}, {"workers": w1, "connection_us": 44.0}]
+    calibration.store(dataclasses.replace(older, unpinned_small_pool={"workers": 12, "clients": 10,
+                                                                      "keepalive_us": 48.0, "close_us": 70.0}))
+    assert pool() == [{"workers": 12, "connection_us": 22.0}, {"workers": 320, "connection_us": 44.0}]
+    r = CliRunner().invoke(cli, ["mpmd", "show"])
+    assert "on a pool of 12 (where a new connection costs less): 48.0 / 70.0 at 10 clients" in " ".join(r.output.split())
 
 
 def test_mpmd_show_prints_httpd_s_figures_at_each_end_of_the_clients(own_cache):
@@ -163,6 +186,10 @@ def test_calibrate_measures_httpd_against_mpmd_and_keeps_it(own_cache, monkeypat
     # httpd unpinned at each end of the clients, for the simulation (keep-alive, close)
     assert sorted(measured["unpinned_by_clients"], key=int) == ["10", "300"], measured
     assert all(1 < us < 10_000 for pair in measured["unpinned_by_clients"].values() for us in pair), measured
+    # and prefork on a small pool at the few clients' end (a new connection costs less there)
+    small = measured["unpinned_small_pool"]
+    assert (small["workers"], small["clients"]) == (12, 10), small
+    assert 1 < small["keepalive_us"] < small["close_us"] < 10_000, small
     # RequestCPU: the keep-alive difference, less what spending it overshot in the check.
     first = max(0.0, measured["httpd_keepalive_us"] - measured["mpmd_keepalive_us"])
     over = measured["checked_keepalive_us"] - measured["httpd_keepalive_us"]

@@ -276,10 +276,11 @@ def _costs(mpm: str, httpd_cpu: str, client: tuple[float, float], threads: int =
     a lab machine's, or given) and a local client's."""
     from apachetune.simulate.cpu import CpuCosts
     from apachetune.validate.calibration import httpd_cpu as measured
+    from apachetune.validate.calibration import httpd_pool
 
     if httpd_cpu.strip().lower() == "machine":
         span, source = measured(mpm)
-        return CpuCosts.spanning(span, client[0], client[1], source, threads)
+        return CpuCosts.spanning(span, client[0], client[1], source, threads, httpd_pool(mpm))
     request, connection = _cpu_pair(httpd_cpu, "--httpd-cpu", {})
     return CpuCosts(request, connection, client[0], client[1], "given", threads)
 

@@ -28,7 +28,12 @@ def print_calibrations(calibrations: list[Calibration], machine: dict[str, str])
     for c in calibrations:
         if c.unpinned_by_clients:
             ends = sorted(c.unpinned_by_clients.items(), key=lambda e: int(e[0]))
-            out.print(f"  {c.mpm}: " + ", ".join(f"{ka:.1f} / {close:.1f} at {n} clients" for n, (ka, close) in ends))
+            small = c.unpinned_small_pool
+            pool = "" if not small else (f"; on a pool of {small['workers']:g} (where a new connection costs less): "
+                                         f"{small['keepalive_us']:.1f} / {small['close_us']:.1f} at "
+                                         f"{small['clients']:g} clients")
+            out.print(f"  {c.mpm}: " + ", ".join(f"{ka:.1f} / {close:.1f} at {n} clients" for n, (ka, close) in ends)
+                      + pool)
     for c in calibrations:
         if c.busy:
             out.print(f"warning: {c.mpm} was measured while {c.background_busy:.0%} of the CPUs were busy with "

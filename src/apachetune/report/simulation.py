@@ -77,6 +77,9 @@ def cost_line(c) -> str:
         line = f"httpd {pair(r0, c0)} at {n0:g} connections to {pair(r1, c1)} at {n1:g}"
     else:
         line = f"httpd {pair(c.request, c.connection)}"
+    if c.pool is not None:
+        (w0, p0), (w1, p1) = c.pool
+        line += f"; a new connection {p0 * 1e6:,.0f} µs on {w0:g} workers to {p1 * 1e6:,.0f} on {w1:g}"
     if c.has_client:
         line += f", client {pair(c.client_request, c.client_connection)}"
         if c.client_threads:

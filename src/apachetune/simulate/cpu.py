@@ -32,6 +32,8 @@ CLIENT_THREADS = {"ab": 1, "wrk": 2}
 
 # httpd's figures at a few and at many connections: ((connections, request s, connection s), ...)
 Span = tuple[tuple[float, float, float], tuple[float, float, float]]
+# httpd's connection figure on a small pool and on a full one: ((workers, connection s), ...)
+PoolSpan = tuple[tuple[float, float], tuple[float, float]]
 
 
 @dataclass(frozen=True)
@@ -60,11 +62,20 @@ class CpuCosts:
     # 50.1 at 30, 57.4 at 100, 64.5 at 300; worker 49.6 to 60.9; event flat (55-59). `request` and
     # `connection` are then the two ends' mean (the knee's figure). None: the same at any number.
     span: Span | None = None
+    # What a new connection costs as the pool grows: prefork's children each block in accept()
+    # and the kernel wakes the one that waited longest, so connections rotate over every idle
+    # child, each on a cold cache (httpd 2.4.71, 10 clients: 24.6 µs on 12 children, 33.4 on 40,
+    # 45.3 on 120, 46.4 on 320; validate/calibration.py SMALL_POOLS). The connection figure is
+    # scaled by the pool's, which follows the logarithm of the workers started between the two
+    # ends (the end's beyond them); the span's figures are the full pool's. None: the same on
+    # any pool.
+    pool: PoolSpan | None = None
 
-    def of(self, first_on_connection: bool, connections: int = 0, client: bool = True) -> float:
-        """A request's CPU with `connections` open at the server (0: not known, the mean);
-        `client`: with the client's (False: the client's threads spend it, `client_of`)."""
-        request, connection = self.httpd_at(connections)
+    def of(self, first_on_connection: bool, connections: int = 0, client: bool = True, workers: int = 0) -> float:
+        """A request's CPU with `connections` open at the server (0: not known, the mean) and
+        `workers` started (0: not known, the full pool's); `client`: with the client's (False:
+        the client's threads spend it, `client_of`)."""
+        request, connection = self.httpd_at(connections, workers)
         if first_on_connection:
             request += connection
         return request + (self.client_of(first_on_connection) if client else 0.0)
@@ -74,13 +85,19 @@ class CpuCosts:
         and on a new connection its connect and close."""
         return self.client_request + (self.client_connection if first_on_connection else 0.0)
 
-    def httpd_at(self, connections: int) -> tuple[float, float]:
-        """httpd's request and connection figures with that many connections open."""
+    def httpd_at(self, connections: int, workers: int = 0) -> tuple[float, float]:
+        """httpd's request and connection figures with that many connections open and workers started."""
         if self.span is None or connections <= 0:
-            return self.request, self.connection
-        (n0, r0, c0), (n1, r1, c1) = self.span
-        x = min(1.0, max(0.0, (math.log(connections) - math.log(n0)) / (math.log(n1) - math.log(n0))))
-        return r0 + (r1 - r0) * x, c0 + (c1 - c0) * x
+            request, connection = self.request, self.connection
+        else:
+            (n0, r0, c0), (n1, r1, c1) = self.span
+            x = _between(connections, n0, n1)
+            request, connection = r0 + (r1 - r0) * x, c0 + (c1 - c0) * x
+        if self.pool is not None and workers > 0:
+            (w0, p0), (w1, p1) = self.pool
+            if p1 > 0:
+                connection *= (p0 + (p1 - p0) * _between(workers, w0, w1)) / p1
+        return request, connection
 
     @property
     def has_client(self) -> bool:
@@ -102,6 +119,8 @@ class CpuCosts:
                "client_connection_us": round(self.client_connection * 1e6, 1), "source": self.source}
         if self.client_threads and self.has_client:
             out["client_threads"] = self.client_threads
+        if self.pool is not None:
+            out["httpd_connection_by_pool"] = [{"workers": w, "connection_us": round(c * 1e6, 1)} for w, c in self.pool]
         if self.span is not None:
             out["httpd_by_connections"] = [{"connections": n, "request_us": round(r * 1e6, 1),
                                             "connection_us": round(c * 1e6, 1)} for n, r, c in self.span]
@@ -109,10 +128,18 @@ class CpuCosts:
 
     @classmethod
     def spanning(cls, span: Span, client_request: float = 0.0, client_connection: float = 0.0,
-                 source: str = "", client_threads: int = 1) -> CpuCosts:
+                 source: str = "", client_threads: int = 1, pool: PoolSpan | None = None) -> CpuCosts:
         """httpd's figures at a few and at many connections; the mean of the two stands for both."""
         (_, r0, c0), (_, r1, c1) = span
-        return cls((r0 + r1) / 2, (c0 + c1) / 2, client_request, client_connection, source, client_threads, span)
+        return cls((r0 + r1) / 2, (c0 + c1) / 2, client_request, client_connection, source, client_threads, span,
+                   pool)
+
+
+def _between(value: float, low: float, high: float) -> float:
+    """Where `value` lies from `low` (0) to `high` (1) on a logarithmic scale, clamped."""
+    if high <= low:
+        return 0.0 if value <= low else 1.0
+    return min(1.0, max(0.0, (math.log(value) - math.log(low)) / (math.log(high) - math.log(low))))
 
 
 class Processors:

@@ -392,7 +392,8 @@ class Server:
             self.clock.after(seconds, self._done, conn)
         else:  # its CPU part (and httpd's own) shared with every request on CPU, then the rest off CPU
             on_cpu = seconds * self.cpu_fraction
-            cost = on_cpu + self.costs.of(conn.served == 0, self.open, client=conn.client.cpu_thread is None)
+            cost = on_cpu + self.costs.of(conn.served == 0, self.open, client=conn.client.cpu_thread is None,
+                                          workers=len(self.processes) * self.threads)
             self.cpu.run(cost, self.clock.after, seconds - on_cpu, self._done, conn)
         if self.event:
             self._busy(p)

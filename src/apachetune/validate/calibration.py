@@ -41,7 +41,7 @@ from apachetune.validate.mpmd_server import source_digest
 from apachetune.validate.targets import make_target
 
 if TYPE_CHECKING:
-    from apachetune.simulate.cpu import Span
+    from apachetune.simulate.cpu import PoolSpan, Span
 
 # mpmd's built-in stand-ins (src/mpmd/conf.c): used where nothing was measured.
 DEFAULT_REQUEST_US = 18
@@ -68,6 +68,16 @@ SECTIONS = {
               "MaxRequestWorkers": 400, "MinSpareThreads": 25, "MaxSpareThreads": 400},
 }
 COMMON = {"KeepAlive": "On", "KeepAliveTimeout": 5, "MaxKeepAliveRequests": 0, "Timeout": 60}
+# prefork's CPU a new connection grows with its pool: with one listener each child blocks in
+# accept(), and the kernel wakes the one that has waited longest, so a connection a request
+# rotates over every idle child and each runs on a cache its last turn left long ago. httpd
+# 2.4.71 unpinned, 10 wrk clients, what a connection adds to a keep-alive request (medians of 3
+# runs of 2 s, 2026-11-27): 24.6 µs on 12 children, 33.4 on 40, 45.3 on 120, 46.4 on 320; the
+# keep-alive request itself 47-50 on all four. So prefork is measured on a small pool too, at the
+# few clients' end (worker's and event's listeners hand connections to threads of a few
+# processes: 0.95-1.12 between their stock pools and large ones, benchmarks/pool_cpu_bench.py).
+SMALL_POOLS = {"prefork": {"StartServers": 12, "MinSpareServers": 1, "MaxSpareServers": 12, "ServerLimit": 320,
+                           "MaxRequestWorkers": 320, "MaxConnectionsPerChild": 0}}
 # Other work on the machine while calibrating, as a share of its CPUs (steal included), above
 # which the figures are suspect: event's keep-alive request read 87 µs measured beside a loaded
 # test suite and 63 on the same machine quiet, the same day. Such a calibration is kept (it is
@@ -105,6 +115,10 @@ class Calibration:
     # the share of the machine's CPUs busy with other work just before or just after measuring
     # (the higher), 0-1. None: kept by an older version.
     background_busy: float | None = None
+    # prefork: httpd unpinned on a small pool (SMALL_POOLS) at the few clients' end:
+    # {"workers": 12, "clients": 10, "keepalive_us": ..., "close_us": ...}. None: not an MPM
+    # measured so, or kept by an older version.
+    unpinned_small_pool: dict[str, float] | None = None
 
     @property
     def busy(self) -> bool:
@@ -233,13 +247,14 @@ def process_cpu_clock(pid: int) -> float | None:
 
 
 def cpu_per_request(kind: str, mpm: str, directives: dict, seconds: float,
-                    pins: tuple[list[str], list[str]]) -> dict[tuple[int, bool], float]:
-    """Microseconds of the server's CPU per request under each of LOADS, one closed-loop run
-    each, on one fresh server."""
+                    pins: tuple[list[str], list[str]],
+                    loads: list[tuple[int, bool]] | None = None) -> dict[tuple[int, bool], float]:
+    """Microseconds of the server's CPU per request under each of `loads` (LOADS), one
+    closed-loop run each, on one fresh server."""
     server_pin, client_pin = pins
     out = {}
     with make_target(kind, mpm, directives, server_pin) as target:
-        for conc, keepalive in LOADS:
+        for conc, keepalive in loads or LOADS:
             # connections opened, first requests served, lazy set-up done: not counted
             closed_loop(target.host, target.port, "/index.html", conc, 0.3, keepalive)
             before = server_cpu_seconds(target.proc.pid)
@@ -267,9 +282,9 @@ def measure(mpm: str, seconds: float = 1.0, rounds: int = ROUNDS,
     busy_before = background_busy()
     runs: dict[tuple[str, tuple[int, bool]], list[float]] = {}
 
-    def run(kind: str, label: str, directives: dict, round_no: int, pinned=pins) -> None:
+    def run(kind: str, label: str, directives: dict, round_no: int, pinned=pins, loads=None) -> None:
         progress(f"calibrating mpmd {mpm}: {label} (round {round_no + 1}/{rounds})")
-        for load, us in cpu_per_request(kind, mpm, directives, seconds, pinned).items():
+        for load, us in cpu_per_request(kind, mpm, directives, seconds, pinned, loads).items():
             runs.setdefault((label, load), []).append(us)
 
     def mean(label: str, keepalive: bool) -> float:
@@ -296,12 +311,21 @@ def measure(mpm: str, seconds: float = 1.0, rounds: int = ROUNDS,
         u_ka, u_close, label = mean("unpinned", True), mean("unpinned", False), "unpinned"
     by_clients = {str(c): [round(statistics.median(runs[label, (c, ka)]), 1) for ka in (True, False)]
                   for c in CONCURRENCY}
+    small_pool = None
+    if mpm in SMALL_POOLS:  # the same few clients on a small pool, as the simulation runs it
+        few = CONCURRENCY[0]
+        for i in range(rounds):
+            run("httpd", "small pool", {**SMALL_POOLS[mpm], **COMMON}, i, pinned=([], []),
+                loads=[(few, True), (few, False)])
+        small_pool = {"workers": SMALL_POOLS[mpm]["StartServers"], "clients": few,
+                      **{key: round(statistics.median(runs["small pool", (few, ka)]), 1)
+                         for key, ka in (("keepalive_us", True), ("close_us", False))}}
     over_request = c_ka - h_ka
     over_connection = (c_close - h_close) - over_request
     return Calibration(mpm, max(0, round(request - over_request)), max(0, round(connection - over_connection)),
                        round(h_ka, 1), round(m_ka, 1), round(h_close, 1), round(m_close, 1), round(c_ka, 1),
                        round(c_close, 1), rounds, seconds, time.strftime("%Y-%m-%d"), round(u_ka, 1),
-                       round(u_close, 1), by_clients, round(max(busy_before, background_busy()), 2))
+                       round(u_close, 1), by_clients, round(max(busy_before, background_busy()), 2), small_pool)
 
 
 def _turned_off() -> bool:
@@ -340,6 +364,34 @@ def httpd_cpu(mpm: str) -> tuple[Span, str]:
         keepalive, close = known.unpinned_keepalive_us, known.unpinned_close_us
     flat = (keepalive, max(0.0, close - keepalive))
     return (_seconds((CONCURRENCY[0], *flat)), _seconds((CONCURRENCY[-1], *flat))), source
+
+
+# What a connection adds (µs) on a small pool and on the full one (the calibration's SECTIONS), at
+# 10 clients, for the MPMs whose pool moves it, where nothing was measured on this machine: the
+# lab machine's, as SMALL_POOLS says (2026-11-27).
+ASSUMED_POOL_US = {"prefork": ((12, 24.6), (320, 46.4))}
+
+
+def httpd_pool(mpm: str) -> PoolSpan | None:
+    """What a new connection costs httpd on a small pool and on the full one ((workers,
+    connection seconds) of each, simulate's CpuCosts.pool), for the MPMs whose pool moves it
+    (prefork): this machine's calibration when it measured both; one kept from before the
+    small pool was measured has the lab's ratio of the two applied to its full pool's figure;
+    else the lab machine's. None: the pool does not matter."""
+    lab = ASSUMED_POOL_US.get(mpm)
+    if lab is None:
+        return None
+    (w0, lab_small), (w1, lab_full) = lab
+    known = None if _turned_off() else stored().get(mpm)
+    full = (known.unpinned_by_clients or {}).get(str(CONCURRENCY[0])) if known else None
+    if full is None:  # nothing measured here at the full pool's few clients: the lab's
+        return (w0, lab_small / 1e6), (w1, lab_full / 1e6)
+    full_connection = max(0.0, full[1] - full[0])
+    small = known.unpinned_small_pool if known else None
+    if small:
+        return ((small["workers"], max(0.0, small["close_us"] - small["keepalive_us"]) / 1e6),
+                (w1, full_connection / 1e6))
+    return (w0, full_connection * lab_small / lab_full / 1e6), (w1, full_connection / 1e6)
 
 
 def _seconds(point: tuple[float, float, float]) -> tuple[float, float, float]:
