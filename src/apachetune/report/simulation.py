@@ -105,8 +105,11 @@ def print_simulation(r: SimResult) -> None:
     app = "the application's CPU (--cpu-fraction), " if r.costs and not r.workload_cpu else ""
     # a local client's thread shares the cores by processor sharing; the kernel's time slices keep
     # about half the requests waiting in httpd's workers, which grows its pool (stock_sections_bench)
-    local = ("the kernel's time slices beside a local client (httpd may keep more requests in its workers, "
-             "and grow its pool further), " if r.costs and r.costs.client_threads and r.costs.has_client else "")
+    # and leaves some threads (httpd's, the client's) waiting whole slices: a longer tail
+    local = ("the kernel's time slices beside a local client (httpd may keep more requests in its workers "
+             "and grow its pool further, and its tail is longer: ab on loopback against Debian's stock "
+             "sections had p95 1.1-5x and p99 1.3-14x the simulated, throughput within 15%), "
+             if r.costs and r.costs.client_threads and r.costs.has_client else "")
     out.print(f"Not modelled: {cpu}{app}{local}the network (docs/simulate.md).")
     if r.keepalive_overload and not r.turnaround:
         # the worker's way back matters only with a turnaround to race it; 0 is right for clients
