@@ -146,3 +146,21 @@ def test_cli_syn_schedule_moves_the_steps_of_an_overflowing_queue(tmp_path):
     assert p99("rfc1122") > 1.5 * p99("linux-6.5")
     res = CliRunner().invoke(cli, ["simulate", "--clients", "5", "--syn-schedule", "fast"])
     assert res.exit_code == 2 and "--syn-schedule 'fast': expected machine, linux" in res.output
+
+
+def test_lines_without_a_timestamp_are_counted_and_said(tmp_path):
+    """A log of another format, or damaged, is not silently short of requests: the replay says
+    how many lines it skipped (blank lines are not counted)."""
+    path = write_log(tmp_path, [line(0, 1000), "garbage\n", "\n", '1.2.3.4 - - [31/Foo/2026:10:00:00 +0000] "GET /"\n',
+                                line(1, 2000)])
+    assert logs.logged_requests(path, FORMAT_D).skipped == 2
+    res = CliRunner().invoke(cli, ["simulate", "--mpm", "event", "--access-log", path, "--log-format", FORMAT_D,
+                                   "--format", "json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    assert doc["completed"] == 2 and "(2 lines without a timestamp skipped)" in doc["workload"], doc["workload"]
+    clean = write_log(tmp_path, [line(0, 1000), line(1, 2000)], "clean.log")
+    assert logs.logged_requests(clean, FORMAT_D).skipped == 0
+    res = CliRunner().invoke(cli, ["simulate", "--mpm", "event", "--access-log", clean, "--log-format", FORMAT_D,
+                                   "--format", "json"])
+    assert "skipped" not in json.loads(res.output)["workload"]

@@ -332,7 +332,10 @@ def _from_log(path, log_format, speed, service_time, synthetic, seconds):
                              f"--log-format is {log_format!r})")
         return ServiceTime.empirical(logged.timed), (), ""
     replay = tuple((t / speed, d) for t, d in zip(logged.arrivals, logged.durations, strict=True))
-    return service_time, replay, path if speed == 1 else f"{path} at {speed:g}x"
+    source = path if speed == 1 else f"{path} at {speed:g}x"
+    if logged.skipped:  # a log of another format, or damaged: said, never silently dropped
+        source += f" ({logged.skipped:,} line{'s' if logged.skipped > 1 else ''} without a timestamp skipped)"
+    return service_time, replay, source
 
 
 def _curves(results, workload, seconds, seed, cores, by_version):

@@ -99,7 +99,9 @@ class Process:
         self.workers = workers
         self.ready_at = ready_at  # forked; accepts from then
         self.serving = 0  # workers serving a request
-        self.conns: set[Conn] = set()
+        # its connections, in the order accepted (a dict: a set of objects hashed by address would
+        # iterate in another order each run, and the same seed would not give the same run)
+        self.conns: dict[Conn, None] = {}
         self.accepted = 0
         self.quiescing = False  # stopping gracefully: accepts nothing, exits when its connections end
         self.listening = True  # event: its listener polls the listen socket (not disabled)
@@ -220,8 +222,8 @@ class Server:
         woken = [p for p in self.processes if p.bucket == bucket and self._listening(p)] if self.event else []
         racing = []
         if len(queue) == 1:  # else no process could accept the ones before it either
-            racing = [p for p in woken if self.can_accept(p)]
-            self.dispatch(bucket=bucket)
+            ready = self._dispatch(bucket, None)  # (those able to accept before it took the newcomer)
+            racing = [p for p in woken if p in ready]
         for p in racing:
             if conn.process is not p and not queue:
                 p.reserved = True  # lost the race: its accept found the queue empty, its worker stays reserved
@@ -291,8 +293,8 @@ class Server:
         listening (ps->not_accepting), and the parent does not count its idle workers, so it
         forks more processes."""
         if not self.event:
-            return self.idle(p) == 0
-        idle = self.idlers(p)
+            return p.workers == len(p.conns)
+        idle = p.workers - p.serving - p.returning - p.reserved  # (idlers)
         if idle <= 0:
             return True
         counted = len(p.conns) - (p.burst if p.burst_at == self.clock.now else 0)
@@ -320,26 +322,36 @@ class Server:
             for b in range(self.buckets) if bucket is None else (bucket,):
                 self._dispatch(b, None)
 
-    def _dispatch(self, bucket: int, only: Process | None) -> None:
+    def _dispatch(self, bucket: int, only: Process | None) -> list[Process]:
+        """Returns the processes that could accept when it began (`only`: none looked at)."""
         queue = self.queues[bucket]
-        while queue:
-            if only is None:
-                ready = [p for p in self.processes if p.bucket == bucket and self.can_accept(p)]
-                p = max(ready, key=self.idle) if ready else None
-            else:  # an exited process is quiescing: it accepts nothing
-                p = only if self.can_accept(only) else None
-            if p is None:
-                return
+        first: list[Process] = []
+        if only is not None:  # an exited process is quiescing: it accepts nothing
+            while queue and self.can_accept(only):
+                self._take(only, queue)
+            return first
+        if not queue:
+            return first
+        # Looked at once: taking connections changes only the process that takes them, so the
+        # others that could not accept still cannot (one that can again dispatches itself).
+        ready = first = [p for p in self.processes if p.bucket == bucket and self.can_accept(p)]
+        while queue and ready:
+            p = max(ready, key=self.idle)
             while queue and self.can_accept(p):
-                conn = queue.popleft()
-                if conn.state == CLOSED:
-                    continue  # the client gave up while it waited
-                self._accept(p, conn)
+                self._take(p, queue)
+            if queue:
+                ready = [q for q in ready if q is not p and self.can_accept(q)]
+        return first
+
+    def _take(self, p: Process, queue: deque[Conn]) -> None:
+        conn = queue.popleft()
+        if conn.state != CLOSED:  # (else the client gave up while it waited)
+            self._accept(p, conn)
 
     def _accept(self, p: Process, conn: Conn) -> None:
         conn.process = p
         p.reserved = False  # the worker it held (if any) takes this one
-        p.conns.add(conn)
+        p.conns[conn] = None
         self.open += 1
         p.kept = max(0, p.kept - 1)  # a kept pool serves it
         p.accepted += 1
@@ -475,7 +487,8 @@ class Server:
             self.clock.after(0.0, self._close_parked, p)
 
     def _drops_parked(self, p: Process) -> bool:
-        return self.idlers(p) <= 0 or (self.limit_closes_keepalive and not p.quiescing and self.not_accepting(p))
+        return (p.workers - p.serving - p.returning - p.reserved <= 0  # (no idlers: called per newcomer and process)
+                or (self.limit_closes_keepalive and not p.quiescing and self.not_accepting(p)))
 
     def _why_drop(self, p: Process) -> str:
         return "busy" if self.idlers(p) <= 0 else "limit"
@@ -587,7 +600,7 @@ class Server:
         p = conn.process
         if p is None or conn not in p.conns:
             return
-        p.conns.discard(conn)
+        p.conns.pop(conn, None)
         p.ended += 1
         self.open -= 1
         if pool_back:

@@ -80,6 +80,7 @@ class LoggedRequests:
 
     arrivals: tuple[float, ...]  # sorted, the first at 0
     durations: tuple[float | None, ...]
+    skipped: int = 0  # lines read without a [dd/Mon/yyyy:hh:mm:ss zone] timestamp (not requests of this log's format)
 
     @property
     def span(self) -> float:
@@ -100,9 +101,11 @@ def logged_requests(path: str, log_format: str = "combined", seconds: float | No
     stamps: list[tuple[float, float | None]] = []
     seen: dict[str, float] = {}  # one strptime a distinct second, not a line
     first: float | None = None
+    skipped = 0
     for line in iter_lines(path, "--access-log"):
         m = _TIME.search(line)
         if not m:
+            skipped += bool(line.strip())
             continue
         key = m.group(0)
         when = seen.get(key)
@@ -110,6 +113,7 @@ def logged_requests(path: str, log_format: str = "combined", seconds: float | No
             try:
                 when = datetime.strptime(f"{m.group(1)} {m.group(2)}", "%d/%b/%Y:%H:%M:%S %z").timestamp()
             except ValueError:
+                skipped += 1
                 continue
             if len(seen) > 100_000:
                 seen.clear()
@@ -127,7 +131,7 @@ def logged_requests(path: str, log_format: str = "combined", seconds: float | No
     start = stamps[0][0]
     if seconds is not None:
         stamps = [s for s in stamps if s[0] - start < seconds]
-    return LoggedRequests(tuple(s[0] - start for s in stamps), tuple(s[1] for s in stamps))
+    return LoggedRequests(tuple(s[0] - start for s in stamps), tuple(s[1] for s in stamps), skipped)
 
 
 def from_access_log(path: str, log_format: str = "combined") -> LoadSample:
