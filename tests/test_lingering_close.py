@@ -66,3 +66,20 @@ def test_a_client_that_does_not_close_holds_what_the_simulation_says(target, mpm
         # whole rounds of 2.05 s: the count is exact and the slowest waited two lingering closes
         assert len(real.latencies) == sim.completed, (len(real.latencies), sim.completed)
         assert real.percentile(99) * 1000 == pytest.approx(sim.latency_ms["p99"], rel=0.1)
+
+
+def test_httpd_gives_up_on_a_busy_local_client_s_fin_after_2_s():
+    """A client on the server's machine sends its FIN when its thread has read the response that
+    ended the connection; a thread 3 s behind leaves prefork's one child lingering, and httpd
+    gives up at 2 s: the second client's request is served then (read 3 s later by the other
+    thread: 5 s), not when the first thread reads (6 s)."""
+    from apachetune.simulate.cpu import CpuCosts
+    from apachetune.validate.section import load_directives
+
+    section = load_directives(None, "prefork")
+    section.update(StartServers=1, MinSpareServers=1, MaxSpareServers=1, ServerLimit=1, MaxRequestWorkers=1)
+    costs = CpuCosts(0.0, 0.0, 3.0, 0.0, "given", client_threads=2)  # 3 s of the client's CPU a response
+    w = Workload(ServiceTime.parse("1ms"), clients=2, keepalive=False)
+    r = simulate("prefork", section, w, 5.5, cores=2, costs=costs)
+    assert r.completed == 2
+    assert r.latency_ms["p50"] == pytest.approx(3000, abs=20) and r.latency_ms["max"] == pytest.approx(5000, abs=20)

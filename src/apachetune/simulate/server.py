@@ -136,6 +136,8 @@ class Server:
         self.linger = min(LINGER + fin_after, SECONDS_TO_LINGER)
         self.fin_delay = LINGER + fin_after  # from the server's FIN to the client's
         self._fins: dict[Conn, Callable[[Conn], None]] = {}  # awaiting a client thread's FIN: what then
+        self._fin_deadlines: deque[tuple[float, Conn]] = deque()  # when httpd gives up on each (oldest first)
+        self._fin_timer = False  # _fins_due is scheduled
         self.cpu, self.cpu_fraction = cpu, cpu_fraction
         self.costs = costs or CpuCosts()
         self.event = mpm == "event"
@@ -555,7 +557,21 @@ class Server:
             self.clock.after(self.linger, then, conn)
             return
         self._fins[conn] = then
-        self.clock.after(SECONDS_TO_LINGER, self._fin_read, conn)
+        # httpd's give-up, one timer for them all: every deadline is SECONDS_TO_LINGER after
+        # its response, so they come due in the order they were set
+        self._fin_deadlines.append((self.clock.now + SECONDS_TO_LINGER, conn))
+        if not self._fin_timer:
+            self._fin_timer = True
+            self.clock.at(self._fin_deadlines[0][0], self._fins_due)
+
+    def _fins_due(self) -> None:
+        """httpd gives up on the FINs due now (those read since are skipped)."""
+        due = self._fin_deadlines
+        while due and (due[0][0] <= self.clock.now or due[0][1] not in self._fins):
+            self._fin_read(due.popleft()[1])
+        self._fin_timer = bool(due)
+        if due:
+            self.clock.at(due[0][0], self._fins_due)
 
     def client_fin(self, conn: Conn) -> None:
         """The client has read the response that ended `conn` and closes its side."""
