@@ -1050,3 +1050,25 @@ def test_prefork_s_new_connection_costs_less_on_a_small_pool():
     assert run("prefork", full, w, 1, warmup=0.2, cores=2, costs=costs).throughput == pytest.approx(2 / 90e-6, rel=0.03)
     flat = dataclasses.replace(costs, pool=None)  # as before: the full pool's figure on any pool
     assert run("prefork", stock, w, 1, warmup=0.2, cores=2, costs=flat).throughput == pytest.approx(2 / 90e-6, rel=0.03)
+
+
+def test_simulate_says_what_httpd_changes_in_the_file_s_section_at_start_up(tmp_path):
+    """The section simulated is the one httpd runs after its start-up checks; what it changed
+    to get there is printed as httpd prints it (text, --compare, JSON), and nothing for a
+    section it takes as written."""
+    conf = tmp_path / "mpm.conf"
+    conf.write_text("LoadModule mpm_event_module modules/mod_mpm_event.so\nThreadsPerChild abc\nMaxRequestWorkers 0\n")
+    argv = ["simulate", str(conf), "--clients", "4", "--service", "1ms", "--seconds", "1", "--httpd-cpu", "0"]
+    doc = json.loads(CliRunner().invoke(cli, [*argv, "--format", "json"]).output)
+    assert (doc["section"]["ThreadsPerChild"], doc["section"]["MaxRequestWorkers"]) == (1, 1)
+    assert doc["startup_messages"] == [
+        "AH00509: WARNING: ThreadsPerChild of 0 not allowed, increasing to 1.",
+        "AH00511: WARNING: MaxRequestWorkers of 0 is less than ThreadsPerChild of 1, increasing to 1. "
+        "MaxRequestWorkers must be at least as large as the number of threads in a single server."]
+    text = " ".join(CliRunner().invoke(cli, argv).output.split())
+    assert "httpd changes the section at start-up" in text and "AH00509: WARNING: ThreadsPerChild of 0" in text
+    compared = " ".join(CliRunner().invoke(cli, [*argv, "--compare"]).output.split())
+    assert "httpd at start-up: AH00509" in compared
+    plain = json.loads(CliRunner().invoke(cli, ["simulate", "--mpm", "event", "--clients", "4", "--seconds", "1",
+                                                "--format", "json"]).output)
+    assert plain["startup_messages"] == []

@@ -205,13 +205,16 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
     # what a silent connection meets does not depend on the MPM: read once a version
     timeouts = {v: silent_connection_timeouts(file, v) if silent else (0.0, None) for _, v in runs}
     for m, v in runs:
+        said: list[str] = []  # httpd's start-up warnings about the section (it runs the corrected one)
         section = load_directives(file, m, max_request_workers, threads_per_child, keepalive_timeout,
-                                  listen_backlog=True, version=v, cores=cores, keep_server_limit=True)
+                                  listen_backlog=True, version=v, cores=cores, keep_server_limit=True,
+                                  startup_messages=said)
         defer, read_timeout = timeouts[v]
         results.append(simulate(m, section, workload, seconds, warmup=warmup, seed=seed, memory=memory,
                                 version=v, cores=cores, graceful_at=tuple(graceful_at),
                                 costs=_costs(m, httpd_cpu, client, threads), accept_defer=defer, read_timeout=read_timeout,
                                 worker_return=worker_return, client_first=client_first))
+        results[-1].startup_messages = said
     several = compare or versus
     curves = _curves(results, workload, seconds, seed, cores, bool(versus)) if curve or plot_dir else []
     written = []

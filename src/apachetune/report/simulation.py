@@ -90,6 +90,10 @@ def cost_line(c) -> str:
 def print_simulation(r: SimResult) -> None:
     out.print(f"{r.mpm}: {r.workload}")
     out.print(f"section: {section_line(r)}")
+    if r.startup_messages:  # the section above is what httpd runs after these
+        out.print("httpd changes the section at start-up (`lint` says where):")
+        for line in r.startup_messages:
+            out.print(f"  {line}", markup=False, highlight=False)
     counted = f", the first {r.warmup:g} s not counted" if r.warmup else ""
     out.print(f"{r.seconds:g} s simulated{counted} in {r.wall_seconds:.2f} s")
     if r.stopped_at is not None:
@@ -135,6 +139,8 @@ def print_comparison(results: list[SimResult]) -> None:
     out.print(table)
     for r in results:
         out.print(f"{r.mpm}: {section_line(r)}")
+        for line in r.startup_messages:  # what httpd changed to get there
+            out.print(f"  httpd at start-up: {line}", markup=False, highlight=False)
 
 
 def print_curve(label: str, knee: Knee, points: list[CurvePoint]) -> None:

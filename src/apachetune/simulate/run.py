@@ -77,6 +77,9 @@ class SimResult:
     # event, a keep-alive closed loop with more clients than MaxRequestWorkers: its closes and
     # its tail hang on races of microseconds (docs/simulate.md, "event's parked requests")
     keepalive_overload: bool = False
+    # what httpd prints at start-up about the section it was given (the section above is what
+    # it then runs with), "AHnnnnn: text" as -t shows them; set by the caller that read the file
+    startup_messages: list[str] = field(default_factory=list)
 
     @property
     def peak_processes(self) -> int:
@@ -97,7 +100,7 @@ class SimResult:
             "cpu_costs": self.costs.to_json() if self.costs else None,
             "worker_return_us": round(self.worker_return * 1e6, 3) if self.mpm == "event" else None,
             "client_first": self.client_first if self.mpm == "event" else None,
-            "keepalive_overload": self.keepalive_overload,
+            "keepalive_overload": self.keepalive_overload, "startup_messages": self.startup_messages,
             "recycled": {"processes": len(self.recycled), "connections_min": min(self.recycled),
                          "connections_max": max(self.recycled)} if self.recycled else None,
         }

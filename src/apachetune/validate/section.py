@@ -14,7 +14,7 @@ from apachetune.mpm.numbers import atoi, max_mem_free
 def load_directives(config: str | None, mpm: str, max_request_workers: int | None = None,
                     threads_per_child: int | None = None, keepalive_timeout: int | None = None,
                     listen_backlog: bool = False, version: str | None = None, cores: int | None = None,
-                    keep_server_limit: bool = False) -> dict:
+                    keep_server_limit: bool = False, startup_messages: list[str] | None = None) -> dict:
     """The directives to run `mpm` with: `config`'s MPM section, keep-alive settings and
     MaxMemFree (as httpd keeps it, in KiB), then the
     overrides; refused (UsageError) when httpd would not start with them. ListenBacklog only
@@ -22,36 +22,10 @@ def load_directives(config: str | None, mpm: str, max_request_workers: int | Non
     2.4.x whose start-up checks apply (default 2.4.71). A ListenCoresBucketsRatio is kept too,
     and its listener buckets on `cores` online CPUs (default: this machine's) raise the spare
     bounds as httpd does at start-up. ServerLimit is what MaxRequestWorkers needs, unless
-    `keep_server_limit` (the simulation's graceful restarts use the headroom above it)."""
-    given: list[tuple[str, list[str]]] = []
-    extra: dict[str, object] = {}
-    buckets = 1
-    if config:
-        from apachetune.config.resolver import ResolveOptions, resolve
-
-        opts = ResolveOptions(mpm=mpm, modules=[f"mpm_{mpm}_module"], use_env_file=False)
-        if version:
-            opts.httpd_version = version
-        eff = resolve(config, opts)
-        given += [(d.name, d.args) for d in eff.directives]
-        for name in ("KeepAlive", "KeepAliveTimeout", "MaxKeepAliveRequests", "Timeout"):
-            d = eff.get(name)
-            if d is not None and d.args:
-                extra[name] = d.args[0]
-        d = eff.get("MaxMemFree")  # how much each allocator keeps: event's kept pools depend on it
-        if d is not None and d.args:
-            kib = max_mem_free(d.args[0])
-            if kib is None:
-                raise UsageError(f"{d.position}: httpd would not start with this section: "
-                                 f"Invalid MaxMemFree value: {d.args[0]}")
-            extra["MaxMemFree"] = kib  # as httpd keeps it: 4194304 is 0, no limit
-        d = eff.get("ListenCoresBucketsRatio")  # the simulation's accept queues, one a bucket
-        if d is not None and d.args:
-            refused = ratio_error(d.args[0])
-            if refused:
-                raise UsageError(f"{d.position}: httpd would not start with this section: {refused}")
-            extra["ListenCoresBucketsRatio"] = atoi(d.args[0])
-            buckets = listen_buckets(d.args[0], cores)
+    `keep_server_limit` (the simulation's graceful restarts use the headroom above it).
+    `startup_messages`: given a list, what httpd would print at start-up about these directives
+    (its warnings, "AHnnnnn: text") is appended to it."""
+    given, extra, buckets = _from_file(config, mpm, version, cores) if config else ([], {}, 1)
     if max_request_workers:
         given.append(("MaxRequestWorkers", [str(max_request_workers)]))
     if threads_per_child and mpm != "prefork":
@@ -61,6 +35,8 @@ def load_directives(config: str | None, mpm: str, max_request_workers: int | Non
     start = simulate_startup(mpm, given, version=version, listen_buckets=buckets)
     if start.fatal:
         raise UsageError(f"httpd would not start with this section: {start.fatal[0].text}")
+    if startup_messages is not None:
+        startup_messages.extend(line for m in start.messages if m.level == "warning" for line in m.printed())
     eff = dict(start.effective)
     if mpm != "prefork":
         needed = max(1, eff["MaxRequestWorkers"] // eff["ThreadsPerChild"])
@@ -73,6 +49,40 @@ def load_directives(config: str | None, mpm: str, max_request_workers: int | Non
 
 
 READ_TIMEOUT_HEADER = 20.0  # mod_reqtimeout's header timeout when it is loaded and not set
+
+
+def _from_file(config: str, mpm: str, version: str | None,
+               cores: int | None) -> tuple[list[tuple[str, list[str]]], dict[str, object], int]:
+    """`config`'s MPM directives as given, the other settings kept beside them, and its listener
+    buckets on `cores` CPUs; refused (UsageError) where httpd would not start."""
+    from apachetune.config.resolver import ResolveOptions, resolve
+
+    opts = ResolveOptions(mpm=mpm, modules=[f"mpm_{mpm}_module"], use_env_file=False)
+    if version:
+        opts.httpd_version = version
+    eff = resolve(config, opts)
+    given = [(d.name, d.args) for d in eff.directives]
+    extra: dict[str, object] = {}
+    buckets = 1
+    for name in ("KeepAlive", "KeepAliveTimeout", "MaxKeepAliveRequests", "Timeout"):
+        d = eff.get(name)
+        if d is not None and d.args:
+            extra[name] = d.args[0]
+    d = eff.get("MaxMemFree")  # how much each allocator keeps: event's kept pools depend on it
+    if d is not None and d.args:
+        kib = max_mem_free(d.args[0])
+        if kib is None:
+            raise UsageError(f"{d.position}: httpd would not start with this section: "
+                             f"Invalid MaxMemFree value: {d.args[0]}")
+        extra["MaxMemFree"] = kib  # as httpd keeps it: 4194304 is 0, no limit
+    d = eff.get("ListenCoresBucketsRatio")  # the simulation's accept queues, one a bucket
+    if d is not None and d.args:
+        refused = ratio_error(d.args[0])
+        if refused:
+            raise UsageError(f"{d.position}: httpd would not start with this section: {refused}")
+        extra["ListenCoresBucketsRatio"] = atoi(d.args[0])
+        buckets = listen_buckets(d.args[0], cores)
+    return given, extra, buckets
 
 
 def silent_connection_timeouts(config: str | None, version: str | None = None) -> tuple[float, float | None]:
