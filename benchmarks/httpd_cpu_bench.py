@@ -75,10 +75,9 @@ def main() -> int:
         if known is None or known.unpinned_by_clients is None or (  # measured when missing (or from before)
                 mpm in calibration.SMALL_POOLS and known.unpinned_small_pool is None):
             calibration.store(calibration.measure(mpm, progress=lambda s: print(s, flush=True)))
-        span, source = calibration.httpd_cpu(mpm)
         wrk = [x / 1e6 for x in CLIENT_CPU["wrk"]]
-        costs = CpuCosts.spanning(span, *wrk, source, pool=calibration.httpd_pool(mpm))
-        mean = CpuCosts(costs.request, costs.connection, *wrk, source)  # one figure at any load, as before
+        costs = calibration.machine_costs(mpm, *wrk)
+        mean = CpuCosts(costs.request, costs.connection, *wrk, costs.source)  # one figure at any load, as before
         real = measured(mpm)
         for clients, keepalive in LOADS:
             sim = simulated(mpm, clients, keepalive, costs)
@@ -90,7 +89,7 @@ def main() -> int:
             rows.append(f"| {mpm} | {'keep-alive' if keepalive else 'close'} c={clients} | "
                         f"{real[clients, keepalive]:,.0f} | {sim:,.0f} | **{ratio:.2f}** | "
                         f"{flat / real[clients, keepalive]:.2f} | {free:,.0f} | "
-                        + " / ".join(f"{r * 1e6:.0f} + {c * 1e6:.0f}" for _, r, c in span) + " |")
+                        + " / ".join(f"{r * 1e6:.0f} + {c * 1e6:.0f}" for _, r, c in costs.span or ()) + " |")
             print(rows[-1], flush=True)
     body = "\n".join([
         HEADING, "",

@@ -13,7 +13,6 @@ sys.path.insert(0, str(ROOT / "src"))
 from parse_bench import write_section  # noqa: E402
 
 from apachetune.simulate import simulate  # noqa: E402
-from apachetune.simulate.cpu import CpuCosts  # noqa: E402
 from apachetune.simulate.workload import ServiceTime, Workload  # noqa: E402
 from apachetune.validate import calibration  # noqa: E402
 from apachetune.validate.section import load_directives  # noqa: E402
@@ -35,9 +34,7 @@ def main() -> int:
         for mpm in ("prefork", "worker", "event"):
             r = simulate(mpm, load_directives(None, mpm), w, SECONDS)
             # as the CLI runs by default (--httpd-cpu machine): httpd's CPU shared over the cores
-            span, source = calibration.httpd_cpu(mpm)
-            costs = CpuCosts.spanning(span, source=source, pool=calibration.httpd_pool(mpm))
-            c = simulate(mpm, load_directives(None, mpm), w, SECONDS, cores=2, costs=costs)
+            c = simulate(mpm, load_directives(None, mpm), w, SECONDS, cores=2, costs=calibration.machine_costs(mpm))
             rows.append(f"| {name} | {mpm} | {r.throughput:,.0f} | {r.completed:,} | {r.wall_seconds:.1f} | "
                         f"{SECONDS / r.wall_seconds:.0f} | {c.wall_seconds:.1f} | {SECONDS / c.wall_seconds:.0f} |")
             print(rows[-1], flush=True)
@@ -52,7 +49,8 @@ the same with httpd's own CPU shared over 2 cores, as `apachetune simulate` runs
 
 event with a connection a request is the slowest: each newcomer wakes every listener still
 listening, and the model looks at each process (2026-11-27: 27.3 s before that look was made
-once a newcomer rather than twice or more, 21.3 after, the same results).
+once a newcomer rather than twice or more, 21.3 after, the same results; computing the idle
+workers in one place again since costs about 8% of that, measured side by side).
 """
     write_section(ROOT / "docs" / "benchmarks.md", "## Simulate speed", section)
     return 0

@@ -36,7 +36,7 @@ from parse_bench import write_section  # noqa: E402
 
 from apachetune import httpd  # noqa: E402
 from apachetune.simulate import simulate  # noqa: E402
-from apachetune.simulate.cpu import CLIENT_CPU, CpuCosts  # noqa: E402
+from apachetune.simulate.cpu import CLIENT_CPU  # noqa: E402
 from apachetune.simulate.workload import ServiceTime, Workload  # noqa: E402
 from apachetune.validate import calibration  # noqa: E402
 from apachetune.validate.section import load_directives  # noqa: E402
@@ -109,8 +109,7 @@ def measured(mpm: str, keepalive: bool) -> dict[str, object]:
 
 
 def simulated(mpm: str, keepalive: bool) -> dict[str, object]:
-    span, source = calibration.httpd_cpu(mpm)
-    costs = CpuCosts.spanning(span, *(x / 1e6 for x in CLIENT_CPU["ab"]), source, 1, calibration.httpd_pool(mpm))
+    costs = calibration.machine_costs(mpm, *(x / 1e6 for x in CLIENT_CPU["ab"]), client_threads=1)
     w = Workload(ServiceTime.parse("1us"), clients=CLIENTS, keepalive=keepalive, requests=REQUESTS[keepalive],
                  turnaround=30e-6)
     r = simulate(mpm, section(mpm), w, 600, cores=2, costs=costs)

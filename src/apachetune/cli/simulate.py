@@ -278,12 +278,10 @@ def _costs(mpm: str, httpd_cpu: str, client: tuple[float, float], threads: int =
     """The CPU a request costs besides the application's: httpd's (this machine's calibration,
     a lab machine's, or given) and a local client's."""
     from apachetune.simulate.cpu import CpuCosts
-    from apachetune.validate.calibration import httpd_cpu as measured
-    from apachetune.validate.calibration import httpd_pool
+    from apachetune.validate.calibration import machine_costs
 
     if httpd_cpu.strip().lower() == "machine":
-        span, source = measured(mpm)
-        return CpuCosts.spanning(span, client[0], client[1], source, threads, httpd_pool(mpm))
+        return machine_costs(mpm, client[0], client[1], threads)
     request, connection = _cpu_pair(httpd_cpu, "--httpd-cpu", {})
     return CpuCosts(request, connection, client[0], client[1], "given", threads)
 

@@ -295,8 +295,8 @@ class Server:
         listening (ps->not_accepting), and the parent does not count its idle workers, so it
         forks more processes."""
         if not self.event:
-            return p.workers == len(p.conns)
-        idle = p.workers - p.serving - p.returning - p.reserved  # (idlers)
+            return self.idle(p) == 0
+        idle = self.idlers(p)
         if idle <= 0:
             return True
         counted = len(p.conns) - (p.burst if p.burst_at == self.clock.now else 0)
@@ -489,8 +489,7 @@ class Server:
             self.clock.after(0.0, self._close_parked, p)
 
     def _drops_parked(self, p: Process) -> bool:
-        return (p.workers - p.serving - p.returning - p.reserved <= 0  # (no idlers: called per newcomer and process)
-                or (self.limit_closes_keepalive and not p.quiescing and self.not_accepting(p)))
+        return self.idlers(p) <= 0 or (self.limit_closes_keepalive and not p.quiescing and self.not_accepting(p))
 
     def _why_drop(self, p: Process) -> str:
         return "busy" if self.idlers(p) <= 0 else "limit"

@@ -41,7 +41,7 @@ from apachetune.validate.mpmd_server import source_digest
 from apachetune.validate.targets import make_target
 
 if TYPE_CHECKING:
-    from apachetune.simulate.cpu import PoolSpan, Span
+    from apachetune.simulate.cpu import CpuCosts, PoolSpan, Span
 
 # mpmd's built-in stand-ins (src/mpmd/conf.c): used where nothing was measured.
 DEFAULT_REQUEST_US = 18
@@ -369,7 +369,7 @@ def httpd_cpu(mpm: str) -> tuple[Span, str]:
 # What a connection adds (µs) on a small pool and on the full one (the calibration's SECTIONS), at
 # 10 clients, for the MPMs whose pool moves it, where nothing was measured on this machine: the
 # lab machine's, as SMALL_POOLS says (2026-11-27).
-ASSUMED_POOL_US = {"prefork": ((12, 24.6), (320, 46.4))}
+ASSUMED_POOL_US = {"prefork": ((SMALL_POOLS["prefork"]["StartServers"], 24.6), (SECTIONS["prefork"]["StartServers"], 46.4))}
 
 
 def httpd_pool(mpm: str) -> PoolSpan | None:
@@ -384,14 +384,24 @@ def httpd_pool(mpm: str) -> PoolSpan | None:
     (w0, lab_small), (w1, lab_full) = lab
     known = None if _turned_off() else stored().get(mpm)
     full = (known.unpinned_by_clients or {}).get(str(CONCURRENCY[0])) if known else None
-    if full is None:  # nothing measured here at the full pool's few clients: the lab's
+    if known is None or full is None:  # nothing measured here at the full pool's few clients: the lab's
         return (w0, lab_small / 1e6), (w1, lab_full / 1e6)
     full_connection = max(0.0, full[1] - full[0])
-    small = known.unpinned_small_pool if known else None
+    small = known.unpinned_small_pool
     if small:
         return ((small["workers"], max(0.0, small["close_us"] - small["keepalive_us"]) / 1e6),
                 (w1, full_connection / 1e6))
     return (w0, full_connection * lab_small / lab_full / 1e6), (w1, full_connection / 1e6)
+
+
+def machine_costs(mpm: str, client_request: float = 0.0, client_connection: float = 0.0,
+                  client_threads: int = 1) -> CpuCosts:
+    """What `simulate --httpd-cpu machine` charges a request: httpd's CPU (httpd_cpu, growing
+    with the connections open; on prefork httpd_pool, with the pool) and a local client's."""
+    from apachetune.simulate.cpu import CpuCosts
+
+    span, source = httpd_cpu(mpm)
+    return CpuCosts.spanning(span, client_request, client_connection, source, client_threads, httpd_pool(mpm))
 
 
 def _seconds(point: tuple[float, float, float]) -> tuple[float, float, float]:

@@ -48,9 +48,6 @@ def load_directives(config: str | None, mpm: str, max_request_workers: int | Non
     return {**eff, "KeepAlive": "On", "KeepAliveTimeout": 5, **extra}
 
 
-READ_TIMEOUT_HEADER = 20.0  # mod_reqtimeout's header timeout when it is loaded and not set
-
-
 def _from_file(config: str, mpm: str, version: str | None,
                cores: int | None) -> tuple[list[tuple[str, list[str]]], dict[str, object], int]:
     """`config`'s MPM directives as given, the other settings kept beside them, and its listener
@@ -83,6 +80,9 @@ def _from_file(config: str, mpm: str, version: str | None,
         extra["ListenCoresBucketsRatio"] = atoi(d.args[0])
         buckets = listen_buckets(d.args[0], cores)
     return given, extra, buckets
+
+
+READ_TIMEOUT_HEADER = 20.0  # mod_reqtimeout's header timeout when it is loaded and not set
 
 
 def silent_connection_timeouts(config: str | None, version: str | None = None) -> tuple[float, float | None]:
