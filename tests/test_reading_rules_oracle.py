@@ -22,6 +22,39 @@ CASES = [
     "MaxRequestWorkers \u0661\u0665\u0660", "Timeout abc",
     "MaxMemFree -1", "MaxMemFree abc", "MaxMemFree 99999999999999999999", "MaxMemFree 9223372036854775807",
     "MaxMemFree 9223372036854775808", "MaxMemFree 4194304", "MaxMemFree 12x", "MaxMemFree -0",
+    # core's own readers (lint/checks/core_readers.py): Listen's address and duplicates,
+    "Listen 8080\nListen *:8080", "Listen 8080\nListen 0.0.0.0:8080", "Listen abc", "Listen :80",
+    "Listen 127.0.0.1", "Listen 70000", "Listen 0", "Listen [zz]:80", "Listen [::1]", "Listen [::1]:8080",
+    "Listen 127.0.0.1:8080\nListen 127.0.0.1:8080 https", "Listen 127.0.0.1:\n",
+    # Options and AllowOverride,
+    "Options +Indexes FollowSymLinks", "Options Indexes -FollowSymLinks", "Options -Indexes +ExecCGI",
+    "Options None Indexes", "Options Indexes None", "Options +None", "Options All -Indexes",
+    "Options Bogus", "Options", "Options includesnoexec MULTIVIEWS",
+    "<Directory /srv>\nAllowOverride Bogus\n</Directory>", "<Directory /srv>\nAllowOverride Nonfatal\n</Directory>",
+    "<Directory /srv>\nAllowOverride Options=Bogus Nonfatal=Foo FileInfo=x\n</Directory>",
+    # sections' words, <Else>'s place, <Limit TRACE>, <VirtualHost> addresses and nesting.
+    "<Directory>\n</Directory>", "<Directory /a /b>\n</Directory>", "<Directory ~ ^/a>\n</Directory>",
+    "<DirectoryMatch ^/a ^/b>\n</DirectoryMatch>", "<Location>\n</Location>", "<Location /a /b>\n</Location>",
+    "<Files>\n</Files>", "<FilesMatch a b>\n</FilesMatch>", "<Files ~ a>\n</Files>",
+    "<If>\n</If>", "<Else x>\n</Else>", "<Else>\n</Else>", "<If true>\n</If>\nServerAdmin a@b\n<ElseIf false>\n</ElseIf>",
+    "<If true>\n</If>\n<Else>\n</Else>\n<Else>\n</Else>", "<Directory /srv>\n<If true>\n</If>\n</Directory>\n<Else>\n</Else>",
+    "<Directory /srv>\n<Limit TRACE>\n</Limit>\n</Directory>", "<Directory /srv>\n<LimitExcept TRACE>\n</LimitExcept>\n</Directory>",
+    "<Directory /srv>\n<Limit>\n</Limit>\n</Directory>",
+    "<VirtualHost>\n</VirtualHost>", "<VirtualHost 80>\n</VirtualHost>", "<VirtualHost *:80 8080>\n</VirtualHost>",
+    "<VirtualHost :*>\n</VirtualHost>", "<VirtualHost *:*>\n</VirtualHost>", "<VirtualHost [::1]:80 _default_:443>\n</VirtualHost>",
+    "<VirtualHost *:80>\n<VirtualHost *:81>\n</VirtualHost>\n</VirtualHost>",
+    # keywords, LogLevel's levels and modules, ServerName's wildcards and port.
+    "HostnameLookups maybe", "HostnameLookups DOUBLE", "UseCanonicalName dns", "UseCanonicalName yes",
+    "EnableMMAP no", "EnableSendfile Off", "UseCanonicalPhysicalPort on", "ServerSignature email",
+    "ServerSignature full", "ServerTokens Bogus", "ServerTokens productonly", "ServerTokens Minimal",
+    "TraceEnable maybe", "TraceEnable extended", "AllowEncodedSlashes NoDecode", "AllowEncodedSlashes yes",
+    "AcceptPathInfo default", "AcceptPathInfo maybe",
+    "LogLevel verbose", "LogLevel WARN", "LogLevel info core:trace8", "LogLevel warn core:bogus",
+    "LogLevel warn nothere:info", "LogLevel warn mpm_event:debug", "LogLevel warn mod_so.c:debug",
+    "LogLevel warn so_module:debug", "LogLevel core:", "LogLevel trace9",
+    "ServerName *.example.org", "ServerName www.example.org:8080", "ServerName http://x:abc",
+    "ServerName https://example.org", "ServerName x:0", "ServerName x:65536", "ServerName [::1]:80",
+    "ServerName x[1]", "ServerName x[1",
 ]
 
 
@@ -50,3 +83,46 @@ def test_a_missing_module_file_is_judged_only_where_its_directory_exists(tmp_pat
         conf.write_text(f"{httpd.load_module_line('mpm_event')}\nLoadModule nothere_module {path}\n")
         result = lint_file(conf, LintOptions(ResolveOptions(env={}), Settings()))
         assert any(f.rule == "AT510" and "Cannot load" in f.message for f in result.findings) == expected
+
+
+AUTHZ_CASES = [
+    "Require all granted", "Require All granted", "Require all grant", "Require all granted now",
+    "Require", "Require not", "Require NOT all granted", "Require group admins", "Require valid-user",
+    "Require user bob", "Require ip 10.0.0.0/8", "Require host example.org", "Require local",
+    "Require env X", "Require method GET", "Require expr true", "Require file-owner",
+    "<RequireAll>\nRequire all granted\nRequire not ip 10.1.2.3\n</RequireAll>",
+    "<RequireNone>\nRequire not ip 10.1.2.3\n</RequireNone>",
+    "<RequireAny>\nRequire not ip 10.1.2.3\n</RequireAny>",
+    "<RequireAll>\n<RequireAny>\nRequire not local\n</RequireAny>\n</RequireAll>",
+]
+
+
+@needs_httpd
+@pytest.mark.parametrize("line", AUTHZ_CASES)
+def test_lint_and_httpd_agree_on_require(tmp_path, line):
+    """mod_authz_core's reader: providers of the loaded modules (authz_core, host, user; not
+    groupfile nor owner), 'Require all', and negation where it has no effect."""
+    test_lint_and_httpd_agree_on_the_value(tmp_path, "\n".join(
+        [httpd.load_module_line(m) for m in ("authz_core", "authz_host", "authz_user")]
+        + ["<AuthzProviderAlias ip office 10.0.0.0/8>", "</AuthzProviderAlias>",
+           "<Directory /srv>", "Require office", line, "</Directory>"]))
+
+
+@needs_httpd
+@pytest.mark.parametrize("line", ["User root", "User #0", "User #4242", "DocumentRoot {tmp}/www",
+                                  "DocumentRoot {tmp}/ww", "DocumentRoot {tmp}/www/index.html",
+                                  "<VirtualHost *:80>\nDocumentRoot {tmp}/ww\n</VirtualHost>"])
+def test_lint_and_httpd_agree_on_user_and_document_root(tmp_path, line):
+    """httpd's verdicts on User root and on a DocumentRoot that is not a directory (a virtual
+    host's only warns, AH00112): lint has an error exactly where httpd stops."""
+    (tmp_path / "www").mkdir()
+    (tmp_path / "www" / "index.html").write_text("hi\n")
+    conf = tmp_path / "httpd.conf"
+    conf.write_text(f"{httpd.load_module_line('mpm_event')}\nServerName x\nErrorLog {tmp_path}/e.log\n"
+                    f"{line.format(tmp=tmp_path)}\n")
+    proc = run_httpd("-t", "-f", str(conf), "-d", str(tmp_path))
+    findings = lint_file(conf, LintOptions(ResolveOptions(env={}), Settings())).findings
+    errors = [f for f in findings if f.severity == "error" and f.rule == "AT510"]
+    assert bool(errors) == (proc.returncode != 0), (line, proc.stderr, [f.message for f in errors])
+    warned = "AH00112" in proc.stderr
+    assert warned == any("AH00112" in f.message for f in findings if f.rule == "AT510"), (line, proc.stderr)

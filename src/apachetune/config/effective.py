@@ -8,6 +8,7 @@ hence file, line and column) and the Include lines that led to it.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -116,6 +117,13 @@ class Inclusion:
     depth: int
 
 
+def under_root(root: str | None, path: str) -> str:
+    """`path` (absolute, as the configuration names it) in a tree copied under `root` (--root)."""
+    if root is None or path == root or path.startswith(root + os.sep):
+        return path
+    return os.path.join(root, path.lstrip(os.sep))
+
+
 @dataclass(eq=False)
 class EffectiveConfig:
     main_file: str
@@ -135,6 +143,11 @@ class EffectiveConfig:
     missing_modules: list[tuple[str, str, Position]] = field(default_factory=list)  # LoadModule of a missing .so
     httpd_version_source: str = "default"  # where httpd_version came from (--httpd-version, installed)
     mpm_source: str = ""  # why the MPM is taken as compiled in (no LoadModule); "" when loaded or assumed
+    sysroot: str | None = None  # lint --root: where the tree's absolute paths are on this machine
+
+    def local(self, path: str) -> str:
+        """Where an absolute path the configuration names is on this machine (under --root)."""
+        return under_root(self.sysroot, path)
 
     @property
     def directives(self) -> list[ResolvedDirective]:

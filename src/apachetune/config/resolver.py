@@ -45,6 +45,7 @@ from apachetune.config.effective import (
     ResolvedSection,
     SubstitutedDirective,
     lower_name,
+    under_root,
 )
 from apachetune.config.envvars import read_envvars
 from apachetune.config.includes import MAX_INCLUDE_DEPTH, expand_include
@@ -182,10 +183,7 @@ class _State:
 
     def local(self, path: str) -> str:
         """Where an absolute path the configuration names is on this machine (under --root)."""
-        root = self.sysroot
-        if root is None or path == root or path.startswith(root + os.sep):
-            return path
-        return os.path.join(root, path.lstrip(os.sep))
+        return under_root(self.sysroot, path)
 
 
 def _real_path(path: str, real_dirs: dict[str, str]) -> str:
@@ -228,7 +226,7 @@ class Resolver:
             generated_files=set(st.generated), missing_modules=list(st.missing_modules),
             inclusions=st.inclusions, warnings=st.warnings, httpd_version=st.opts.httpd_version,
             module_positions=st.module_positions, httpd_version_source=st.opts.version_source,
-            mpm_source=st.opts.compiled_mpm_reason,
+            mpm_source=st.opts.compiled_mpm_reason, sysroot=st.sysroot,
         )
 
     def read_file(self, path: str, chain: Chain, by: Position | None) -> list[Item]:
@@ -444,7 +442,8 @@ class Resolver:
             return ok, f"httpd version {st.version} does not satisfy <IfVersion {raw}>"
         negate, word = split_negation(raw)
         if not word:
-            raise ConditionError(f"<{lname}> directive requires additional arguments")
+            # httpd names the section as it registered it (<IfModule>), whatever the file's case
+            raise ConditionError(f"<{_CONDITION_NAMES[lname]}> directive requires additional arguments")
         if lname == "ifmodule":
             found = st.loaded(word)
             what = f"module {word} is {'loaded' if found else 'not loaded'}"
@@ -462,6 +461,9 @@ class Resolver:
             what = f"section <{word}> is {'known' if found else 'not known'}"
         return found != negate, what
 
+
+_CONDITION_NAMES = {"ifmodule": "IfModule", "ifdefine": "IfDefine", "iffile": "IfFile",
+                    "ifdirective": "IfDirective", "ifsection": "IfSection"}
 
 _READ_TIME = {
     "serverroot": Resolver.server_root, "define": Resolver.define, "undefine": Resolver.undefine,

@@ -38,6 +38,9 @@ class LintContext:
     listen_buckets: int = 1
     settings: Settings = field(default_factory=Settings)
     host: HostLimits | None = None  # lint --measure / --facts: the host the server runs on
+    # lint --from-dump: httpd read this configuration on its own machine, and a dump shows no
+    # LoadModule (modules without directives, such as authz_host, are not known to be loaded)
+    from_dump: bool = False
     _mpm_items: list[ResolvedDirective] = field(default_factory=list)
     _named: dict[str, list[ResolvedDirective | ResolvedSection]] = field(default_factory=dict, repr=False)
     _loaded: LoadedModules = field(init=False, repr=False)

@@ -42,7 +42,7 @@ def lint_dump(text: str, name: str, options: LintOptions) -> tuple[LintResult, D
         main.write_bytes(dump.text.encode("utf-8", errors="surrogateescape"))
         resolve = dataclasses.replace(options.resolve, server_root=tmp, modules=modules, mpm=mpm,
                                       use_env_file=False, env={})
-        result = lint(main, dataclasses.replace(options, resolve=resolve, snippet=False))
+        result = lint(main, dataclasses.replace(options, resolve=resolve, snippet=False, from_dump=True))
 
     first_file = main_file_of(dump)
 

@@ -28,6 +28,7 @@ class LintOptions:
     only: set[str] | None = None  # --rule selectors
     cpus: int | None = None  # the server's CPU cores (ListenCoresBucketsRatio); default: this machine's
     host: HostLimits | None = None  # facts about the server's host (lint --measure / --facts)
+    from_dump: bool = False  # lint --from-dump: the modules are only those whose directives show
 
 
 def _buckets(eff: EffectiveConfig, cpus: int | None) -> int:
@@ -80,7 +81,7 @@ def _lint(eff: EffectiveConfig, options: LintOptions) -> LintResult:
     # in (a source build, SUSE): every check runs. On a file that loads none, a lone MPM snippet.
     snippet = options.snippet and not eff.module_positions
     ctx = LintContext(eff, mpm, startup, snippet=snippet, listen_buckets=buckets,
-                      settings=options.settings, host=options.host)
+                      settings=options.settings, host=options.host, from_dump=options.from_dump)
     rules = all_rules()
     suppress = Suppressions()
     for cf in eff.files.values():

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from apachetune.config.conditions import Version, at_least
 from apachetune.config.directives import ARG_WORDS, DirectiveSpec, lookup, shipped_modules, suggest
 from apachetune.config.effective import ResolvedDirective, ResolvedSection
+from apachetune.lint.checks import core_readers
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Finding, Fix, Location
 from apachetune.mpm.directives import ALL_MPM_DIRECTIVES, MPM_DIRECTIVES, canonical
@@ -22,7 +23,7 @@ _DIR_SECTIONS = {"directory", "directorymatch", "location", "locationmatch", "fi
 _GLOBAL_ONLY = frozenset(n.lower() for names in MPM_DIRECTIVES.values() for n in names) | {
     "maxclients", "maxrequestsperchild", "listen", "mutex", "pidfile", "scoreboardfile",
     "coredumpdirectory", "gracefulshutdowntimeout", "maxmemfree", "threadstacksize", "user", "group",
-    "servertokens", "traceenable", "defaultruntimedir"}
+    "servertokens", "traceenable", "defaultruntimedir", "virtualhost"}
 
 
 def _third_party_loaded(ctx: LintContext) -> list[str]:
@@ -117,6 +118,7 @@ def argument_count(ctx: LintContext) -> Iterator[Finding]:
         for item in items:
             if isinstance(item, ResolvedDirective) and (f := _count_finding(ctx, spec, spec.kind, item)) is not None:
                 yield f
+    yield from core_readers.section_arguments(ctx)
 
 
 def _count_finding(ctx: LintContext, spec: DirectiveSpec, kind: str, item: ResolvedDirective) -> Finding | None:
@@ -164,7 +166,8 @@ def context(ctx: LintContext) -> Iterator[Finding]:
                     scope = scopes[parents] = distinct.setdefault(computed, computed)
                 in_dir, in_vhost, parent_is_vhost = scope
                 if global_only and in_vhost and in_dir is None:
-                    yield ctx.finding("AT504", f"{spec.name} cannot occur within <VirtualHost> section", item)
+                    gt = ">" if is_section else ""  # ap_check_cmd_context closes a section's name
+                    yield ctx.finding("AT504", f"{spec.name}{gt} cannot occur within <VirtualHost> section", item)
                 elif in_dir is not None and dir_bad:
                     yield ctx.finding("AT504", f"{spec.name} not allowed in <{in_dir}> context", item)
                 elif in_dir is None and parent_is_vhost and vhost_bad:

@@ -1,0 +1,423 @@
+"""What core's own argument readers refuse: the words of <Directory>, <Location>, <Files>,
+<VirtualHost>, <Limit>, <If> and <Else>, Options, AllowOverride and Listen's address (each
+found by AT503 or AT510, in httpd's words).
+
+Facts: server/core.c dirsection, urlsection, filesection, ifsection, ap_add_if_conf,
+ap_limit_section, virtualhost_section, set_options, set_override; server/vhost.c
+get_addresses; server/listen.c ap_set_listener, alloc_listener and match_address; APR's
+apr_parse_addr_port (network_io/unix/sockaddr.c), httpd 2.4.x."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from collections.abc import Callable, Iterator
+
+from apachetune.config import observed
+from apachetune.config.conditions import Version, at_least
+from apachetune.config.directives import shipped_modules
+from apachetune.config.effective import ResolvedDirective, ResolvedSection
+from apachetune.lint.context import LintContext
+from apachetune.lint.finding import Finding
+from apachetune.mpm.numbers import atoi
+
+# Sections whose reader refuses an empty argument (missing_container_arg), by the name httpd
+# registered; <Proxy> is not among them (mod_proxy's test for it can never be true).
+_NEEDS_ARGUMENT = {"directory": "Directory", "directorymatch": "DirectoryMatch", "location": "Location",
+                   "locationmatch": "LocationMatch", "files": "Files", "filesmatch": "FilesMatch",
+                   "virtualhost": "VirtualHost", "limit": "Limit", "limitexcept": "LimitExcept",
+                   "if": "If", "elseif": "ElseIf"}
+# Sections that take one path (two when the first is "~") and refuse more words once read.
+_ONE_PATH = {"directory": True, "location": True, "files": True,
+             "directorymatch": False, "locationmatch": False, "filesmatch": False}
+
+
+def section_arguments(ctx: LintContext) -> Iterator[Finding]:
+    """AT503: a section with no argument, more than one path, or <Else> with one."""
+    for lname, name in _NEEDS_ARGUMENT.items():
+        for item in ctx.items_named(lname):
+            if not isinstance(item, ResolvedSection):
+                continue
+            if not item.args:
+                yield ctx.finding("AT503", f"<{name}> directive requires additional arguments", item)
+            elif lname in _ONE_PATH and len(item.args) > (2 if _ONE_PATH[lname] and item.args[0] == "~" else 1):
+                yield ctx.finding("AT503", f"Multiple <{name}> arguments not (yet) supported.", item)
+    for item in ctx.items_named("else"):
+        if isinstance(item, ResolvedSection) and item.args:
+            yield ctx.finding("AT503", "<Else> does not take an argument", item)
+
+
+def refused(ctx: LintContext) -> Iterator[Finding]:
+    """AT510: core's readers that refuse a value (see the module's docstring)."""
+    yield from _options(ctx)
+    yield from _overrides(ctx)
+    yield from _listen_addresses(ctx)
+    yield from _vhost_addresses(ctx)
+    yield from _else_without_if(ctx)
+    yield from _limit_trace(ctx)
+    yield from _keywords(ctx)
+    yield from _server_names(ctx)
+    yield from _root_user(ctx)
+    if not ctx.from_dump:  # which modules are loaded, and the server's files, are not known there
+        yield from _log_levels(ctx)
+        yield from _requires(ctx)
+        yield from _document_roots(ctx)
+
+
+def _refusal(ctx: LintContext, message: str, item: ResolvedDirective | ResolvedSection) -> Finding:
+    return ctx.finding("AT510", f"AH00526: {message} (httpd will not start)", item)
+
+
+_OPTIONS = {"indexes", "includes", "includesnoexec", "followsymlinks", "symlinksifownermatch", "execcgi",
+            "multiviews", "runscripts"}
+_EITHER = "Either all Options must start with + or -, or no Option may."
+
+
+def options_error(words: list[str]) -> str | None:
+    """set_options' verdict on `words`: None, or httpd's message."""
+    first, merge, all_none = True, False, False
+    for word in words:
+        if word[:1] in ("+", "-"):
+            sign, word = word[0], word[1:]
+            if not merge and not first and not all_none:
+                return _EITHER
+            merge = True
+        else:
+            sign = ""
+            if not first and merge:
+                return _EITHER
+        lower = word.lower()
+        if lower in ("none", "all"):
+            shown = "None" if lower == "none" else "All"
+            if not first:
+                return f"'Options {shown}' must be the first {'Option' if shown == 'None' else 'option'} given."
+            if sign:
+                return f"You may not use 'Options +{shown}' or 'Options -{shown}'."
+            all_none = True
+        elif lower not in _OPTIONS:
+            return f"Illegal option {word}"
+        first = False
+    return None
+
+
+def _options(ctx: LintContext) -> Iterator[Finding]:
+    for item in ctx.items_named("options"):
+        if isinstance(item, ResolvedDirective) and (message := options_error(item.args)):
+            yield _refusal(ctx, message, item)
+
+
+_OVERRIDES = {"limit", "options", "fileinfo", "authconfig", "indexes", "none", "all"}
+_ALLOW_OPTIONS = _OPTIONS | {"none", "all"}
+# set_override drops set_allow_opts' verdict on "Options=..." up to 2.4.62 (source) and returns
+# it in 2.4.71 (measured); the backport's release is not known here: taken as 2.4.64.
+CHECKED_OPTIONS_LIST = "2.4.64"
+
+
+def override_error(words: list[str], version: str = "2.4.71") -> str | None:
+    """set_override's verdict on `words` for httpd `version`: None, or httpd's message."""
+    checks_list = at_least(Version.parse(version), CHECKED_OPTIONS_LIST)
+    for word in words:
+        key, eq, value = word.partition("=")
+        if key.lower() == "nonfatal":
+            if not eq:
+                return f"=Override, =Unknown or =All expected after {key}"
+        elif key.lower() not in _OVERRIDES:
+            return f"Illegal override option {key}"
+        elif key.lower() == "options" and eq and checks_list:
+            bad = next((o for o in value.split(",") if o and o.lower() not in _ALLOW_OPTIONS), None)
+            if bad is not None:
+                return f"Illegal option {bad}"
+    return None
+
+
+def _overrides(ctx: LintContext) -> Iterator[Finding]:
+    for item in ctx.items_named("allowoverride"):
+        if isinstance(item, ResolvedDirective) and (message := override_error(item.args, ctx.eff.httpd_version)):
+            yield _refusal(ctx, message, item)
+
+
+class AddressError(ValueError):
+    pass
+
+
+def parse_addr_port(text: str) -> tuple[str | None, str | None, int]:
+    """apr_parse_addr_port: (host or None, scope id or None, port or 0); AddressError where
+    APR returns EINVAL."""
+    end = len(text)
+    i = end - 1
+    while i >= 0 and text[i].isascii() and text[i].isdigit():
+        i -= 1
+    if i < 0:  # only digits: the port alone
+        port = int(text) if text else 0
+        if not 1 <= port <= 65535:
+            raise AddressError(text)
+        return None, None, port
+    port = 0
+    last = end - 1
+    if text[i] == ":" and i < last:
+        if i == 0:
+            raise AddressError(text)
+        port = int(text[i + 1:])
+        if not 1 <= port <= 65535:
+            raise AddressError(text)
+        last = i - 1
+    host = text[:last + 1]
+    if not host.startswith("["):
+        return host, None, port
+    close = host.find("]")
+    if close != len(host) - 1:
+        raise AddressError(text)
+    inner, scope = host[1:close], None
+    if "%" in inner:
+        inner, scope = inner.split("%", 1)
+        if not scope:
+            raise AddressError(text)
+    try:
+        ipaddress.IPv6Address(inner)
+    except ValueError:
+        raise AddressError(text) from None
+    return inner, scope, port
+
+
+def _listen_addresses(ctx: LintContext) -> Iterator[Finding]:
+    seen: set[tuple[str | None, str | None, int]] = set()
+    for item in ctx.items_named("listen"):
+        if not isinstance(item, ResolvedDirective) or not 1 <= len(item.args) <= 2 \
+                or any(p.lname == "virtualhost" for p in item.parents):
+            continue  # the arity is AT510's other reader; a vhost's Listen is AT504's
+        try:
+            host, scope, port = parse_addr_port(item.args[0])
+        except AddressError:
+            yield _refusal(ctx, "Invalid address or port", item)
+            continue
+        if host == "*":
+            host = None
+        if not port:
+            yield _refusal(ctx, "Port must be specified", item)
+            continue
+        # httpd compares the address as written (not as resolved): "80" and "*:80" are the
+        # same listener, "0.0.0.0:80" another (which fails only at bind, after -t).
+        if (host, scope, port) in seen:
+            yield _refusal(ctx, "Cannot define multiple Listeners on the same IP:port", item)
+        seen.add((host, scope, port))
+
+
+def vhost_address_error(word: str) -> str | None:
+    """get_addresses' verdict on one <VirtualHost> address (a name that does not resolve is
+    only logged, AH00547, and not judged here)."""
+    if not word:
+        return None
+    if word.endswith(":*"):
+        word = word[:-2]  # a wildcard port, which APR's parser does not know
+    try:
+        host, _scope, _port = parse_addr_port(word)
+    except AddressError:
+        return "The address or port is invalid"
+    return "Missing address for VirtualHost" if host is None else None
+
+
+def _vhost_addresses(ctx: LintContext) -> Iterator[Finding]:
+    for item in ctx.items_named("virtualhost"):
+        if isinstance(item, ResolvedSection):
+            for word in item.args:
+                if message := vhost_address_error(word):
+                    yield _refusal(ctx, message, item)
+                    break
+
+
+def _else_without_if(ctx: LintContext) -> Iterator[Finding]:
+    """ap_add_if_conf: <Else> and <ElseIf> follow an <If> or <ElseIf> of the same scope (the
+    enclosing section's configuration; other lines between them do not matter)."""
+    if not any(isinstance(i, ResolvedSection) for name in ("elseif", "else") for i in ctx.items_named(name)):
+        return
+    last: dict[int, str] = {}  # id(enclosing section), 0 for the server -> the last of If/ElseIf/Else
+    for item in ctx.eff.in_order():
+        if isinstance(item, ResolvedSection) and item.lname in ("if", "elseif", "else"):
+            scope = id(item.parents[-1]) if item.parents else 0
+            if item.lname != "if" and last.get(scope) not in ("if", "elseif"):
+                yield _refusal(ctx, "<Else> or <ElseIf> section without previous <If> or <ElseIf> "
+                               "section in same scope", item)
+            last[scope] = item.lname
+
+
+def _limit_trace(ctx: LintContext) -> Iterator[Finding]:
+    for item in ctx.items_named("limit"):
+        if isinstance(item, ResolvedSection) and "TRACE" in item.args:
+            yield _refusal(ctx, "TRACE cannot be controlled by <Limit>, see TraceEnable", item)
+
+
+_ON_OFF = "parameter must be 'on' or 'off'"
+# Directives whose reader takes one of a few words (any case), and httpd's words otherwise.
+KEYWORDS: dict[str, tuple[frozenset[str], str]] = {
+    "hostnamelookups": (frozenset({"on", "off", "double"}), "parameter must be 'on', 'off', or 'double'"),
+    "usecanonicalname": (frozenset({"on", "off", "dns"}), "parameter must be 'on', 'off', or 'dns'"),
+    "usecanonicalphysicalport": (frozenset({"on", "off"}), _ON_OFF),
+    "enablemmap": (frozenset({"on", "off"}), _ON_OFF),
+    "enablesendfile": (frozenset({"on", "off"}), _ON_OFF),
+    "serversignature": (frozenset({"on", "off", "email"}), "ServerSignature: use one of: off | on | email"),
+    "servertokens": (frozenset({"os", "min", "minimal", "major", "minor", "prod", "productonly", "full"}),
+                     "ServerTokens takes 1 argument: 'Prod(uctOnly)', 'Major', 'Minor', 'Min(imal)', "
+                     "'OS', or 'Full'"),
+    "traceenable": (frozenset({"on", "off", "extended"}), "TraceEnable must be one of 'on', 'off', or 'extended'"),
+    "allowencodedslashes": (frozenset({"on", "off", "nodecode"}), "AllowEncodedSlashes must be On, Off, or NoDecode"),
+    "acceptpathinfo": (frozenset({"on", "off", "default"}), "AcceptPathInfo must be set to on, off or default"),
+}
+
+
+def _keywords(ctx: LintContext) -> Iterator[Finding]:
+    for lname, (words, message) in KEYWORDS.items():
+        for item in ctx.items_named(lname):
+            if isinstance(item, ResolvedDirective) and len(item.args) == 1 and item.args[0].lower() not in words:
+                yield _refusal(ctx, message, item)
+
+
+LOG_LEVELS = frozenset({"emerg", "alert", "crit", "error", "warn", "notice", "info", "debug",
+                        *(f"trace{i}" for i in range(1, 9))})
+_LEVEL_ERROR = ("Log level keyword must be one of emerg/alert/crit/error/warn/notice/info/debug/"
+                "trace1/.../trace8")
+
+
+def log_level_error(word: str, loaded: Callable[[str], bool]) -> str | None:
+    """set_loglevel's verdict on one word ("level" or "module:level"); `loaded` is httpd's
+    find_module (an identifier or a source file name)."""
+    module, colon, level = word.rpartition(":")
+    if not colon:
+        return None if word.lower() in LOG_LEVELS else _LEVEL_ERROR
+    if not level:
+        return f"Module specifier '{module}' must be followed by a log level keyword"
+    if level.lower() not in LOG_LEVELS:
+        return f"{module}:{level}: {_LEVEL_ERROR}"
+    if not (loaded(module) or loaded(module + "_module")):
+        return f"Cannot find module {module}"
+    return None
+
+
+def _log_levels(ctx: LintContext) -> Iterator[Finding]:
+    for item in ctx.items_named("loglevel"):
+        if isinstance(item, ResolvedDirective):
+            for word in item.args:
+                if message := log_level_error(word, ctx.module_loaded):
+                    yield _refusal(ctx, message, item)
+                    break
+
+
+def fnmatch_test(pattern: str) -> bool:
+    """apr_fnmatch_test: whether `pattern` has a wildcard (?, *, or a closed [...])."""
+    nesting, i = 0, 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c in "?*":
+            return True
+        if c == "\\":
+            i += 1
+            if i >= len(pattern):
+                return False
+        elif c == "[":
+            nesting += 1
+        elif c == "]" and nesting:
+            return True
+        i += 1
+    return False
+
+
+def server_name_error(arg: str) -> str | None:
+    """server_hostname_port's verdict on ServerName's argument."""
+    if fnmatch_test(arg):
+        return f'Invalid ServerName "{arg}" use ServerAlias to set multiple server names.'
+    part = arg.split("://", 1)[1] if "://" in arg else arg
+    if ":" in part and not 0 < atoi(part.split(":", 1)[1]) < 65536:
+        return f'The port number "{arg}" is outside the appropriate range (i.e., 1..65535).'
+    return None
+
+
+def _server_names(ctx: LintContext) -> Iterator[Finding]:
+    for item in ctx.items_named("servername"):
+        if isinstance(item, ResolvedDirective) and len(item.args) == 1 and (message := server_name_error(item.args[0])):
+            yield _refusal(ctx, message, item)
+
+
+# The authorization providers each shipped module registers (ap_register_auth_provider in
+# modules/aaa/*.c and modules/ssl/mod_ssl.c); names are compared case-sensitively.
+AUTHZ_PROVIDERS = {
+    "authz_core_module": ("env", "all", "method", "expr"),
+    "authz_user_module": ("user", "valid-user"),
+    "authz_groupfile_module": ("group", "file-group"),
+    "authz_host_module": ("ip", "host", "forward-dns", "local"),
+    "authz_owner_module": ("file-owner",),
+    "authz_dbm_module": ("dbm-group", "dbm-file-group"),
+    "authz_dbd_module": ("dbd-group", "dbd-login", "dbd-logout"),
+    "ssl_module": ("ssl", "ssl-verify-client"),
+}
+# Directives that register a provider under a name the configuration gives (its first word,
+# or the second for the FastCGI one).
+_NAMED_PROVIDERS = {"authzprovideralias": 1, "luaauthzprovider": 0, "authnzfcgidefineprovider": 1}
+
+
+def _providers(ctx: LintContext) -> set[str] | None:
+    """The provider names this configuration registers, or None when a loaded module apachetune
+    has no table for may register more."""
+    if any(m not in shipped_modules() and not m.endswith(".c") for m in ctx.eff.modules):
+        return None
+    names = {n for module, provided in AUTHZ_PROVIDERS.items() if ctx.module_loaded(module) for n in provided}
+    for lname, index in _NAMED_PROVIDERS.items():
+        for item in ctx.items_named(lname):
+            if len(item.args) > index and not (lname == "authnzfcgidefineprovider" and item.args[0] == "authn"):
+                names.add(item.args[index])
+    return names
+
+
+def _requires(ctx: LintContext) -> Iterator[Finding]:
+    """add_authz_provider: a provider registered by a loaded module, 'Require all' granted or
+    denied, and no negated Require where it has no effect (the default or <RequireAny>)."""
+    items = [i for i in ctx.items_named("require") if isinstance(i, ResolvedDirective)]
+    if not items:
+        return
+    known = _providers(ctx)
+    ldap = ctx.module_loaded("authnz_ldap_module")
+    for item in items:
+        words = list(item.args)
+        negated = bool(words) and words[0].lower() == "not"
+        if negated:
+            words = words[1:]
+        provider = words[0] if words else ""
+        if known is not None and provider not in known and not (ldap and provider.startswith("ldap-")):
+            yield _refusal(ctx, f"Unknown Authz provider: {provider}", item)
+            continue
+        if provider == "all" and not (len(words) == 2 and words[1].lower() in ("granted", "denied")):
+            yield _refusal(ctx, "Argument for 'Require all' must be 'granted' or 'denied'", item)
+            continue
+        if negated:
+            logic = next((p.lname for p in reversed(item.parents)
+                          if p.lname in ("requireall", "requireany", "requirenone")), "requireany")
+            if logic != "requireall":
+                shown = "<RequireNone>" if logic == "requirenone" else "<RequireAny>"
+                yield _refusal(ctx, f"negative {item.name} directive has no effect in {shown} directive", item)
+
+
+def _document_roots(ctx: LintContext) -> Iterator[Finding]:
+    """set_document_root: the main server's DocumentRoot must be a directory (a virtual host's
+    is only warned about, AH00112). Judged where the path's parent exists on this machine (or
+    under --root), so a tree copied from elsewhere is not refused for its absent web roots."""
+    for item in ctx.items_named("documentroot"):
+        if not isinstance(item, ResolvedDirective) or len(item.args) != 1:
+            continue
+        path = item.args[0] if os.path.isabs(item.args[0]) else os.path.join(ctx.eff.server_root, item.args[0])
+        local = ctx.eff.local(path)
+        if observed.isdir(local) or not observed.isdir(os.path.dirname(local.rstrip("/")) or "/"):
+            continue
+        if any(p.lname == "virtualhost" for p in item.parents):
+            f = ctx.finding("AT510", f"AH00112: Warning: DocumentRoot [{path}] does not exist (httpd starts; "
+                            "this virtual host's files cannot be served)", item)
+            f.severity = "warning"
+            yield f
+        else:
+            yield _refusal(ctx, f"DocumentRoot '{path}' is not a directory, or is not readable", item)
+
+
+def _root_user(ctx: LintContext) -> Iterator[Finding]:
+    """unixd_set_user: httpd (built without BIG_SECURITY_HOLE) refuses to serve as uid 0."""
+    for item in ctx.items_named("user"):
+        if isinstance(item, ResolvedDirective) and len(item.args) == 1 \
+                and (item.args[0] == "root" or (item.args[0].startswith("#") and atoi(item.args[0][1:]) == 0)):
+            yield _refusal(ctx, f"User {item.args[0]}: httpd refuses to serve as root (\"Apache has not been "
+                           "designed to serve pages while running as root\")", item)

@@ -1,0 +1,127 @@
+"""Core's argument readers (lint/checks/core_readers.py) without httpd: APR's address parser,
+set_options, set_override by version, and the findings' places. test_reading_rules_oracle.py
+compares the same readers with the installed httpd."""
+
+from __future__ import annotations
+
+import pytest
+
+from apachetune.config.resolver import ResolveOptions
+from apachetune.lint.checks.core_readers import (
+    AddressError,
+    options_error,
+    override_error,
+    parse_addr_port,
+    vhost_address_error,
+)
+from apachetune.lint.engine import LintOptions, lint_file
+from apachetune.lint.settings import Settings
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("80", (None, None, 80)), ("*:80", ("*", None, 80)), ("127.0.0.1:8080", ("127.0.0.1", None, 8080)),
+    ("[::1]:443", ("::1", None, 443)), ("[fe80::1%eth0]:80", ("fe80::1", "eth0", 80)),
+    ("example.org", ("example.org", None, 0)), ("127.0.0.1:", ("127.0.0.1:", None, 0)),
+    ("[::1]", ("::1", None, 0)),
+])
+def test_apr_parse_addr_port(text, expected):
+    assert parse_addr_port(text) == expected
+
+
+@pytest.mark.parametrize("text", ["0", "65536", ":80", "[zz]:80", "[::1]x:80", "[fe80::1%]:80", ""])
+def test_apr_parse_addr_port_refuses(text):
+    with pytest.raises(AddressError):
+        parse_addr_port(text)
+
+
+def test_options_like_set_options():
+    assert options_error(["Indexes", "FollowSymLinks"]) is None
+    assert options_error(["-Indexes", "+execcgi"]) is None
+    assert options_error(["None", "+Indexes"]) is None  # None/All first, then signs: allowed
+    assert options_error(["+Indexes", "FollowSymLinks"]).startswith("Either all Options")
+    assert options_error(["Indexes", "-FollowSymLinks"]).startswith("Either all Options")
+    assert options_error(["Indexes", "None"]) == "'Options None' must be the first Option given."
+    assert options_error(["Indexes", "All"]) == "'Options All' must be the first option given."
+    assert options_error(["+All"]) == "You may not use 'Options +All' or 'Options -All'."
+    assert options_error(["+Bogus"]) == "Illegal option Bogus"
+
+
+def test_allowoverride_options_list_is_judged_from_2_4_64():
+    # Facts: 2.4.37 and 2.4.52 built from httpd's tags say "Syntax OK" to Options=Bogus;
+    # Debian's 2.4.71 says "Illegal option Bogus".
+    words = ["Options=Indexes,Bogus"]
+    assert override_error(words, "2.4.52") is None
+    assert override_error(words, "2.4.71") == "Illegal option Bogus"
+    assert override_error(["Nonfatal"], "2.4.52") == "=Override, =Unknown or =All expected after Nonfatal"
+    assert override_error(["FileInfo", "Everything"], "2.4.37") == "Illegal override option Everything"
+
+
+@pytest.mark.parametrize("word, expected", [
+    ("*:80", None), ("*", None), ("_default_:443", None), ("*:*", None), ("[::1]:80", None),
+    ("80", "Missing address for VirtualHost"), (":*", "The address or port is invalid"),
+    ("*:0", "The address or port is invalid"),
+])
+def test_vhost_addresses(word, expected):
+    assert vhost_address_error(word) == expected
+
+
+def _errors(tmp_path, body: str) -> list[tuple[str, int, str]]:
+    conf = tmp_path / "httpd.conf"
+    conf.write_text("LoadModule mpm_event_module modules/mod_mpm_event.so\nServerName x\n" + body)
+    result = lint_file(conf, LintOptions(ResolveOptions(env={}), Settings()))
+    return [(f.rule, f.location.line, f.message) for f in result.findings if f.severity == "error"]
+
+
+def test_a_repeated_listener_is_reported_once_at_its_second_line(tmp_path):
+    errors = _errors(tmp_path, "Listen 8080\nListen 8081\nListen *:8080\nListen 0.0.0.0:8080\n")
+    assert errors == [("AT510", 5, "AH00526: Cannot define multiple Listeners on the same IP:port "
+                                   "(httpd will not start)")]
+
+
+def test_else_needs_an_if_in_its_own_scope(tmp_path):
+    body = ("<If true>\n</If>\nServerAdmin a@b\n<Else>\n</Else>\n"       # 3-7: fine
+            "<Directory /srv>\n<If true>\n</If>\n</Directory>\n<Else>\n</Else>\n")  # 12: the previous <Else>'s scope
+    assert [e[:2] for e in _errors(tmp_path, body)] == [("AT510", 12)]
+
+
+def test_an_inactive_section_is_not_judged(tmp_path):
+    body = "<IfModule nothere_module>\nListen 80\nListen 80\n<Directory>\n</Directory>\n</IfModule>\n"
+    assert _errors(tmp_path, body) == []
+
+
+def test_document_root_is_judged_where_its_parent_exists(tmp_path):
+    (tmp_path / "www").mkdir()
+    (tmp_path / "www" / "html").mkdir()
+    ok = _errors(tmp_path, f"DocumentRoot {tmp_path}/www/html\n")
+    typo = _errors(tmp_path, f"DocumentRoot {tmp_path}/www/htm\n")
+    elsewhere = _errors(tmp_path, f"DocumentRoot {tmp_path}/srv/www\n")  # a tree copied from another machine
+    assert ok == [] and elsewhere == []
+    assert typo == [("AT510", 3, f"AH00526: DocumentRoot '{tmp_path}/www/htm' is not a directory, or is not "
+                                 "readable (httpd will not start)")]
+
+
+def test_a_virtual_hosts_missing_document_root_is_a_warning(tmp_path):
+    conf = tmp_path / "httpd.conf"
+    conf.write_text("LoadModule mpm_event_module modules/mod_mpm_event.so\nServerName x\n"
+                    f"<VirtualHost *:80>\nDocumentRoot {tmp_path}/nothere\n</VirtualHost>\n")
+    found = [f for f in lint_file(conf, LintOptions(ResolveOptions(env={}), Settings())).findings if f.rule == "AT510"]
+    assert [(f.severity, f.location.line) for f in found] == [("warning", 4)]
+    assert "AH00112" in found[0].message
+
+
+def test_document_root_under_root_is_looked_up_there(tmp_path):
+    machine = tmp_path / "copy"
+    (machine / "var" / "www" / "html").mkdir(parents=True)
+    conf = tmp_path / "httpd.conf"
+    conf.write_text("LoadModule mpm_event_module modules/mod_mpm_event.so\nServerName x\n"
+                    "DocumentRoot /var/www/htm\n")
+    options = LintOptions(ResolveOptions(env={}, sysroot=str(machine)), Settings())
+    assert [f.rule for f in lint_file(conf, options).findings if f.severity == "error"] == ["AT510"]
+    conf.write_text(conf.read_text().replace("/htm\n", "/html\n"))
+    assert [f.rule for f in lint_file(conf, options).findings if f.severity == "error"] == []
+
+
+def test_user_root_is_refused(tmp_path):
+    assert [e[:2] for e in _errors(tmp_path, "User root\n")] == [("AT510", 3)]
+    assert [e[:2] for e in _errors(tmp_path, "User #0\n")] == [("AT510", 3)]
+    assert _errors(tmp_path, "User #1000\nGroup root\n") == []
