@@ -125,3 +125,16 @@ def test_user_root_is_refused(tmp_path):
     assert [e[:2] for e in _errors(tmp_path, "User root\n")] == [("AT510", 3)]
     assert [e[:2] for e in _errors(tmp_path, "User #0\n")] == [("AT510", 3)]
     assert _errors(tmp_path, "User #1000\nGroup root\n") == []
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("::1", True), ("::", True), ("00000:000:000:0000::2", True), ("::ffff:1.2.3.4", True),
+    ("1:2:3:4:5:6:7:8::", True), ("1:2:3:4:5:6:7:8:9", False), ("1::2::3", False), ("10000::", False),
+    (":::", False), ("1:2:3:4:5:6:7", False), ("::1.2.3.256", False), ("::1.2.3", False), ("1.2.3.4", False),
+])
+def test_apr_inet_pton6_is_aprs_not_pythons(text, expected):
+    # Facts: Debian's httpd 2.4.71 (APR 1.7) on `Listen [text]:8080` says "Invalid address or
+    # port" exactly for the False ones (test_reading_rules_oracle.py runs them).
+    from apachetune.lint.checks.core_readers import apr_inet_pton6
+
+    assert apr_inet_pton6(text) is expected

@@ -26,6 +26,8 @@ CASES = [
     "Listen 8080\nListen *:8080", "Listen 8080\nListen 0.0.0.0:8080", "Listen abc", "Listen :80",
     "Listen 127.0.0.1", "Listen 70000", "Listen 0", "Listen [zz]:80", "Listen [::1]", "Listen [::1]:8080",
     "Listen 127.0.0.1:8080\nListen 127.0.0.1:8080 https", "Listen 127.0.0.1:\n",
+    *(f"Listen [{a}]:8080" for a in ("00000:000:000:0000::2", "::", "1:2:3:4:5:6:7:8:9", "1::2::3", "::ffff:1.2.3.4",
+                                     "10000::", "1:2:3:4:5:6:7:8::", ":::", "1:2:3:4:5:6:7", "::1.2.3.256", "1.2.3.4")),
     # Options and AllowOverride,
     "Options +Indexes FollowSymLinks", "Options Indexes -FollowSymLinks", "Options -Indexes +ExecCGI",
     "Options None Indexes", "Options Indexes None", "Options +None", "Options All -Indexes",

@@ -9,8 +9,8 @@ apr_parse_addr_port (network_io/unix/sockaddr.c), httpd 2.4.x."""
 
 from __future__ import annotations
 
-import ipaddress
 import os
+import socket
 from collections.abc import Callable, Iterator
 
 from apachetune.config import observed
@@ -172,11 +172,62 @@ def parse_addr_port(text: str) -> tuple[str | None, str | None, int]:
         inner, scope = inner.split("%", 1)
         if not scope:
             raise AddressError(text)
-    try:
-        ipaddress.IPv6Address(inner)
-    except ValueError:
-        raise AddressError(text) from None
+    if not apr_inet_pton6(inner):
+        raise AddressError(text)
     return inner, scope, port
+
+
+def _libc_ipv6(text: str) -> bool:
+    try:
+        socket.inet_pton(socket.AF_INET6, text)
+    except OSError:
+        return False
+    return True
+
+
+def _dotted_quad(text: str) -> bool:
+    """APR's inet_pton4: four decimal numbers up to 255 (leading zeros allowed)."""
+    parts = text.split(".")
+    return len(parts) == 4 and all(p.isascii() and p.isdigit() and int(p) <= 255 for p in parts)
+
+
+def apr_inet_pton6(text: str) -> bool:
+    """APR's own inet_pton for IPv6 (not the C library's): a group is any run of hex digits
+    whose value fits 16 bits ("00000" passes, which Python's ipaddress refuses), at most one
+    "::", and an IPv4 tail."""
+    if text.startswith(":") and not text.startswith("::"):
+        return False
+    body = text[1:] if text.startswith("::") else text  # the second ':' opens the "::"
+    words, compressed, group = 0, False, ""
+    i = 0
+    while i < len(body):
+        c = body[i]
+        if c in "0123456789abcdefABCDEF":
+            group += c
+            if int(group, 16) > 0xFFFF:
+                return False
+        elif c == ":":
+            if not group:
+                if compressed:
+                    return False
+                compressed = True
+            else:
+                words += 1
+                if words > 8:
+                    return False
+                group = ""
+        elif c == "." and words <= 6:
+            start = body.rfind(":", 0, i) + 1
+            if not _dotted_quad(body[start:]):
+                return False
+            words, group = words + 2, ""
+            break
+        else:
+            return False
+        i += 1
+    if group:
+        words += 1
+    return words == 8 or (compressed and words < 8)
 
 
 def _listen_addresses(ctx: LintContext) -> Iterator[Finding]:
@@ -194,6 +245,10 @@ def _listen_addresses(ctx: LintContext) -> Iterator[Finding]:
             host = None
         if not port:
             yield _refusal(ctx, "Port must be specified", item)
+            continue
+        if host is not None and item.args[0].startswith("[") and not _libc_ipv6(host):
+            # APR's parser let it through; the C library's resolver does not (AH00077)
+            yield _refusal(ctx, "Listen setup failed", item)
             continue
         # httpd compares the address as written (not as resolved): "80" and "*:80" are the
         # same listener, "0.0.0.0:80" another (which fails only at bind, after -t).
