@@ -138,3 +138,20 @@ def test_apr_inet_pton6_is_aprs_not_pythons(text, expected):
     from apachetune.lint.checks.core_readers import apr_inet_pton6
 
     assert apr_inet_pton6(text) is expected
+
+
+def test_error_document_status_by_version():
+    from apachetune.lint.checks.core_readers import status_supported
+
+    assert status_supported("404") and status_supported("500") and status_supported("404x")
+    assert not status_supported("418") and not status_supported("0") and not status_supported("999")
+    # 103 Early Hints: in 2.4.71's table (measured), not in 2.4.62's (source).
+    assert status_supported("103", "2.4.71") and not status_supported("103", "2.4.62")
+
+
+def test_file_etag_keywords():
+    from apachetune.lint.checks.core_readers import etag_error
+
+    assert etag_error(["MTime", "Size"]) is None and etag_error(["-INode", "+digest"]) is None
+    assert etag_error(["+None"]) == "FileETag keyword 'None' cannot be used with '+' or '-'"
+    assert etag_error(["Bogus"]) == "Unknown keyword 'Bogus' for FileETag directive"

@@ -57,6 +57,14 @@ CASES = [
     "ServerName *.example.org", "ServerName www.example.org:8080", "ServerName http://x:abc",
     "ServerName https://example.org", "ServerName x:0", "ServerName x:65536", "ServerName [::1]:80",
     "ServerName x[1]", "ServerName x[1",
+    # ErrorDocument's status, the request limits, FileETag, ServerAlias outside a virtual host.
+    "ErrorDocument 404 /e.html", "ErrorDocument 999 /x", "ErrorDocument abc /x", "ErrorDocument 418 x",
+    "ErrorDocument 103 /x", "ErrorDocument 500 oops", "ErrorDocument 404x /x", "ErrorDocument 100 /x",
+    "LimitRequestLine -1", "LimitRequestLine abc", "LimitRequestFieldSize -5", "LimitRequestFields -1",
+    "LimitRequestFields 0", "LimitRequestBody abc", "LimitRequestBody -1", "LimitRequestBody 10k",
+    "LimitRequestBody 99999999999999999999", "LimitRequestBody 1048576", "LimitRequestBody ' 12'",
+    "FileETag Bogus", "FileETag +None", "FileETag MTime Size", "FileETag -INode +digest", "FileETag All",
+    "ServerAlias www.example.org", "<VirtualHost *:80>\nServerAlias www.example.org *.example.net\n</VirtualHost>",
 ]
 
 

@@ -58,6 +58,10 @@ def refused(ctx: LintContext) -> Iterator[Finding]:
     yield from _keywords(ctx)
     yield from _server_names(ctx)
     yield from _root_user(ctx)
+    yield from _error_documents(ctx)
+    yield from _request_limits(ctx)
+    yield from _etags(ctx)
+    yield from _server_aliases(ctx)
     if not ctx.from_dump:  # which modules are loaded, and the server's files, are not known there
         yield from _log_levels(ctx)
         yield from _requires(ctx)
@@ -108,9 +112,11 @@ def _options(ctx: LintContext) -> Iterator[Finding]:
 
 _OVERRIDES = {"limit", "options", "fileinfo", "authconfig", "indexes", "none", "all"}
 _ALLOW_OPTIONS = _OPTIONS | {"none", "all"}
-# set_override drops set_allow_opts' verdict on "Options=..." up to 2.4.62 (source) and returns
-# it in 2.4.71 (measured); the backport's release is not known here: taken as 2.4.64.
-CHECKED_OPTIONS_LIST = "2.4.64"
+# Two changes seen in 2.4.71 (measured) and not in 2.4.62's source nor in the 2.4.x branch of
+# October 2024 (2.4.63-dev): set_override returns set_allow_opts' verdict on "Options=...", and
+# the status table has 103 Early Hints. The release between is not known here: taken as 2.4.64.
+AFTER_2_4_63 = "2.4.64"
+CHECKED_OPTIONS_LIST = AFTER_2_4_63
 
 
 def override_error(words: list[str], version: str = "2.4.71") -> str | None:
@@ -476,3 +482,82 @@ def _root_user(ctx: LintContext) -> Iterator[Finding]:
                 and (item.args[0] == "root" or (item.args[0].startswith("#") and atoi(item.args[0][1:]) == 0)):
             yield _refusal(ctx, f"User {item.args[0]}: httpd refuses to serve as root (\"Apache has not been "
                            "designed to serve pages while running as root\")", item)
+
+
+# modules/http/http_protocol.c status_lines: the codes ErrorDocument accepts (others are
+# "Unsupported"; 500 always passes).
+_STATUS_CODES = frozenset({
+    100, 101, 102, 200, 201, 202, 203, 204, 205, 206, 207, 208, 226, 300, 301, 302, 303, 304, 305, 307,
+    308, 400, 401, 402, 403, 404, 405, 406, 407, 408, 409, 410, 411, 412, 413, 414, 415, 416, 417, 421,
+    422, 423, 424, 426, 428, 429, 431, 451, 500, 501, 502, 503, 504, 505, 506, 507, 508, 510, 511})
+
+
+def status_supported(text: str, version: str = "2.4.71") -> bool:
+    code = atoi(text)
+    return code in _STATUS_CODES or (code == 103 and at_least(Version.parse(version), AFTER_2_4_63))
+
+
+def _error_documents(ctx: LintContext) -> Iterator[Finding]:
+    for item in ctx.items_named("errordocument"):
+        if isinstance(item, ResolvedDirective) and len(item.args) == 2 \
+                and not status_supported(item.args[0], ctx.eff.httpd_version):
+            yield _refusal(ctx, f"Unsupported HTTP response code {item.args[0]}", item)
+
+
+_C_SPACE = " \t\n\v\f\r"
+
+
+def _strtoff_error(text: str) -> str | None:
+    """apr_strtoff (strtoll, base 10) as set_limit_req_body reads it."""
+    body = text.lstrip(_C_SPACE)
+    sign = body[:1] if body[:1] in ("+", "-") else ""
+    rest = body[len(sign):]
+    digits = len(rest) - len(rest.lstrip("0123456789"))
+    if digits == 0:
+        return "LimitRequestBody requires a non-negative integer."  # nothing read; *errp at the text
+    value = int(sign + rest[:digits])
+    if not -2**63 <= value < 2**63:
+        return "LimitRequestBody argument is not parsable."  # ERANGE
+    if rest[digits:] or value < 0:
+        return "LimitRequestBody requires a non-negative integer."
+    return None
+
+
+def _request_limits(ctx: LintContext) -> Iterator[Finding]:
+    for lname, name, tail in (("limitrequestline", "LimitRequestLine", ""),
+                              ("limitrequestfieldsize", "LimitRequestFieldsize", ""),
+                              ("limitrequestfields", "LimitRequestFields", " (0 = no limit)")):
+        for item in ctx.items_named(lname):
+            if isinstance(item, ResolvedDirective) and len(item.args) == 1 and atoi(item.args[0]) < 0:
+                yield _refusal(ctx, f'{name} "{item.args[0]}" must be a non-negative integer{tail}', item)
+    for item in ctx.items_named("limitrequestbody"):
+        if isinstance(item, ResolvedDirective) and len(item.args) == 1 and (message := _strtoff_error(item.args[0])):
+            yield _refusal(ctx, message, item)
+
+
+_ETAG_BITS = frozenset({"size", "lmtime", "mtime", "lastmodified", "inode", "digest"})
+
+
+def etag_error(words: list[str]) -> str | None:
+    """set_etag_bits' verdict."""
+    for word in words:
+        sign = word[:1] if word[:1] in ("+", "-") else ""
+        token = word[len(sign):]
+        if token.lower() in ("none", "all"):
+            if sign:
+                return f"FileETag keyword '{token}' cannot be used with '+' or '-'"
+        elif token.lower() not in _ETAG_BITS:
+            return f"Unknown keyword '{token}' for FileETag directive"
+    return None
+
+
+def _etags(ctx: LintContext) -> Iterator[Finding]:
+    for item in ctx.items_named("fileetag"):
+        if isinstance(item, ResolvedDirective) and (message := etag_error(item.args)):
+            yield _refusal(ctx, message, item)
+
+
+def _server_aliases(ctx: LintContext) -> Iterator[Finding]:
+    for item in ctx.items_named("serveralias"):
+        if isinstance(item, ResolvedDirective) and not any(p.lname == "virtualhost" for p in item.parents):
+            yield _refusal(ctx, "ServerAlias only used in <VirtualHost>", item)
