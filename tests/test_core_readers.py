@@ -155,3 +155,24 @@ def test_file_etag_keywords():
     assert etag_error(["MTime", "Size"]) is None and etag_error(["-INode", "+digest"]) is None
     assert etag_error(["+None"]) == "FileETag keyword 'None' cannot be used with '+' or '-'"
     assert etag_error(["Bogus"]) == "Unknown keyword 'Bogus' for FileETag directive"
+
+
+def test_redirect_like_add_redirect_internal():
+    from apachetune.lint.checks.module_readers import redirect_error
+
+    assert redirect_error(["/old", "http://example.org/"], False) is None
+    assert redirect_error(["permanent", "/old"], False) == "URL to redirect to is missing"
+    assert redirect_error(["permanent", "/old"], True) is None  # inside <Location>: an expression
+    assert redirect_error(["gone", "/old"], False) is None
+    assert redirect_error(["410", "/old", "http://x/"], False) == "Redirect URL not valid for this status"
+    assert redirect_error(["moved", "/a", "http://x/"], True) == "Redirect: invalid first argument (of three)"
+
+
+def test_request_read_timeout_handshake_came_with_2_4_39():
+    from apachetune.lint.checks.module_readers import reqtimeout_error
+
+    assert reqtimeout_error(["handshake=5"], "2.4.39") is None
+    assert reqtimeout_error(["handshake=5"], "2.4.38") == \
+        "RequestReadTimeout: handshake=5: Unknown RequestReadTimeout parameter"
+    assert reqtimeout_error(["header=20-40,MinRate=500"]) is None
+    assert reqtimeout_error(["body=5x"]) == "RequestReadTimeout: body=5x: Cannot parse 'x'"

@@ -136,3 +136,32 @@ def test_lint_and_httpd_agree_on_user_and_document_root(tmp_path, line):
     assert bool(errors) == (proc.returncode != 0), (line, proc.stderr, [f.message for f in errors])
     warned = "AH00112" in proc.stderr
     assert warned == any("AH00112" in f.message for f in findings if f.rule == "AT510"), (line, proc.stderr)
+
+
+MODULE_CASES = [
+    "Alias /x", "Alias /icons/ /usr/share/apache2/icons/", "<Location /x>\nAlias /srv\n</Location>",
+    "Redirect 301 /a", "Redirect permanant /a http://x/", "Redirect /old new.html", "Redirect 404 /a http://x",
+    "Redirect /old http://example.org/new", "Redirect permanent /old https://example.org/",
+    "Redirect gone /old", "Redirect 410 /old", "Redirect seeother /a /b", "Redirect /a", "Redirect 303 /a x:y",
+    "<Location /old>\nRedirect /new\n</Location>", "<Location /old>\nRedirect 301 https://example.org/\n</Location>",
+    "<Location /old>\nRedirect gone\n</Location>", "<Location /old>\nRedirect 301 /a b\n</Location>",
+    "RequestReadTimeout header=abc", "RequestReadTimeout bogus=20", "RequestReadTimeout header=20-40",
+    "RequestReadTimeout header=20-40,MinRate=500 body=20,minrate=0", "RequestReadTimeout header=40-20,MinRate=500",
+    "RequestReadTimeout header=20-40,MinRate=500 body=20,MinRate=500 handshake=5", "RequestReadTimeout header",
+    "RequestReadTimeout header=-1", "RequestReadTimeout header=5x", "RequestReadTimeout body=0",
+    "AddOutputFilterByType DEFLATE", "AddOutputFilterByType DEFLATE text/html text/css",
+    "BrowserMatch", "BrowserMatch x", "BrowserMatch ^Mozilla nokeepalive", "SetEnvIf User-Agent",
+    "SetEnvIf", "SetEnvIfNoCase Referer example\\.org local_ref=1", "SetEnvIfExpr", "setenvif Host x",
+    "DeflateCompressionLevel 99", "DeflateCompressionLevel 0", "DeflateCompressionLevel 6",
+    "ForceLanguagePriority Prefer None", "ForceLanguagePriority None Fallback", "ForceLanguagePriority Prefer Fallback",
+    "ForceLanguagePriority Maybe",
+]
+
+
+@needs_httpd
+@pytest.mark.parametrize("line", MODULE_CASES)
+def test_lint_and_httpd_agree_on_stock_modules(tmp_path, line):
+    """The readers of Debian's stock modules (lint/checks/module_readers.py)."""
+    test_lint_and_httpd_agree_on_the_value(tmp_path, "\n".join(
+        [httpd.load_module_line(m) for m in ("alias", "filter", "setenvif", "reqtimeout", "deflate",
+                                             "negotiation", "mime")] + [line]))

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 
 from apachetune.config.effective import ResolvedSection
-from apachetune.lint.checks import core_readers
+from apachetune.lint.checks import core_readers, module_readers
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Finding
 from apachetune.mpm.numbers import atoi, max_mem_free
@@ -77,6 +77,7 @@ def refused_values(ctx: LintContext) -> Iterator[Finding]:
             if message:
                 yield ctx.finding("AT510", f"AH00526: {message} (httpd will not start)", item)
     yield from core_readers.refused(ctx)
+    yield from module_readers.refused(ctx)
     for module, path, position in ctx.eff.missing_modules:
         yield ctx.finding("AT510", f"Cannot load {path} into server: {path}: cannot open shared object "
                           f"file: No such file or directory ({module}; httpd will not start)", position)

@@ -1,0 +1,201 @@
+"""What the readers of Debian's stock modules refuse (AT510, in httpd's words): mod_alias's
+Alias and Redirect, mod_filter's AddOutputFilterByType, mod_setenvif's missing words,
+mod_reqtimeout's RequestReadTimeout, mod_deflate's compression level and mod_negotiation's
+ForceLanguagePriority. Judged only where the module is loaded (otherwise the directive is
+AT502's). Regular expressions are not judged: PCRE and Python's re do not agree.
+
+Facts: modules/mappers/mod_alias.c add_alias_internal and add_redirect_internal;
+modules/filters/mod_filter.c add_filter_by_type (2.4); modules/metadata/mod_setenvif.c;
+modules/filters/mod_reqtimeout.c set_reqtimeouts; modules/filters/mod_deflate.c;
+modules/mappers/mod_negotiation.c set_force_priority (httpd 2.4.x)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from apachetune.config.conditions import Version, at_least
+from apachetune.config.effective import ResolvedDirective
+from apachetune.lint.context import LintContext
+from apachetune.lint.finding import Finding
+from apachetune.mpm.numbers import atoi
+
+# Sections inside which a directive reads with cmd->path set (per-directory context).
+_PATH_SECTIONS = {"directory", "directorymatch", "location", "locationmatch", "files", "filesmatch",
+                  "if", "elseif", "else", "proxy", "proxymatch"}
+
+
+def refused(ctx: LintContext) -> Iterator[Finding]:
+    for lname, module, reader in _READERS:
+        if not ctx.module_loaded(module):
+            continue
+        for item in ctx.items_named(lname):
+            if isinstance(item, ResolvedDirective) and (message := reader(ctx, item)):
+                yield ctx.finding("AT510", f"AH00526: {message} (httpd will not start)", item)
+
+
+def _in_path(item: ResolvedDirective) -> bool:
+    return any(p.lname in _PATH_SECTIONS for p in item.parents)
+
+
+def _alias(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    if len(item.args) == 1 and not _in_path(item):
+        return "Alias must have two arguments when used globally"
+    return None
+
+
+def is_url(text: str) -> bool:
+    """ap_is_url: a scheme (letters, digits, + - .) and a colon."""
+    scheme, colon, _ = text.partition(":")
+    return bool(colon) and bool(scheme) and all(c.isascii() and (c.isalnum() or c in "+-.") for c in scheme)
+
+
+def redirect_error(args: list[str], in_path: bool) -> str | None:
+    """add_redirect_internal's verdict on `Redirect [status] URL-path [URL]`."""
+    arg1 = args[0]
+    arg2 = args[1] if len(args) > 1 else None
+    arg3 = args[2] if len(args) > 2 else None
+    status, grok = 302, 1
+    keyword = arg1.lower()
+    if keyword in ("permanent", "temp", "seeother"):
+        status = {"permanent": 301, "temp": 302, "seeother": 303}[keyword]
+    elif keyword == "gone":
+        status, grok = 410, -1
+    elif arg1[:1].isascii() and arg1[:1].isdigit():
+        status = atoi(arg1)
+        if not 300 <= status < 400:
+            grok = -1
+    else:
+        grok = 0
+    if arg3 is not None and grok == 0:
+        return "Redirect: invalid first argument (of three)"
+    if in_path and ((grok > 0 and arg2 is not None and arg3 is None) or (grok == 0 and arg2 is None)
+                    or (grok < 0 and arg2 is None)):
+        return None  # an expression, or a bare status, for the enclosing section's path
+    url = arg3
+    if arg3 is None and grok == 0:
+        url = arg2
+    if 300 <= status < 400:
+        if url is None:
+            return "URL to redirect to is missing"
+        if not is_url(url) and not url.startswith("/"):
+            return "Redirect to non-URL"
+    elif url is not None:
+        return "Redirect URL not valid for this status"
+    return None
+
+
+def _redirect(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    return redirect_error(item.args, _in_path(item)) if 1 <= len(item.args) <= 3 else None
+
+
+def _filter_by_type(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    return "AddOutputFilterByType requires at least two arguments" if len(item.args) < 2 else None
+
+
+def _setenvif(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    words = list(item.args)
+    name = _SETENVIF_NAMES[item.lname]  # as the module registered it, whatever the file's case
+    if item.lname == "setenvifexpr":
+        return f"Missing expression for {name}" if not words or not words[0] else None
+    if item.lname.startswith("setenvif"):
+        if not words or not words[0]:
+            return f"Missing header-field name for {name}"
+        words = words[1:]
+    if not words or not words[0]:
+        return f"Missing regular expression for {name}"
+    if not any(words[1:]):
+        return f"Missing envariable expression for {name}"
+    return None
+
+
+_SETENVIF_NAMES = {"setenvif": "SetEnvIf", "setenvifnocase": "SetEnvIfNoCase", "browsermatch": "BrowserMatch",
+                   "browsermatchnocase": "BrowserMatchNoCase", "setenvifexpr": "SetEnvIfExpr"}
+_STRTOL = re.compile(r"[ \t\n\v\f\r]*[+-]?[0-9]+")
+
+
+def _parse_int(text: str) -> tuple[str | None, int]:
+    """mod_reqtimeout's parse_int: strtol, the whole text, not negative."""
+    m = _STRTOL.match(text)
+    if not m:
+        return f"Value '{text}' not numerical", 0
+    if m.end() != len(text):
+        return f"Cannot parse '{text[m.end():]}'", 0
+    value = atoi(text)
+    return ("Value must be non-negative", 0) if value < 0 else (None, value)
+
+
+def reqtimeout_error(args: list[str], version: str = "2.4.71") -> str | None:
+    stages = ("header", "body", "handshake") if at_least(Version.parse(version), "2.4.39") else ("header", "body")
+    for word in args:
+        key, eq, val = word.partition("=")
+        if not eq:
+            return "Invalid RequestReadTimeout parameter. Parameter must be in the form 'key=value'"
+        err = _reqtimeout_param(key, val, stages)
+        if err:
+            return f"RequestReadTimeout: {key}={val}: {err}"
+    return None
+
+
+def _reqtimeout_param(key: str, val: str, stages: tuple[str, ...]) -> str | None:
+    if key.lower() not in stages:
+        return "Unknown RequestReadTimeout parameter"
+    at = val.lower().find(",minrate=")
+    if at < 0:
+        if "-" in val:
+            return "Must set MinRate option if using timeout range"
+        return _parse_int(val)[0]
+    err, rate = _parse_int(val[at + len(",minrate="):])
+    if err:
+        return err
+    if rate == 0:
+        return "Minimum data rate must be larger than 0"
+    initial, dash, maximum = val[:at].partition("-")
+    top = 0
+    if dash:
+        err, top = _parse_int(maximum)
+        if err:
+            return err
+    err, first = _parse_int(initial)
+    if err:
+        return err
+    if top and first >= top:
+        return "Maximum timeout must be larger than initial timeout"
+    return None
+
+
+def _reqtimeout(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    return reqtimeout_error(item.args, ctx.eff.httpd_version)
+
+
+def _deflate_level(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    if len(item.args) == 1 and not 1 <= atoi(item.args[0]) <= 9:
+        return "Compression Level must be between 1 and 9"
+    return None
+
+
+def _force_priority(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    seen: set[str] = set()
+    for word in item.args:
+        lower = word.lower()
+        if lower == "none":
+            if seen - {"none"}:
+                return "Cannot combine ForceLanguagePriority options with None"
+        elif lower in ("prefer", "fallback"):
+            if "none" in seen:
+                return f"Cannot combine ForceLanguagePriority options None and {lower.capitalize()}"
+        else:
+            return f"Invalid ForceLanguagePriority option {word}"
+        seen.add(lower)
+    return None
+
+
+_READERS = (
+    ("alias", "alias_module", _alias),
+    ("redirect", "alias_module", _redirect),
+    ("addoutputfilterbytype", "filter_module", _filter_by_type),
+    *((name, "setenvif_module", _setenvif) for name in _SETENVIF_NAMES),
+    ("requestreadtimeout", "reqtimeout_module", _reqtimeout),
+    ("deflatecompressionlevel", "deflate_module", _deflate_level),
+    ("forcelanguagepriority", "negotiation_module", _force_priority),
+)
