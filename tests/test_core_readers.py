@@ -176,3 +176,20 @@ def test_request_read_timeout_handshake_came_with_2_4_39():
         "RequestReadTimeout: handshake=5: Unknown RequestReadTimeout parameter"
     assert reqtimeout_error(["header=20-40,MinRate=500"]) is None
     assert reqtimeout_error(["body=5x"]) == "RequestReadTimeout: body=5x: Cannot parse 'x'"
+
+
+def test_a_certificate_is_judged_where_its_directory_exists(tmp_path):
+    from apachetune import httpd
+
+    if httpd.binary() is None:
+        pytest.skip("needs the installed module paths")
+    (tmp_path / "live").mkdir()
+    conf = tmp_path / "httpd.conf"
+    for line, refused in ((f"SSLCertificateFile {tmp_path}/live/cert.pem", True),
+                          (f"SSLCertificateFile {tmp_path}/elsewhere/cert.pem", False),  # a copied tree
+                          ("SSLCertificateKeyFile pkcs11:object=key", False)):
+        conf.write_text(f"{httpd.load_module_line('mpm_event')}\n{httpd.load_module_line('ssl')}\n"
+                        f"{httpd.load_module_line('socache_shmcb')}\nServerName x\n{line}\n")
+        found = [f for f in lint_file(conf, LintOptions(ResolveOptions(env={}), Settings())).findings
+                 if f.rule == "AT510"]
+        assert bool(found) is refused, (line, [f.message for f in found])

@@ -165,3 +165,22 @@ def test_lint_and_httpd_agree_on_stock_modules(tmp_path, line):
     test_lint_and_httpd_agree_on_the_value(tmp_path, "\n".join(
         [httpd.load_module_line(m) for m in ("alias", "filter", "setenvif", "reqtimeout", "deflate",
                                              "negotiation", "mime")] + [line]))
+
+
+SSL_CASES = ["SSLCertificateFile {tmp}/cert.pem", "SSLCertificateFile {tmp}/cret.pem",
+             "SSLCertificateFile {tmp}/empty.pem", "SSLCertificateFile {tmp}", "SSLCertificateKeyFile {tmp}/nokey.pem",
+             "SSLCertificateFile pkcs11:token=x", "SSLCACertificatePath {tmp}", "SSLCACertificatePath {tmp}/nodir",
+             "SSLCACertificateFile cert.pem", "SSLCertificateChainFile {tmp}/chain.pem",
+             "<VirtualHost *:443>\nSSLCertificateFile {tmp}/gone.pem\n</VirtualHost>"]
+
+
+@needs_httpd
+@pytest.mark.parametrize("line", SSL_CASES)
+def test_lint_and_httpd_agree_on_certificate_paths(tmp_path, line):
+    """mod_ssl checks that each certificate file exists and is not empty (a directory for the
+    *Path ones), relative to ServerRoot; lint does where the parent directory exists."""
+    (tmp_path / "cert.pem").write_text("-----BEGIN CERTIFICATE-----\n")
+    (tmp_path / "empty.pem").write_text("")
+    test_lint_and_httpd_agree_on_the_value(tmp_path, httpd.load_module_line("ssl") + "\n"
+                                           + httpd.load_module_line("socache_shmcb") + "\n"
+                                           + line.format(tmp=tmp_path))

@@ -154,3 +154,12 @@ def environ(name: str) -> str | None:
     value = os.environ.get(name)
     _note("env", name, value)
     return value
+
+
+def nonempty_file(path: str) -> bool:
+    """A regular file with at least one byte (mod_ssl's check on a certificate path); recorded."""
+    if not isfile(path):
+        return False
+    signature = _file_signature(path)
+    _note("file", path, signature)
+    return signature is not None and signature[2] > 0

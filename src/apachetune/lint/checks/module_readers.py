@@ -11,9 +11,11 @@ modules/mappers/mod_negotiation.c set_force_priority (httpd 2.4.x)."""
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
+from apachetune.config import observed
 from apachetune.config.conditions import Version, at_least
 from apachetune.config.effective import ResolvedDirective
 from apachetune.lint.context import LintContext
@@ -26,7 +28,8 @@ _PATH_SECTIONS = {"directory", "directorymatch", "location", "locationmatch", "f
 
 
 def refused(ctx: LintContext) -> Iterator[Finding]:
-    for lname, module, reader in _READERS:
+    readers = _READERS if ctx.from_dump else (*_READERS, *_SSL_FILES)  # a dump is another machine's
+    for lname, module, reader in readers:
         if not ctx.module_loaded(module):
             continue
         for item in ctx.items_named(lname):
@@ -199,3 +202,32 @@ _READERS = (
     ("deflatecompressionlevel", "deflate_module", _deflate_level),
     ("forcelanguagepriority", "negotiation_module", _force_priority),
 )
+
+
+def _ssl_path(kind: str) -> Callable[[LintContext, ResolvedDirective], str | None]:
+    """ssl_cmd_check_file / ssl_cmd_check_dir: a non-empty regular file (a directory) at the
+    ServerRoot-relative path; a pkcs11: URI is not a file. Judged where the path's parent exists
+    on this machine (or under --root), as DocumentRoot."""
+    def reader(ctx: LintContext, item: ResolvedDirective) -> str | None:
+        if len(item.args) != 1 or item.args[0].startswith("pkcs11:"):
+            return None
+        arg = item.args[0]
+        path = arg if os.path.isabs(arg) else os.path.join(ctx.eff.server_root, arg)
+        local = ctx.eff.local(path)
+        if not observed.isdir(os.path.dirname(local.rstrip("/")) or "/"):
+            return None
+        name = _SSL_NAMES[item.lname]
+        if kind == "dir":
+            return None if observed.isdir(local) else f"{name}: directory '{path}' does not exist"
+        return None if observed.nonempty_file(local) else f"{name}: file '{path}' does not exist or is empty"
+    return reader
+
+
+_SSL_NAMES = {n.lower(): n for n in (
+    "SSLCertificateFile", "SSLCertificateKeyFile", "SSLCertificateChainFile", "SSLSessionTicketKeyFile",
+    "SSLCACertificateFile", "SSLCADNRequestFile", "SSLCARevocationFile", "SSLProxyCACertificateFile",
+    "SSLProxyCARevocationFile", "SSLProxyMachineCertificateFile", "SSLCACertificatePath",
+    "SSLCADNRequestPath", "SSLCARevocationPath", "SSLProxyCACertificatePath", "SSLProxyCARevocationPath",
+    "SSLProxyMachineCertificatePath")}
+_SSL_FILES = tuple((lname, "ssl_module", _ssl_path("dir" if lname.endswith("path") else "file"))
+                   for lname in _SSL_NAMES)
