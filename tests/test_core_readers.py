@@ -193,3 +193,17 @@ def test_a_certificate_is_judged_where_its_directory_exists(tmp_path):
         found = [f for f in lint_file(conf, LintOptions(ResolveOptions(env={}), Settings())).findings
                  if f.rule == "AT510"]
         assert bool(found) is refused, (line, [f.message for f in found])
+
+
+def test_rewrite_flags_by_version():
+    # Facts: 2.4.52 built from httpd's tag says "unknown flag" to BNE, UNC and BCTLS and takes
+    # END and QSL; 2.4.71 takes all five (test_reading_rules_oracle.py).
+    from apachetune.lint.checks.module_readers import rewrite_rule_flag_error
+
+    for key, value in (("BNE", "x"), ("UNC", ""), ("BCTLS", "")):
+        assert rewrite_rule_flag_error(key, value, "2.4.52") == f"unknown flag '{key}'"
+        assert rewrite_rule_flag_error(key, value, "2.4.71") is None
+    assert rewrite_rule_flag_error("UnsafeAllow3F", "", "2.4.59") is not None
+    assert rewrite_rule_flag_error("UnsafeAllow3F", "", "2.4.60") is None
+    assert rewrite_rule_flag_error("END", "", "2.4.52") is None and rewrite_rule_flag_error("QSL", "", "2.4.52") is None
+    assert rewrite_rule_flag_error("Dwhatever", "", "2.4.71") is None  # mod_rewrite's 'd' case takes anything

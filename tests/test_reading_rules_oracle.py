@@ -184,3 +184,24 @@ def test_lint_and_httpd_agree_on_certificate_paths(tmp_path, line):
     test_lint_and_httpd_agree_on_the_value(tmp_path, httpd.load_module_line("ssl") + "\n"
                                            + httpd.load_module_line("socache_shmcb") + "\n"
                                            + line.format(tmp=tmp_path))
+
+
+REWRITE_CASES = [
+    "RewriteRule ^/a /b [R=301,L]", "RewriteRule ^/a /b [R=301;L]", "RewriteRule ^/a /b [X]", "RewriteRule ^/a /b R",
+    "RewriteRule ^/a", "RewriteRule", "RewriteRule ^/a /b [R=999]", "RewriteRule ^/a /b [R=418]",
+    "RewriteRule ^/a /b [R=500]", "RewriteRule ^/a /b [ L , NC ]", "RewriteRule ^/a /b \"[ L , NC ]\"",
+    "RewriteRule ^/a /b [L,,R]", "RewriteRule ^/a /b [L,]", "RewriteRule ^/a /b []", "RewriteRule ^/a /b [DX,QSA,NE,BNE]",
+    "RewriteRule ^/a /b [BNE=x,UNC,UnsafeAllow3F,UnsafePrefixStat,END,BCTLS,BNP]", "RewriteRule ^/a /b [Last,nocase]",
+    "RewriteRule ^/a /b [R=permanent,E=x:y,CO=a:b:c,T=text/plain,H=h,S=1,N=3,G,P,PT,C,NS,B,QSD,QSL]",
+    "RewriteRule ^/a /b [Redirect=seeother,redirect=Temp,F,forbidden,gone,skip=2,type=x,handler=y,chain]",
+    "RewriteRule ^/a /b [QS,L]", "RewriteRule ^/a /b [R=301,L] extra words",
+    "RewriteCond %{HTTPS} off [NC,OR,NV]\nRewriteRule ^ - [F]", "RewriteCond %{HTTPS} off [NC,X]",
+    "RewriteCond %{HTTPS}", "RewriteCond %{HTTPS} off [ornext,novary,nocase]", "RewriteCond %{HTTPS} off NC",
+]
+
+
+@needs_httpd
+@pytest.mark.parametrize("line", REWRITE_CASES)
+def test_lint_and_httpd_agree_on_rewrite_flags(tmp_path, line):
+    """mod_rewrite's argument line and flag readers (regular expressions are not judged)."""
+    test_lint_and_httpd_agree_on_the_value(tmp_path, httpd.load_module_line("rewrite") + "\n" + line)

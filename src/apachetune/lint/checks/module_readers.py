@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from apachetune.config import observed
 from apachetune.config.conditions import Version, at_least
 from apachetune.config.effective import ResolvedDirective
+from apachetune.lint.checks.core_readers import status_supported
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Finding
 from apachetune.mpm.numbers import atoi
@@ -112,6 +113,7 @@ def _setenvif(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return None
 
 
+_C_SPACE = " \t\n\v\f\r"
 _SETENVIF_NAMES = {"setenvif": "SetEnvIf", "setenvifnocase": "SetEnvIfNoCase", "browsermatch": "BrowserMatch",
                    "browsermatchnocase": "BrowserMatchNoCase", "setenvifexpr": "SetEnvIfExpr"}
 _STRTOL = re.compile(r"[ \t\n\v\f\r]*[+-]?[0-9]+")
@@ -193,6 +195,70 @@ def _force_priority(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return None
 
 
+# mod_rewrite's flags: the first letter, then what may follow it (any case), by version.
+_RULE_FLAGS: dict[str, tuple[tuple[str, str], ...]] = {
+    "b": (("", ""), ("ackrefescaping", ""), ("ne", "2.4.57"), ("np", ""), ("ackrefernoplus", ""),
+          ("ctls", "2.4.57")),
+    "c": (("", ""), ("hain", ""), ("o", ""), ("ookie", "")),
+    "e": (("", ""), ("nv", ""), ("nd", "")),
+    "f": (("", ""), ("orbidden", "")), "g": (("", ""), ("one", "")), "h": (("", ""), ("andler", "")),
+    "l": (("", ""), ("ast", "")),
+    "n": (("e", ""), ("oescape", ""), ("", ""), ("ext", ""), ("s", ""), ("osubreq", ""), ("c", ""), ("ocase", "")),
+    "p": (("", ""), ("roxy", ""), ("t", ""), ("assthrough", "")),
+    "q": (("sa", ""), ("sappend", ""), ("sd", ""), ("sdiscard", ""), ("sl", ""), ("slast", "")),
+    "r": (("", ""), ("edirect", "")), "s": (("", ""), ("kip", "")), "t": (("", ""), ("ype", "")),
+    "u": (("nsafeprefixstat", "2.4.60"), ("nsafeallow3f", "2.4.60"), ("nc", "2.4.62")),
+}
+_COND_FLAGS = frozenset({"nocase", "nc", "ornext", "or", "novary", "nv"})
+
+
+def _flag_items(field: str) -> list[tuple[str, str]] | str:
+    """cmd_parseflagfield: [key[=value],...] split as mod_rewrite splits it."""
+    if not (field.startswith("[") and field.endswith("]")) or len(field) < 2:
+        return "bad flag delimiters"
+    items = []
+    for part in field[1:-1].split(","):  # an empty part ("[L,]", "[]") is the flag ''
+        key, _, value = part.strip(_C_SPACE).partition("=")
+        items.append((key, value))
+    return items
+
+
+def rewrite_rule_flag_error(key: str, value: str, version: str = "2.4.71") -> str | None:
+    """cmd_rewriterule_setflag's verdict on one flag."""
+    first, rest = key[:1].lower(), key[1:].lower()
+    if first == "d":
+        return None  # mod_rewrite takes any D... flag (its 'd' case has no error branch)
+    known = [tail for tail, since in _RULE_FLAGS.get(first, ()) if not since or at_least(Version.parse(version), since)]
+    if rest not in known:
+        return f"unknown flag '{key}'"
+    if first == "b" and rest == "ne" and not value:
+        return "flag 'BNE' wants a list of characters (i.e. [BNE=...])"
+    if first == "r" and value[:1].isascii() and value[:1].isdigit():
+        code = atoi(value)
+        if code != 500 and not status_supported(value, version):
+            return f"invalid HTTP response code '{value}' for flag 'R'"
+    return None
+
+
+def _rewrite(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    name = "RewriteRule" if item.lname == "rewriterule" else "RewriteCond"
+    if len(item.args) < 2:
+        return f"{name}: bad argument line '{' '.join(item.args)}'"
+    if len(item.args) < 3:
+        return None
+    items = _flag_items(item.args[2])
+    if isinstance(items, str):
+        return f"{name}: {items}"
+    for key, value in items:
+        if name == "RewriteCond":
+            err = None if key.lower() in _COND_FLAGS else f"unknown flag '{key}'"
+        else:
+            err = rewrite_rule_flag_error(key, value, ctx.eff.httpd_version)
+        if err:
+            return f"{name}: {err}"
+    return None
+
+
 _READERS = (
     ("alias", "alias_module", _alias),
     ("redirect", "alias_module", _redirect),
@@ -201,6 +267,8 @@ _READERS = (
     ("requestreadtimeout", "reqtimeout_module", _reqtimeout),
     ("deflatecompressionlevel", "deflate_module", _deflate_level),
     ("forcelanguagepriority", "negotiation_module", _force_priority),
+    ("rewriterule", "rewrite_module", _rewrite),
+    ("rewritecond", "rewrite_module", _rewrite),
 )
 
 
