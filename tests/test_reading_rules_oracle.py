@@ -205,3 +205,25 @@ REWRITE_CASES = [
 def test_lint_and_httpd_agree_on_rewrite_flags(tmp_path, line):
     """mod_rewrite's argument line and flag readers (regular expressions are not judged)."""
     test_lint_and_httpd_agree_on_the_value(tmp_path, httpd.load_module_line("rewrite") + "\n" + line)
+
+
+HEADER_CASES = [
+    "Header set X-Frame-Options SAMEORIGIN", "Header set X-Frame-Options SAMEORIGIN always",
+    "Header always set X-Frame-Options SAMEORIGIN", "Header onsuccess unset Server",
+    "Header set Content-Security-Policy default-src 'self'", "Header sett X y", "Header set X",
+    "Header unset X", "Header unset X env=Y", "Header unset X env=Y extra", "Header echo ^X-",
+    "RequestHeader echo ^X-", "Header edit Location ^http: https:", "Header edit Location ^http:",
+    "Header set X y env=", "Header set X y env=!", "Header set X y env=!FOO", "Header set X y early",
+    "Header set X y expr=true", "Header set X \"50% off\"", "Header set X 100%", "Header set X %%",
+    "Header set X \"%{REMOTE_USER}e %D %t\"", "Header set X %{x}q", "Header set X %{x", "Header note X y",
+    "Header add X y z w v", "RequestHeader set X y", "RequestHeader always set X y", "Header",
+    "Header always", "Header merge Cache-Control no-cache", "Header setifempty X y", "Header append X y",
+    "Header edit* X a b", "Header set X y env=Z extra",
+]
+
+
+@needs_httpd
+@pytest.mark.parametrize("line", HEADER_CASES)
+def test_lint_and_httpd_agree_on_headers(tmp_path, line):
+    """mod_headers' reader: the action, the words, the condition and the value's format tags."""
+    test_lint_and_httpd_agree_on_the_value(tmp_path, httpd.load_module_line("headers") + "\n" + line)

@@ -259,6 +259,87 @@ def _rewrite(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return None
 
 
+_HEADER_ACTIONS = frozenset({"set", "setifempty", "add", "append", "merge", "unset", "echo", "edit", "edit*", "note"})
+_HEADER_TAGS = frozenset("Dtesl ib".replace(" ", ""))
+
+
+def header_error(name: str, words: list[str]) -> str | None:
+    """mod_headers' header_cmd and header_inout_cmd on Header / RequestHeader (regular
+    expressions and expr= clauses are not judged)."""
+    rest = list(words)
+    action = rest.pop(0) if rest else ""
+    if name == "Header" and action.lower() in ("always", "onsuccess"):
+        action = rest.pop(0) if rest else ""
+    rest = rest[1:]  # the header's name
+    if len(rest) > 3:
+        return f"{name} has too many arguments"
+    value, subs, envclause = _padded(rest)
+    act = action.lower()
+    if act not in _HEADER_ACTIONS:
+        return ("first argument must be 'add', 'set', 'setifempty', 'append', 'merge', 'unset', 'echo', "
+                "'note', 'edit', or 'edit*'.")
+    if act in ("edit", "edit*"):
+        if subs is None:
+            return "Header edit requires a match and a substitution"
+    elif envclause is not None:
+        return "Too many arguments to directive"
+    else:
+        envclause = subs
+    if act in ("unset", "echo"):
+        if value is not None and envclause is not None:
+            return "header unset takes two arguments" if act == "unset" else "Header echo takes two arguments"
+        if act == "echo" and name != "Header":
+            return "Header echo only valid on Header directives"
+        return _condition_error(value if value is not None else envclause)
+    if value is None:
+        return "Header requires three arguments"
+    return _condition_error(envclause) or _format_error(subs if act in ("edit", "edit*") else value)
+
+
+def _padded(words: list[str]) -> tuple[str | None, str | None, str | None]:
+    padded: list[str | None] = [*words, None, None, None]
+    return padded[0], padded[1], padded[2]
+
+
+def _condition_error(envclause: str | None) -> str | None:
+    if envclause is None:
+        return None
+    lower = envclause.lower()
+    if lower.startswith("env="):
+        if envclause[4:] in ("", "!"):
+            return "error: missing environment variable name. envclause should be in the form env=envar "
+        return None
+    if lower == "early" or lower.startswith("expr="):
+        return None
+    return f"Unknown parameter: {envclause}"
+
+
+def _format_error(text: str | None) -> str | None:
+    """parse_format_string: %% and a final % are literal; %X and %{...}X need a known tag."""
+    if text is None or text.startswith("expr="):
+        return None
+    i = 0
+    while True:
+        i = text.find("%", i)
+        if i < 0 or i + 1 >= len(text) or text[i + 1] == "%":
+            if i < 0 or i + 1 >= len(text):
+                return None
+            i += 2
+            continue
+        j = i + 1
+        if text[j] == "{":
+            close = text.find("}", j)
+            j = len(text) if close < 0 else close + 1
+        tag = text[j] if j < len(text) else ""
+        if tag not in _HEADER_TAGS:
+            return f"Unrecognized header format %{tag}"
+        i = j + 1
+
+
+def _header(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    return header_error("Header" if item.lname == "header" else "RequestHeader", item.args)
+
+
 _READERS = (
     ("alias", "alias_module", _alias),
     ("redirect", "alias_module", _redirect),
@@ -269,6 +350,8 @@ _READERS = (
     ("forcelanguagepriority", "negotiation_module", _force_priority),
     ("rewriterule", "rewrite_module", _rewrite),
     ("rewritecond", "rewrite_module", _rewrite),
+    ("header", "headers_module", _header),
+    ("requestheader", "headers_module", _header),
 )
 
 
