@@ -227,3 +227,29 @@ HEADER_CASES = [
 def test_lint_and_httpd_agree_on_headers(tmp_path, line):
     """mod_headers' reader: the action, the words, the condition and the value's format tags."""
     test_lint_and_httpd_agree_on_the_value(tmp_path, httpd.load_module_line("headers") + "\n" + line)
+
+
+PROXY_CASES = [
+    "ProxyPass /a", "ProxyPass /a http://b/", "ProxyPass /a http://b/ retry=abc", "ProxyPass /a b",
+    "ProxyPass /a !", "<Location /a>\nProxyPass /a http://b/\n</Location>", "<Location /a>\nProxyPass http://b/\n</Location>",
+    "ProxyPassReverse /a", "ProxyPass /a http://b/ connectiontimeout", "ProxyPass /a unix:/run/php.sock|fcgi://localhost/",
+    "ProxyPass /a http://b:abc/", "ProxyPass /a unix:/run/x.sock", "ProxyPass /a unix:/run/x.sock|",
+    "ProxyPass /a localhost:8080/", "ProxyPass /a http:///x", "ProxyPass /a balancer://mycluster/",
+    "ProxyPass /a http://b/ nocanon noquery", "ProxyPass /a http://b/ mapping=bogus", "ProxyPass /a http://b/ mapping=servlet",
+    "ProxyPassMatch ~ ^/a http://b/", "ProxyPass ~ ^/a(.*) http://b/$1", "ProxyPass /a HTTP://B/",
+    "ProxyPass /a fcgi://127.0.0.1:9000/var/www/", "ProxyPass /a /local", "ProxyPass /a http://[::1]:8080/",
+    "ProxyPass /a http://user@b:8080/x", "ProxyPassMatch ^/(.*)$ http://b:$1/", "ProxyPassReverse /a http://b/",
+    "<Location /x>\nProxyPassReverse /y http://b/\n</Location>", "<Location /x>\nProxyPassReverse http://b/ interpolate\n</Location>",
+    "<Location /x>\nProxyPass http://b/ bogus\n</Location>", "<Location /x>\nProxyPass http://b/ /c\n</Location>",
+    "ProxyPassReverse /a interpolate",
+]
+
+
+@needs_httpd
+@pytest.mark.parametrize("line", PROXY_CASES)
+def test_lint_and_httpd_agree_on_proxy_pass(tmp_path, line):
+    """mod_proxy's ProxyPass and ProxyPassReverse words and worker URL (not the parameters'
+    values)."""
+    test_lint_and_httpd_agree_on_the_value(tmp_path, "\n".join(
+        httpd.load_module_line(m) for m in ("proxy", "proxy_http", "proxy_fcgi", "proxy_balancer",
+                                            "slotmem_shm", "lbmethod_byrequests")) + "\n" + line)

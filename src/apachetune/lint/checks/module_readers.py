@@ -340,6 +340,84 @@ def _header(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return header_error("Header" if item.lname == "header" else "RequestHeader", item.args)
 
 
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def worker_url_error(url: str) -> str | None:
+    """ap_proxy_define_worker_ex's verdict on a worker URL (a plain, not a regex, one): a
+    scheme and a host ("unix:/path|scheme://..." needs no host)."""
+    socket_path = False
+    target = url
+    if url[:5].lower() == "unix:" and "|" in url[5:]:
+        socket_path, target = True, url[url.index("|", 5) + 1:]
+    m = _SCHEME.match(target)
+    if not m:
+        return f"URL must be absolute!: {url}"
+    rest = target[m.end():]
+    host = ""
+    if rest.startswith("//"):
+        hostinfo = re.split(r"[/?#]", rest[2:], maxsplit=1)[0].rpartition("@")[2]
+        if hostinfo.startswith("["):
+            host, _, port = hostinfo[1:].partition("]")
+            port = port[1:] if port.startswith(":") else port
+        else:
+            host, _, port = hostinfo.partition(":")
+        if port and not port.isdigit():
+            return f"Unable to parse URL: {url}"
+    return None if host or socket_path else f"URL must be absolute!: {url}"
+
+
+def proxy_pass_error(name: str, words: list[str], location: bool) -> str | None:
+    """add_pass: the path (unless in a <Location>), the URL, flags and key=value parameters;
+    the parameters' own values are not judged."""
+    fake: str | None = "(location)" if location else None
+    real: str | None = None
+    regex = name == "ProxyPassMatch"
+    for word in words:
+        if fake is None:
+            if word == "~":
+                if name == "ProxyPassMatch":
+                    return "ProxyPassMatch invalid syntax ('~' usage)."
+                regex = True
+                continue
+            fake = word
+        elif real is None:
+            real = word
+        elif word.lower() in ("nocanon", "interpolate", "noquery"):
+            continue
+        elif "=" not in word:
+            if location and real.startswith("/"):
+                return "ProxyPass|ProxyPassMatch can not have a path when defined in a location."
+            return "Invalid ProxyPass|ProxyPassMatch parameter. Parameter must be in the form 'key=value'."
+        elif word.lower().startswith("mapping=") and word[8:].lower() not in ("encoded", "servlet"):
+            return "unknown mapping"
+    if real is None:
+        return "ProxyPass|ProxyPassMatch needs a path when not defined in a location"
+    if real[:5].lower() == "unix:" and real.endswith("|") and "|" in real[5:] and real.index("|", 5) == len(real) - 1:
+        return 'ProxyPass|ProxyPassMatch uses an invalid "unix:" URL'
+    if real == "!" or real[:11].lower() == "balancer://" or regex:
+        return None  # no worker; a balancer's parameters; a regex worker's $n substitutions
+    err = worker_url_error(real)
+    return f"ProxyPass {err}" if err else None
+
+
+def _proxy_pass(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    location = any(p.lname in ("location", "locationmatch") for p in item.parents)
+    return proxy_pass_error("ProxyPassMatch" if item.lname == "proxypassmatch" else "ProxyPass", item.args, location)
+
+
+def _proxy_pass_reverse(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    if not 1 <= len(item.args) <= 3:
+        return None  # the count is AT503's
+    second = item.args[1] if len(item.args) > 1 else None
+    if any(p.lname in ("location", "locationmatch") for p in item.parents):
+        if second is not None and second.lower() != "interpolate":
+            return "ProxyPassReverse can not have a path when defined in a location"
+    elif second is None or second.lower() == "interpolate":
+        return "ProxyPassReverse needs a path when not defined in a location"
+    return None
+
+
 _READERS = (
     ("alias", "alias_module", _alias),
     ("redirect", "alias_module", _redirect),
@@ -352,6 +430,9 @@ _READERS = (
     ("rewritecond", "rewrite_module", _rewrite),
     ("header", "headers_module", _header),
     ("requestheader", "headers_module", _header),
+    ("proxypass", "proxy_module", _proxy_pass),
+    ("proxypassmatch", "proxy_module", _proxy_pass),
+    ("proxypassreverse", "proxy_module", _proxy_pass_reverse),
 )
 
 
