@@ -207,3 +207,21 @@ def test_rewrite_flags_by_version():
     assert rewrite_rule_flag_error("UnsafeAllow3F", "", "2.4.60") is None
     assert rewrite_rule_flag_error("END", "", "2.4.52") is None and rewrite_rule_flag_error("QSL", "", "2.4.52") is None
     assert rewrite_rule_flag_error("Dwhatever", "", "2.4.71") is None  # mod_rewrite's 'd' case takes anything
+
+
+def test_elf_symbols_of_a_shared_object_and_of_anything_else(tmp_path):
+    import glob
+
+    from apachetune.config.elf import exported_symbols
+
+    (tmp_path / "not-elf.so").write_bytes(b"#!/bin/sh\n")
+    (tmp_path / "short.so").write_bytes(b"\x7fELF\x02\x01")
+    assert exported_symbols(str(tmp_path / "not-elf.so")) is None
+    assert exported_symbols(str(tmp_path / "short.so")) is None  # truncated: not judged, no traceback
+    assert exported_symbols(str(tmp_path / "absent.so")) is None
+    modules = sorted(glob.glob("/usr/lib/apache2/modules/mod_*.so"))
+    if not modules:
+        pytest.skip("no httpd modules on this machine")
+    for so in modules:  # every shipped module exports its own identifier
+        name = so.rsplit("/mod_", 1)[1][:-3] + "_module"
+        assert name in exported_symbols(so), so

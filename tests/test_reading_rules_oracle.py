@@ -253,3 +253,12 @@ def test_lint_and_httpd_agree_on_proxy_pass(tmp_path, line):
     test_lint_and_httpd_agree_on_the_value(tmp_path, "\n".join(
         httpd.load_module_line(m) for m in ("proxy", "proxy_http", "proxy_fcgi", "proxy_balancer",
                                             "slotmem_shm", "lbmethod_byrequests")) + "\n" + line)
+
+
+@needs_httpd
+@pytest.mark.parametrize("identifier, module", [("rewrite_modul", "rewrite"), ("rewrite_module", "rewrite"),
+                                                ("mod_rewrite", "rewrite"), ("headers_module", "rewrite")])
+def test_lint_and_httpd_agree_on_the_module_identifier(tmp_path, identifier, module):
+    """LoadModule's identifier must be a symbol the shared object exports (httpd's dlsym;
+    lint reads the ELF dynamic symbol table)."""
+    test_lint_and_httpd_agree_on_the_value(tmp_path, f"LoadModule {identifier} {httpd.module_path(module)}")

@@ -141,6 +141,8 @@ class EffectiveConfig:
     module_positions: dict[str, Position] = field(default_factory=dict)  # LoadModule lines
     generated_files: set[str] = field(default_factory=set)  # macro expansions: in files, not on disk
     missing_modules: list[tuple[str, str, Position]] = field(default_factory=list)  # LoadModule of a missing .so
+    # LoadModule whose identifier the shared object does not export (LoadModule rewrite_modul ...)
+    wrong_identifiers: list[tuple[str, str, Position]] = field(default_factory=list)
     httpd_version_source: str = "default"  # where httpd_version came from (--httpd-version, installed)
     mpm_source: str = ""  # why the MPM is taken as compiled in (no LoadModule); "" when loaded or assumed
     sysroot: str | None = None  # lint --root: where the tree's absolute paths are on this machine

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from apachetune import collector
-from apachetune.config import cache, observed
+from apachetune.config import cache, elf, observed
 from apachetune.config.builtin_mpm import compiled_in_mpm
 from apachetune.config.conditions import (
     DEFAULT_VERSION,
@@ -132,6 +132,7 @@ class _State:
         self.macros: dict[str, Macro] = {}  # mod_macro's definitions, by lower-case name
         self.macros_defined = False
         self.missing_modules: list[tuple[str, str, Position]] = []  # LoadModule of a missing file
+        self.wrong_identifiers: list[tuple[str, str, Position]] = []  # LoadModule naming what the file lacks
         self.generated: set[str] = set()  # pseudo-files of macro expansions (not on disk)
         self.stack: list[str] = []  # files being read (cycle detection)
         self.real_dirs: dict[str, str] = {}  # directory -> its realpath, resolved once
@@ -224,6 +225,7 @@ class Resolver:
             modules=dict(st.modules), defines=dict(st.defines), mpm=mpm,
             mpms_loaded=[MPM_MODULES[m] for m in st.mpms], inactive=st.inactive,
             generated_files=set(st.generated), missing_modules=list(st.missing_modules),
+            wrong_identifiers=list(st.wrong_identifiers),
             inclusions=st.inclusions, warnings=st.warnings, httpd_version=st.opts.httpd_version,
             module_positions=st.module_positions, httpd_version_source=st.opts.version_source,
             mpm_source=st.opts.compiled_mpm_reason, sysroot=st.sysroot,
@@ -358,6 +360,8 @@ class Resolver:
         # this machine (a tree copied from a server without its modules is not wrong).
         if observed.isdir(os.path.dirname(so)) and not observed.exists(so):
             st.missing_modules.append((module_id, so, node.position))
+        elif observed.isfile(so) and (symbols := elf.exported_symbols(so)) is not None and module_id not in symbols:
+            st.wrong_identifiers.append((module_id, so, node.position))  # httpd's dlsym fails
         if module_id in MPM_MODULES:
             st.mpms.append(module_id)
         return True

@@ -78,6 +78,9 @@ def refused_values(ctx: LintContext) -> Iterator[Finding]:
                 yield ctx.finding("AT510", f"AH00526: {message} (httpd will not start)", item)
     yield from core_readers.refused(ctx)
     yield from module_readers.refused(ctx)
+    for module, path, position in ctx.eff.wrong_identifiers:
+        yield ctx.finding("AT510", f"Can't locate API module structure `{module}' in file {path}: {path}: "
+                          f"undefined symbol: {module} (httpd will not start)", position)
     for module, path, position in ctx.eff.missing_modules:
         yield ctx.finding("AT510", f"Cannot load {path} into server: {path}: cannot open shared object "
                           f"file: No such file or directory ({module}; httpd will not start)", position)
