@@ -104,6 +104,11 @@ AUTHZ_CASES = [
     "<RequireNone>\nRequire not ip 10.1.2.3\n</RequireNone>",
     "<RequireAny>\nRequire not ip 10.1.2.3\n</RequireAny>",
     "<RequireAll>\n<RequireAny>\nRequire not local\n</RequireAny>\n</RequireAll>",
+    # mod_authz_host's ip reader (apr_ipsubnet_create)
+    *(f"Require ip {a}" for a in (
+        "10", "10.1.", "192.168.1", "bogus", "10.0.0.0/0", "10.0.0.0/33", "10.0.0.0/255.0.0.0", "10.0.0.0/255.0.0",
+        "fe80::/10", "::ffff:1.2.3.4", "0:0:0:0:0:ffff:102:304", "2001:db8::/129", "1.2.3.4.5", "300.1.1.1",
+        "10.0.0.1 10.0.0.2", "010.001.0.0", "10..1", "10.0.0.0/ 8", "1.2.3.4/8x", ":::", "10.0.0.1 bogus")),
 ]
 
 

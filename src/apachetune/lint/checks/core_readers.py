@@ -9,7 +9,9 @@ apr_parse_addr_port (network_io/unix/sockaddr.c), httpd 2.4.x."""
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import re
 import socket
 from collections.abc import Callable, Iterator
 
@@ -447,6 +449,9 @@ def _requires(ctx: LintContext) -> Iterator[Finding]:
         if provider == "all" and not (len(words) == 2 and words[1].lower() in ("granted", "denied")):
             yield _refusal(ctx, "Argument for 'Require all' must be 'granted' or 'denied'", item)
             continue
+        if provider == "ip" and (message := require_ip_error(words[1:])):
+            yield _refusal(ctx, message, item)
+            continue
         if negated:
             logic = next((p.lname for p in reversed(item.parents)
                           if p.lname in ("requireall", "requireany", "requirenone")), "requireany")
@@ -561,3 +566,66 @@ def _server_aliases(ctx: LintContext) -> Iterator[Finding]:
     for item in ctx.items_named("serveralias"):
         if isinstance(item, ResolvedDirective) and not any(p.lname == "virtualhost" for p in item.parents):
             yield _refusal(ctx, "ServerAlias only used in <VirtualHost>", item)
+
+
+_BAD_IP = "The specified IP address is invalid."
+_BAD_MASK = "The specified network mask is invalid."
+
+
+def _ipv4_network(text: str) -> bool:
+    """APR's parse_network: one to four dotted decimal octets ("10", "192.168.")."""
+    if len(text) >= len("255.255.255.255") + 1:
+        return False
+    parts = text.split(".")
+    if parts and parts[-1] == "" and len(parts) > 1:
+        parts = parts[:-1]  # a trailing dot ends the last octet
+    return 1 <= len(parts) <= 4 and all(p.isascii() and p.isdigit() and int(p) <= 255 for p in parts)
+
+
+def ip_subnet_error(ip: str, mask: str | None) -> str | None:
+    """apr_ipsubnet_create: None, "" (does not look like an address: EINVAL) or APR's error."""
+    if not ip or (":" not in ip and ip.strip("0123456789.")):
+        return ""
+    if ":" in ip:
+        if not apr_inet_pton6(ip):
+            return _BAD_IP
+        family = 6
+        if _ipv4_mapped(ip):
+            return _BAD_IP
+    elif _dotted_quad(ip):
+        family = 4
+    elif mask is None and _ipv4_network(ip):
+        return None
+    else:
+        return _BAD_IP
+    if mask is None:
+        return None
+    m = re.fullmatch(r"[ \t\n\v\f\r]*([+-]?[0-9]+)", mask)
+    if m and 0 < int(m.group(1)) <= (128 if family == 6 else 32):
+        return None
+    if family == 4 and _dotted_quad(mask):
+        return None
+    return _BAD_MASK
+
+
+def _ipv4_mapped(text: str) -> bool:
+    try:
+        return ipaddress.IPv6Address(text).ipv4_mapped is not None
+    except ValueError:
+        return False  # a form only APR's parser takes ("00000::..."): not an IPv4-mapped one
+
+
+def require_ip_error(words: list[str]) -> str | None:
+    """mod_authz_host's ip_parse_config."""
+    if not words or not words[0]:
+        return "'require ip' requires an argument"
+    for word in words:
+        if not word:
+            break
+        ip, slash, mask = word.partition("/")
+        err = ip_subnet_error(ip, mask if slash else None)
+        if err == "":
+            return f"ip address '{word}' appears to be invalid"
+        if err:
+            return f"ip address '{word}' appears to be invalid: {err}"
+    return None
