@@ -50,24 +50,10 @@ def section_arguments(ctx: LintContext) -> Iterator[Finding]:
 
 
 def refused(ctx: LintContext) -> Iterator[Finding]:
-    """AT510: core's readers that refuse a value (see the module's docstring)."""
-    yield from _options(ctx)
-    yield from _overrides(ctx)
-    yield from _listen_addresses(ctx)
-    yield from _vhost_addresses(ctx)
-    yield from _else_without_if(ctx)
-    yield from _limit_trace(ctx)
-    yield from _keywords(ctx)
-    yield from _server_names(ctx)
-    yield from _root_user(ctx)
-    yield from _error_documents(ctx)
-    yield from _request_limits(ctx)
-    yield from _etags(ctx)
-    yield from _server_aliases(ctx)
-    if not ctx.from_dump:  # which modules are loaded, and the server's files, are not known there
-        yield from _log_levels(ctx)
-        yield from _requires(ctx)
-        yield from _document_roots(ctx)
+    """AT510: core's readers that refuse a value (see the module's docstring). With --from-dump
+    which modules are loaded, and the server's files, are not known: those readers are skipped."""
+    for check in _READERS if ctx.from_dump else (*_READERS, *_READERS_OF_THIS_MACHINE):
+        yield from check(ctx)
 
 
 def _refusal(ctx: LintContext, message: str, item: ResolvedDirective | ResolvedSection) -> Finding:
@@ -629,3 +615,8 @@ def require_ip_error(words: list[str]) -> str | None:
         if err:
             return f"ip address '{word}' appears to be invalid: {err}"
     return None
+
+
+_READERS = (_options, _overrides, _listen_addresses, _vhost_addresses, _else_without_if, _limit_trace,
+            _keywords, _server_names, _root_user, _error_documents, _request_limits, _etags, _server_aliases)
+_READERS_OF_THIS_MACHINE = (_log_levels, _requires, _document_roots)
