@@ -19,8 +19,9 @@ from apachetune.config import observed
 from apachetune.config.conditions import Version, at_least
 from apachetune.config.directives import shipped_modules
 from apachetune.config.effective import ResolvedDirective, ResolvedSection
+from apachetune.config.words import quote_word
 from apachetune.lint.context import LintContext
-from apachetune.lint.finding import Finding
+from apachetune.lint.finding import Finding, Fix
 from apachetune.mpm.numbers import atoi
 
 # Sections whose reader refuses an empty argument (missing_container_arg), by the name httpd
@@ -56,8 +57,14 @@ def refused(ctx: LintContext) -> Iterator[Finding]:
         yield from check(ctx)
 
 
-def _refusal(ctx: LintContext, message: str, item: ResolvedDirective | ResolvedSection) -> Finding:
-    return ctx.finding("AT510", f"AH00526: {message} (httpd will not start)", item)
+def _refusal(ctx: LintContext, message: str, item: ResolvedDirective | ResolvedSection,
+             fix: Fix | None = None) -> Finding:
+    return ctx.finding("AT510", f"AH00526: {message} (httpd will not start)", item, (), fix)
+
+
+def words_text(words: list[str]) -> str:
+    """Arguments written back as httpd will split them again (quoted where needed)."""
+    return " ".join(quote_word(w) for w in words)
 
 
 _OPTIONS = {"indexes", "includes", "includesnoexec", "followsymlinks", "symlinksifownermatch", "execcgi",
@@ -95,7 +102,11 @@ def options_error(words: list[str]) -> str | None:
 def _options(ctx: LintContext) -> Iterator[Finding]:
     for item in ctx.items_named("options"):
         if isinstance(item, ResolvedDirective) and (message := options_error(item.args)):
-            yield _refusal(ctx, message, item)
+            fix = None
+            if message == _EITHER and not any(w.lstrip("+-").lower() in ("none", "all") for w in item.args):
+                signed = [w if w[:1] in ("+", "-") else "+" + w for w in item.args]
+                fix = Fix({"Options": words_text(signed)}, "a + on every option without a sign")
+            yield _refusal(ctx, message, item, fix)
 
 
 _OVERRIDES = {"limit", "options", "fileinfo", "authconfig", "indexes", "none", "all"}
@@ -247,7 +258,8 @@ def _listen_addresses(ctx: LintContext) -> Iterator[Finding]:
         # httpd compares the address as written (not as resolved): "80" and "*:80" are the
         # same listener, "0.0.0.0:80" another (which fails only at bind, after -t).
         if (host, scope, port) in seen:
-            yield _refusal(ctx, "Cannot define multiple Listeners on the same IP:port", item)
+            yield _refusal(ctx, "Cannot define multiple Listeners on the same IP:port", item,
+                           Fix({}, "remove the second Listen for the address", delete=True))
         seen.add((host, scope, port))
 
 
@@ -430,7 +442,11 @@ def _requires(ctx: LintContext) -> Iterator[Finding]:
             words = words[1:]
         provider = words[0] if words else ""
         if known is not None and provider not in known and not (ldap and provider.startswith("ldap-")):
-            yield _refusal(ctx, f"Unknown Authz provider: {provider}", item)
+            fix = None
+            if provider.lower() in known:  # Require All granted: the names are case-sensitive
+                fixed = [*item.args[:len(item.args) - len(words)], provider.lower(), *words[1:]]
+                fix = Fix({"Require": words_text(fixed)}, "the provider's name in lower case")
+            yield _refusal(ctx, f"Unknown Authz provider: {provider}", item, fix)
             continue
         if provider == "all" and not (len(words) == 2 and words[1].lower() in ("granted", "denied")):
             yield _refusal(ctx, "Argument for 'Require all' must be 'granted' or 'denied'", item)

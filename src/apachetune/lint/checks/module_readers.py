@@ -18,9 +18,9 @@ from collections.abc import Callable, Iterator
 from apachetune.config import observed
 from apachetune.config.conditions import Version, at_least
 from apachetune.config.effective import ResolvedDirective
-from apachetune.lint.checks.core_readers import status_supported
+from apachetune.lint.checks.core_readers import status_supported, words_text
 from apachetune.lint.context import LintContext
-from apachetune.lint.finding import Finding
+from apachetune.lint.finding import Finding, Fix
 from apachetune.mpm.numbers import atoi
 
 # Sections inside which a directive reads with cmd->path set (per-directory context).
@@ -35,7 +35,17 @@ def refused(ctx: LintContext) -> Iterator[Finding]:
             continue
         for item in ctx.items_named(lname):
             if isinstance(item, ResolvedDirective) and (message := reader(ctx, item)):
-                yield ctx.finding("AT510", f"AH00526: {message} (httpd will not start)", item)
+                yield ctx.finding("AT510", f"AH00526: {message} (httpd will not start)", item, (),
+                                  _fix(item, message))
+
+
+def _fix(item: ResolvedDirective, message: str) -> Fix | None:
+    """The one unambiguous repair: Header's condition written where mod_headers reads it
+    (`Header set X v always` -> `Header always set X v`)."""
+    if item.lname == "header" and message in ("Unknown parameter: always", "Unknown parameter: onsuccess"):
+        words = [item.args[-1], *item.args[:-1]]
+        return Fix({item.name: words_text(words)}, f"'{item.args[-1]}' before the action, where mod_headers reads it")
+    return None
 
 
 def _in_path(item: ResolvedDirective) -> bool:
