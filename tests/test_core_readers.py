@@ -5,6 +5,8 @@ compares the same readers with the installed httpd."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from apachetune.config.resolver import ResolveOptions
 from apachetune.lint.checks.core_readers import (
@@ -225,3 +227,32 @@ def test_elf_symbols_of_a_shared_object_and_of_anything_else(tmp_path):
     for so in modules:  # every shipped module exports its own identifier
         name = so.rsplit("/mod_", 1)[1][:-3] + "_module"
         assert name in exported_symbols(so), so
+
+
+_WORD = st.text(alphabet=st.sampled_from(list("[]:/%.,=+-!*~|{}\"' 0189aAfFxX\u0661\t")), max_size=12)
+
+
+@given(st.lists(_WORD, max_size=5))
+def test_the_readers_never_raise(words):
+    """Any words at all: each reader answers None or httpd's message, never an exception."""
+    from apachetune.lint.checks import core_readers as c
+    from apachetune.lint.checks import module_readers as m
+
+    for answer in (c.options_error(words), c.override_error(words), c.etag_error(words),
+                   c.require_ip_error(words), m.header_error("Header", words), m.reqtimeout_error(words),
+                   m.proxy_pass_error("ProxyPass", words, False), m.proxy_pass_error("ProxyPass", words, True)):
+        assert answer is None or isinstance(answer, str)
+    for word in words:
+        for answer in (c.vhost_address_error(word), c.server_name_error(word), m.worker_url_error(word),
+                       c.log_level_error(word, lambda name: True)):
+            assert answer is None or isinstance(answer, str)
+        c.apr_inet_pton6(word)
+        c.fnmatch_test(word)
+        c.status_supported(word)
+        try:
+            c.parse_addr_port(word)
+        except c.AddressError:
+            pass
+        if word:
+            m.redirect_error([word, *words][:3], False)
+            m.rewrite_rule_flag_error(word, "", "2.4.71")

@@ -372,7 +372,7 @@ def worker_url_error(url: str) -> str | None:
             port = port[1:] if port.startswith(":") else port
         else:
             host, _, port = hostinfo.partition(":")
-        if port and not port.isdigit():
+        if port and not (port.isascii() and port.isdigit()):
             return f"Unable to parse URL: {url}"
     return None if host or socket_path else f"URL must be absolute!: {url}"
 
