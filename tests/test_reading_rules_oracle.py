@@ -172,7 +172,11 @@ def test_lint_and_httpd_agree_on_stock_modules(tmp_path, line):
                                              "negotiation", "mime")] + [line]))
 
 
-SSL_CASES = ["SSLCertificateFile {tmp}/cert.pem", "SSLCertificateFile {tmp}/cret.pem",
+SSL_CASES = ["SSLProtocol TLSv1.4", "SSLProtocol -all +TLSv1.2 +TLSv1.3", "SSLProtocol -all TLSv1.2",
+             "SSLProtocol all -SSLv3", "SSLProtocol +SSLv3", "SSLProtocol SSLv2", "SSLProtocol -SSLv2 -SSLv3 tlsv1.2",
+             "SSLProtocol +TLSv1.2 TLS1.3", "SSLProxyProtocol TLSv9", "SSLVerifyClient maybe", "SSLVerifyClient OPTIONAL",
+             "SSLVerifyClient optional_no_ca", "SSLProxyVerify sometimes", "SSLProxyVerify require",
+             "SSLCertificateFile {tmp}/cert.pem", "SSLCertificateFile {tmp}/cret.pem",
              "SSLCertificateFile {tmp}/empty.pem", "SSLCertificateFile {tmp}", "SSLCertificateKeyFile {tmp}/nokey.pem",
              "SSLCertificateFile pkcs11:token=x", "SSLCACertificatePath {tmp}", "SSLCACertificatePath {tmp}/nodir",
              "SSLCACertificateFile cert.pem", "SSLCertificateChainFile {tmp}/chain.pem",

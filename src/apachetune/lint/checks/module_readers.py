@@ -428,6 +428,37 @@ def _proxy_pass_reverse(ctx: LintContext, item: ResolvedDirective) -> str | None
     return None
 
 
+_PROTOCOLS = frozenset({"sslv3", "tlsv1", "tlsv1.1", "tlsv1.2", "tlsv1.3", "all"})
+
+
+def ssl_protocol_error(name: str, words: list[str]) -> str | None:
+    """ssl_cmd_protocol_parse (OpenSSL built without SSLv3, as every current distribution's)."""
+    for word in words:
+        sign = word[:1] if word[:1] in ("+", "-") else ""
+        proto = word[len(sign):].lower()
+        if proto == "sslv2":
+            if sign != "-":
+                return "SSLProtocol: SSLv2 is no longer supported"
+        elif proto == "sslv3":
+            if sign != "-":
+                return "SSLv3 not supported by this version of OpenSSL"
+        elif proto not in _PROTOCOLS:
+            return f"{name}: Illegal protocol '{word[len(sign):]}'"
+    return None
+
+
+def _ssl_protocol(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    return ssl_protocol_error("SSLProtocol" if item.lname == "sslprotocol" else "SSLProxyProtocol", item.args)
+
+
+def _ssl_verify(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    if len(item.args) == 1 and item.args[0].lower() not in ("none", "off", "optional", "require", "on",
+                                                              "optional_no_ca"):
+        name = "SSLVerifyClient" if item.lname == "sslverifyclient" else "SSLProxyVerify"
+        return f"{name}: Invalid argument '{item.args[0]}'"
+    return None
+
+
 _READERS = (
     ("alias", "alias_module", _alias),
     ("redirect", "alias_module", _redirect),
@@ -443,6 +474,10 @@ _READERS = (
     ("proxypass", "proxy_module", _proxy_pass),
     ("proxypassmatch", "proxy_module", _proxy_pass),
     ("proxypassreverse", "proxy_module", _proxy_pass_reverse),
+    ("sslprotocol", "ssl_module", _ssl_protocol),
+    ("sslproxyprotocol", "ssl_module", _ssl_protocol),
+    ("sslverifyclient", "ssl_module", _ssl_verify),
+    ("sslproxyverify", "ssl_module", _ssl_verify),
 )
 
 
