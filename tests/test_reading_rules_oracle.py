@@ -271,3 +271,30 @@ def test_lint_and_httpd_agree_on_the_module_identifier(tmp_path, identifier, mod
     """LoadModule's identifier must be a symbol the shared object exports (httpd's dlsym;
     lint reads the ELF dynamic symbol table)."""
     test_lint_and_httpd_agree_on_the_value(tmp_path, f"LoadModule {identifier} {httpd.module_path(module)}")
+
+
+@needs_httpd
+@pytest.mark.parametrize("line, socache", [
+    ("SSLSessionCache shmcb:/tmp/x(512000)", None), ("SSLSessionCache shmcb:/tmp/x(512000)", "socache_shmcb"),
+    ("SSLSessionCache dbm:/tmp/x", "socache_shmcb"), ("SSLSessionCache none", None),
+    ("SSLSessionCache nonenotnull", None), ("SSLSessionCache SHMCB:/tmp/x", "socache_shmcb")])
+def test_lint_and_httpd_agree_on_the_session_cache(tmp_path, line, socache):
+    """SSLSessionCache needs the socache module of its provider loaded."""
+    import re
+
+    modules = [httpd.load_module_line("ssl")] + ([httpd.load_module_line(socache)] if socache else [])
+    conf = tmp_path / "httpd.conf"
+    conf.write_text("\n".join([httpd.load_module_line("mpm_event"), "ServerName x", f"ErrorLog {tmp_path}/e.log",
+                               *modules, line]) + "\n")
+    proc = run_httpd("-t", "-f", str(conf), "-d", str(tmp_path))
+    errors = [f.message for f in lint_file(conf, LintOptions(ResolveOptions(env={}), Settings())).findings
+              if f.severity == "error"]
+
+    def names_sorted(text: str) -> str:  # httpd lists the known names in hash order, not a fixed one
+        return re.sub(r"known names: ([^)]*)", lambda m: "known names: " + ",".join(sorted(m.group(1).split(","))), text)
+
+    if proc.returncode == 0:
+        assert errors == []
+    else:
+        said = names_sorted(proc.stderr.strip().splitlines()[-1])
+        assert any(said in names_sorted(e) for e in errors), (said, errors)

@@ -459,6 +459,26 @@ def _ssl_verify(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return None
 
 
+# The providers each socache module registers (shmcb is also the "default" one); httpd lists
+# the known names in its hash table's order, which changes from run to run.
+_SOCACHE = {"socache_shmcb_module": ("shmcb", "default"), "socache_dbm_module": ("dbm",),
+            "socache_memcache_module": ("memcache",), "socache_redis_module": ("redis",), "socache_dc_module": ("dc",)}
+
+
+def _session_cache(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """ssl_cmd_SSLSessionCache: the cache's provider must be a loaded socache module."""
+    if len(item.args) != 1 or item.args[0].lower() in ("none", "nonenotnull"):
+        return None
+    if any(m not in _SOCACHE and m.startswith("socache_") for m in ctx.eff.modules):
+        return None  # a socache module apachetune has no table for
+    name = item.args[0].split(":", 1)[0]
+    loaded = [name for module, names in _SOCACHE.items() if ctx.module_loaded(module) for name in names]
+    if name in loaded:
+        return None
+    return (f"SSLSessionCache: '{name}' session cache not supported (known names: {','.join(loaded)}). "
+            f"Maybe you need to load the appropriate socache module (mod_socache_{name}?).")
+
+
 _READERS = (
     ("alias", "alias_module", _alias),
     ("redirect", "alias_module", _redirect),
@@ -478,6 +498,7 @@ _READERS = (
     ("sslproxyprotocol", "ssl_module", _ssl_protocol),
     ("sslverifyclient", "ssl_module", _ssl_verify),
     ("sslproxyverify", "ssl_module", _ssl_verify),
+    ("sslsessioncache", "ssl_module", _session_cache),
 )
 
 
