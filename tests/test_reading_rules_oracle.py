@@ -65,6 +65,14 @@ CASES = [
     "LimitRequestBody 99999999999999999999", "LimitRequestBody 1048576", "LimitRequestBody ' 12'",
     "FileETag Bogus", "FileETag +None", "FileETag MTime Size", "FileETag -INode +digest", "FileETag All",
     "ServerAlias www.example.org", "<VirtualHost *:80>\nServerAlias www.example.org *.example.net\n</VirtualHost>",
+    # ranges, recursion, protocols, a core dump directory
+    "MaxRanges abc", "MaxRanges -5", "MaxRanges unlimited", "MaxRanges 10", "MaxRangeOverlaps 0",
+    "MaxRangeReversals none", "LimitInternalRecursion 0", "LimitInternalRecursion 10 0", "LimitInternalRecursion 10 5",
+    "ProtocolsHonorOrder maybe", "ProtocolsHonorOrder Off", "HttpProtocolOptions Bogus",
+    "HttpProtocolOptions Strict Unsafe", "HttpProtocolOptions Unsafe LenientMethods Allow0.9",
+    "HttpProtocolOptions Allow0.9\nHttpProtocolOptions Require1.0",
+    "HttpProtocolOptions Allow0.9\n<VirtualHost *:80>\nHttpProtocolOptions Require1.0\n</VirtualHost>",
+    "CoreDumpDirectory /nonexistent", "CoreDumpDirectory /etc/passwd", "CoreDumpDirectory /tmp",
 ]
 
 

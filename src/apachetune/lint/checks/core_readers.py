@@ -322,6 +322,7 @@ KEYWORDS: dict[str, tuple[frozenset[str], str]] = {
     "traceenable": (frozenset({"on", "off", "extended"}), "TraceEnable must be one of 'on', 'off', or 'extended'"),
     "allowencodedslashes": (frozenset({"on", "off", "nodecode"}), "AllowEncodedSlashes must be On, Off, or NoDecode"),
     "acceptpathinfo": (frozenset({"on", "off", "default"}), "AcceptPathInfo must be set to on, off or default"),
+    "protocolshonororder": (frozenset({"on", "off"}), "ProtocolsHonorOrder must be 'on' or 'off'"),
 }
 
 
@@ -633,6 +634,63 @@ def require_ip_error(words: list[str]) -> str | None:
     return None
 
 
+def _ranges(ctx: LintContext) -> Iterator[Finding]:
+    """set_max_ranges and its two siblings: a keyword or a positive integer."""
+    for lname, name in (("maxranges", "MaxRanges"), ("maxrangeoverlaps", "MaxRangeOverlaps"),
+                        ("maxrangereversals", "MaxRangeReversals")):
+        for item in ctx.items_named(lname):
+            if isinstance(item, ResolvedDirective) and len(item.args) == 1 \
+                    and item.args[0].lower() not in ("none", "default", "unlimited") and atoi(item.args[0]) <= 0:
+                yield _refusal(ctx, f"{name} requires 'none', 'default', 'unlimited' or a positive integer", item)
+    for item in ctx.items_named("limitinternalrecursion"):
+        if isinstance(item, ResolvedDirective) and 1 <= len(item.args) <= 2 and any(atoi(a) <= 0 for a in item.args):
+            yield _refusal(ctx, "The recursion limit must be greater than zero.", item)
+
+
+_HTTP_OPTIONS = {"allow0.9": ("http09", "Allow0.9"), "require1.0": ("http09", "Require1.0"),
+                 "strict": ("conformance", "Strict"), "unsafe": ("conformance", "Unsafe"),
+                 "registeredmethods": ("methods", "RegisteredMethods"), "lenientmethods": ("methods", "LenientMethods")}
+_HTTP_PAIRS = {"http09": "'Allow0.9' and 'Require1.0'", "conformance": "'Strict' and 'Unsafe'",
+               "methods": "'RegisteredMethods' and 'LenientMethods'"}
+
+
+def _http_protocol_options(ctx: LintContext) -> Iterator[Finding]:
+    """set_http_protocol_options: its keywords, and no two of a pair in one server (the
+    settings add up over the server's HttpProtocolOptions lines)."""
+    seen: dict[tuple[int, str], str] = {}  # (id(virtual host) or 0, pair) -> the first keyword
+    for item in ctx.items_named("httpprotocoloptions"):
+        if not isinstance(item, ResolvedDirective):
+            continue
+        server = next((id(p) for p in item.parents if p.lname == "virtualhost"), 0)
+        for word in item.args:
+            known = _HTTP_OPTIONS.get(word.lower())
+            if known is None:
+                yield _refusal(ctx, "HttpProtocolOptions accepts 'Unsafe' or 'Strict' (default), "
+                               "'RegisteredMethods' or 'LenientMethods' (default), and 'Require1.0' or "
+                               "'Allow0.9' (default)", item)
+                break
+            pair, shown = known
+            first = seen.setdefault((server, pair), shown)
+            if first != shown:
+                yield _refusal(ctx, f"HttpProtocolOptions {_HTTP_PAIRS[pair]} are mutually exclusive", item)
+                break
+
+
+def _core_dump_directory(ctx: LintContext) -> Iterator[Finding]:
+    """ap_mpm_set_coredumpdir: an existing directory (judged where its parent exists)."""
+    for item in ctx.items_named("coredumpdirectory"):
+        if not isinstance(item, ResolvedDirective) or len(item.args) != 1:
+            continue
+        path = item.args[0] if os.path.isabs(item.args[0]) else os.path.join(ctx.eff.server_root, item.args[0])
+        local = ctx.eff.local(path)
+        kind = observed.path_kind(local)
+        if kind == "dir" or not observed.isdir(os.path.dirname(local.rstrip("/")) or "/"):
+            continue
+        state = "does not exist" if kind in ("missing", "dangling") else "is not a directory"
+        yield _refusal(ctx, f"CoreDumpDirectory {path} {state}", item)
+
+
 _READERS = (_options, _overrides, _listen_addresses, _vhost_addresses, _else_without_if, _limit_trace,
-            _keywords, _server_names, _root_user, _error_documents, _request_limits, _etags, _server_aliases)
-_READERS_OF_THIS_MACHINE = (_log_levels, _requires, _document_roots)
+            _keywords, _server_names, _root_user, _error_documents, _request_limits, _etags, _server_aliases,
+            _ranges, _http_protocol_options)
+_READERS_OF_THIS_MACHINE = (_log_levels, _requires, _document_roots, _core_dump_directory)
