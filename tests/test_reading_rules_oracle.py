@@ -306,3 +306,20 @@ def test_lint_and_httpd_agree_on_the_session_cache(tmp_path, line, socache):
     else:
         said = names_sorted(proc.stderr.strip().splitlines()[-1])
         assert any(said in names_sorted(e) for e in errors), (said, errors)
+
+
+EXPIRES_CASES = [
+    'ExpiresDefault "access plus 1 month"', 'ExpiresDefault "access plus 1 mnth"', "ExpiresDefault A3600",
+    'ExpiresDefault "now plus 2 hours 30 minutes"', 'ExpiresDefault "modification 1 m"', 'ExpiresDefault "later plus 1 day"',
+    'ExpiresDefault "access plus one day"', 'ExpiresDefault "access plus 1"', 'ExpiresDefault ""', "ExpiresDefault M0",
+    'ExpiresByType text/html "access plus 1 mont"', 'ExpiresByType text "access plus 1 day"',
+    'ExpiresByType image/* "a p 1 y 2 mo 3 w 4 d 5 h 6 mi 7 s"', 'ExpiresByType text/css "access plus 1 lightyear"',
+    'ExpiresDefault "Access Plus 1 Month"', 'ExpiresDefault "xccess 1 day"', 'ExpiresDefault "a 1 day extra"',
+]
+
+
+@needs_httpd
+@pytest.mark.parametrize("line", EXPIRES_CASES)
+def test_lint_and_httpd_agree_on_expires(tmp_path, line):
+    """mod_expires' check_code (first-letter keywords, "mo"/"mi" for months and minutes)."""
+    test_lint_and_httpd_agree_on_the_value(tmp_path, httpd.load_module_line("expires") + "\n" + line)

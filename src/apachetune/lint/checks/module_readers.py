@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from apachetune.config import observed
 from apachetune.config.conditions import Version, at_least
 from apachetune.config.effective import ResolvedDirective
+from apachetune.config.words import split_words
 from apachetune.lint.checks.core_readers import status_supported, words_text
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Finding, Fix
@@ -479,6 +480,50 @@ def _session_cache(ctx: LintContext, item: ResolvedDirective) -> str | None:
             f"Maybe you need to load the appropriate socache module (mod_socache_{name}?).")
 
 
+_EXPIRES_TYPES = (("years", 1), ("months", 2), ("weeks", 1), ("days", 1), ("hours", 1), ("minutes", 2),
+                  ("seconds", 1))
+
+
+def _starts(word: str, key: str, n: int) -> bool:
+    """strncasecmp(word, key, n) == 0 (a shorter word meets key's next letter with its NUL)."""
+    return len(word) >= n and word[:n].lower() == key[:n]
+
+
+def expires_code_error(code: str) -> str | None:
+    """mod_expires' check_code: "A<seconds>", "M<seconds>", or <base> [plus] {<num> <type>}*."""
+    if code[:1] in ("A", "M"):
+        return None
+    words = split_words(code) or [""]
+    base, rest = words[0], words[1:]
+    if not (_starts(base, "now", 1) or _starts(base, "access", 1) or _starts(base, "modification", 1)):
+        return f"bad expires code, unrecognised <base> '{base}'"
+    if rest and _starts(rest[0], "plus", 1):
+        rest = rest[1:]
+    while rest:
+        num, rest = rest[0], rest[1:]
+        if not (num[:1].isascii() and num[:1].isdigit()):
+            return f"bad expires code, numeric value expected <num> '{num}'"
+        if not rest:
+            return "bad expires code, missing <type>"
+        unit, rest = rest[0], rest[1:]
+        if not any(_starts(unit, key, n) for key, n in _EXPIRES_TYPES):
+            return f"bad expires code, unrecognised <type>'{unit}'"
+    return None
+
+
+def _expires(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    if item.lname == "expiresdefault" and len(item.args) == 1:
+        err = expires_code_error(item.args[0])
+        return f"'ExpiresDefault {item.args[0]}': {err}" if err else None
+    if item.lname == "expiresbytype" and len(item.args) == 2:
+        mime, code = item.args
+        if "/" not in mime:
+            return "Invalid mimetype: should contain a slash"
+        err = expires_code_error(code)
+        return f"'ExpiresByType {mime} {code}': {err}" if err else None
+    return None
+
+
 _READERS = (
     ("alias", "alias_module", _alias),
     ("redirect", "alias_module", _redirect),
@@ -499,6 +544,8 @@ _READERS = (
     ("sslverifyclient", "ssl_module", _ssl_verify),
     ("sslproxyverify", "ssl_module", _ssl_verify),
     ("sslsessioncache", "ssl_module", _session_cache),
+    ("expiresdefault", "expires_module", _expires),
+    ("expiresbytype", "expires_module", _expires),
 )
 
 
