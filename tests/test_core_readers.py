@@ -256,3 +256,8 @@ def test_the_readers_never_raise(words):
         if word:
             m.redirect_error([word, *words][:3], False)
             m.rewrite_rule_flag_error(word, "", "2.4.71")
+
+
+def test_require_is_judged_only_with_mod_authz_core(tmp_path):
+    body = "<Directory /srv>\nRequire all granted\nRequire ip 10.0.0.0/8\n</Directory>\n"
+    assert [e for e in _errors(tmp_path, body) if e[0] == "AT510"] == []  # AT502's, not AT510's

@@ -432,8 +432,8 @@ def _requires(ctx: LintContext) -> Iterator[Finding]:
     """add_authz_provider: a provider registered by a loaded module, 'Require all' granted or
     denied, and no negated Require where it has no effect (the default or <RequireAny>)."""
     items = [i for i in ctx.items_named("require") if isinstance(i, ResolvedDirective)]
-    if not items:
-        return
+    if not items or not ctx.module_loaded("authz_core_module"):
+        return  # without mod_authz_core, Require itself is unknown (AT502)
     known = _providers(ctx)
     ldap = ctx.module_loaded("authnz_ldap_module")
     for item in items:
