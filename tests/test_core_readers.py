@@ -8,14 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from apachetune.config.apr import AddressError, parse_addr_port
 from apachetune.config.resolver import ResolveOptions
-from apachetune.lint.checks.core_readers import (
-    AddressError,
-    options_error,
-    override_error,
-    parse_addr_port,
-    vhost_address_error,
-)
+from apachetune.lint.checks.core_readers import options_error, override_error, vhost_address_error
 from apachetune.lint.engine import LintOptions, lint_file
 from apachetune.lint.settings import Settings
 
@@ -137,7 +132,7 @@ def test_user_root_is_refused(tmp_path):
 def test_apr_inet_pton6_is_aprs_not_pythons(text, expected):
     # Facts: Debian's httpd 2.4.71 (APR 1.7) on `Listen [text]:8080` says "Invalid address or
     # port" exactly for the False ones (test_reading_rules_oracle.py runs them).
-    from apachetune.lint.checks.core_readers import apr_inet_pton6
+    from apachetune.config.apr import apr_inet_pton6
 
     assert apr_inet_pton6(text) is expected
 
@@ -235,23 +230,25 @@ _WORD = st.text(alphabet=st.sampled_from(list("[]:/%.,=+-!*~|{}\"' 0189aAfFxX\u0
 @given(st.lists(_WORD, max_size=5))
 def test_the_readers_never_raise(words):
     """Any words at all: each reader answers None or httpd's message, never an exception."""
+    from apachetune.config import apr
+    from apachetune.lint.checks import authz_readers as a
     from apachetune.lint.checks import core_readers as c
     from apachetune.lint.checks import module_readers as m
 
     for answer in (c.options_error(words), c.override_error(words), c.etag_error(words),
-                   c.require_ip_error(words), m.header_error("Header", words), m.reqtimeout_error(words),
+                   a.require_ip_error(words), m.header_error("Header", words), m.reqtimeout_error(words),
                    m.proxy_pass_error("ProxyPass", words, False), m.proxy_pass_error("ProxyPass", words, True)):
         assert answer is None or isinstance(answer, str)
     for word in words:
         for answer in (c.vhost_address_error(word), c.server_name_error(word), m.worker_url_error(word),
                        c.log_level_error(word, lambda name: True)):
             assert answer is None or isinstance(answer, str)
-        c.apr_inet_pton6(word)
+        apr.apr_inet_pton6(word)
         c.fnmatch_test(word)
         c.status_supported(word)
         try:
-            c.parse_addr_port(word)
-        except c.AddressError:
+            apr.parse_addr_port(word)
+        except apr.AddressError:
             pass
         if word:
             m.redirect_error([word, *words][:3], False)

@@ -1,23 +1,24 @@
-"""What core's own argument readers refuse: the words of <Directory>, <Location>, <Files>,
-<VirtualHost>, <Limit>, <If> and <Else>, Options, AllowOverride and Listen's address (each
-found by AT503 or AT510, in httpd's words).
+"""What core's own argument readers refuse (AT503 or AT510, in httpd's words): the words of
+<Directory>, <Location>, <Files>, <VirtualHost>, <Limit>, <If> and <Else>; Options and
+AllowOverride; Listen's and <VirtualHost>'s addresses (read as APR reads them, config/apr.py);
+the keyword directives, LogLevel, ServerName, ErrorDocument, the request limits, FileETag,
+ServerAlias, the range limits, HttpProtocolOptions; and, on this machine's files, DocumentRoot,
+CoreDumpDirectory and User root.
 
-Facts: server/core.c dirsection, urlsection, filesection, ifsection, ap_add_if_conf,
-ap_limit_section, virtualhost_section, set_options, set_override; server/vhost.c
-get_addresses; server/listen.c ap_set_listener, alloc_listener and match_address; APR's
-apr_parse_addr_port (network_io/unix/sockaddr.c), httpd 2.4.x."""
+Facts: server/core.c (dirsection, urlsection, filesection, ifsection, ap_add_if_conf,
+ap_limit_section, virtualhost_section, set_options, set_override and the set_* of each
+directive named), server/vhost.c get_addresses, server/listen.c ap_set_listener and
+alloc_listener, server/log.c ap_parse_log_level, os/unix/unixd.c, server/mpm_common.c
+(httpd 2.4.x)."""
 
 from __future__ import annotations
 
-import ipaddress
 import os
-import re
-import socket
 from collections.abc import Callable, Iterator
 
 from apachetune.config import observed
+from apachetune.config.apr import AddressError, libc_ipv6, parse_addr_port
 from apachetune.config.conditions import Version, at_least
-from apachetune.config.directives import shipped_modules
 from apachetune.config.effective import ResolvedDirective, ResolvedSection
 from apachetune.config.words import quote_word
 from apachetune.lint.context import LintContext
@@ -57,7 +58,7 @@ def refused(ctx: LintContext) -> Iterator[Finding]:
         yield from check(ctx)
 
 
-def _refusal(ctx: LintContext, message: str, item: ResolvedDirective | ResolvedSection,
+def refusal(ctx: LintContext, message: str, item: ResolvedDirective | ResolvedSection,
              fix: Fix | None = None) -> Finding:
     return ctx.finding("AT510", f"AH00526: {message} (httpd will not start)", item, (), fix)
 
@@ -106,7 +107,7 @@ def _options(ctx: LintContext) -> Iterator[Finding]:
             if message == _EITHER and not any(w.lstrip("+-").lower() in ("none", "all") for w in item.args):
                 signed = [w if w[:1] in ("+", "-") else "+" + w for w in item.args]
                 fix = Fix({"Options": words_text(signed)}, "a + on every option without a sign")
-            yield _refusal(ctx, message, item, fix)
+            yield refusal(ctx, message, item, fix)
 
 
 _OVERRIDES = {"limit", "options", "fileinfo", "authconfig", "indexes", "none", "all"}
@@ -138,101 +139,7 @@ def override_error(words: list[str], version: str = "2.4.71") -> str | None:
 def _overrides(ctx: LintContext) -> Iterator[Finding]:
     for item in ctx.items_named("allowoverride"):
         if isinstance(item, ResolvedDirective) and (message := override_error(item.args, ctx.eff.httpd_version)):
-            yield _refusal(ctx, message, item)
-
-
-class AddressError(ValueError):
-    pass
-
-
-def parse_addr_port(text: str) -> tuple[str | None, str | None, int]:
-    """apr_parse_addr_port: (host or None, scope id or None, port or 0); AddressError where
-    APR returns EINVAL."""
-    end = len(text)
-    i = end - 1
-    while i >= 0 and text[i].isascii() and text[i].isdigit():
-        i -= 1
-    if i < 0:  # only digits: the port alone
-        port = int(text) if text else 0
-        if not 1 <= port <= 65535:
-            raise AddressError(text)
-        return None, None, port
-    port = 0
-    last = end - 1
-    if text[i] == ":" and i < last:
-        if i == 0:
-            raise AddressError(text)
-        port = int(text[i + 1:])
-        if not 1 <= port <= 65535:
-            raise AddressError(text)
-        last = i - 1
-    host = text[:last + 1]
-    if not host.startswith("["):
-        return host, None, port
-    close = host.find("]")
-    if close != len(host) - 1:
-        raise AddressError(text)
-    inner, scope = host[1:close], None
-    if "%" in inner:
-        inner, scope = inner.split("%", 1)
-        if not scope:
-            raise AddressError(text)
-    if not apr_inet_pton6(inner):
-        raise AddressError(text)
-    return inner, scope, port
-
-
-def _libc_ipv6(text: str) -> bool:
-    try:
-        socket.inet_pton(socket.AF_INET6, text)
-    except OSError:
-        return False
-    return True
-
-
-def _dotted_quad(text: str) -> bool:
-    """APR's inet_pton4: four decimal numbers up to 255 (leading zeros allowed)."""
-    parts = text.split(".")
-    return len(parts) == 4 and all(p.isascii() and p.isdigit() and int(p) <= 255 for p in parts)
-
-
-def apr_inet_pton6(text: str) -> bool:
-    """APR's own inet_pton for IPv6 (not the C library's): a group is any run of hex digits
-    whose value fits 16 bits ("00000" passes, which Python's ipaddress refuses), at most one
-    "::", and an IPv4 tail."""
-    if text.startswith(":") and not text.startswith("::"):
-        return False
-    body = text[1:] if text.startswith("::") else text  # the second ':' opens the "::"
-    words, compressed, group = 0, False, ""
-    i = 0
-    while i < len(body):
-        c = body[i]
-        if c in "0123456789abcdefABCDEF":
-            group += c
-            if int(group, 16) > 0xFFFF:
-                return False
-        elif c == ":":
-            if not group:
-                if compressed:
-                    return False
-                compressed = True
-            else:
-                words += 1
-                if words > 8:
-                    return False
-                group = ""
-        elif c == "." and words <= 6:
-            start = body.rfind(":", 0, i) + 1
-            if not _dotted_quad(body[start:]):
-                return False
-            words, group = words + 2, ""
-            break
-        else:
-            return False
-        i += 1
-    if group:
-        words += 1
-    return words == 8 or (compressed and words < 8)
+            yield refusal(ctx, message, item)
 
 
 def _listen_addresses(ctx: LintContext) -> Iterator[Finding]:
@@ -244,21 +151,21 @@ def _listen_addresses(ctx: LintContext) -> Iterator[Finding]:
         try:
             host, scope, port = parse_addr_port(item.args[0])
         except AddressError:
-            yield _refusal(ctx, "Invalid address or port", item)
+            yield refusal(ctx, "Invalid address or port", item)
             continue
         if host == "*":
             host = None
         if not port:
-            yield _refusal(ctx, "Port must be specified", item)
+            yield refusal(ctx, "Port must be specified", item)
             continue
-        if host is not None and item.args[0].startswith("[") and not _libc_ipv6(host):
+        if host is not None and item.args[0].startswith("[") and not libc_ipv6(host):
             # APR's parser let it through; the C library's resolver does not (AH00077)
-            yield _refusal(ctx, "Listen setup failed", item)
+            yield refusal(ctx, "Listen setup failed", item)
             continue
         # httpd compares the address as written (not as resolved): "80" and "*:80" are the
         # same listener, "0.0.0.0:80" another (which fails only at bind, after -t).
         if (host, scope, port) in seen:
-            yield _refusal(ctx, "Cannot define multiple Listeners on the same IP:port", item,
+            yield refusal(ctx, "Cannot define multiple Listeners on the same IP:port", item,
                            Fix({}, "remove the second Listen for the address", delete=True))
         seen.add((host, scope, port))
 
@@ -282,7 +189,7 @@ def _vhost_addresses(ctx: LintContext) -> Iterator[Finding]:
         if isinstance(item, ResolvedSection):
             for word in item.args:
                 if message := vhost_address_error(word):
-                    yield _refusal(ctx, message, item)
+                    yield refusal(ctx, message, item)
                     break
 
 
@@ -296,7 +203,7 @@ def _else_without_if(ctx: LintContext) -> Iterator[Finding]:
         if isinstance(item, ResolvedSection) and item.lname in ("if", "elseif", "else"):
             scope = id(item.parents[-1]) if item.parents else 0
             if item.lname != "if" and last.get(scope) not in ("if", "elseif"):
-                yield _refusal(ctx, "<Else> or <ElseIf> section without previous <If> or <ElseIf> "
+                yield refusal(ctx, "<Else> or <ElseIf> section without previous <If> or <ElseIf> "
                                "section in same scope", item)
             last[scope] = item.lname
 
@@ -304,7 +211,7 @@ def _else_without_if(ctx: LintContext) -> Iterator[Finding]:
 def _limit_trace(ctx: LintContext) -> Iterator[Finding]:
     for item in ctx.items_named("limit"):
         if isinstance(item, ResolvedSection) and "TRACE" in item.args:
-            yield _refusal(ctx, "TRACE cannot be controlled by <Limit>, see TraceEnable", item)
+            yield refusal(ctx, "TRACE cannot be controlled by <Limit>, see TraceEnable", item)
 
 
 _ON_OFF = "parameter must be 'on' or 'off'"
@@ -330,7 +237,7 @@ def _keywords(ctx: LintContext) -> Iterator[Finding]:
     for lname, (words, message) in KEYWORDS.items():
         for item in ctx.items_named(lname):
             if isinstance(item, ResolvedDirective) and len(item.args) == 1 and item.args[0].lower() not in words:
-                yield _refusal(ctx, message, item)
+                yield refusal(ctx, message, item)
 
 
 LOG_LEVELS = frozenset({"emerg", "alert", "crit", "error", "warn", "notice", "info", "debug",
@@ -359,7 +266,7 @@ def _log_levels(ctx: LintContext) -> Iterator[Finding]:
         if isinstance(item, ResolvedDirective):
             for word in item.args:
                 if message := log_level_error(word, ctx.module_loaded):
-                    yield _refusal(ctx, message, item)
+                    yield refusal(ctx, message, item)
                     break
 
 
@@ -395,72 +302,7 @@ def server_name_error(arg: str) -> str | None:
 def _server_names(ctx: LintContext) -> Iterator[Finding]:
     for item in ctx.items_named("servername"):
         if isinstance(item, ResolvedDirective) and len(item.args) == 1 and (message := server_name_error(item.args[0])):
-            yield _refusal(ctx, message, item)
-
-
-# The authorization providers each shipped module registers (ap_register_auth_provider in
-# modules/aaa/*.c and modules/ssl/mod_ssl.c); names are compared case-sensitively.
-AUTHZ_PROVIDERS = {
-    "authz_core_module": ("env", "all", "method", "expr"),
-    "authz_user_module": ("user", "valid-user"),
-    "authz_groupfile_module": ("group", "file-group"),
-    "authz_host_module": ("ip", "host", "forward-dns", "local"),
-    "authz_owner_module": ("file-owner",),
-    "authz_dbm_module": ("dbm-group", "dbm-file-group"),
-    "authz_dbd_module": ("dbd-group", "dbd-login", "dbd-logout"),
-    "ssl_module": ("ssl", "ssl-verify-client"),
-}
-# Directives that register a provider under a name the configuration gives (its first word,
-# or the second for the FastCGI one).
-_NAMED_PROVIDERS = {"authzprovideralias": 1, "luaauthzprovider": 0, "authnzfcgidefineprovider": 1}
-
-
-def _providers(ctx: LintContext) -> set[str] | None:
-    """The provider names this configuration registers, or None when a loaded module apachetune
-    has no table for may register more."""
-    if any(m not in shipped_modules() and not m.endswith(".c") for m in ctx.eff.modules):
-        return None
-    names = {n for module, provided in AUTHZ_PROVIDERS.items() if ctx.module_loaded(module) for n in provided}
-    for lname, index in _NAMED_PROVIDERS.items():
-        for item in ctx.items_named(lname):
-            if len(item.args) > index and not (lname == "authnzfcgidefineprovider" and item.args[0] == "authn"):
-                names.add(item.args[index])
-    return names
-
-
-def _requires(ctx: LintContext) -> Iterator[Finding]:
-    """add_authz_provider: a provider registered by a loaded module, 'Require all' granted or
-    denied, and no negated Require where it has no effect (the default or <RequireAny>)."""
-    items = [i for i in ctx.items_named("require") if isinstance(i, ResolvedDirective)]
-    if not items or not ctx.module_loaded("authz_core_module"):
-        return  # without mod_authz_core, Require itself is unknown (AT502)
-    known = _providers(ctx)
-    ldap = ctx.module_loaded("authnz_ldap_module")
-    for item in items:
-        words = list(item.args)
-        negated = bool(words) and words[0].lower() == "not"
-        if negated:
-            words = words[1:]
-        provider = words[0] if words else ""
-        if known is not None and provider not in known and not (ldap and provider.startswith("ldap-")):
-            fix = None
-            if provider.lower() in known:  # Require All granted: the names are case-sensitive
-                fixed = [*item.args[:len(item.args) - len(words)], provider.lower(), *words[1:]]
-                fix = Fix({"Require": words_text(fixed)}, "the provider's name in lower case")
-            yield _refusal(ctx, f"Unknown Authz provider: {provider}", item, fix)
-            continue
-        if provider == "all" and not (len(words) == 2 and words[1].lower() in ("granted", "denied")):
-            yield _refusal(ctx, "Argument for 'Require all' must be 'granted' or 'denied'", item)
-            continue
-        if provider == "ip" and (message := require_ip_error(words[1:])):
-            yield _refusal(ctx, message, item)
-            continue
-        if negated:
-            logic = next((p.lname for p in reversed(item.parents)
-                          if p.lname in ("requireall", "requireany", "requirenone")), "requireany")
-            if logic != "requireall":
-                shown = "<RequireNone>" if logic == "requirenone" else "<RequireAny>"
-                yield _refusal(ctx, f"negative {item.name} directive has no effect in {shown} directive", item)
+            yield refusal(ctx, message, item)
 
 
 def _document_roots(ctx: LintContext) -> Iterator[Finding]:
@@ -480,7 +322,7 @@ def _document_roots(ctx: LintContext) -> Iterator[Finding]:
             f.severity = "warning"
             yield f
         else:
-            yield _refusal(ctx, f"DocumentRoot '{path}' is not a directory, or is not readable", item)
+            yield refusal(ctx, f"DocumentRoot '{path}' is not a directory, or is not readable", item)
 
 
 def _root_user(ctx: LintContext) -> Iterator[Finding]:
@@ -488,7 +330,7 @@ def _root_user(ctx: LintContext) -> Iterator[Finding]:
     for item in ctx.items_named("user"):
         if isinstance(item, ResolvedDirective) and len(item.args) == 1 \
                 and (item.args[0] == "root" or (item.args[0].startswith("#") and atoi(item.args[0][1:]) == 0)):
-            yield _refusal(ctx, f"User {item.args[0]}: httpd refuses to serve as root (\"Apache has not been "
+            yield refusal(ctx, f"User {item.args[0]}: httpd refuses to serve as root (\"Apache has not been "
                            "designed to serve pages while running as root\")", item)
 
 
@@ -509,7 +351,7 @@ def _error_documents(ctx: LintContext) -> Iterator[Finding]:
     for item in ctx.items_named("errordocument"):
         if isinstance(item, ResolvedDirective) and len(item.args) == 2 \
                 and not status_supported(item.args[0], ctx.eff.httpd_version):
-            yield _refusal(ctx, f"Unsupported HTTP response code {item.args[0]}", item)
+            yield refusal(ctx, f"Unsupported HTTP response code {item.args[0]}", item)
 
 
 _C_SPACE = " \t\n\v\f\r"
@@ -537,10 +379,10 @@ def _request_limits(ctx: LintContext) -> Iterator[Finding]:
                               ("limitrequestfields", "LimitRequestFields", " (0 = no limit)")):
         for item in ctx.items_named(lname):
             if isinstance(item, ResolvedDirective) and len(item.args) == 1 and atoi(item.args[0]) < 0:
-                yield _refusal(ctx, f'{name} "{item.args[0]}" must be a non-negative integer{tail}', item)
+                yield refusal(ctx, f'{name} "{item.args[0]}" must be a non-negative integer{tail}', item)
     for item in ctx.items_named("limitrequestbody"):
         if isinstance(item, ResolvedDirective) and len(item.args) == 1 and (message := _strtoff_error(item.args[0])):
-            yield _refusal(ctx, message, item)
+            yield refusal(ctx, message, item)
 
 
 _ETAG_BITS = frozenset({"size", "lmtime", "mtime", "lastmodified", "inode", "digest"})
@@ -562,76 +404,13 @@ def etag_error(words: list[str]) -> str | None:
 def _etags(ctx: LintContext) -> Iterator[Finding]:
     for item in ctx.items_named("fileetag"):
         if isinstance(item, ResolvedDirective) and (message := etag_error(item.args)):
-            yield _refusal(ctx, message, item)
+            yield refusal(ctx, message, item)
 
 
 def _server_aliases(ctx: LintContext) -> Iterator[Finding]:
     for item in ctx.items_named("serveralias"):
         if isinstance(item, ResolvedDirective) and not any(p.lname == "virtualhost" for p in item.parents):
-            yield _refusal(ctx, "ServerAlias only used in <VirtualHost>", item)
-
-
-_BAD_IP = "The specified IP address is invalid."
-_BAD_MASK = "The specified network mask is invalid."
-
-
-def _ipv4_network(text: str) -> bool:
-    """APR's parse_network: one to four dotted decimal octets ("10", "192.168.")."""
-    if len(text) >= len("255.255.255.255") + 1:
-        return False
-    parts = text.split(".")
-    if parts and parts[-1] == "" and len(parts) > 1:
-        parts = parts[:-1]  # a trailing dot ends the last octet
-    return 1 <= len(parts) <= 4 and all(p.isascii() and p.isdigit() and int(p) <= 255 for p in parts)
-
-
-def ip_subnet_error(ip: str, mask: str | None) -> str | None:
-    """apr_ipsubnet_create: None, "" (does not look like an address: EINVAL) or APR's error."""
-    if not ip or (":" not in ip and ip.strip("0123456789.")):
-        return ""
-    if ":" in ip:
-        if not apr_inet_pton6(ip):
-            return _BAD_IP
-        family = 6
-        if _ipv4_mapped(ip):
-            return _BAD_IP
-    elif _dotted_quad(ip):
-        family = 4
-    elif mask is None and _ipv4_network(ip):
-        return None
-    else:
-        return _BAD_IP
-    if mask is None:
-        return None
-    m = re.fullmatch(r"[ \t\n\v\f\r]*([+-]?[0-9]+)", mask)
-    if m and 0 < int(m.group(1)) <= (128 if family == 6 else 32):
-        return None
-    if family == 4 and _dotted_quad(mask):
-        return None
-    return _BAD_MASK
-
-
-def _ipv4_mapped(text: str) -> bool:
-    try:
-        return ipaddress.IPv6Address(text).ipv4_mapped is not None
-    except ValueError:
-        return False  # a form only APR's parser takes ("00000::..."): not an IPv4-mapped one
-
-
-def require_ip_error(words: list[str]) -> str | None:
-    """mod_authz_host's ip_parse_config."""
-    if not words or not words[0]:
-        return "'require ip' requires an argument"
-    for word in words:
-        if not word:
-            break
-        ip, slash, mask = word.partition("/")
-        err = ip_subnet_error(ip, mask if slash else None)
-        if err == "":
-            return f"ip address '{word}' appears to be invalid"
-        if err:
-            return f"ip address '{word}' appears to be invalid: {err}"
-    return None
+            yield refusal(ctx, "ServerAlias only used in <VirtualHost>", item)
 
 
 def _ranges(ctx: LintContext) -> Iterator[Finding]:
@@ -641,10 +420,10 @@ def _ranges(ctx: LintContext) -> Iterator[Finding]:
         for item in ctx.items_named(lname):
             if isinstance(item, ResolvedDirective) and len(item.args) == 1 \
                     and item.args[0].lower() not in ("none", "default", "unlimited") and atoi(item.args[0]) <= 0:
-                yield _refusal(ctx, f"{name} requires 'none', 'default', 'unlimited' or a positive integer", item)
+                yield refusal(ctx, f"{name} requires 'none', 'default', 'unlimited' or a positive integer", item)
     for item in ctx.items_named("limitinternalrecursion"):
         if isinstance(item, ResolvedDirective) and 1 <= len(item.args) <= 2 and any(atoi(a) <= 0 for a in item.args):
-            yield _refusal(ctx, "The recursion limit must be greater than zero.", item)
+            yield refusal(ctx, "The recursion limit must be greater than zero.", item)
 
 
 _HTTP_OPTIONS = {"allow0.9": ("http09", "Allow0.9"), "require1.0": ("http09", "Require1.0"),
@@ -665,14 +444,14 @@ def _http_protocol_options(ctx: LintContext) -> Iterator[Finding]:
         for word in item.args:
             known = _HTTP_OPTIONS.get(word.lower())
             if known is None:
-                yield _refusal(ctx, "HttpProtocolOptions accepts 'Unsafe' or 'Strict' (default), "
+                yield refusal(ctx, "HttpProtocolOptions accepts 'Unsafe' or 'Strict' (default), "
                                "'RegisteredMethods' or 'LenientMethods' (default), and 'Require1.0' or "
                                "'Allow0.9' (default)", item)
                 break
             pair, shown = known
             first = seen.setdefault((server, pair), shown)
             if first != shown:
-                yield _refusal(ctx, f"HttpProtocolOptions {_HTTP_PAIRS[pair]} are mutually exclusive", item)
+                yield refusal(ctx, f"HttpProtocolOptions {_HTTP_PAIRS[pair]} are mutually exclusive", item)
                 break
 
 
@@ -687,10 +466,10 @@ def _core_dump_directory(ctx: LintContext) -> Iterator[Finding]:
         if kind == "dir" or not observed.isdir(os.path.dirname(local.rstrip("/")) or "/"):
             continue
         state = "does not exist" if kind in ("missing", "dangling") else "is not a directory"
-        yield _refusal(ctx, f"CoreDumpDirectory {path} {state}", item)
+        yield refusal(ctx, f"CoreDumpDirectory {path} {state}", item)
 
 
 _READERS = (_options, _overrides, _listen_addresses, _vhost_addresses, _else_without_if, _limit_trace,
             _keywords, _server_names, _root_user, _error_documents, _request_limits, _etags, _server_aliases,
             _ranges, _http_protocol_options)
-_READERS_OF_THIS_MACHINE = (_log_levels, _requires, _document_roots, _core_dump_directory)
+_READERS_OF_THIS_MACHINE = (_log_levels, _document_roots, _core_dump_directory)

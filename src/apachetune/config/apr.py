@@ -1,0 +1,154 @@
+"""How APR reads addresses, for the readers that use it: apr_parse_addr_port (Listen,
+<VirtualHost>), APR's own inet_pton (not the C library's: it takes a group of five digits such as
+"00000") and apr_ipsubnet_create (Require ip). Pure functions of the text; no resolver is asked.
+
+Facts: APR 1.7 network_io/unix/sockaddr.c (apr_parse_addr_port, apr_ipsubnet_create, parse_ip,
+parse_network, looks_like_ip) and network_io/unix/inet_pton.c."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import socket
+
+
+class AddressError(ValueError):
+    pass
+
+
+def parse_addr_port(text: str) -> tuple[str | None, str | None, int]:
+    """apr_parse_addr_port: (host or None, scope id or None, port or 0); AddressError where
+    APR returns EINVAL."""
+    end = len(text)
+    i = end - 1
+    while i >= 0 and text[i].isascii() and text[i].isdigit():
+        i -= 1
+    if i < 0:  # only digits: the port alone
+        port = int(text) if text else 0
+        if not 1 <= port <= 65535:
+            raise AddressError(text)
+        return None, None, port
+    port = 0
+    last = end - 1
+    if text[i] == ":" and i < last:
+        if i == 0:
+            raise AddressError(text)
+        port = int(text[i + 1:])
+        if not 1 <= port <= 65535:
+            raise AddressError(text)
+        last = i - 1
+    host = text[:last + 1]
+    if not host.startswith("["):
+        return host, None, port
+    close = host.find("]")
+    if close != len(host) - 1:
+        raise AddressError(text)
+    inner, scope = host[1:close], None
+    if "%" in inner:
+        inner, scope = inner.split("%", 1)
+        if not scope:
+            raise AddressError(text)
+    if not apr_inet_pton6(inner):
+        raise AddressError(text)
+    return inner, scope, port
+
+
+def libc_ipv6(text: str) -> bool:
+    try:
+        socket.inet_pton(socket.AF_INET6, text)
+    except OSError:
+        return False
+    return True
+
+
+def dotted_quad(text: str) -> bool:
+    """APR's inet_pton4: four decimal numbers up to 255 (leading zeros allowed)."""
+    parts = text.split(".")
+    return len(parts) == 4 and all(p.isascii() and p.isdigit() and int(p) <= 255 for p in parts)
+
+
+def apr_inet_pton6(text: str) -> bool:
+    """APR's own inet_pton for IPv6 (not the C library's): a group is any run of hex digits
+    whose value fits 16 bits ("00000" passes, which Python's ipaddress refuses), at most one
+    "::", and an IPv4 tail."""
+    if text.startswith(":") and not text.startswith("::"):
+        return False
+    body = text[1:] if text.startswith("::") else text  # the second ':' opens the "::"
+    words, compressed, group = 0, False, ""
+    i = 0
+    while i < len(body):
+        c = body[i]
+        if c in "0123456789abcdefABCDEF":
+            group += c
+            if int(group, 16) > 0xFFFF:
+                return False
+        elif c == ":":
+            if not group:
+                if compressed:
+                    return False
+                compressed = True
+            else:
+                words += 1
+                if words > 8:
+                    return False
+                group = ""
+        elif c == "." and words <= 6:
+            start = body.rfind(":", 0, i) + 1
+            if not dotted_quad(body[start:]):
+                return False
+            words, group = words + 2, ""
+            break
+        else:
+            return False
+        i += 1
+    if group:
+        words += 1
+    return words == 8 or (compressed and words < 8)
+
+
+
+_BAD_IP = "The specified IP address is invalid."
+_BAD_MASK = "The specified network mask is invalid."
+
+
+def ipv4_network(text: str) -> bool:
+    """APR's parse_network: one to four dotted decimal octets ("10", "192.168.")."""
+    if len(text) >= len("255.255.255.255") + 1:
+        return False
+    parts = text.split(".")
+    if parts and parts[-1] == "" and len(parts) > 1:
+        parts = parts[:-1]  # a trailing dot ends the last octet
+    return 1 <= len(parts) <= 4 and all(p.isascii() and p.isdigit() and int(p) <= 255 for p in parts)
+
+
+def ip_subnet_error(ip: str, mask: str | None) -> str | None:
+    """apr_ipsubnet_create: None, "" (does not look like an address: EINVAL) or APR's error."""
+    if not ip or (":" not in ip and ip.strip("0123456789.")):
+        return ""
+    if ":" in ip:
+        if not apr_inet_pton6(ip):
+            return _BAD_IP
+        family = 6
+        if ipv4_mapped(ip):
+            return _BAD_IP
+    elif dotted_quad(ip):
+        family = 4
+    elif mask is None and ipv4_network(ip):
+        return None
+    else:
+        return _BAD_IP
+    if mask is None:
+        return None
+    m = re.fullmatch(r"[ \t\n\v\f\r]*([+-]?[0-9]+)", mask)
+    if m and 0 < int(m.group(1)) <= (128 if family == 6 else 32):
+        return None
+    if family == 4 and dotted_quad(mask):
+        return None
+    return _BAD_MASK
+
+
+def ipv4_mapped(text: str) -> bool:
+    try:
+        return ipaddress.IPv6Address(text).ipv4_mapped is not None
+    except ValueError:
+        return False  # a form only APR's parser takes ("00000::..."): not an IPv4-mapped one

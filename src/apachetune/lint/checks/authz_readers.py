@@ -1,0 +1,98 @@
+"""What mod_authz_core and mod_authz_host refuse in Require (AT510, in httpd's words): a
+provider no loaded module registers, 'Require all' other than granted or denied, a negated
+Require where it has no effect, and an address APR's subnet parser refuses.
+
+Facts: modules/aaa/mod_authz_core.c add_authz_provider and all_parse_config;
+modules/aaa/mod_authz_host.c ip_parse_config (httpd 2.4.x)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from apachetune.config.apr import ip_subnet_error
+from apachetune.config.directives import shipped_modules
+from apachetune.config.effective import ResolvedDirective
+from apachetune.lint.checks.core_readers import refusal, words_text
+from apachetune.lint.context import LintContext
+from apachetune.lint.finding import Finding, Fix
+
+# The authorization providers each shipped module registers (ap_register_auth_provider in
+# modules/aaa/*.c and modules/ssl/mod_ssl.c); names are compared case-sensitively.
+AUTHZ_PROVIDERS = {
+    "authz_core_module": ("env", "all", "method", "expr"),
+    "authz_user_module": ("user", "valid-user"),
+    "authz_groupfile_module": ("group", "file-group"),
+    "authz_host_module": ("ip", "host", "forward-dns", "local"),
+    "authz_owner_module": ("file-owner",),
+    "authz_dbm_module": ("dbm-group", "dbm-file-group"),
+    "authz_dbd_module": ("dbd-group", "dbd-login", "dbd-logout"),
+    "ssl_module": ("ssl", "ssl-verify-client"),
+}
+# Directives that register a provider under a name the configuration gives (its first word,
+# or the second for the FastCGI one).
+_NAMED_PROVIDERS = {"authzprovideralias": 1, "luaauthzprovider": 0, "authnzfcgidefineprovider": 1}
+
+
+def _providers(ctx: LintContext) -> set[str] | None:
+    """The provider names this configuration registers, or None when a loaded module apachetune
+    has no table for may register more."""
+    if any(m not in shipped_modules() and not m.endswith(".c") for m in ctx.eff.modules):
+        return None
+    names = {n for module, provided in AUTHZ_PROVIDERS.items() if ctx.module_loaded(module) for n in provided}
+    for lname, index in _NAMED_PROVIDERS.items():
+        for item in ctx.items_named(lname):
+            if len(item.args) > index and not (lname == "authnzfcgidefineprovider" and item.args[0] == "authn"):
+                names.add(item.args[index])
+    return names
+
+
+def refused(ctx: LintContext) -> Iterator[Finding]:
+    """add_authz_provider: a provider registered by a loaded module, 'Require all' granted or
+    denied, and no negated Require where it has no effect (the default or <RequireAny>)."""
+    items = [i for i in ctx.items_named("require") if isinstance(i, ResolvedDirective)]
+    if not items or not ctx.module_loaded("authz_core_module"):
+        return  # without mod_authz_core, Require itself is unknown (AT502)
+    known = _providers(ctx)
+    ldap = ctx.module_loaded("authnz_ldap_module")
+    for item in items:
+        words = list(item.args)
+        negated = bool(words) and words[0].lower() == "not"
+        if negated:
+            words = words[1:]
+        provider = words[0] if words else ""
+        if known is not None and provider not in known and not (ldap and provider.startswith("ldap-")):
+            fix = None
+            if provider.lower() in known:  # Require All granted: the names are case-sensitive
+                fixed = [*item.args[:len(item.args) - len(words)], provider.lower(), *words[1:]]
+                fix = Fix({"Require": words_text(fixed)}, "the provider's name in lower case")
+            yield refusal(ctx, f"Unknown Authz provider: {provider}", item, fix)
+            continue
+        if provider == "all" and not (len(words) == 2 and words[1].lower() in ("granted", "denied")):
+            yield refusal(ctx, "Argument for 'Require all' must be 'granted' or 'denied'", item)
+            continue
+        if provider == "ip" and (message := require_ip_error(words[1:])):
+            yield refusal(ctx, message, item)
+            continue
+        if negated:
+            logic = next((p.lname for p in reversed(item.parents)
+                          if p.lname in ("requireall", "requireany", "requirenone")), "requireany")
+            if logic != "requireall":
+                shown = "<RequireNone>" if logic == "requirenone" else "<RequireAny>"
+                yield refusal(ctx, f"negative {item.name} directive has no effect in {shown} directive", item)
+
+
+
+def require_ip_error(words: list[str]) -> str | None:
+    """mod_authz_host's ip_parse_config."""
+    if not words or not words[0]:
+        return "'require ip' requires an argument"
+    for word in words:
+        if not word:
+            break
+        ip, slash, mask = word.partition("/")
+        err = ip_subnet_error(ip, mask if slash else None)
+        if err == "":
+            return f"ip address '{word}' appears to be invalid"
+        if err:
+            return f"ip address '{word}' appears to be invalid: {err}"
+    return None
