@@ -65,6 +65,9 @@ CASES = [
     "LimitRequestBody 99999999999999999999", "LimitRequestBody 1048576", "LimitRequestBody ' 12'",
     "FileETag Bogus", "FileETag +None", "FileETag MTime Size", "FileETag -INode +digest", "FileETag All",
     "ServerAlias www.example.org", "<VirtualHost *:80>\nServerAlias www.example.org *.example.net\n</VirtualHost>",
+    # CustomLog's condition (mod_log_config is compiled into Debian's httpd)
+    "CustomLog /tmp/x.log combined bogus", "CustomLog /tmp/x.log combined env=", "CustomLog /tmp/x.log combined env=!",
+    "CustomLog /tmp/x.log combined env=!x", "CustomLog /tmp/x.log combined expr=", "CustomLog /tmp/x.log combined ENV=x",
     # ranges, recursion, protocols, a core dump directory
     "MaxRanges abc", "MaxRanges -5", "MaxRanges unlimited", "MaxRanges 10", "MaxRangeOverlaps 0",
     "MaxRangeReversals none", "LimitInternalRecursion 0", "LimitInternalRecursion 10 0", "LimitInternalRecursion 10 5",

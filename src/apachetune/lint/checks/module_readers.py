@@ -524,6 +524,18 @@ def _expires(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return None
 
 
+def _custom_log(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """add_custom_log's condition clause: env=[!]VAR or expr=EXPR (the expression not judged)."""
+    if len(item.args) != 3:
+        return None
+    clause = item.args[2]
+    if clause[:4].lower() == "env=":
+        return "missing environment variable name" if clause[4:] in ("", "!") else None
+    if clause[:5].lower() == "expr=":
+        return "missing condition" if clause[5:] == "" else None
+    return "error in condition clause"
+
+
 _READERS = (
     ("alias", "alias_module", _alias),
     ("redirect", "alias_module", _redirect),
@@ -546,6 +558,7 @@ _READERS = (
     ("sslsessioncache", "ssl_module", _session_cache),
     ("expiresdefault", "expires_module", _expires),
     ("expiresbytype", "expires_module", _expires),
+    ("customlog", "log_config_module", _custom_log),
 )
 
 
