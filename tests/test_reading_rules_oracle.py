@@ -313,7 +313,13 @@ EXPIRES_CASES = [
 # flags, mod_headers' action, words, condition and format tags, mod_expires' codes (regular
 # expressions are not judged).
 ONE_MODULE_CASES = [*(("rewrite", line) for line in REWRITE_CASES), *(("headers", line) for line in HEADER_CASES),
-                    *(("expires", line) for line in EXPIRES_CASES)]
+                    *(("expires", line) for line in EXPIRES_CASES),
+                    *(("autoindex", f"IndexOptions {words}") for words in (
+                        "FancyIndexing HTMLTable bogus", "FancyIndexing FoldersFirst VersionSort", "+None", "None FancyIndexing",
+                        "FancyIndexing None", "None IconWidth Type=text/html", "NameWidth", "-NameWidth", "NameWidth=*",
+                        "NameWidth=3", "NameWidth=-3", "NameWidth=0", "-NameWidth=20", "DescriptionWidth=10",
+                        "DescriptionWidth=*", "-DescriptionWidth", "IconWidth=16 IconHeight=16", "-IconWidth=16",
+                        "Charset=UTF-8 +SuppressSize -IgnoreCase", "None +FancyIndexing", "XHTML UseOldDateFormat"))]
 
 
 @needs_httpd

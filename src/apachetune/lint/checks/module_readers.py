@@ -1,13 +1,17 @@
-"""What the readers of Debian's stock modules refuse (AT510, in httpd's words): mod_alias's
-Alias and Redirect, mod_filter's AddOutputFilterByType, mod_setenvif's missing words,
-mod_reqtimeout's RequestReadTimeout, mod_deflate's compression level and mod_negotiation's
-ForceLanguagePriority. Judged only where the module is loaded (otherwise the directive is
-AT502's). Regular expressions are not judged: PCRE and Python's re do not agree.
+"""What the readers of the common modules refuse (AT510, in httpd's words): mod_alias's Alias and
+Redirect, mod_filter's AddOutputFilterByType, mod_setenvif's missing words, mod_reqtimeout's
+RequestReadTimeout, mod_deflate's level, mod_negotiation's ForceLanguagePriority, mod_rewrite's
+argument line and flags, mod_headers' Header, mod_proxy's ProxyPass and ProxyPassReverse,
+mod_ssl's protocols, verify levels, session cache and certificate paths, mod_expires' codes,
+mod_log_config's CustomLog condition and mod_autoindex's IndexOptions. Judged only where the
+module is loaded (otherwise the directive is AT502's). Regular expressions and ap_expr
+expressions are not judged: PCRE and Python's re do not agree, and ap_expr is its own grammar.
 
-Facts: modules/mappers/mod_alias.c add_alias_internal and add_redirect_internal;
-modules/filters/mod_filter.c add_filter_by_type (2.4); modules/metadata/mod_setenvif.c;
-modules/filters/mod_reqtimeout.c set_reqtimeouts; modules/filters/mod_deflate.c;
-modules/mappers/mod_negotiation.c set_force_priority (httpd 2.4.x)."""
+Facts: the named functions of modules/mappers/mod_alias.c, mod_rewrite.c, mod_negotiation.c;
+modules/filters/mod_filter.c, mod_reqtimeout.c, mod_deflate.c; modules/metadata/mod_setenvif.c,
+mod_headers.c, mod_expires.c; modules/proxy/mod_proxy.c and proxy_util.c; modules/ssl/
+ssl_engine_config.c; modules/loggers/mod_log_config.c; modules/generators/mod_autoindex.c
+(httpd 2.4.x)."""
 
 from __future__ import annotations
 
@@ -536,6 +540,55 @@ def _custom_log(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return "error in condition clause"
 
 
+_INDEX_FLAGS = frozenset(k.lower() for k in (
+    "FancyIndexing", "FoldersFirst", "HTMLTable", "IconsAreLinks", "IgnoreCase", "IgnoreClient", "ScanHTMLTitles",
+    "SuppressColumnSorting", "SuppressDescription", "SuppressHTMLPreamble", "SuppressIcon", "SuppressLastModified",
+    "SuppressSize", "SuppressRules", "TrackModified", "VersionSort", "XHTML", "ShowForbidden", "AddAltClass",
+    "UseOldDateFormat", "IconWidth", "IconHeight"))
+
+
+def index_options_error(words: list[str]) -> str | None:
+    """mod_autoindex's add_opts on one IndexOptions line."""
+    none_first = False
+    for word in words:
+        sign = word[:1] if word[:1] in ("+", "-") else ""
+        w = word[len(sign):]
+        key, eq, value = w.partition("=")
+        lower = key.lower()
+        if lower == "none" and not eq:
+            if sign:
+                return "Cannot combine '+' or '-' with 'None' keyword"
+            none_first = True
+            continue
+        if not eq and lower in _INDEX_FLAGS:
+            if none_first and not sign and lower not in ("iconwidth", "iconheight", "useolddateformat"):
+                return "Cannot combine other IndexOptions keywords with 'None'"
+            continue
+        if not eq and lower in ("namewidth", "descriptionwidth"):
+            if sign != "-":
+                name = "NameWidth" if lower == "namewidth" else "DescriptionWidth"
+                return f"{name} with no value may only appear as '-{name}'"
+            continue
+        if eq and lower in ("iconwidth", "iconheight", "namewidth", "descriptionwidth"):
+            name = {"iconwidth": "IconWidth", "iconheight": "IconHeight", "namewidth": "NameWidth",
+                    "descriptionwidth": "DescriptionWidth"}[lower]
+            if sign == "-":
+                return f"Cannot combine '-' with {name}=n"
+            least = {"namewidth": 5, "descriptionwidth": 12}.get(lower)
+            width = atoi(value)
+            if least and value[:1] != "*" and width and width < least:
+                return f"{name} value must be greater than {least}"
+            continue
+        if eq and lower in ("type", "charset"):
+            continue
+        return "Invalid directory indexing option"
+    return None
+
+
+def _index_options(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    return index_options_error(item.args)
+
+
 _READERS = (
     ("alias", "alias_module", _alias),
     ("redirect", "alias_module", _redirect),
@@ -559,6 +612,7 @@ _READERS = (
     ("expiresdefault", "expires_module", _expires),
     ("expiresbytype", "expires_module", _expires),
     ("customlog", "log_config_module", _custom_log),
+    ("indexoptions", "autoindex_module", _index_options),
 )
 
 
