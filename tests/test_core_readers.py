@@ -107,15 +107,26 @@ def test_a_virtual_hosts_missing_document_root_is_a_warning(tmp_path):
 
 
 def test_document_root_under_root_is_looked_up_there(tmp_path):
-    machine = tmp_path / "copy"
+    machine = tmp_path / "copy"  # another machine's /, as `lint --root` reads it
     (machine / "var" / "www" / "html").mkdir(parents=True)
-    conf = tmp_path / "httpd.conf"
-    conf.write_text("LoadModule mpm_event_module modules/mod_mpm_event.so\nServerName x\n"
-                    "DocumentRoot /var/www/htm\n")
+    (machine / "etc" / "apache2").mkdir(parents=True)
+    conf = machine / "etc" / "apache2" / "httpd.conf"
+    conf.write_text("ServerRoot /etc/apache2\nLoadModule mpm_event_module modules/mod_mpm_event.so\n"
+                    "ServerName x\nDocumentRoot /var/www/htm\n")
     options = LintOptions(ResolveOptions(env={}, sysroot=str(machine)), Settings())
     assert [f.rule for f in lint_file(conf, options).findings if f.severity == "error"] == ["AT510"]
     conf.write_text(conf.read_text().replace("/htm\n", "/html\n"))
     assert [f.rule for f in lint_file(conf, options).findings if f.severity == "error"] == []
+
+
+def test_a_tree_from_another_machine_is_not_judged_on_this_ones_files(tmp_path):
+    # Alpine's ServerRoot /var/www exists on a Debian with httpd; its logs/ does not: the tree
+    # is not installed here (its main file is not under that ServerRoot), so nothing is judged.
+    conf = tmp_path / "httpd.conf"
+    conf.write_text("ServerRoot /var/www\nLoadModule mpm_event_module /usr/lib/apache2/modules/mod_mpm_event.so\n"
+                    f"ServerName x\nErrorLog logs/error.log\nDocumentRoot {tmp_path}/nothere\n")
+    assert [f for f in lint_file(conf, LintOptions(ResolveOptions(env={}), Settings())).findings
+            if f.rule == "AT510"] == []
 
 
 def test_user_root_is_refused(tmp_path):

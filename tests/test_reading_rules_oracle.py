@@ -326,3 +326,27 @@ ONE_MODULE_CASES = [*(("rewrite", line) for line in REWRITE_CASES), *(("headers"
 @pytest.mark.parametrize("module, line", ONE_MODULE_CASES)
 def test_lint_and_httpd_agree_on_a_modules_reader(tmp_path, module, line):
     test_lint_and_httpd_agree_on_the_value(tmp_path, httpd.load_module_line(module) + "\n" + line)
+
+
+@needs_httpd
+@pytest.mark.parametrize("line", [
+    "ErrorLog {tmp}/logs/error.log", "ErrorLog {tmp}/nologs/error.log", "ErrorLog {tmp}/file.txt/error.log",
+    "ErrorLog \"|/bin/cat\"", "ErrorLog syslog:local1", "ErrorLog logs/error.log", "ErrorLog nologs/error.log",
+    "<VirtualHost *:80>\nErrorLog {tmp}/nologs/v.log\n</VirtualHost>", "CustomLog {tmp}/nologs/a.log common",
+    "CustomLog {tmp}/logs/a.log common", "TransferLog {tmp}/nologs/t.log", "CustomLog \"|/bin/cat\" common"])
+def test_lint_and_httpd_agree_on_log_directories(tmp_path, line):
+    """httpd checks each log file's directory before it opens it (AH02291, AH02297): the check
+    fails -t, and lint reports it where the tree is on this machine."""
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "file.txt").write_text("x\n")
+    conf = tmp_path / "httpd.conf"
+    conf.write_text(f"{httpd.load_module_line('mpm_event')}\nServerName x\nErrorLog {tmp_path}/logs/e.log\n"
+                    f"PidFile {tmp_path}/pid\n{line.format(tmp=tmp_path)}\n")
+    proc = run_httpd("-t", "-f", str(conf), "-d", str(tmp_path))
+    errors = [f.message for f in lint_file(conf, LintOptions(ResolveOptions(env={}), Settings())).findings
+              if f.severity == "error"]
+    said = [code for code in ("AH02291", "AH02297") if code in proc.stderr]
+    assert bool(errors) == (proc.returncode != 0), (line, proc.stderr, errors)
+    assert [code for code in ("AH02291", "AH02297") if any(code in e for e in errors)] == said
+    for message in errors:  # the directory and what it is for, word for word
+        assert message.split(": ", 1)[1].split(" (httpd will not start)")[0] in proc.stderr, (message, proc.stderr)

@@ -310,7 +310,7 @@ def _document_roots(ctx: LintContext) -> Iterator[Finding]:
     is only warned about, AH00112). Judged where the path's parent exists on this machine (or
     under --root), so a tree copied from elsewhere is not refused for its absent web roots."""
     for item in ctx.items_named("documentroot"):
-        if not isinstance(item, ResolvedDirective) or len(item.args) != 1:
+        if not isinstance(item, ResolvedDirective) or len(item.args) != 1 or not tree_is_here(ctx):
             continue
         path = item.args[0] if os.path.isabs(item.args[0]) else os.path.join(ctx.eff.server_root, item.args[0])
         local = ctx.eff.local(path)
@@ -458,7 +458,7 @@ def _http_protocol_options(ctx: LintContext) -> Iterator[Finding]:
 def _core_dump_directory(ctx: LintContext) -> Iterator[Finding]:
     """ap_mpm_set_coredumpdir: an existing directory (judged where its parent exists)."""
     for item in ctx.items_named("coredumpdirectory"):
-        if not isinstance(item, ResolvedDirective) or len(item.args) != 1:
+        if not isinstance(item, ResolvedDirective) or len(item.args) != 1 or not tree_is_here(ctx):
             continue
         path = item.args[0] if os.path.isabs(item.args[0]) else os.path.join(ctx.eff.server_root, item.args[0])
         local = ctx.eff.local(path)
@@ -469,7 +469,58 @@ def _core_dump_directory(ctx: LintContext) -> Iterator[Finding]:
         yield refusal(ctx, f"CoreDumpDirectory {path} {state}", item)
 
 
+def tree_is_here(ctx: LintContext) -> bool:
+    """Whether the configuration is installed on this machine (or under --root): its main file
+    lies under its ServerRoot there. The file-system checks are made only then: a tree copied
+    from another machine names that machine's directories, which may or may not exist here
+    (Alpine's ServerRoot /var/www exists on any Debian with httpd)."""
+    def compute() -> bool:
+        root = os.path.realpath(ctx.eff.local(ctx.eff.server_root))
+        main = os.path.realpath(ctx.eff.main_file)
+        return observed.isdir(root) and (main == root or main.startswith(root.rstrip(os.sep) + os.sep))
+    return ctx.memo("tree_is_here", compute)
+
+
+def log_directory_missing(ctx: LintContext, fname: str) -> str | None:
+    """The directory httpd checks before opening a log file (ap_make_dirstr_parent of the
+    ServerRoot-relative name, with its trailing slash) when it is missing on this machine, else
+    None. Not judged for a pipe or syslog, nor for a tree not installed here, nor where
+    the directory's own parent is absent."""
+    if not fname or fname[0] == "|" or fname == "syslog" or fname.startswith("syslog:"):
+        return None
+    if not tree_is_here(ctx):
+        return None
+    path = fname if os.path.isabs(fname) else os.path.join(ctx.eff.server_root, fname)
+    directory = os.path.dirname(path)
+    local = ctx.eff.local(directory)
+    if observed.isdir(local) or not observed.isdir(os.path.dirname(local.rstrip("/")) or "/"):
+        return None
+    return directory.rstrip("/") + "/"
+
+
+def _error_log_directories(ctx: LintContext) -> Iterator[Finding]:
+    """check_errorlog_dir: each server's ErrorLog (the last of its scope) in a directory that exists."""
+    last: dict[int, ResolvedDirective] = {}
+    for item in ctx.items_named("errorlog"):
+        if isinstance(item, ResolvedDirective) and len(item.args) == 1 \
+                and not any(p.lname in _DIRECTORY_SCOPES for p in item.parents):
+            vhost = next((p for p in item.parents if p.lname == "virtualhost"), None)
+            last[id(vhost) if vhost else 0] = item
+    for item in last.values():
+        directory = log_directory_missing(ctx, item.args[0])
+        if directory is None:
+            continue
+        vhost = next((p for p in item.parents if p.lname == "virtualhost"), None)
+        desc = (f"error log of vhost defined at {vhost.position.file}:{vhost.position.line}" if vhost
+                else "main error log")
+        yield ctx.finding("AT510", f"AH02291: Cannot access directory '{directory}' for {desc} "
+                          "(httpd will not start)", item)
+
+
+_DIRECTORY_SCOPES = {"directory", "directorymatch", "location", "locationmatch", "files", "filesmatch"}
+
+
 _READERS = (_options, _overrides, _listen_addresses, _vhost_addresses, _else_without_if, _limit_trace,
             _keywords, _server_names, _root_user, _error_documents, _request_limits, _etags, _server_aliases,
             _ranges, _http_protocol_options)
-_READERS_OF_THIS_MACHINE = (_log_levels, _document_roots, _core_dump_directory)
+_READERS_OF_THIS_MACHINE = (_log_levels, _document_roots, _core_dump_directory, _error_log_directories)

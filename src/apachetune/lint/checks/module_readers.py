@@ -23,7 +23,12 @@ from apachetune.config import observed
 from apachetune.config.conditions import Version, at_least
 from apachetune.config.effective import ResolvedDirective
 from apachetune.config.words import split_words
-from apachetune.lint.checks.core_readers import status_supported, words_text
+from apachetune.lint.checks.core_readers import (
+    log_directory_missing,
+    status_supported,
+    tree_is_here,
+    words_text,
+)
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Finding, Fix
 from apachetune.mpm.numbers import atoi
@@ -34,7 +39,9 @@ _PATH_SECTIONS = {"directory", "directorymatch", "location", "locationmatch", "f
 
 
 def refused(ctx: LintContext) -> Iterator[Finding]:
-    readers = _READERS if ctx.from_dump else (*_READERS, *_SSL_FILES)  # a dump is another machine's
+    if not ctx.from_dump and ctx.module_loaded("log_config_module"):  # a dump is another machine's
+        yield from _custom_log_directories(ctx)
+    readers = _READERS if ctx.from_dump else (*_READERS, *_SSL_FILES)
     for lname, module, reader in readers:
         if not ctx.module_loaded(module):
             continue
@@ -589,6 +596,17 @@ def _index_options(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return index_options_error(item.args)
 
 
+def _custom_log_directories(ctx: LintContext) -> Iterator[Finding]:
+    """mod_log_config opens each CustomLog/TransferLog file at start-up (AH02297)."""
+    for lname in ("customlog", "transferlog"):
+        for item in ctx.items_named(lname):
+            if isinstance(item, ResolvedDirective) and item.args \
+                    and (directory := log_directory_missing(ctx, item.args[0])) is not None:
+                where = f"{item.position.file}:{item.position.line}"
+                yield ctx.finding("AT510", f"AH02297: Cannot access directory '{directory}' for log file "
+                                  f"'{item.args[0]}' defined at {where} (httpd will not start)", item)
+
+
 _READERS = (
     ("alias", "alias_module", _alias),
     ("redirect", "alias_module", _redirect),
@@ -621,7 +639,7 @@ def _ssl_path(kind: str) -> Callable[[LintContext, ResolvedDirective], str | Non
     ServerRoot-relative path; a pkcs11: URI is not a file. Judged where the path's parent exists
     on this machine (or under --root), as DocumentRoot."""
     def reader(ctx: LintContext, item: ResolvedDirective) -> str | None:
-        if len(item.args) != 1 or item.args[0].startswith("pkcs11:"):
+        if len(item.args) != 1 or item.args[0].startswith("pkcs11:") or not tree_is_here(ctx):
             return None
         arg = item.args[0]
         path = arg if os.path.isabs(arg) else os.path.join(ctx.eff.server_root, arg)
