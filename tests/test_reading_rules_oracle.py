@@ -68,6 +68,10 @@ CASES = [
     # CustomLog's condition (mod_log_config is compiled into Debian's httpd)
     "CustomLog /tmp/x.log combined bogus", "CustomLog /tmp/x.log combined env=", "CustomLog /tmp/x.log combined env=!",
     "CustomLog /tmp/x.log combined env=!x", "CustomLog /tmp/x.log combined expr=", "CustomLog /tmp/x.log combined ENV=x",
+    'LogFormat "%h %Z" x', 'LogFormat "%{x" y', 'LogFormat "%h %" z', 'LogFormat "%h %%" z', 'LogFormat "%>s %<s %!200,304{X}i" z',
+    'LogFormat "%^ti %^to %{%Y}t %D %T" z', 'LogFormat "%^FB" z', 'LogFormat "%I %O" z', 'LogFormat "%^xx" z',
+    'CustomLog /tmp/x.log "%h %Q"', 'CustomLog /tmp/x.log "%h %a"', 'CustomLog /tmp/x.log nickname', 'LogFormat "100%% %b" z',
+    'LogFormat "%{c}a %{User-Agent}i \\"%r\\"" z',
     # ranges, recursion, protocols, a core dump directory
     "MaxRanges abc", "MaxRanges -5", "MaxRanges unlimited", "MaxRanges 10", "MaxRangeOverlaps 0",
     "MaxRangeReversals none", "LimitInternalRecursion 0", "LimitInternalRecursion 10 0", "LimitInternalRecursion 10 5",
@@ -115,6 +119,8 @@ AUTHZ_CASES = [
     "<RequireNone>\nRequire not ip 10.1.2.3\n</RequireNone>",
     "<RequireAny>\nRequire not ip 10.1.2.3\n</RequireAny>",
     "<RequireAll>\n<RequireAny>\nRequire not local\n</RequireAny>\n</RequireAll>",
+    "Require method GET POST OPTIONSx", "Require method get", "Require method GET HEAD PROPFIND BASELINE-CONTROL",
+    "Require not method TRACE", "<Limit PURGE>\n</Limit>\nRequire method PURGE", "Require method PURGE",
     # mod_authz_host's ip reader (apr_ipsubnet_create)
     *(f"Require ip {a}" for a in (
         "10", "10.1.", "192.168.1", "bogus", "10.0.0.0/0", "10.0.0.0/33", "10.0.0.0/255.0.0.0", "10.0.0.0/255.0.0",
@@ -167,6 +173,8 @@ MODULE_CASES = [
     "RequestReadTimeout header=-1", "RequestReadTimeout header=5x", "RequestReadTimeout body=0",
     "AddOutputFilterByType DEFLATE", "AddOutputFilterByType DEFLATE text/html text/css",
     "BrowserMatch", "BrowserMatch x", "BrowserMatch ^Mozilla nokeepalive", "SetEnvIf User-Agent",
+    "BrowserMatch +\"^WebDAVFS/1\\.[012]\" redirect-carefully", "BrowserMatch (MSIE x", "SetEnvIfNoCase Host [abc x=1",
+    "BrowserMatch (?<v>MSIE) x", "BrowserMatch (MSIE", "SetEnvIf Host a) x",
     "SetEnvIf", "SetEnvIfNoCase Referer example\\.org local_ref=1", "SetEnvIfExpr", "setenvif Host x",
     "DeflateCompressionLevel 99", "DeflateCompressionLevel 0", "DeflateCompressionLevel 6",
     "ForceLanguagePriority Prefer None", "ForceLanguagePriority None Fallback", "ForceLanguagePriority Prefer Fallback",
@@ -183,7 +191,16 @@ def test_lint_and_httpd_agree_on_stock_modules(tmp_path, line):
                                              "negotiation", "mime")] + [line]))
 
 
-SSL_CASES = ["SSLProtocol TLSv1.4", "SSLProtocol -all +TLSv1.2 +TLSv1.3", "SSLProtocol -all TLSv1.2",
+SSL_CASES = ["SSLEngine 0", "SSLEngine optional", "SSLEngine ON", "SSLEngine -on", "SSLSessionTickets +off",
+             "SSLSessionTickets off", "SSLCompression maybe", "SSLRequireSSL x", "SSLRandomSeed startup builtin",
+             "SSLRandomSeed +connect file:/dev/urandom 512", "SSLRandomSeed startup builtinx", "SSLRandomSeed startup builtin 512",
+             "SSLRandomSeed connect file:/dev/urandom -1", "SSLRandomSeed startup egd:/run/egd", "SSLRandomSeed startup file:nothere",
+             "SSLRandomSeed startup exec:/bin/true", "SSLPassPhraseDialog eec:/bin/true", "SSLPassPhraseDialog builtin",
+             "SSLPassPhraseDialog |/bin/cat", "SSLPassPhraseDialog exec:", "SSLOptions +StdEnvVar", "SSLOptions +StdEnvVars -ExportCertData",
+             "SSLOptions FakeBasicAuth StrictRequire", "SSLSessionCache shmcb:{tmp}/c(512000", "SSLSessionCache shmcb:{tmp}/c(512000)",
+             "SSLSessionCache shmcb:{tmp}/c(100)", "SSLSessionCache shmcb:{tmp}/c(abc)", "SSLSessionCache shmcb:{tmp}/c)",
+             "SSLCertificateFile +/etc/ssl/certs/ssl-cert-snakeoil.pem",
+             "SSLProtocol TLSv1.4", "SSLProtocol -all +TLSv1.2 +TLSv1.3", "SSLProtocol -all TLSv1.2",
              "SSLProtocol all -SSLv3", "SSLProtocol +SSLv3", "SSLProtocol SSLv2", "SSLProtocol -SSLv2 -SSLv3 tlsv1.2",
              "SSLProtocol +TLSv1.2 TLS1.3", "SSLProxyProtocol TLSv9", "SSLVerifyClient maybe", "SSLVerifyClient OPTIONAL",
              "SSLVerifyClient optional_no_ca", "SSLProxyVerify sometimes", "SSLProxyVerify require",
@@ -217,6 +234,10 @@ REWRITE_CASES = [
     "RewriteRule ^/a /b [QS,L]", "RewriteRule ^/a /b [R=301,L] extra words",
     "RewriteCond %{HTTPS} off [NC,OR,NV]\nRewriteRule ^ - [F]", "RewriteCond %{HTTPS} off [NC,X]",
     "RewriteCond %{HTTPS}", "RewriteCond %{HTTPS} off [ornext,novary,nocase]", "RewriteCond %{HTTPS} off NC",
+    "RewriteRule +^/a /b", "RewriteRule ^/(a /b", "RewriteRule ^/a) /b", "RewriteRule ^/[a /b", "RewriteRule !^/(a /b [L]",
+    "RewriteRule ^/(?<name>a)$ /b", "RewriteRule ^/a\\h /b", "RewriteRule ^/a++ /b", "RewriteRule ^/(a /b [X]",
+    "RewriteCond %{HTTP_HOST} (www [NC]", "RewriteCond %{REQUEST_FILENAME} !-f", "RewriteCond %{REQUEST_URI} <(abc",
+    "RewriteCond expr \"true\"", "RewriteCond %{HTTP_HOST} !^(www\\.)?example\\.org$ [NC]",
 ]
 
 
@@ -314,18 +335,27 @@ EXPIRES_CASES = [
 # expressions are not judged).
 ONE_MODULE_CASES = [*(("rewrite", line) for line in REWRITE_CASES), *(("headers", line) for line in HEADER_CASES),
                     *(("expires", line) for line in EXPIRES_CASES),
+                    *(("cache+cache_disk", line) for line in (
+                        "CacheDirLength -1", "CacheDirLevels 0", "CacheDirLevels 5\nCacheDirLength 4",
+                        "CacheDirLevels 5\nCacheDirLength 5", "CacheDirLevels 11", "CacheDirLevels 10",
+                        "CacheDirLength 3\n<VirtualHost *:80>\nCacheDirLevels 10\n</VirtualHost>")),
                     *(("autoindex", f"IndexOptions {words}") for words in (
                         "FancyIndexing HTMLTable bogus", "FancyIndexing FoldersFirst VersionSort", "+None", "None FancyIndexing",
                         "FancyIndexing None", "None IconWidth Type=text/html", "NameWidth", "-NameWidth", "NameWidth=*",
                         "NameWidth=3", "NameWidth=-3", "NameWidth=0", "-NameWidth=20", "DescriptionWidth=10",
                         "DescriptionWidth=*", "-DescriptionWidth", "IconWidth=16 IconHeight=16", "-IconWidth=16",
-                        "Charset=UTF-8 +SuppressSize -IgnoreCase", "None +FancyIndexing", "XHTML UseOldDateFormat"))]
+                        "Charset=UTF-8 +SuppressSize -IgnoreCase", "None +FancyIndexing", "XHTML UseOldDateFormat")),
+                    *(("autoindex", line) for line in (
+                        "AddIconByType (VID,/icons/movie.gif video/*", "AddIconByType (VID,/icons/movie.gif) video/*",
+                        "AddIcon (BAK,/icons/back.gif .bak", "AddIconByEncoding (CMP,/icons/c.gif) x-gzip",
+                        "AddIcon /icons/blank.gif ^^BLANKICON^^"))]
 
 
 @needs_httpd
 @pytest.mark.parametrize("module, line", ONE_MODULE_CASES)
 def test_lint_and_httpd_agree_on_a_modules_reader(tmp_path, module, line):
-    test_lint_and_httpd_agree_on_the_value(tmp_path, httpd.load_module_line(module) + "\n" + line)
+    loads = "\n".join(httpd.load_module_line(m) for m in module.split("+"))  # "cache+cache_disk": in order
+    test_lint_and_httpd_agree_on_the_value(tmp_path, loads + "\n" + line)
 
 
 @needs_httpd

@@ -53,6 +53,7 @@ def refused(ctx: LintContext) -> Iterator[Finding]:
     if not items or not ctx.module_loaded("authz_core_module"):
         return  # without mod_authz_core, Require itself is unknown (AT502)
     known = _providers(ctx)
+    methods = _methods(ctx)
     ldap = ctx.module_loaded("authnz_ldap_module")
     for item in items:
         words = list(item.args)
@@ -70,6 +71,9 @@ def refused(ctx: LintContext) -> Iterator[Finding]:
         if provider == "all" and not (len(words) == 2 and words[1].lower() in ("granted", "denied")):
             yield refusal(ctx, "Argument for 'Require all' must be 'granted' or 'denied'", item)
             continue
+        if provider == "method" and (bad := next((w for w in words[1:] if w not in methods), None)):
+            yield refusal(ctx, f"Invalid Method '{bad}'", item)
+            continue
         if provider == "ip" and (message := require_ip_error(words[1:])):
             yield refusal(ctx, message, item)
             continue
@@ -80,6 +84,22 @@ def refused(ctx: LintContext) -> Iterator[Finding]:
                 shown = "<RequireNone>" if logic == "requirenone" else "<RequireAny>"
                 yield refusal(ctx, f"negative {item.name} directive has no effect in {shown} directive", item)
 
+
+
+# The methods httpd knows from the start (modules/http/http_protocol.c), by their exact names.
+BUILTIN_METHODS = frozenset({
+    "GET", "HEAD", "PUT", "POST", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH", "PROPFIND", "PROPPATCH", "MKCOL",
+    "COPY", "MOVE", "LOCK", "UNLOCK", "VERSION-CONTROL", "CHECKOUT", "UNCHECKOUT", "CHECKIN", "UPDATE", "LABEL",
+    "REPORT", "MKWORKSPACE", "MKACTIVITY", "BASELINE-CONTROL", "MERGE"})
+
+
+def _methods(ctx: LintContext) -> frozenset[str]:
+    """Built-in methods, and those the configuration registers: each method a <Limit> or
+    <LimitExcept> names (ap_limit_section registers it) and RegisterHttpMethod's (wherever they
+    are: httpd needs them before the Require, so this errs towards silence)."""
+    named = {w for lname in ("limit", "limitexcept", "registerhttpmethod") for item in ctx.items_named(lname)
+             for w in item.args}
+    return BUILTIN_METHODS | named
 
 
 def require_ip_error(words: list[str]) -> str | None:

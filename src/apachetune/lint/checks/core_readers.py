@@ -307,15 +307,14 @@ def _server_names(ctx: LintContext) -> Iterator[Finding]:
 
 def _document_roots(ctx: LintContext) -> Iterator[Finding]:
     """set_document_root: the main server's DocumentRoot must be a directory (a virtual host's
-    is only warned about, AH00112). Judged where the path's parent exists on this machine (or
-    under --root), so a tree copied from elsewhere is not refused for its absent web roots."""
+    is only warned about, AH00112). Judged as path_to_check says."""
     for item in ctx.items_named("documentroot"):
-        if not isinstance(item, ResolvedDirective) or len(item.args) != 1 or not tree_is_here(ctx):
+        if not isinstance(item, ResolvedDirective) or len(item.args) != 1:
             continue
-        path = item.args[0] if os.path.isabs(item.args[0]) else os.path.join(ctx.eff.server_root, item.args[0])
-        local = ctx.eff.local(path)
-        if observed.isdir(local) or not observed.isdir(os.path.dirname(local.rstrip("/")) or "/"):
+        checked = path_to_check(ctx, item.args[0])
+        if checked is None or observed.isdir(checked[1]):
             continue
+        path = checked[0]
         if any(p.lname == "virtualhost" for p in item.parents):
             f = ctx.finding("AT510", f"AH00112: Warning: DocumentRoot [{path}] does not exist (httpd starts; "
                             "this virtual host's files cannot be served)", item)
@@ -456,14 +455,16 @@ def _http_protocol_options(ctx: LintContext) -> Iterator[Finding]:
 
 
 def _core_dump_directory(ctx: LintContext) -> Iterator[Finding]:
-    """ap_mpm_set_coredumpdir: an existing directory (judged where its parent exists)."""
+    """ap_mpm_set_coredumpdir: an existing directory (judged as path_to_check says)."""
     for item in ctx.items_named("coredumpdirectory"):
-        if not isinstance(item, ResolvedDirective) or len(item.args) != 1 or not tree_is_here(ctx):
+        if not isinstance(item, ResolvedDirective) or len(item.args) != 1:
             continue
-        path = item.args[0] if os.path.isabs(item.args[0]) else os.path.join(ctx.eff.server_root, item.args[0])
-        local = ctx.eff.local(path)
+        checked = path_to_check(ctx, item.args[0])
+        if checked is None:
+            continue
+        path, local = checked
         kind = observed.path_kind(local)
-        if kind == "dir" or not observed.isdir(os.path.dirname(local.rstrip("/")) or "/"):
+        if kind == "dir":
             continue
         state = "does not exist" if kind in ("missing", "dangling") else "is not a directory"
         yield refusal(ctx, f"CoreDumpDirectory {path} {state}", item)
@@ -481,6 +482,21 @@ def tree_is_here(ctx: LintContext) -> bool:
     return ctx.memo("tree_is_here", compute)
 
 
+def path_to_check(ctx: LintContext, arg: str) -> tuple[str, str] | None:
+    """(the path as httpd names it, where it is on this machine) for a file-system check, or
+    None when it is not judged: a tree not installed here, or an absolute path whose parent is
+    absent here (another machine's directory). A ServerRoot-relative path is the tree's own:
+    judged."""
+    if not tree_is_here(ctx):
+        return None
+    relative = not os.path.isabs(arg)
+    path = os.path.join(ctx.eff.server_root, arg) if relative else arg
+    local = ctx.eff.local(path)
+    if not relative and not observed.isdir(os.path.dirname(local.rstrip("/")) or "/"):
+        return None
+    return path, local
+
+
 def log_directory_missing(ctx: LintContext, fname: str) -> str | None:
     """The directory httpd checks before opening a log file (ap_make_dirstr_parent of the
     ServerRoot-relative name, with its trailing slash) when it is missing on this machine, else
@@ -488,14 +504,10 @@ def log_directory_missing(ctx: LintContext, fname: str) -> str | None:
     the directory's own parent is absent."""
     if not fname or fname[0] == "|" or fname == "syslog" or fname.startswith("syslog:"):
         return None
-    if not tree_is_here(ctx):
+    checked = path_to_check(ctx, os.path.dirname(fname) or ".")
+    if checked is None or observed.isdir(checked[1]):
         return None
-    path = fname if os.path.isabs(fname) else os.path.join(ctx.eff.server_root, fname)
-    directory = os.path.dirname(path)
-    local = ctx.eff.local(directory)
-    if observed.isdir(local) or not observed.isdir(os.path.dirname(local.rstrip("/")) or "/"):
-        return None
-    return directory.rstrip("/") + "/"
+    return os.path.normpath(checked[0]).rstrip("/") + "/"
 
 
 def _error_log_directories(ctx: LintContext) -> Iterator[Finding]:

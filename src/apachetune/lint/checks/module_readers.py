@@ -15,18 +15,18 @@ ssl_engine_config.c; modules/loggers/mod_log_config.c; modules/generators/mod_au
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Iterator
 
 from apachetune.config import observed
 from apachetune.config.conditions import Version, at_least
+from apachetune.config.directives import shipped_modules
 from apachetune.config.effective import ResolvedDirective
 from apachetune.config.words import split_words
 from apachetune.lint.checks.core_readers import (
     log_directory_missing,
+    path_to_check,
     status_supported,
-    tree_is_here,
     words_text,
 )
 from apachetune.lint.context import LintContext
@@ -39,6 +39,8 @@ _PATH_SECTIONS = {"directory", "directorymatch", "location", "locationmatch", "f
 
 
 def refused(ctx: LintContext) -> Iterator[Finding]:
+    if ctx.module_loaded("cache_disk_module"):
+        yield from _cache_dirs(ctx)
     if not ctx.from_dump and ctx.module_loaded("log_config_module"):  # a dump is another machine's
         yield from _custom_log_directories(ctx)
     readers = _READERS if ctx.from_dump else (*_READERS, *_SSL_FILES)
@@ -130,6 +132,8 @@ def _setenvif(ctx: LintContext, item: ResolvedDirective) -> str | None:
         words = words[1:]
     if not words or not words[0]:
         return f"Missing regular expression for {name}"
+    if regex_surely_invalid(words[0]):
+        return f"{name} regex could not be compiled."
     if not any(words[1:]):
         return f"Missing envariable expression for {name}"
     return None
@@ -267,7 +271,7 @@ def _rewrite(ctx: LintContext, item: ResolvedDirective) -> str | None:
     if len(item.args) < 2:
         return f"{name}: bad argument line '{' '.join(item.args)}'"
     if len(item.args) < 3:
-        return None
+        return _rewrite_regex(ctx, item)
     items = _flag_items(item.args[2])
     if isinstance(items, str):
         return f"{name}: {items}"
@@ -278,7 +282,7 @@ def _rewrite(ctx: LintContext, item: ResolvedDirective) -> str | None:
             err = rewrite_rule_flag_error(key, value, ctx.eff.httpd_version)
         if err:
             return f"{name}: {err}"
-    return None
+    return _rewrite_regex(ctx, item)
 
 
 _HEADER_ACTIONS = frozenset({"set", "setifempty", "add", "append", "merge", "unset", "echo", "edit", "edit*", "note"})
@@ -477,16 +481,37 @@ _SOCACHE = {"socache_shmcb_module": ("shmcb", "default"), "socache_dbm_module": 
             "socache_memcache_module": ("memcache",), "socache_redis_module": ("redis",), "socache_dc_module": ("dc",)}
 
 
+def shmcb_error(arg: str) -> str | None:
+    """socache_shmcb_create on "path(size)"."""
+    if not arg:
+        return None
+    open_at = arg.rfind("(")
+    if open_at >= 0:
+        if not arg.endswith(")"):
+            return "Invalid argument: no closing parenthesis or cache size missing after pathname with parenthesis"
+        size = arg[open_at + 1:-1]
+        m = re.fullmatch(r"[ \t\n\v\f\r]*[+-]?[0-9]+", size)
+        if not m:
+            return "Invalid argument: cache size not numerical"
+        if int(size) < 8192:
+            return "Invalid argument: size has to be >= 8192 bytes"
+        return None
+    if arg.endswith(")"):
+        return "Invalid argument: no opening parenthesis"
+    return None
+
+
 def _session_cache(ctx: LintContext, item: ResolvedDirective) -> str | None:
     """ssl_cmd_SSLSessionCache: the cache's provider must be a loaded socache module."""
     if len(item.args) != 1 or item.args[0].lower() in ("none", "nonenotnull"):
         return None
     if any(m not in _SOCACHE and m.startswith("socache_") for m in ctx.eff.modules):
         return None  # a socache module apachetune has no table for
-    name = item.args[0].split(":", 1)[0]
+    name, _, rest = item.args[0].partition(":")
     loaded = [name for module, names in _SOCACHE.items() if ctx.module_loaded(module) for name in names]
     if name in loaded:
-        return None
+        err = shmcb_error(rest) if name in ("shmcb", "default") else None
+        return f"SSLSessionCache: {err}" if err else None
     return (f"SSLSessionCache: '{name}' session cache not supported (known names: {','.join(loaded)}). "
             f"Maybe you need to load the appropriate socache module (mod_socache_{name}?).")
 
@@ -535,8 +560,65 @@ def _expires(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return None
 
 
+# The log format handlers each module registers (log_pfn_register).
+_LOG_HANDLERS = {"log_config_module": ("A", "B", "C", "D", "H", "L", "P", "R", "T", "U", "V", "X", "^ti", "^to", "a",
+                                       "b", "e", "f", "h", "i", "k", "l", "m", "n", "o", "p", "q", "r", "s", "t", "u",
+                                       "v"),
+                 "logio_module": ("I", "O", "S", "^FB"), "ssl_module": ("c", "x")}
+
+
+def log_format_error(fmt: str, handlers: frozenset[str]) -> str | None:
+    """mod_log_config's parse_log_item over a format string."""
+    i = 0
+    while True:
+        i = fmt.find("%", i)
+        if i < 0:
+            return None
+        i += 1
+        if i < len(fmt) and fmt[i] == "%":
+            i += 1
+            continue
+        while True:
+            if i >= len(fmt):
+                return "Ran off end of LogFormat parsing args to some directive"
+            c = fmt[i]
+            if c in "!<>," or c.isascii() and c.isdigit():
+                i += 1
+            elif c == "{":
+                close = fmt.find("}", i)
+                i = len(fmt) if close < 0 else close + 1
+            elif c == "^" and len(fmt) >= i + 3 and fmt[i:i + 3] in handlers:
+                i += 3
+                break
+            elif c in handlers:
+                i += 1
+                break
+            else:
+                return f"Unrecognized LogFormat directive %{c}"
+
+
+def _log_handlers(ctx: LintContext) -> frozenset[str] | None:
+    """The handlers of the loaded modules, or None when a module apachetune has no table for is
+    loaded (it may register more)."""
+    if any(m not in shipped_modules() and not m.endswith(".c") for m in ctx.eff.modules):
+        return None
+    return frozenset(h for module, names in _LOG_HANDLERS.items() if ctx.module_loaded(module) for h in names)
+
+
+def _log_format(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    handlers = _log_handlers(ctx)
+    if handlers is None or not 1 <= len(item.args) <= (2 if item.lname == "logformat" else 3):
+        return None
+    fmt = item.args[0] if item.lname == "logformat" else (item.args[1] if len(item.args) > 1 else "")
+    if item.lname == "customlog" and "%" not in fmt:
+        return None  # a nickname
+    return log_format_error(fmt, handlers)
+
+
 def _custom_log(ctx: LintContext, item: ResolvedDirective) -> str | None:
     """add_custom_log's condition clause: env=[!]VAR or expr=EXPR (the expression not judged)."""
+    if len(item.args) > 1 and (err := _log_format(ctx, item)):
+        return err
     if len(item.args) != 3:
         return None
     clause = item.args[2]
@@ -607,6 +689,139 @@ def _custom_log_directories(ctx: LintContext) -> Iterator[Finding]:
                                   f"'{item.args[0]}' defined at {where} (httpd will not start)", item)
 
 
+def _icon(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """add_icon: an "(ALT,/icon)" first word needs its closing parenthesis."""
+    if item.args and item.args[0].startswith("(") and ")" not in item.args[0]:
+        return "missing closing paren"
+    return None
+
+
+# CVE-2025-49812: 2.4.64 removed the TLS upgrade; "SSLEngine optional" is still read (with a
+# notice, AH10510) and the message for anything else names On and Off only (2.4.71, measured).
+NO_SSL_UPGRADE = "2.4.64"
+
+
+def _ssl_engine(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    if len(item.args) != 1:
+        return None
+    if at_least(Version.parse(ctx.eff.httpd_version), NO_SSL_UPGRADE):
+        return None if item.args[0].lower() in ("on", "off", "optional") else "Argument must be On or Off"
+    return None if item.args[0].lower() in ("on", "off", "optional") else "Argument must be On, Off, or Optional"
+
+
+_SSL_OPTIONS = frozenset({"stdenvvars", "exportcertdata", "fakebasicauth", "strictrequire", "optrenegotiate",
+                          "legacydnstringformat"})
+
+
+def _ssl_options(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    for word in item.args:
+        name = word[1:] if word[:1] in ("+", "-") else word
+        if name.lower() not in _SSL_OPTIONS:
+            return f"SSLOptions: Illegal option '{name}'"
+    return None
+
+
+def _pass_phrase_dialog(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    if len(item.args) != 1:
+        return None
+    arg = item.args[0]
+    if len(arg) > 5 and arg.startswith("exec:"):
+        checked = path_to_check(ctx, arg[5:])
+        if checked is not None and not observed.exists(checked[1]):
+            return f"SSLPassPhraseDialog: file '{checked[0]}' does not exist"
+        return None
+    if arg.lower() == "builtin" or (len(arg) > 1 and arg[0] == "|"):
+        return None
+    return "SSLPassPhraseDialog: Invalid argument"
+
+
+def _random_seed(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """ssl_cmd_SSLRandomSeed: the context, the source (its path judged as path_to_check says), and
+    a byte count only for a file or a program."""
+    if not 2 <= len(item.args) <= 3:
+        return None
+    context, source = item.args[0], item.args[1]
+    if context.lower() not in ("startup", "connect"):
+        return f"SSLRandomSeed: invalid context: `{context}'"
+    if len(source) > 4 and source.startswith("egd:"):
+        return (f"Invalid SSLRandomSeed entropy source `{source}': This version of OpenSSL does not support the "
+                "Entropy Gathering Daemon (EGD).")
+    builtin = source.lower() == "builtin"
+    if not builtin:
+        file_path = source[5:] if len(source) > 5 and source[:5] in ("file:", "exec:") else source
+        checked = path_to_check(ctx, file_path)
+        if checked is not None and not observed.exists(checked[1]):
+            return f"SSLRandomSeed: source path '{checked[0]}' does not exist"
+    if len(item.args) == 3:
+        if builtin:
+            return "SSLRandomSeed: byte specification not allowed for builtin seed source"
+        if atoi(item.args[2]) < 0:
+            return "SSLRandomSeed: invalid number of bytes specified"
+    return None
+
+
+def _proxy_status(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    if len(item.args) == 1 and item.args[0].lower() not in ("off", "on", "full"):
+        return "ProxyStatus must be one of: off | on | full"
+    return None
+
+
+_SURE_REGEX_ERRORS = ("nothing to repeat", "missing ), unterminated subpattern", "unbalanced parenthesis",
+                      "unterminated character set")
+
+
+def regex_surely_invalid(pattern: str) -> bool:
+    """True only for the errors PCRE makes too (a quantifier with nothing before it, an unclosed
+    group or set, a stray ')'): Python's re refuses some patterns PCRE takes (named groups written
+    (?<name>...), \\h...), which are not judged."""
+    try:
+        re.compile(pattern)
+    except re.error as e:
+        return any(str(e).startswith(kind) for kind in _SURE_REGEX_ERRORS)
+    except (RecursionError, OverflowError, ValueError):
+        return False
+    return False
+
+
+def _rewrite_regex(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    if len(item.args) < 2:
+        return None
+    if item.lname == "rewriterule":
+        pattern = item.args[0].removeprefix("!")
+        return f"RewriteRule: cannot compile regular expression '{pattern}'" if regex_surely_invalid(pattern) else None
+    pattern = item.args[1].removeprefix("!")
+    if item.args[0].lower() == "expr" or pattern[:1] in ("-", "<", ">", "="):
+        return None  # a file test, a comparison or an expression, not a regex
+    return f"RewriteCond: cannot compile regular expression '{pattern}'" if regex_surely_invalid(pattern) else None
+
+
+def _cache_dirs(ctx: LintContext) -> Iterator[Finding]:
+    """mod_cache_disk's CacheDirLevels and CacheDirLength: at least 1, and their product at most 20
+    with the other's value in force on that line (each starts at 2) in the same server."""
+    values: dict[int, dict[str, int]] = {}
+    items = [i for lname in ("cachedirlevels", "cachedirlength") for i in ctx.items_named(lname)
+             if isinstance(i, ResolvedDirective) and len(i.args) == 1]
+    for item in _in_document_order(ctx, items):
+        vhost = next((p for p in item.parents if p.lname == "virtualhost"), None)
+        server = values.setdefault(id(vhost) if vhost else 0, {"cachedirlevels": 2, "cachedirlength": 2})
+        name = "CacheDirLevels" if item.lname == "cachedirlevels" else "CacheDirLength"
+        other = server["cachedirlength" if item.lname == "cachedirlevels" else "cachedirlevels"]
+        value = atoi(item.args[0])
+        if value < 1:
+            message = f"{name} value must be an integer greater than 0"
+        elif value * other > 20:
+            message = "CacheDirLevels*CacheDirLength value must not be higher than 20"
+        else:
+            server[item.lname] = value
+            continue
+        yield ctx.finding("AT510", f"AH00526: {message} (httpd will not start)", item)
+
+
+def _in_document_order(ctx: LintContext, items: list[ResolvedDirective]) -> list[ResolvedDirective]:
+    wanted = {id(i) for i in items}
+    return [i for i in ctx.eff.in_order() if id(i) in wanted] if len(items) > 1 else items  # type: ignore[misc]
+
+
 _READERS = (
     ("alias", "alias_module", _alias),
     ("redirect", "alias_module", _redirect),
@@ -630,22 +845,27 @@ _READERS = (
     ("expiresdefault", "expires_module", _expires),
     ("expiresbytype", "expires_module", _expires),
     ("customlog", "log_config_module", _custom_log),
+    ("logformat", "log_config_module", _log_format),
     ("indexoptions", "autoindex_module", _index_options),
+    *((name, "autoindex_module", _icon) for name in ("addicon", "addiconbytype", "addiconbyencoding")),
+    ("sslengine", "ssl_module", _ssl_engine),
+    ("ssloptions", "ssl_module", _ssl_options),
+    ("sslpassphrasedialog", "ssl_module", _pass_phrase_dialog),
+    ("sslrandomseed", "ssl_module", _random_seed),
+    ("proxystatus", "proxy_module", _proxy_status),
 )
 
 
 def _ssl_path(kind: str) -> Callable[[LintContext, ResolvedDirective], str | None]:
     """ssl_cmd_check_file / ssl_cmd_check_dir: a non-empty regular file (a directory) at the
-    ServerRoot-relative path; a pkcs11: URI is not a file. Judged where the path's parent exists
-    on this machine (or under --root), as DocumentRoot."""
+    ServerRoot-relative path; a pkcs11: URI is not a file. Judged as path_to_check says."""
     def reader(ctx: LintContext, item: ResolvedDirective) -> str | None:
-        if len(item.args) != 1 or item.args[0].startswith("pkcs11:") or not tree_is_here(ctx):
+        if len(item.args) != 1 or item.args[0].startswith("pkcs11:"):
             return None
-        arg = item.args[0]
-        path = arg if os.path.isabs(arg) else os.path.join(ctx.eff.server_root, arg)
-        local = ctx.eff.local(path)
-        if not observed.isdir(os.path.dirname(local.rstrip("/")) or "/"):
+        checked = path_to_check(ctx, item.args[0])
+        if checked is None:
             return None
+        path, local = checked
         name = _SSL_NAMES[item.lname]
         if kind == "dir":
             return None if observed.isdir(local) else f"{name}: directory '{path}' does not exist"
