@@ -3,6 +3,8 @@ an error with httpd's words; where httpd accepts, lint has no error."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from apachetune import httpd
@@ -380,3 +382,33 @@ def test_lint_and_httpd_agree_on_log_directories(tmp_path, line):
     assert [code for code in ("AH02291", "AH02297") if any(code in e for e in errors)] == said
     for message in errors:  # the directory and what it is for, word for word
         assert message.split(": ", 1)[1].split(" (httpd will not start)")[0] in proc.stderr, (message, proc.stderr)
+
+
+def _shipped_module_files() -> list[str]:
+    modules = httpd.modules_dir() if APACHE2_PRESENT else None
+    if modules is None or not modules.is_dir():
+        return []
+    return sorted(p.name for p in modules.glob("mod_*.so") if not p.name.startswith("mod_mpm_"))
+
+
+APACHE2_PRESENT = httpd.binary() is not None
+
+
+@needs_httpd
+@pytest.mark.parametrize("so", _shipped_module_files())
+def test_lint_and_httpd_agree_on_loading_each_module_alone(tmp_path, so):
+    """Every module the installed httpd ships, loaded alone: where it needs another module's
+    symbols (mod_proxy_http without mod_proxy), httpd names the first its dynamic linker cannot
+    resolve, and lint names the same one (read from the ELF relocation tables)."""
+    module = so[len("mod_"):-len(".so")] + "_module"
+    conf = tmp_path / "httpd.conf"
+    conf.write_text(f"{httpd.load_module_line('mpm_event')}\nLoadModule {module} {httpd.modules_dir() / so}\n"
+                    f"ServerName x\nErrorLog {tmp_path}/e.log\n")
+    proc = run_httpd("-t", "-f", str(conf), "-d", str(tmp_path))
+    refused = [f.message for f in lint_file(conf, LintOptions(ResolveOptions(env={}), Settings())).findings
+               if f.rule == "AT510"]
+    said = re.search(r"undefined symbol: (\S+)", proc.stderr)
+    if said is None:
+        assert refused == [], (so, proc.stderr)
+    else:
+        assert len(refused) == 1 and f"undefined symbol: {said[1]} " in refused[0], (so, said[1], refused)

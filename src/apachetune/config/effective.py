@@ -143,6 +143,9 @@ class EffectiveConfig:
     missing_modules: list[tuple[str, str, Position]] = field(default_factory=list)  # LoadModule of a missing .so
     # LoadModule whose identifier the shared object does not export (LoadModule rewrite_modul ...)
     wrong_identifiers: list[tuple[str, str, Position]] = field(default_factory=list)
+    # LoadModule of a module needing another's symbols before that one is loaded:
+    # (module, file, position, a symbol it lacks, the module file defining it)
+    unresolved_modules: list[tuple[str, str, Position, str, str]] = field(default_factory=list)
     httpd_version_source: str = "default"  # where httpd_version came from (--httpd-version, installed)
     mpm_source: str = ""  # why the MPM is taken as compiled in (no LoadModule); "" when loaded or assumed
     sysroot: str | None = None  # lint --root: where the tree's absolute paths are on this machine

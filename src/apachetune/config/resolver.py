@@ -133,6 +133,8 @@ class _State:
         self.macros_defined = False
         self.missing_modules: list[tuple[str, str, Position]] = []  # LoadModule of a missing file
         self.wrong_identifiers: list[tuple[str, str, Position]] = []  # LoadModule naming what the file lacks
+        self.unresolved_modules: list[tuple[str, str, Position, str, str]] = []  # needs a module not loaded yet
+        self.symbol_providers: dict[str, dict[str, str]] = {}  # modules directory -> symbol -> file
         self.generated: set[str] = set()  # pseudo-files of macro expansions (not on disk)
         self.stack: list[str] = []  # files being read (cycle detection)
         self.real_dirs: dict[str, str] = {}  # directory -> its realpath, resolved once
@@ -225,7 +227,7 @@ class Resolver:
             modules=dict(st.modules), defines=dict(st.defines), mpm=mpm,
             mpms_loaded=[MPM_MODULES[m] for m in st.mpms], inactive=st.inactive,
             generated_files=set(st.generated), missing_modules=list(st.missing_modules),
-            wrong_identifiers=list(st.wrong_identifiers),
+            wrong_identifiers=list(st.wrong_identifiers), unresolved_modules=list(st.unresolved_modules),
             inclusions=st.inclusions, warnings=st.warnings, httpd_version=st.opts.httpd_version,
             module_positions=st.module_positions, httpd_version_source=st.opts.version_source,
             mpm_source=st.opts.compiled_mpm_reason, sysroot=st.sysroot,
@@ -360,11 +362,26 @@ class Resolver:
         # this machine (a tree copied from a server without its modules is not wrong).
         if observed.isdir(os.path.dirname(so)) and not observed.exists(so):
             st.missing_modules.append((module_id, so, node.position))
-        elif observed.isfile(so) and (symbols := elf.exported_symbols(so)) is not None and module_id not in symbols:
-            st.wrong_identifiers.append((module_id, so, node.position))  # httpd's dlsym fails
+        elif observed.isfile(so) and (table := elf.symbols(so)) is not None:
+            if module_id not in table[0]:
+                st.wrong_identifiers.append((module_id, so, node.position))  # httpd's dlsym fails
+            elif missing := self.unresolved(so, table[1]):
+                st.unresolved_modules.append((module_id, so, node.position, *missing))
         if module_id in MPM_MODULES:
             st.mpms.append(module_id)
         return True
+
+    def unresolved(self, so: str, needed: tuple[str, ...]) -> tuple[str, str] | None:
+        """(a symbol, the module file defining it) when `so` needs a symbol only another of
+        httpd's modules defines and that module was not loaded before it (httpd loads each
+        module at once, every symbol resolved: "undefined symbol"), else None."""
+        directory = os.path.dirname(so)
+        defined_by = self.st.symbol_providers.get(directory)
+        if defined_by is None:  # once a directory a run: every module file of it read once
+            defined_by = self.st.symbol_providers[directory] = elf.providers(directory)
+        loaded = set(self.st.modules.values())
+        return next(((symbol, defined_by[symbol]) for symbol in needed
+                     if symbol in defined_by and defined_by[symbol] != so and defined_by[symbol] not in loaded), None)
 
     def ignored(self, node: Directive, args: list[str]) -> bool:
         return True  # LoadFile, DefaultRuntimeDir: read by httpd at once, nothing for us to model

@@ -9,6 +9,7 @@ server/mpm_common.c ap_mpm_set_max_mem_free; server/mod_so.c load_module (httpd 
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 
@@ -83,6 +84,10 @@ def refused_values(ctx: LintContext) -> Iterator[Finding]:
     for module, path, position in ctx.eff.wrong_identifiers:
         yield ctx.finding("AT510", f"Can't locate API module structure `{module}' in file {path}: {path}: "
                           f"undefined symbol: {module} (httpd will not start)", position)
+    for module, path, position, symbol, provider in ctx.eff.unresolved_modules:
+        yield ctx.finding("AT510", f"Cannot load {path} into server: {path}: undefined symbol: {symbol} "
+                          f"(defined by {os.path.basename(provider)}, which is not loaded before {module}; "
+                          "httpd will not start)", position)
     for module, path, position in ctx.eff.missing_modules:
         yield ctx.finding("AT510", f"Cannot load {path} into server: {path}: cannot open shared object "
                           f"file: No such file or directory ({module}; httpd will not start)", position)
