@@ -503,8 +503,8 @@ def shmcb_error(arg: str) -> str | None:
 
 def _session_cache(ctx: LintContext, item: ResolvedDirective) -> str | None:
     """ssl_cmd_SSLSessionCache: the cache's provider must be a loaded socache module."""
-    if len(item.args) != 1 or item.args[0].lower() in ("none", "nonenotnull"):
-        return None
+    if len(item.args) != 1 or item.args[0].lower() in ("none", "nonenotnull") or ctx.from_dump:
+        return None  # (a dump shows no LoadModule: the socache modules define no directive to see)
     if any(m not in _SOCACHE and m.startswith("socache_") for m in ctx.eff.modules):
         return None  # a socache module apachetune has no table for
     name, _, rest = item.args[0].partition(":")
@@ -600,8 +600,8 @@ def log_format_error(fmt: str, handlers: frozenset[str]) -> str | None:
 def _log_handlers(ctx: LintContext) -> frozenset[str] | None:
     """The handlers of the loaded modules, or None when a module apachetune has no table for is
     loaded (it may register more)."""
-    if any(m not in shipped_modules() and not m.endswith(".c") for m in ctx.eff.modules):
-        return None
+    if ctx.from_dump or any(m not in shipped_modules() and not m.endswith(".c") for m in ctx.eff.modules):
+        return None  # a dump shows no LoadModule: mod_logio's and mod_ssl's handlers may be there
     return frozenset(h for module, names in _LOG_HANDLERS.items() if ctx.module_loaded(module) for h in names)
 
 
@@ -819,7 +819,9 @@ def _cache_dirs(ctx: LintContext) -> Iterator[Finding]:
 
 def _in_document_order(ctx: LintContext, items: list[ResolvedDirective]) -> list[ResolvedDirective]:
     wanted = {id(i) for i in items}
-    return [i for i in ctx.eff.in_order() if id(i) in wanted] if len(items) > 1 else items  # type: ignore[misc]
+    if len(items) < 2:
+        return items
+    return [i for i in ctx.eff.in_order() if isinstance(i, ResolvedDirective) and id(i) in wanted]
 
 
 _READERS = (
