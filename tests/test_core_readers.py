@@ -4,6 +4,8 @@ compares the same readers with the installed httpd."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -269,3 +271,17 @@ def test_the_readers_never_raise(words):
 def test_require_is_judged_only_with_mod_authz_core(tmp_path):
     body = "<Directory /srv>\nRequire all granted\nRequire ip 10.0.0.0/8\n</Directory>\n"
     assert [e for e in _errors(tmp_path, body) if e[0] == "AT510"] == []  # AT502's, not AT510's
+
+
+def test_a_dump_is_not_judged_on_the_files_of_a_temporary_copy(tmp_path):
+    # lint --from-dump reads the dump from a temporary file: a relative path there is not the
+    # server's, so the file-system readers stay silent (before: "source path ... does not exist").
+    from click.testing import CliRunner
+
+    from apachetune.cli import cli
+
+    dump = tmp_path / "dump.txt"
+    dump.write_text("# In file: /etc/apache2/mods-enabled/ssl.conf\n#  12:\nSSLRandomSeed startup file:relative/seed\n"
+                    "#  13:\nSSLPassPhraseDialog exec:bin/ask\n")
+    result = CliRunner().invoke(cli, ["lint", "--from-dump", str(dump), "--format", "json"])
+    assert [f["rule"] for f in json.loads(result.stdout)["findings"] if f["rule"] == "AT510"] == []

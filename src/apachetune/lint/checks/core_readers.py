@@ -476,6 +476,8 @@ def tree_is_here(ctx: LintContext) -> bool:
     from another machine names that machine's directories, which may or may not exist here
     (Alpine's ServerRoot /var/www exists on any Debian with httpd)."""
     def compute() -> bool:
+        if ctx.from_dump:
+            return False  # the files are the live server's, and the dump is read from a temporary copy
         root = os.path.realpath(ctx.eff.local(ctx.eff.server_root))
         main = os.path.realpath(ctx.eff.main_file)
         return observed.isdir(root) and (main == root or main.startswith(root.rstrip(os.sep) + os.sep))
