@@ -11,7 +11,7 @@ from apachetune import httpd
 from apachetune.config.resolver import ResolveOptions
 from apachetune.lint.engine import LintOptions, lint_file
 from apachetune.lint.settings import Settings
-from httpd_oracle import needs_httpd, run_httpd
+from httpd_oracle import APACHE2, needs_httpd, run_httpd
 
 CASES = [
     "KeepAliveTimeout -1", "KeepAliveTimeout abc", "KeepAliveTimeout 1e3", "KeepAliveTimeout 0x10",
@@ -85,19 +85,25 @@ CASES = [
 ]
 
 
+def httpd_and_lint(tmp_path, body: str, error_log: str | None = None):
+    """Write httpd.conf (the event MPM, ServerName, ErrorLog, then `body`) in `tmp_path`, the
+    ServerRoot: (apache2 -t's result, lint's findings)."""
+    conf = tmp_path / "httpd.conf"
+    conf.write_text(f"{httpd.load_module_line('mpm_event')}\nServerName x\nErrorLog {error_log or tmp_path / 'e.log'}\n"
+                    f"{body}\n")
+    proc = run_httpd("-t", "-f", str(conf), "-d", str(tmp_path))
+    return proc, lint_file(conf, LintOptions(ResolveOptions(env={}), Settings())).findings  # root: the file's directory
+
+
 @needs_httpd
 @pytest.mark.parametrize("line", CASES)
 def test_lint_and_httpd_agree_on_the_value(tmp_path, line):
-    conf = tmp_path / "httpd.conf"
-    conf.write_text(f"{httpd.load_module_line('mpm_event')}\nServerName x\nErrorLog {tmp_path}/e.log\n"
-                    f"ServerTokens Prod\nTraceEnable Off\n{line}\n")
-    proc = run_httpd("-t", "-f", str(conf), "-d", str(tmp_path))
-    result = lint_file(conf, LintOptions(ResolveOptions(env={}), Settings()))  # root: the file's directory
-    errors = [f for f in result.findings if f.severity == "error"]
+    proc, findings = httpd_and_lint(tmp_path, f"ServerTokens Prod\nTraceEnable Off\n{line}")
+    errors = [f for f in findings if f.severity == "error"]
     if proc.returncode == 0:
         assert errors == [], (line, [f.message for f in errors])
     else:
-        said = proc.stderr.strip().splitlines()[-1].split(f"{conf}:", 1)[-1].strip()
+        said = proc.stderr.strip().splitlines()[-1].split(f"{tmp_path / 'httpd.conf'}:", 1)[-1].strip()
         assert errors, (line, said)
         assert any(said in f.message for f in errors), (said, [f.message for f in errors])
 
@@ -151,11 +157,7 @@ def test_lint_and_httpd_agree_on_user_and_document_root(tmp_path, line):
     host's only warns, AH00112): lint has an error exactly where httpd stops."""
     (tmp_path / "www").mkdir()
     (tmp_path / "www" / "index.html").write_text("hi\n")
-    conf = tmp_path / "httpd.conf"
-    conf.write_text(f"{httpd.load_module_line('mpm_event')}\nServerName x\nErrorLog {tmp_path}/e.log\n"
-                    f"{line.format(tmp=tmp_path)}\n")
-    proc = run_httpd("-t", "-f", str(conf), "-d", str(tmp_path))
-    findings = lint_file(conf, LintOptions(ResolveOptions(env={}), Settings())).findings
+    proc, findings = httpd_and_lint(tmp_path, line.format(tmp=tmp_path))
     errors = [f for f in findings if f.severity == "error" and f.rule == "AT510"]
     assert bool(errors) == (proc.returncode != 0), (line, proc.stderr, [f.message for f in errors])
     warned = "AH00112" in proc.stderr
@@ -305,12 +307,8 @@ def test_lint_and_httpd_agree_on_the_session_cache(tmp_path, line, socache):
     import re
 
     modules = [httpd.load_module_line("ssl")] + ([httpd.load_module_line(socache)] if socache else [])
-    conf = tmp_path / "httpd.conf"
-    conf.write_text("\n".join([httpd.load_module_line("mpm_event"), "ServerName x", f"ErrorLog {tmp_path}/e.log",
-                               *modules, line]) + "\n")
-    proc = run_httpd("-t", "-f", str(conf), "-d", str(tmp_path))
-    errors = [f.message for f in lint_file(conf, LintOptions(ResolveOptions(env={}), Settings())).findings
-              if f.severity == "error"]
+    proc, findings = httpd_and_lint(tmp_path, "\n".join([*modules, line]))
+    errors = [f.message for f in findings if f.severity == "error"]
 
     def names_sorted(text: str) -> str:  # httpd lists the known names in hash order, not a fixed one
         return re.sub(r"known names: ([^)]*)", lambda m: "known names: " + ",".join(sorted(m.group(1).split(","))), text)
@@ -371,12 +369,9 @@ def test_lint_and_httpd_agree_on_log_directories(tmp_path, line):
     fails -t, and lint reports it where the tree is on this machine."""
     (tmp_path / "logs").mkdir()
     (tmp_path / "file.txt").write_text("x\n")
-    conf = tmp_path / "httpd.conf"
-    conf.write_text(f"{httpd.load_module_line('mpm_event')}\nServerName x\nErrorLog {tmp_path}/logs/e.log\n"
-                    f"PidFile {tmp_path}/pid\n{line.format(tmp=tmp_path)}\n")
-    proc = run_httpd("-t", "-f", str(conf), "-d", str(tmp_path))
-    errors = [f.message for f in lint_file(conf, LintOptions(ResolveOptions(env={}), Settings())).findings
-              if f.severity == "error"]
+    proc, findings = httpd_and_lint(tmp_path, f"PidFile {tmp_path}/pid\n{line.format(tmp=tmp_path)}",
+                                    error_log=f"{tmp_path}/logs/e.log")
+    errors = [f.message for f in findings if f.severity == "error"]
     said = [code for code in ("AH02291", "AH02297") if code in proc.stderr]
     assert bool(errors) == (proc.returncode != 0), (line, proc.stderr, errors)
     assert [code for code in ("AH02291", "AH02297") if any(code in e for e in errors)] == said
@@ -385,13 +380,11 @@ def test_lint_and_httpd_agree_on_log_directories(tmp_path, line):
 
 
 def _shipped_module_files() -> list[str]:
-    modules = httpd.modules_dir() if APACHE2_PRESENT else None
+    modules = httpd.modules_dir() if APACHE2 else None
     if modules is None or not modules.is_dir():
         return []
     return sorted(p.name for p in modules.glob("mod_*.so") if not p.name.startswith("mod_mpm_"))
 
-
-APACHE2_PRESENT = httpd.binary() is not None
 
 
 @needs_httpd
@@ -401,12 +394,8 @@ def test_lint_and_httpd_agree_on_loading_each_module_alone(tmp_path, so):
     symbols (mod_proxy_http without mod_proxy), httpd names the first its dynamic linker cannot
     resolve, and lint names the same one (read from the ELF relocation tables)."""
     module = so[len("mod_"):-len(".so")] + "_module"
-    conf = tmp_path / "httpd.conf"
-    conf.write_text(f"{httpd.load_module_line('mpm_event')}\nLoadModule {module} {httpd.modules_dir() / so}\n"
-                    f"ServerName x\nErrorLog {tmp_path}/e.log\n")
-    proc = run_httpd("-t", "-f", str(conf), "-d", str(tmp_path))
-    refused = [f.message for f in lint_file(conf, LintOptions(ResolveOptions(env={}), Settings())).findings
-               if f.rule == "AT510"]
+    proc, findings = httpd_and_lint(tmp_path, f"LoadModule {module} {httpd.modules_dir() / so}")
+    refused = [f.message for f in findings if f.rule == "AT510"]
     said = re.search(r"undefined symbol: (\S+)", proc.stderr)
     if said is None:
         assert refused == [], (so, proc.stderr)

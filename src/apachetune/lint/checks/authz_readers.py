@@ -12,7 +12,8 @@ from collections.abc import Iterator
 from apachetune.config.apr import ip_subnet_error
 from apachetune.config.directives import shipped_modules
 from apachetune.config.effective import ResolvedDirective
-from apachetune.lint.checks.core_readers import refusal, words_text
+from apachetune.config.words import join_words
+from apachetune.lint.checks.core_readers import refusal
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Finding, Fix
 
@@ -65,7 +66,7 @@ def refused(ctx: LintContext) -> Iterator[Finding]:
             fix = None
             if provider.lower() in known:  # Require All granted: the names are case-sensitive
                 fixed = [*item.args[:len(item.args) - len(words)], provider.lower(), *words[1:]]
-                fix = Fix({"Require": words_text(fixed)}, "the provider's name in lower case")
+                fix = Fix({"Require": join_words(fixed)}, "the provider's name in lower case")
             yield refusal(ctx, f"Unknown Authz provider: {provider}", item, fix)
             continue
         if provider == "all" and not (len(words) == 2 and words[1].lower() in ("granted", "denied")):

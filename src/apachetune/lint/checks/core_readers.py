@@ -20,7 +20,7 @@ from apachetune.config import observed
 from apachetune.config.apr import AddressError, libc_ipv6, parse_addr_port
 from apachetune.config.conditions import Version, at_least
 from apachetune.config.effective import ResolvedDirective, ResolvedSection
-from apachetune.config.words import quote_word
+from apachetune.config.words import WHITESPACE, join_words
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Finding, Fix
 from apachetune.mpm.numbers import atoi
@@ -63,10 +63,6 @@ def refusal(ctx: LintContext, message: str, item: ResolvedDirective | ResolvedSe
     return ctx.finding("AT510", f"AH00526: {message} (httpd will not start)", item, (), fix)
 
 
-def words_text(words: list[str]) -> str:
-    """Arguments written back as httpd will split them again (quoted where needed)."""
-    return " ".join(quote_word(w) for w in words)
-
 
 _OPTIONS = {"indexes", "includes", "includesnoexec", "followsymlinks", "symlinksifownermatch", "execcgi",
             "multiviews", "runscripts"}
@@ -106,7 +102,7 @@ def _options(ctx: LintContext) -> Iterator[Finding]:
             fix = None
             if message == _EITHER and not any(w.lstrip("+-").lower() in ("none", "all") for w in item.args):
                 signed = [w if w[:1] in ("+", "-") else "+" + w for w in item.args]
-                fix = Fix({"Options": words_text(signed)}, "a + on every option without a sign")
+                fix = Fix({"Options": join_words(signed)}, "a + on every option without a sign")
             yield refusal(ctx, message, item, fix)
 
 
@@ -353,12 +349,9 @@ def _error_documents(ctx: LintContext) -> Iterator[Finding]:
             yield refusal(ctx, f"Unsupported HTTP response code {item.args[0]}", item)
 
 
-_C_SPACE = " \t\n\v\f\r"
-
-
 def _strtoff_error(text: str) -> str | None:
     """apr_strtoff (strtoll, base 10) as set_limit_req_body reads it."""
-    body = text.lstrip(_C_SPACE)
+    body = text.lstrip(WHITESPACE)
     sign = body[:1] if body[:1] in ("+", "-") else ""
     rest = body[len(sign):]
     digits = len(rest) - len(rest.lstrip("0123456789"))

@@ -22,12 +22,11 @@ from apachetune.config import observed
 from apachetune.config.conditions import Version, at_least
 from apachetune.config.directives import shipped_modules
 from apachetune.config.effective import ResolvedDirective
-from apachetune.config.words import split_words
+from apachetune.config.words import WHITESPACE, join_words, split_words
 from apachetune.lint.checks.core_readers import (
     log_directory_missing,
     path_to_check,
     status_supported,
-    words_text,
 )
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Finding, Fix
@@ -58,7 +57,7 @@ def _fix(item: ResolvedDirective, message: str) -> Fix | None:
     (`Header set X v always` -> `Header always set X v`)."""
     if item.lname == "header" and message in ("Unknown parameter: always", "Unknown parameter: onsuccess"):
         words = [item.args[-1], *item.args[:-1]]
-        return Fix({item.name: words_text(words)}, f"'{item.args[-1]}' before the action, where mod_headers reads it")
+        return Fix({item.name: join_words(words)}, f"'{item.args[-1]}' before the action, where mod_headers reads it")
     return None
 
 
@@ -139,7 +138,6 @@ def _setenvif(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return None
 
 
-_C_SPACE = " \t\n\v\f\r"
 _SETENVIF_NAMES = {"setenvif": "SetEnvIf", "setenvifnocase": "SetEnvIfNoCase", "browsermatch": "BrowserMatch",
                    "browsermatchnocase": "BrowserMatchNoCase", "setenvifexpr": "SetEnvIfExpr"}
 _STRTOL = re.compile(r"[ \t\n\v\f\r]*[+-]?[0-9]+")
@@ -244,7 +242,7 @@ def _flag_items(field: str) -> list[tuple[str, str]] | str:
         return "bad flag delimiters"
     items = []
     for part in field[1:-1].split(","):  # an empty part ("[L,]", "[]") is the flag ''
-        key, _, value = part.strip(_C_SPACE).partition("=")
+        key, _, value = part.strip(WHITESPACE).partition("=")
         items.append((key, value))
     return items
 
