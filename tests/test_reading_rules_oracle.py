@@ -4,8 +4,10 @@ an error with httpd's words; where httpd accepts, lint has no error."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
+import yaml
 
 from apachetune import httpd
 from apachetune.config.resolver import ResolveOptions
@@ -401,3 +403,101 @@ def test_lint_and_httpd_agree_on_loading_each_module_alone(tmp_path, so):
         assert refused == [], (so, proc.stderr)
     else:
         assert len(refused) == 1 and f"undefined symbol: {said[1]} " in refused[0], (so, said[1], refused)
+
+
+# ap_expr (config/ap_expr.py, lint/checks/expressions.py): the parser's own messages, wrapped in
+# each directive's words; which modules are loaded decides SSL_* and HC_* names.
+EXPRESSION_CASES = [
+    *(("", line) for line in (
+        "<If \"%{HTTP_HOST} == 'example.org'\">\n</If>", "<If \"%{HTTP_HOST} = x\">\n</If>",
+        "<If \"%{HTTP_HOSTX} == 'a'\">\n</If>", "<If \"-R '10.0.0.0/33'\">\n</If>", "<If \"-R '10.0.0.0/8'\">\n</If>",
+        "<If \"%{REQUEST_URI} =~ m#^/(a|b#\">\n</If>", "<If \"%{REQUEST_URI} =~ m#^/(a|b)#i\">\n</If>",
+        "<If true>\n</If>\n<ElseIf \"%{QUERY_STRING} =~ /x/ &&\">\n</ElseIf>", "<If \"'\\9' == 'a'\">\n</If>",
+        "<If \"%{SSL_CLIENT_VERIFY} == 'SUCCESS'\">\n</If>", "<If \"tolower(%{HTTP_HOST}) -strmatch '*.org'\">\n</If>",
+        "<If \"%{tolower:%{HTTP_HOST}} in {'a', 'b'}\">\n</If>", "<If \"'a' in {'a',}\">\n</If>",
+        "<If \"-z %{reqenv:X} || -n %{env:Y}\">\n</If>", "<If \"%{HTTP_HOST} == 'a' 'b'\">\n</If>",
+        "<If \"%{HTTP_HOST\">\n</If>", "<If \"%{REMOTE_ADDR} -ipmatch 'bogus'\">\n</If>", "<If \"-X 'a'\">\n</If>",
+        "<If \"md5('a') == sha1('b')\">\n</If>", "<If \"unknownfn('a') == 'b'\">\n</If>",
+        "ErrorDocument 500 \"Sorry, %{HTTP_HOSTX} is down\"", "ErrorDocument 403 \"Denied: %{REQUEST_URI}\"",
+        "ErrorDocument 404 /err/%{FOO}", "ErrorDocument 404 /err/%{REQUEST_URI}", "ErrorDocument 401 http://x/%{FOO}",
+        "ErrorDocument 404 http://x/%{FOO}", "ErrorDocument 500 \"a \\9 b\"", "ErrorDocument 404 default",
+        "SetHandler %{FOO}", "SetHandler server-status", "SetHandler \"proxy:unix:/run/php/fpm.sock|fcgi://localhost\"",
+        "CustomLog /tmp/x.log combined \"expr=%{REQUEST_STATUS} -eq 200\"",
+        "CustomLog /tmp/x.log combined \"expr=%{REQUEST_STATUSX} -eq 200\"", "CustomLog /tmp/x.log combined expr=-z")),
+    *(("authz_core", line) for line in (
+        "Require expr %{REQUEST_METHOD} == 'GET'", "Require expr \"%{REQUEST_METHOD} == 'GET'\"",
+        "Require expr %{REQUEST_METHODS} == 'GET'", "Require expr %{REMOTE_ADDR} -ipmatch '10.0.0.0/8'",
+        "Require expr -R 'bogus'", "Require expr", "Require expr \"true\" && false")),
+    *(("authz_core+authz_user+authz_host", line) for line in (
+        "Require user %{HTTP_HOSTX}", "Require user bob alice", "Require host %{FOO}.example.org",
+        "Require host %{SERVER_NAME}", "Require not user %{X}")),
+    *(("setenvif", line) for line in (
+        "SetEnvIfExpr \"tolower(req('X')) == 'a'\" x=1", "SetEnvIfExpr \"tolowr(req('X')) == 'a'\" x=1",
+        "SetEnvIfExpr \"req('X') =~ /(/\" x", "SetEnvIfExpr \"req('X') =~ /a{2,1}/\" x")),
+    *(("headers", line) for line in (
+        "Header set X-A \"expr=%{HTTP_HOST}\"", "Header set X-A \"expr=%{HTTP_HOSTX}\"",
+        "Header always set X-A 1 \"expr=%{REQUEST_STATUS} -eq 200\"", "Header set X-A 1 \"expr=%{REQUEST_STATUS} -eq\"",
+        "RequestHeader set X \"expr=%{TIME}\" \"expr=true\"", "Header set X \"EXPR=%{FOO}e\"",
+        "Header unset X \"expr=%{X}\"", "Header echo ^X \"EXPR=true\"")),
+    *(("rewrite", line) for line in (
+        "RewriteCond expr \"%{HTTP_HOST} == 'a'\"\nRewriteRule ^ - [F]", "RewriteCond expr \"%{HTTP_HOST} ==\"",
+        "RewriteCond EXPR \"!%{X} == 'a'\"", "RewriteCond expr \"!%{HTTP_HOST} -strmatch '*.org'\" [NC]")),
+    *(("alias", line) for line in (
+        "<Location /x>\nAlias \"/srv/%{HTTP_HOST}\"\n</Location>", "<Location /x>\nAlias \"/srv/%{HTTP_HOSTX}\"\n</Location>",
+        "<Location /old>\nRedirect \"/new/%{FOO}\"\n</Location>", "<Location /old>\nRedirect 301 \"/new/%{QUERY_STRING}\"\n</Location>",
+        "<Location /old>\nRedirect 301 \"/new/%{X\"\n</Location>")),
+    *(("authn_core", line) for line in (
+        "<Directory /srv>\nAuthName \"Realm %{HTTP_HOST}\"\n</Directory>", "<Directory /srv>\nAuthName \"Realm %{X}\"\n</Directory>",
+        "<Directory /srv>\nAuthType %{X}\n</Directory>", "<Directory /srv>\nAuthName \"50% off $1\"\n</Directory>")),
+    *(("filter+deflate", line) for line in (
+        "FilterProvider f DEFLATE \"%{CONTENT_TYPE} =~ m#^text/#\"", "FilterProvider f DEFLATE \"%{CONTENT_TYPEX} =~ m#^text/#\"")),
+    *(("socache_shmcb+ssl", line) for line in (
+        "<If \"%{SSL_PROTOCOL} == 'TLSv1.3'\">\n</If>", "<If \"'x' in PeerExtList('1.2.3')\">\n</If>",
+        "<If \"SSL('x') == ''\">\n</If>", "<If \"%{ssl_protocol} == 'x'\">\n</If>", "<If \"ssl('x') == ''\">\n</If>",
+        "<If \"%{SSLX} == 'x'\">\n</If>", "<If \"'x' in peerextlist('1.2.3')\">\n</If>")),
+    *(("proxy+proxy_hcheck", line) for line in (
+        "<If \"%{HC_BODY} == ''\">\n</If>", "<If \"hc('body') == ''\">\n</If>")),
+]
+
+
+@needs_httpd
+@pytest.mark.parametrize("module, line", EXPRESSION_CASES)
+def test_lint_and_httpd_agree_on_an_expression(tmp_path, module, line):
+    loads = "\n".join(httpd.load_module_line(m) for m in module.split("+") if m)
+    test_lint_and_httpd_agree_on_the_value(tmp_path, loads + "\n" + line)
+
+
+_AT510 = Path(__file__).resolve().parents[1] / "fixtures" / "rules" / "AT510"
+
+
+@needs_httpd
+@pytest.mark.parametrize("name", ["good-core-readers.conf", "good-module-readers.conf", "good-expressions.conf"])
+def test_the_readers_good_fixtures_start_httpd(tmp_path, name):
+    """What lint passes in the readers' good fixtures, httpd reads (the file has no ErrorLog)."""
+    proc = run_httpd("-t", "-d", str(tmp_path), "-C", "ErrorLog /dev/null", "-f", str(_AT510 / name))
+    assert proc.returncode == 0, proc.stderr
+
+
+@needs_httpd
+def test_each_bad_expression_is_refused_in_the_pinned_words(tmp_path):
+    """Each expression of bad-expressions.conf alone (after the file's LoadModule lines) stops
+    apache2 -t with the message pinned for that line."""
+    lines = (_AT510 / "bad-expressions.conf").read_text().splitlines()
+    pinned = {f["line"]: f["message"] for f in yaml.safe_load((_AT510 / "bad-expressions.expected.yaml").read_text())
+              if f["rule"] == "AT510"}
+    head = [line for line in lines if line.startswith(("LoadModule", "ServerName"))]
+    assert len(pinned) >= 10
+    for number, message in pinned.items():
+        start = end = number - 1
+        if lines[start].startswith(" "):  # inside a section: the section too
+            start = max(i for i in range(number) if lines[i].startswith("<"))
+        if lines[start].startswith("<"):
+            end = next(i for i in range(start, len(lines)) if lines[i].startswith("</"))
+        body = lines[start:end + 1]
+        if lines[start].startswith("RewriteCond"):
+            body.append("RewriteRule ^ - [F]")
+        conf = tmp_path / "one.conf"
+        conf.write_text("\n".join([*head, "ErrorLog /dev/null", *body]) + "\n")
+        proc = run_httpd("-t", "-d", str(tmp_path), "-f", str(conf))
+        said = proc.stderr.strip().splitlines()[-1]
+        assert proc.returncode != 0 and f"AH00526: {said} (httpd will not start)" == message, (number, said, message)

@@ -96,3 +96,9 @@ def quote_word(word: str) -> str:
 
 def join_words(words: list[str]) -> str:
     return " ".join(quote_word(w) for w in words)
+
+
+def is_url(text: str) -> bool:
+    """ap_is_url: a scheme (letters, digits, + - .) and a colon."""
+    scheme, colon, _ = text.partition(":")
+    return bool(colon) and bool(scheme) and all(c.isascii() and (c.isalnum() or c in "+-.") for c in scheme)

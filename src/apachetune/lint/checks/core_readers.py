@@ -60,7 +60,27 @@ def refused(ctx: LintContext) -> Iterator[Finding]:
 
 def refusal(ctx: LintContext, message: str, item: ResolvedDirective | ResolvedSection,
              fix: Fix | None = None) -> Finding:
-    return ctx.finding("AT510", f"AH00526: {message} (httpd will not start)", item, (), fix)
+    return ctx.finding("AT510", startup_error(message), item, (), fix)
+
+
+def startup_error(message: str) -> str:
+    """A reader's message as `apache2 -t` prints it (AH00526's second line)."""
+    return f"AH00526: {as_logged(message)} (httpd will not start)"
+
+
+_LOGGED = {"\\": "\\\\", "\b": "\\b", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
+
+
+def as_logged(text: str) -> str:
+    """ap_escape_errorlog_item: the error log doubles a backslash, writes \\n \\t ... for those
+    controls and \\xhh for other bytes that are not printable ASCII (a double quote is kept)."""
+    if all(" " <= c <= "~" and c != "\\" for c in text):
+        return text
+    out = []
+    for byte in text.encode("utf-8", "surrogateescape"):
+        c = chr(byte)
+        out.append(c if " " <= c <= "~" and c != "\\" else _LOGGED.get(c, f"\\x{byte:02x}"))
+    return "".join(out)
 
 
 

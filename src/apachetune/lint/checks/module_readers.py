@@ -4,8 +4,9 @@ RequestReadTimeout, mod_deflate's level, mod_negotiation's ForceLanguagePriority
 argument line and flags, mod_headers' Header, mod_proxy's ProxyPass and ProxyPassReverse,
 mod_ssl's protocols, verify levels, session cache and certificate paths, mod_expires' codes,
 mod_log_config's CustomLog condition and mod_autoindex's IndexOptions. Judged only where the
-module is loaded (otherwise the directive is AT502's). Regular expressions and ap_expr
-expressions are not judged: PCRE and Python's re do not agree, and ap_expr is its own grammar.
+module is loaded (otherwise the directive is AT502's). Regular expressions only where PCRE and
+Python's re surely agree (config/pcre.py); ap_expr expressions as httpd's parser reads them
+(config/ap_expr.py, through expressions.py).
 
 Facts: the named functions of modules/mappers/mod_alias.c, mod_rewrite.c, mod_negotiation.c;
 modules/filters/mod_filter.c, mod_reqtimeout.c, mod_deflate.c; modules/metadata/mod_setenvif.c,
@@ -22,12 +23,16 @@ from apachetune.config import observed
 from apachetune.config.conditions import Version, at_least
 from apachetune.config.directives import shipped_modules
 from apachetune.config.effective import ResolvedDirective
-from apachetune.config.words import WHITESPACE, join_words, split_words
+from apachetune.config.pcre import regex_surely_invalid
+from apachetune.config.words import WHITESPACE, is_url, join_words, split_words
 from apachetune.lint.checks.core_readers import (
+    AFTER_2_4_63,
     log_directory_missing,
     path_to_check,
+    startup_error,
     status_supported,
 )
+from apachetune.lint.checks.expressions import expression_error
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Finding, Fix
 from apachetune.mpm.numbers import atoi
@@ -48,7 +53,7 @@ def refused(ctx: LintContext) -> Iterator[Finding]:
             continue
         for item in ctx.items_named(lname):
             if isinstance(item, ResolvedDirective) and (message := reader(ctx, item)):
-                yield ctx.finding("AT510", f"AH00526: {message} (httpd will not start)", item, (),
+                yield ctx.finding("AT510", startup_error(message), item, (),
                                   _fix(item, message))
 
 
@@ -65,20 +70,32 @@ def _in_path(item: ResolvedDirective) -> bool:
     return any(p.lname in _PATH_SECTIONS for p in item.parents)
 
 
+# An expression's judge: (text, string result?) -> httpd's message or None.
+Judge = Callable[[str, bool], "str | None"]
+
+
+def _judge(ctx: LintContext) -> Judge:
+    return lambda text, string_result: expression_error(ctx, text, string_result)
+
+
 def _alias(ctx: LintContext, item: ResolvedDirective) -> str | None:
-    if len(item.args) == 1 and not _in_path(item):
+    """add_alias with one argument: an expression for the enclosing <Location>'s path."""
+    if len(item.args) != 1:
+        return None
+    if not _in_path(item):
         return "Alias must have two arguments when used globally"
-    return None
+    if any(p.lname in _NOT_ALIAS_SECTIONS for p in item.parents):
+        return None  # ap_check_cmd_context's refusal, not modelled here
+    err = expression_error(ctx, item.args[0], True)
+    return f"Cannot parse alias expression '{item.args[0]}': {err}" if err else None
 
 
-def is_url(text: str) -> bool:
-    """ap_is_url: a scheme (letters, digits, + - .) and a colon."""
-    scheme, colon, _ = text.partition(":")
-    return bool(colon) and bool(scheme) and all(c.isascii() and (c.isalnum() or c in "+-.") for c in scheme)
+_NOT_ALIAS_SECTIONS = {"directory", "directorymatch", "files", "filesmatch"}
 
 
-def redirect_error(args: list[str], in_path: bool) -> str | None:
-    """add_redirect_internal's verdict on `Redirect [status] URL-path [URL]`."""
+def redirect_error(args: list[str], in_path: bool, judge: Judge | None = None) -> str | None:
+    """add_redirect_internal's verdict on `Redirect [status] URL-path [URL]` (in a section's
+    path, one URL is an expression, judged by `judge` when given)."""
     arg1 = args[0]
     arg2 = args[1] if len(args) > 1 else None
     arg3 = args[2] if len(args) > 2 else None
@@ -96,9 +113,12 @@ def redirect_error(args: list[str], in_path: bool) -> str | None:
         grok = 0
     if arg3 is not None and grok == 0:
         return "Redirect: invalid first argument (of three)"
-    if in_path and ((grok > 0 and arg2 is not None and arg3 is None) or (grok == 0 and arg2 is None)
-                    or (grok < 0 and arg2 is None)):
-        return None  # an expression, or a bare status, for the enclosing section's path
+    if in_path and ((grok > 0 and arg2 is not None and arg3 is None) or (grok == 0 and arg2 is None)):
+        expression = arg2 if grok else arg1  # for the enclosing section's path
+        err = judge(expression, True) if judge and expression is not None else None
+        return f"Cannot parse redirect expression '{expression}': {err}" if err else None
+    if in_path and grok < 0 and arg2 is None:
+        return None  # a bare status for the enclosing section's path
     url = arg3
     if arg3 is None and grok == 0:
         url = arg2
@@ -113,7 +133,7 @@ def redirect_error(args: list[str], in_path: bool) -> str | None:
 
 
 def _redirect(ctx: LintContext, item: ResolvedDirective) -> str | None:
-    return redirect_error(item.args, _in_path(item)) if 1 <= len(item.args) <= 3 else None
+    return redirect_error(item.args, _in_path(item), _judge(ctx)) if 1 <= len(item.args) <= 3 else None
 
 
 def _filter_by_type(ctx: LintContext, item: ResolvedDirective) -> str | None:
@@ -287,9 +307,9 @@ _HEADER_ACTIONS = frozenset({"set", "setifempty", "add", "append", "merge", "uns
 _HEADER_TAGS = frozenset("Dtesl ib".replace(" ", ""))
 
 
-def header_error(name: str, words: list[str]) -> str | None:
+def header_error(name: str, words: list[str], judge: Judge | None = None) -> str | None:
     """mod_headers' header_cmd and header_inout_cmd on Header / RequestHeader (regular
-    expressions and expr= clauses are not judged)."""
+    expressions are not judged; expr= clauses by `judge` when given)."""
     rest = list(words)
     action = rest.pop(0) if rest else ""
     if name == "Header" and action.lower() in ("always", "onsuccess"):
@@ -314,10 +334,10 @@ def header_error(name: str, words: list[str]) -> str | None:
             return "header unset takes two arguments" if act == "unset" else "Header echo takes two arguments"
         if act == "echo" and name != "Header":
             return "Header echo only valid on Header directives"
-        return _condition_error(value if value is not None else envclause)
+        return _condition_error(value if value is not None else envclause, judge)
     if value is None:
         return "Header requires three arguments"
-    return _condition_error(envclause) or _format_error(subs if act in ("edit", "edit*") else value)
+    return _condition_error(envclause, judge) or _format_error(subs if act in ("edit", "edit*") else value, judge)
 
 
 def _padded(words: list[str]) -> tuple[str | None, str | None, str | None]:
@@ -325,7 +345,7 @@ def _padded(words: list[str]) -> tuple[str | None, str | None, str | None]:
     return padded[0], padded[1], padded[2]
 
 
-def _condition_error(envclause: str | None) -> str | None:
+def _condition_error(envclause: str | None, judge: Judge | None) -> str | None:
     if envclause is None:
         return None
     lower = envclause.lower()
@@ -333,15 +353,22 @@ def _condition_error(envclause: str | None) -> str | None:
         if envclause[4:] in ("", "!"):
             return "error: missing environment variable name. envclause should be in the form env=envar "
         return None
-    if lower == "early" or lower.startswith("expr="):
+    if lower.startswith("expr="):
+        err = judge(envclause[5:], False) if judge else None
+        return f"Can't parse envclause/expression: {err}" if err else None
+    if lower == "early":
         return None
     return f"Unknown parameter: {envclause}"
 
 
-def _format_error(text: str | None) -> str | None:
-    """parse_format_string: %% and a final % are literal; %X and %{...}X need a known tag."""
-    if text is None or text.startswith("expr="):
+def _format_error(text: str | None, judge: Judge | None) -> str | None:
+    """parse_format_string: expr= (case-sensitive) is a string expression; otherwise %% and a
+    final % are literal, %X and %{...}X need a known tag."""
+    if text is None:
         return None
+    if text.startswith("expr="):
+        err = judge(text[5:], True) if judge else None
+        return f"Can't parse value expression : {err}" if err else None
     i = 0
     while True:
         i = text.find("%", i)
@@ -361,7 +388,7 @@ def _format_error(text: str | None) -> str | None:
 
 
 def _header(ctx: LintContext, item: ResolvedDirective) -> str | None:
-    return header_error("Header" if item.lname == "header" else "RequestHeader", item.args)
+    return header_error("Header" if item.lname == "header" else "RequestHeader", item.args, _judge(ctx))
 
 
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
@@ -614,7 +641,7 @@ def _log_format(ctx: LintContext, item: ResolvedDirective) -> str | None:
 
 
 def _custom_log(ctx: LintContext, item: ResolvedDirective) -> str | None:
-    """add_custom_log's condition clause: env=[!]VAR or expr=EXPR (the expression not judged)."""
+    """add_custom_log's condition clause: env=[!]VAR or expr=EXPR (its error is the parser's own)."""
     if len(item.args) > 1 and (err := _log_format(ctx, item)):
         return err
     if len(item.args) != 3:
@@ -623,7 +650,7 @@ def _custom_log(ctx: LintContext, item: ResolvedDirective) -> str | None:
     if clause[:4].lower() == "env=":
         return "missing environment variable name" if clause[4:] in ("", "!") else None
     if clause[:5].lower() == "expr=":
-        return "missing condition" if clause[5:] == "" else None
+        return "missing condition" if clause[5:] == "" else expression_error(ctx, clause[5:])
     return "error in condition clause"
 
 
@@ -764,23 +791,6 @@ def _proxy_status(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return None
 
 
-_SURE_REGEX_ERRORS = ("nothing to repeat", "missing ), unterminated subpattern", "unbalanced parenthesis",
-                      "unterminated character set")
-
-
-def regex_surely_invalid(pattern: str) -> bool:
-    """True only for the errors PCRE makes too (a quantifier with nothing before it, an unclosed
-    group or set, a stray ')'): Python's re refuses some patterns PCRE takes (named groups written
-    (?<name>...), \\h...), which are not judged."""
-    try:
-        re.compile(pattern)
-    except re.error as e:
-        return any(str(e).startswith(kind) for kind in _SURE_REGEX_ERRORS)
-    except (RecursionError, OverflowError, ValueError):
-        return False
-    return False
-
-
 def _rewrite_regex(ctx: LintContext, item: ResolvedDirective) -> str | None:
     if len(item.args) < 2:
         return None
@@ -788,7 +798,13 @@ def _rewrite_regex(ctx: LintContext, item: ResolvedDirective) -> str | None:
         pattern = item.args[0].removeprefix("!")
         return f"RewriteRule: cannot compile regular expression '{pattern}'" if regex_surely_invalid(pattern) else None
     pattern = item.args[1].removeprefix("!")
-    if item.args[0].lower() == "expr" or pattern[:1] in ("-", "<", ">", "="):
+    if item.args[0].lower() == "expr":
+        err = expression_error(ctx, pattern)
+        # 2.4.62's source joins the two with ": "; 2.4.71 prints `expression%s "%s" %s` (the
+        # first %s empty in every case tried): taken from 2.4.64, the first release after the source here.
+        joint = " " if at_least(Version.parse(ctx.eff.httpd_version), AFTER_2_4_63) else ": "
+        return f'RewriteCond: cannot compile expression "{pattern}"{joint}{err}' if err else None
+    if pattern[:1] in ("-", "<", ">", "="):
         return None  # a file test, a comparison or an expression, not a regex
     return f"RewriteCond: cannot compile regular expression '{pattern}'" if regex_surely_invalid(pattern) else None
 
@@ -812,7 +828,7 @@ def _cache_dirs(ctx: LintContext) -> Iterator[Finding]:
         else:
             server[item.lname] = value
             continue
-        yield ctx.finding("AT510", f"AH00526: {message} (httpd will not start)", item)
+        yield ctx.finding("AT510", startup_error(message), item)
 
 
 def _in_document_order(ctx: LintContext, items: list[ResolvedDirective]) -> list[ResolvedDirective]:

@@ -14,7 +14,8 @@ import re
 from collections.abc import Iterator
 
 from apachetune.config.effective import ResolvedSection
-from apachetune.lint.checks import authz_readers, core_readers, module_readers
+from apachetune.lint.checks import authz_readers, core_readers, expressions, module_readers
+from apachetune.lint.checks.core_readers import startup_error
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Finding
 from apachetune.mpm.numbers import atoi, max_mem_free
@@ -76,11 +77,12 @@ def refused_values(ctx: LintContext) -> Iterator[Finding]:
                 continue  # a wrong argument count is AT503's
             message = reader(item.args)
             if message:
-                yield ctx.finding("AT510", f"AH00526: {message} (httpd will not start)", item)
+                yield ctx.finding("AT510", startup_error(message), item)
     yield from core_readers.refused(ctx)
     yield from module_readers.refused(ctx)
     if not ctx.from_dump:  # a dump shows no LoadModule: which providers are loaded is not known
         yield from authz_readers.refused(ctx)
+    yield from expressions.refused(ctx)
     for module, path, position in ctx.eff.wrong_identifiers:
         yield ctx.finding("AT510", f"Can't locate API module structure `{module}' in file {path}: {path}: "
                           f"undefined symbol: {module} (httpd will not start)", position)
