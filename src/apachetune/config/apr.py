@@ -8,8 +8,9 @@ parse_network, looks_like_ip) and network_io/unix/inet_pton.c."""
 from __future__ import annotations
 
 import ipaddress
-import re
 import socket
+
+from apachetune.mpm.numbers import strtol
 
 
 class AddressError(ValueError):
@@ -139,8 +140,8 @@ def ip_subnet_error(ip: str, mask: str | None) -> str | None:
         return _BAD_IP
     if mask is None:
         return None
-    m = re.fullmatch(r"[ \t\n\v\f\r]*([+-]?[0-9]+)", mask)
-    if m and 0 < int(m.group(1)) <= (128 if family == 6 else 32):
+    bits = strtol(mask)  # all of the mask, and within the family's bits
+    if bits.value is not None and not bits.rest and 0 < bits.value <= (128 if family == 6 else 32):
         return None
     if family == 4 and dotted_quad(mask):
         return None

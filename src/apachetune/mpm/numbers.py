@@ -11,6 +11,7 @@ strtod and rejects trailing junk.
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 # ASCII digits only: C's isdigit, not Unicode's (`MaxRequestWorkers ١٥٠` is 0 to httpd).
 _ATOI = re.compile(r"[ \t\n\v\f\r]*([+-]?)([0-9]*)")
@@ -18,17 +19,27 @@ _LONG_MAX = 2**63 - 1
 _LONG_MIN = -(2**63)
 
 
-def _strtol_digits(text: str) -> int:
-    """What strtol(text, NULL, 10) reads, before it saturates at a long's range (0: no digits)."""
+class Strtol(NamedTuple):
+    """What C's strtol(text, &end, 10) (or strtoll, apr_strtoi64, apr_strtoff: a 64-bit long
+    here) makes of a text."""
+
+    value: int | None  # saturated at a long's range; None when no digit was read (end == text)
+    rest: str  # the text from *end on: all of it when nothing was read
+    overflow: bool  # errno ERANGE
+
+
+def strtol(text: str) -> Strtol:
     m = _ATOI.match(text)
     assert m is not None  # the pattern matches any text (every part is optional)
     sign, digits = m.group(1), m.group(2)
-    value = int(digits or "0")
-    return -value if sign == "-" else value
+    if not digits:
+        return Strtol(None, text, False)
+    value = -int(digits) if sign == "-" else int(digits)
+    return Strtol(max(_LONG_MIN, min(_LONG_MAX, value)), text[m.end():], not _LONG_MIN <= value <= _LONG_MAX)
 
 
 def atoi(text: str) -> int:
-    value = max(_LONG_MIN, min(_LONG_MAX, _strtol_digits(text)))  # strtol saturates
+    value = strtol(text).value or 0
     value &= 0xFFFFFFFF  # (int) cast: low 32 bits, two's complement
     return value - 2**32 if value >= 2**31 else value
 
@@ -73,7 +84,8 @@ def max_mem_free(arg: str) -> int | None:
     No digits read as 0 (unlimited), junk after the digits is dropped, and the byte count is
     taken modulo 2^32: 4194304 (4 GiB) is 0, unlimited, and 4194305 is 1 KiB (mpm_common.c
     ap_mpm_set_max_mem_free: strtol, then `(apr_uint32_t)value * 1024` in 32 bits)."""
-    value = _strtol_digits(arg)
-    if value < 0 or value > _LONG_MAX:  # httpd's check: negative, or ERANGE
+    read = strtol(arg)
+    value = read.value or 0
+    if value < 0 or read.overflow:  # httpd's check: negative, or ERANGE
         return None
     return (value & 0xFFFFFFFF) * 1024 % 2**32 // 1024

@@ -20,10 +20,10 @@ from apachetune.config import observed
 from apachetune.config.apr import AddressError, libc_ipv6, parse_addr_port
 from apachetune.config.conditions import Version, at_least
 from apachetune.config.effective import ResolvedDirective, ResolvedSection
-from apachetune.config.words import WHITESPACE, join_words
+from apachetune.config.words import join_words
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Finding, Fix
-from apachetune.mpm.numbers import atoi
+from apachetune.mpm.numbers import atoi, strtol
 
 # Sections whose reader refuses an empty argument (missing_container_arg), by the name httpd
 # registered; <Proxy> is not among them (mod_proxy's test for it can never be true).
@@ -371,16 +371,12 @@ def _error_documents(ctx: LintContext) -> Iterator[Finding]:
 
 def _strtoff_error(text: str) -> str | None:
     """apr_strtoff (strtoll, base 10) as set_limit_req_body reads it."""
-    body = text.lstrip(WHITESPACE)
-    sign = body[:1] if body[:1] in ("+", "-") else ""
-    rest = body[len(sign):]
-    digits = len(rest) - len(rest.lstrip("0123456789"))
-    if digits == 0:
+    read = strtol(text)
+    if read.value is None:
         return "LimitRequestBody requires a non-negative integer."  # nothing read; *errp at the text
-    value = int(sign + rest[:digits])
-    if not -2**63 <= value < 2**63:
+    if read.overflow:
         return "LimitRequestBody argument is not parsable."  # ERANGE
-    if rest[digits:] or value < 0:
+    if read.rest or read.value < 0:
         return "LimitRequestBody requires a non-negative integer."
     return None
 

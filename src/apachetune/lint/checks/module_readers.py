@@ -35,7 +35,7 @@ from apachetune.lint.checks.core_readers import (
 from apachetune.lint.checks.expressions import expression_error
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Finding, Fix
-from apachetune.mpm.numbers import atoi
+from apachetune.mpm.numbers import atoi, strtol
 
 # Sections inside which a directive reads with cmd->path set (per-directory context).
 _PATH_SECTIONS = {"directory", "directorymatch", "location", "locationmatch", "files", "filesmatch",
@@ -160,16 +160,13 @@ def _setenvif(ctx: LintContext, item: ResolvedDirective) -> str | None:
 
 _SETENVIF_NAMES = {"setenvif": "SetEnvIf", "setenvifnocase": "SetEnvIfNoCase", "browsermatch": "BrowserMatch",
                    "browsermatchnocase": "BrowserMatchNoCase", "setenvifexpr": "SetEnvIfExpr"}
-_STRTOL = re.compile(r"[ \t\n\v\f\r]*[+-]?[0-9]+")
-
-
 def _parse_int(text: str) -> tuple[str | None, int]:
     """mod_reqtimeout's parse_int: strtol, the whole text, not negative."""
-    m = _STRTOL.match(text)
-    if not m:
+    read = strtol(text)
+    if read.value is None:
         return f"Value '{text}' not numerical", 0
-    if m.end() != len(text):
-        return f"Cannot parse '{text[m.end():]}'", 0
+    if read.rest:
+        return f"Cannot parse '{read.rest}'", 0
     value = atoi(text)
     return ("Value must be non-negative", 0) if value < 0 else (None, value)
 

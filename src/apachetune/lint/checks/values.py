@@ -10,7 +10,6 @@ server/mpm_common.c ap_mpm_set_max_mem_free; server/mod_so.c load_module (httpd 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator
 
 from apachetune.config.effective import ResolvedSection
@@ -18,27 +17,24 @@ from apachetune.lint.checks import authz_readers, core_readers, expressions, mod
 from apachetune.lint.checks.core_readers import startup_error
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Finding
-from apachetune.mpm.numbers import atoi, max_mem_free
+from apachetune.mpm.numbers import atoi, max_mem_free, strtol
 
 _INT64_MAX = 2**63 - 1
 # ap_timeout_parameter_parse: decimal digits (apr_strtoi64, so an optional sign), then a unit of
 # which only the first letters are looked at: s(econds), ms, mi(nutes), h(ours); none = seconds.
-_TIMEOUT = re.compile(r"[ \t\n\v\f\r]*([+-]?[0-9]+)(.*)", re.S)
 _UNIT_LIMIT = {"s": _INT64_MAX // 10**6, "h": _INT64_MAX // 10**6 // 3600, "ms": _INT64_MAX // 1000,
                "mi": _INT64_MAX // 10**6 // 60}
 
 
 def timeout_ok(text: str) -> bool:
     """Whether ap_timeout_parameter_parse(text, ..., "s") succeeds."""
-    m = _TIMEOUT.match(text)
-    if not m:
+    read = strtol(text)
+    if read.value is None:
         return False  # no digits: the unit test below sees the first character and fails
-    value = int(m.group(1))
-    if value > _INT64_MAX or value < -_INT64_MAX - 1:
-        return False  # strtoll: ERANGE
-    if value < 0:
-        return False
-    rest = m.group(2) or "s"
+    if read.overflow or read.value < 0:
+        return False  # strtoll's ERANGE, or a negative time
+    value = read.value
+    rest = read.rest or "s"
     if rest[0] == "s":
         unit = "s"
     elif rest[0] == "h":
