@@ -285,3 +285,16 @@ def test_a_dump_is_not_judged_on_the_files_of_a_temporary_copy(tmp_path):
                     "#  13:\nSSLPassPhraseDialog exec:bin/ask\n")
     result = CliRunner().invoke(cli, ["lint", "--from-dump", str(dump), "--format", "json"])
     assert [f["rule"] for f in json.loads(result.stdout)["findings"] if f["rule"] == "AT510"] == []
+
+
+def test_words_after_an_if_condition_are_refused_from_2_4_64(tmp_path):
+    conf = tmp_path / "httpd.conf"
+    conf.write_text("LoadModule mpm_event_module modules/mod_mpm_event.so\nServerName x\n"
+                    "<If \"%{REQUEST_URI} =~ m#^/a#\" && -R '10.0.0.0/8'\">\n</If>\n")
+
+    def errors(version: str) -> list[str]:
+        result = lint_file(conf, LintOptions(ResolveOptions(env={}, httpd_version=version), Settings()))
+        return [f.message for f in result.findings if f.severity == "error"]
+
+    assert errors("2.4.62") == []
+    assert errors("2.4.71") == ["Multiple <If> arguments not supported."]

@@ -418,6 +418,8 @@ EXPRESSION_CASES = [
         "<If \"-z %{reqenv:X} || -n %{env:Y}\">\n</If>", "<If \"%{HTTP_HOST} == 'a' 'b'\">\n</If>",
         "<If \"%{HTTP_HOST\">\n</If>", "<If \"%{REMOTE_ADDR} -ipmatch 'bogus'\">\n</If>", "<If \"-X 'a'\">\n</If>",
         "<If \"md5('a') == sha1('b')\">\n</If>", "<If \"unknownfn('a') == 'b'\">\n</If>",
+        "<If \"%{REQUEST_URI} =~ m#^/wp-(admin|login)#\" && ! -R '192.168.0.0/16'\">\n</If>", "<If \"true\" \"\">\n</If>",
+        "<If true>\n</If>\n<ElseIf \"true\" x>\n</ElseIf>", "<If \"true\" >\n</If>",
         "ErrorDocument 500 \"Sorry, %{HTTP_HOSTX} is down\"", "ErrorDocument 403 \"Denied: %{REQUEST_URI}\"",
         "ErrorDocument 404 /err/%{FOO}", "ErrorDocument 404 /err/%{REQUEST_URI}", "ErrorDocument 401 http://x/%{FOO}",
         "ErrorDocument 404 http://x/%{FOO}", "ErrorDocument 500 \"a \\9 b\"", "ErrorDocument 404 default",

@@ -46,6 +46,11 @@ def section_arguments(ctx: LintContext) -> Iterator[Finding]:
                 yield ctx.finding("AT503", f"<{name}> directive requires additional arguments", item)
             elif lname in _ONE_PATH and len(item.args) > (2 if _ONE_PATH[lname] and item.args[0] == "~" else 1):
                 yield ctx.finding("AT503", f"Multiple <{name}> arguments not (yet) supported.", item)
+            elif lname in ("if", "elseif") and len(item.args) > 1 and at_least(Version.parse(ctx.eff.httpd_version),
+                                                                              AFTER_2_4_63):
+                # 2.4.62 reads the first word and ignores the rest; 2.4.71 refuses the rest
+                # (after parsing the first): taken from 2.4.64, the first release after that source.
+                yield ctx.finding("AT503", f"Multiple <{name}> arguments not supported.", item)
     for item in ctx.items_named("else"):
         if isinstance(item, ResolvedSection) and item.args:
             yield ctx.finding("AT503", "<Else> does not take an argument", item)
