@@ -298,3 +298,15 @@ def test_words_after_an_if_condition_are_refused_from_2_4_64(tmp_path):
 
     assert errors("2.4.62") == []
     assert errors("2.4.71") == ["Multiple <If> arguments not supported."]
+
+
+def test_proxy_worker_keys_by_the_release_that_added_them():
+    """Checked against 2.4.37 built from its tag: addressttl (2.4.59) and secret (2.4.42) are
+    unknown there, responsefieldsize (2.4.34) is not."""
+    from apachetune.lint.checks.proxy_params import table, worker_param_error
+    assert worker_param_error("addressttl", "60", "2.4.37") == "unknown Worker parameter"
+    assert worker_param_error("AddressTTL", "60", "2.4.59") is None
+    assert worker_param_error("secret", "x", "2.4.41") == "unknown Worker parameter"
+    assert worker_param_error("responsefieldsize", "10", "2.4.37") is None
+    assert worker_param_error("bogus", "1", hcheck=True) == "unknown Worker hcheck parameter"
+    assert table(["Timeout=abc", "retry=1", "timeout=5"]) == [("Timeout", "5"), ("retry", "1")]

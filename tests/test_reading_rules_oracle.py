@@ -280,14 +280,69 @@ PROXY_CASES = [
 ]
 
 
+# The parameters' values (lint/checks/proxy_params.py): each worker and balancer key, a key given
+# twice, a worker an earlier line already defines (its parameters ignored), a ProxyPassMatch.
+PROXY_PARAM_CASES = [
+    'ProxyPass /a http://b/ timeout=abc', 'ProxyPass /a http://b/ timeout=5', 'ProxyPass /a http://b/ timeout=0',
+    'ProxyPass /a http://b/ retry=-1', 'ProxyPass /a http://b/ retry=abc', 'ProxyPass /a http://b/ ttl=0',
+    'ProxyPass /a http://b/ min=-1 max=-2', 'ProxyPass /a http://b/ smax=-1', 'ProxyPass /a http://b/ acquire=0',
+    'ProxyPass /a http://b/ acquire=abc', 'ProxyPass /a http://b/ acquire=5',
+    'ProxyPass /a http://b/ acquire=1s', 'ProxyPass /a http://b/ iobuffersize=100',
+    'ProxyPass /a http://b/ iobuffersize=0', 'ProxyPass /a http://b/ receivebuffersize=511',
+    'ProxyPass /a http://b/ keepalive=yes', 'ProxyPass /a http://b/ keepalive=On',
+    'ProxyPass /a http://b/ disablereuse=1', 'ProxyPass /a http://b/ enablereuse=on',
+    'ProxyPass /a http://b/ addressttl=-1', 'ProxyPass /a http://b/ addressttl=500ms',
+    'ProxyPass /a http://b/ addressttl=60', 'ProxyPass /a http://b/ addressttl=99999999999',
+    'ProxyPass /a http://b/ status=+H', 'ProxyPass /a http://b/ status=X', 'ProxyPass /a http://b/ status=+',
+    'ProxyPass /a http://b/ status=-dI', 'ProxyPass /a http://b/ flushpackets=maybe',
+    'ProxyPass /a http://b/ flushpackets=AUTO', 'ProxyPass /a http://b/ flushwait=1001',
+    'ProxyPass /a http://b/ ping=0', 'ProxyPass /a http://b/ ping=500ms', 'ProxyPass /a http://b/ ping=x',
+    'ProxyPass /a http://b/ lbset=100', 'ProxyPass /a http://b/ connectiontimeout=5',
+    'ProxyPass /a http://b/ connectiontimeout=0', 'ProxyPass /a http://b/ connectiontimeout=5x',
+    'ProxyPass /a http://b/ responsefieldsize=-1', 'ProxyPass /a http://b/ loadfactor=0.5',
+    'ProxyPass /a http://b/ loadfactor=1', 'ProxyPass /a http://b/ loadfactor=100.5',
+    'ProxyPass /a http://b/ loadfactor=abc', 'ProxyPass /a http://b/ bogus=1',
+    'ProxyPass /a http://b/ Timeout=abc timeout=5', 'ProxyPass /a http://b/ timeout=5 timeout=abc',
+    'ProxyPass /a http://b/ upgrade=websocket secret=x route=r1 redirect=r2 flusher=flush',
+    'ProxyPass /a http://b/ hcmethod=GET', 'ProxyPass /b http://b/\nProxyPass /a http://b/x timeout=abc',
+    'ProxyPass /a http://b/x timeout=abc\nProxyPass /b http://b/',
+    'ProxyPass /a balancer://c/ lbmethod=byrequests\n<Proxy balancer://c>\nBalancerMember http://c\n</Proxy>',
+    'ProxyPass /a balancer://c/ lbmethod=bybusyness', 'ProxyPass /a balancer://c/ lbmethod=Byrequests',
+    'ProxyPass /a balancer://c/ stickysessionsep=ab', 'ProxyPass /a balancer://c/ stickysessionsep=.',
+    'ProxyPass /a balancer://c/ nofailover=maybe', 'ProxyPass /a balancer://c/ timeout=0',
+    'ProxyPass /a balancer://c/ maxattempts=-1', 'ProxyPass /a balancer://c/ failonstatus=500,503',
+    'ProxyPass /a balancer://c/ failonstatus=500,abc', 'ProxyPass /a balancer://c/ failonstatus=600',
+    'ProxyPass /a balancer://c/ growth=0', 'ProxyPass /a balancer://c/ forcerecovery=x',
+    'ProxyPass /a balancer://c/ nonce=None stickysession=JSESSIONID|jsessionid',
+    'ProxyPass /a balancer://c/ retry=5', 'ProxyPassMatch ^/(.*)$ http://b/$1 timeout=abc',
+    '<Location /l>\nProxyPass http://b/ keepalive=maybe\n</Location>', 'ProxyPass /a http://b/ ! timeout=abc',
+    'ProxyPass /a ! timeout=abc', 'ProxyPass /a unix:/run/php.sock|fcgi://localhost/ timeout=0',
+]
+
+
 @needs_httpd
-@pytest.mark.parametrize("line", PROXY_CASES)
+@pytest.mark.parametrize("line", PROXY_CASES + PROXY_PARAM_CASES)
 def test_lint_and_httpd_agree_on_proxy_pass(tmp_path, line):
-    """mod_proxy's ProxyPass and ProxyPassReverse words and worker URL (not the parameters'
-    values)."""
+    """mod_proxy's ProxyPass and ProxyPassReverse words, worker URL and parameters."""
     test_lint_and_httpd_agree_on_the_value(tmp_path, "\n".join(
         httpd.load_module_line(m) for m in ("proxy", "proxy_http", "proxy_fcgi", "proxy_balancer",
                                             "slotmem_shm", "lbmethod_byrequests")) + "\n" + line)
+
+@needs_httpd
+@pytest.mark.parametrize("line", [
+    'ProxyPass /a http://b/ hcmethod=GET',
+    'ProxyPass /a http://b/ bogus=1',
+    'ProxyPass /a http://b/ hcinterval=abc',
+    'ProxyPass /a http://b/ timeout=0 hcfails=2',
+    'ProxyPass /a http://b/ hcinterval=50ms',
+    'ProxyPass /a http://b/ hcinterval=100ms',
+    'ProxyPass /a http://b/ hcpasses=-1',
+])
+def test_lint_and_httpd_agree_on_health_check_parameters(tmp_path, line):
+    """With mod_proxy_hcheck loaded, its hc* keys are a worker's too (their values partly judged)."""
+    test_lint_and_httpd_agree_on_the_value(tmp_path, "\n".join(
+        httpd.load_module_line(m) for m in ("proxy", "proxy_http", "proxy_hcheck")) + "\n" + line)
+
 
 
 @needs_httpd

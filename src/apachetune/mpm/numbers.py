@@ -89,3 +89,37 @@ def max_mem_free(arg: str) -> int | None:
     if value < 0 or read.overflow:  # httpd's check: negative, or ERANGE
         return None
     return (value & 0xFFFFFFFF) * 1024 % 2**32 // 1024
+
+
+_INT64_MAX = 2**63 - 1
+# The largest count each unit takes before its microseconds would overflow (CHECK_OVERFLOW).
+_UNIT_LIMIT = {"s": _INT64_MAX // 10**6, "h": _INT64_MAX // 3600 // 10**6, "ms": _INT64_MAX // 1000,
+               "mi": _INT64_MAX // 60 // 10**6}
+_UNIT_US = {"s": 10**6, "h": 3600 * 10**6, "ms": 1000, "mi": 60 * 10**6}
+
+
+def timeout_parameter(text: str, default_unit: str) -> int | None:
+    """ap_timeout_parameter_parse: the time in microseconds, or None where httpd refuses it.
+    apr_strtoi64 reads the digits (none read is 0: "s" and "ms" are zero); the unit is what
+    follows, or `default_unit` when nothing does; only its first letters count: s(econds),
+    h(ours), ms, mi(nutes)."""
+    read = strtol(text)
+    if read.overflow:
+        return None  # errno ERANGE
+    value = read.value or 0
+    rest = read.rest or default_unit
+    if value < 0:
+        return None
+    unit = rest[:2] if rest[:1] == "m" else rest[:1]
+    if unit not in _UNIT_LIMIT or value > _UNIT_LIMIT[unit]:
+        return None
+    return value * _UNIT_US[unit]
+
+
+def atof(text: str) -> float:
+    """C's atof: strtod of the longest prefix that reads as a number, 0.0 when none does."""
+    m = _STRTOD.match(text)
+    if not m or not m.group(0).strip(" \t\n\v\f\r+-"):
+        return 0.0
+    value = strtod_strict(m.group(0))
+    return 0.0 if value is None else value

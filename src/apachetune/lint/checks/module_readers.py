@@ -1,7 +1,8 @@
 """What the readers of the common modules refuse (AT510, in httpd's words): mod_alias's Alias and
 Redirect, mod_filter's AddOutputFilterByType, mod_setenvif's missing words, mod_reqtimeout's
 RequestReadTimeout, mod_deflate's level, mod_negotiation's ForceLanguagePriority, mod_rewrite's
-argument line and flags, mod_headers' Header, mod_proxy's ProxyPass and ProxyPassReverse,
+argument line and flags, mod_headers' Header, mod_proxy's ProxyPass (its parameters' values:
+proxy_params.py) and ProxyPassReverse,
 mod_ssl's protocols, verify levels, session cache and certificate paths, mod_expires' codes,
 mod_log_config's CustomLog condition and mod_autoindex's IndexOptions. Judged only where the
 module is loaded (otherwise the directive is AT502's). Regular expressions only where PCRE and
@@ -25,6 +26,7 @@ from apachetune.config.directives import shipped_modules
 from apachetune.config.effective import ResolvedDirective
 from apachetune.config.pcre import regex_surely_invalid
 from apachetune.config.words import WHITESPACE, is_url, join_words, split_words
+from apachetune.lint.checks import proxy_params
 from apachetune.lint.checks.core_readers import (
     AFTER_2_4_63,
     log_directory_missing,
@@ -416,8 +418,8 @@ def worker_url_error(url: str) -> str | None:
 
 
 def proxy_pass_error(name: str, words: list[str], location: bool) -> str | None:
-    """add_pass: the path (unless in a <Location>), the URL, flags and key=value parameters;
-    the parameters' own values are not judged."""
+    """add_pass: the path (unless in a <Location>), the URL, flags and key=value parameters
+    (their values: proxy_params.py)."""
     fake: str | None = "(location)" if location else None
     real: str | None = None
     regex = name == "ProxyPassMatch"
@@ -451,7 +453,8 @@ def proxy_pass_error(name: str, words: list[str], location: bool) -> str | None:
 
 def _proxy_pass(ctx: LintContext, item: ResolvedDirective) -> str | None:
     location = any(p.lname in ("location", "locationmatch") for p in item.parents)
-    return proxy_pass_error("ProxyPassMatch" if item.lname == "proxypassmatch" else "ProxyPass", item.args, location)
+    name = "ProxyPassMatch" if item.lname == "proxypassmatch" else "ProxyPass"
+    return proxy_pass_error(name, item.args, location) or proxy_params.params_error(ctx, item, location)
 
 
 def _proxy_pass_reverse(ctx: LintContext, item: ResolvedDirective) -> str | None:

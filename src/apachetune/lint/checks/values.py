@@ -17,33 +17,12 @@ from apachetune.lint.checks import authz_readers, core_readers, expressions, mod
 from apachetune.lint.checks.core_readers import startup_error
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Finding
-from apachetune.mpm.numbers import atoi, max_mem_free, strtol
-
-_INT64_MAX = 2**63 - 1
-# ap_timeout_parameter_parse: decimal digits (apr_strtoi64, so an optional sign), then a unit of
-# which only the first letters are looked at: s(econds), ms, mi(nutes), h(ours); none = seconds.
-_UNIT_LIMIT = {"s": _INT64_MAX // 10**6, "h": _INT64_MAX // 10**6 // 3600, "ms": _INT64_MAX // 1000,
-               "mi": _INT64_MAX // 10**6 // 60}
+from apachetune.mpm.numbers import atoi, max_mem_free, timeout_parameter
 
 
 def timeout_ok(text: str) -> bool:
     """Whether ap_timeout_parameter_parse(text, ..., "s") succeeds."""
-    read = strtol(text)
-    if read.value is None:
-        return False  # no digits: the unit test below sees the first character and fails
-    if read.overflow or read.value < 0:
-        return False  # strtoll's ERANGE, or a negative time
-    value = read.value
-    rest = read.rest or "s"
-    if rest[0] == "s":
-        unit = "s"
-    elif rest[0] == "h":
-        unit = "h"
-    elif rest[:2] in ("ms", "mi"):
-        unit = rest[:2]
-    else:
-        return False
-    return value <= _UNIT_LIMIT[unit]
+    return timeout_parameter(text, "s") is not None
 
 
 def _keepalive_timeout(args: list[str]) -> str | None:
