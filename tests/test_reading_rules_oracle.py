@@ -18,7 +18,8 @@ from httpd_oracle import APACHE2, needs_httpd, run_httpd
 CASES = [
     "KeepAliveTimeout -1", "KeepAliveTimeout abc", "KeepAliveTimeout 1e3", "KeepAliveTimeout 0x10",
     "KeepAliveTimeout 99999999999999999999", "KeepAliveTimeout 5", "KeepAliveTimeout 5ms",
-    "KeepAliveTimeout 2min", "KeepAliveTimeout 1h", "KeepAliveTimeout 5.5",
+    "KeepAliveTimeout 2min", "KeepAliveTimeout 1h", "KeepAliveTimeout 5.5", "KeepAliveTimeout s",
+    "KeepAliveTimeout ms", "KeepAliveTimeout h", "KeepAliveTimeout x", "KeepAliveTimeout -0", "KeepAliveTimeout +5",
     "ListenCoresBucketsRatio 0", "ListenCoresBucketsRatio -1", "ListenCoresBucketsRatio abc",
     "ListenCoresBucketsRatio 2", "Listen", "Listen 127.0.0.1:8081 http", "Define a b c", "Define a:b",
     "Define a b", "Include a b", "ServerRoot /nonexistent", "AsyncRequestWorkerFactor nan",

@@ -10,11 +10,13 @@ import ctypes.util
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from apachetune.mpm.numbers import atoi, strtol
+from apachetune.mpm.numbers import atof, atoi, strtol
 
 _LIBC = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
 _LIBC.strtol.restype = ctypes.c_long
 _LIBC.strtol.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_int]
+_LIBC.atof.restype = ctypes.c_double
+_LIBC.atof.argtypes = [ctypes.c_char_p]
 
 
 def _c_strtol(text: str) -> tuple[int, int, bool]:
@@ -45,3 +47,10 @@ def test_strtol_reads_what_the_c_library_reads(text):
     else:
         assert (read.value, read.rest, read.overflow) == (value, text[consumed:], erange)
         assert atoi(text) == ctypes.c_int(value).value  # atoi: the long cast to int
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=" \t+-0123456789.eExXpPa", max_size=20))
+def test_atof_reads_what_the_c_library_reads(text):
+    expected = _LIBC.atof(text.encode())
+    assert atof(text) == expected or (expected != expected and atof(text) != atof(text))
