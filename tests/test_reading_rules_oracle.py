@@ -85,6 +85,13 @@ CASES = [
     "HttpProtocolOptions Allow0.9\nHttpProtocolOptions Require1.0",
     "HttpProtocolOptions Allow0.9\n<VirtualHost *:80>\nHttpProtocolOptions Require1.0\n</VirtualHost>",
     "CoreDumpDirectory /nonexistent", "CoreDumpDirectory /etc/passwd", "CoreDumpDirectory /tmp",
+    # the buffer sizes, LimitXMLRequestBody, Mutex (the event MPM registers no mpm-accept)
+    "SendBufferSize 100", "SendBufferSize 0", "ReceiveBufferSize 511", "ReceiveBufferSize 512",
+    "LimitXMLRequestBody -1", "LimitXMLRequestBody 3074457345618258602", "LimitXMLRequestBody 3074457345618258601",
+    "Mutex bogus", "Mutex", "Mutex posixsem", "Mutex sysvsem mpm-accept", "Mutex default bogus-mutex-name",
+    "Mutex none", "Mutex no default", "Mutex file:/tmp default omitpid", "Mutex file:/etc/passwd",
+    "Mutex sem:/tmp", "Mutex flock:relative", "Mutex yes", "Mutex fcntl:", "Mutex Default", "Mutex default Default",
+    "Mutex default watchdog-callback",
 ]
 
 
@@ -250,6 +257,8 @@ REWRITE_CASES = [
 
 
 HEADER_CASES = [
+    'Header edit Location "^(http" https', 'Header edit Location "^http://" "https://"', 'Header echo "^(X"',
+    "Header echo ^X-", "Header edit* Set-Cookie \"(?i)(;\\s*secure)\" \"\"",
     "Header set X-Frame-Options SAMEORIGIN", "Header set X-Frame-Options SAMEORIGIN always",
     "Header always set X-Frame-Options SAMEORIGIN", "Header onsuccess unset Server",
     "Header set Content-Security-Policy default-src 'self'", "Header sett X y", "Header set X",
@@ -278,6 +287,12 @@ PROXY_CASES = [
     "<Location /x>\nProxyPassReverse /y http://b/\n</Location>", "<Location /x>\nProxyPassReverse http://b/ interpolate\n</Location>",
     "<Location /x>\nProxyPass http://b/ bogus\n</Location>", "<Location /x>\nProxyPass http://b/ /c\n</Location>",
     "ProxyPassReverse /a interpolate",
+    # mod_proxy's own small readers
+    "ProxyReceiveBufferSize 100", "ProxyIOBufferSize 0", "ProxyIOBufferSize 511", "ProxyTimeout 0", "ProxyTimeout 5",
+    "BalancerGrowth 1001", "BalancerGrowth 5", "ProxyErrorOverride maybe", "ProxyErrorOverride On 404 500",
+    "ProxyErrorOverride Off 404", "ProxyErrorOverride On abc", "ProxyErrorOverride On 302", "ProxyErrorOverride 404",
+    "ProxyErrorOverride On\nProxyErrorOverride 404", "<Location /a>\nProxyErrorOverride On\n</Location>\nProxyErrorOverride 404",
+    "Mutex default rewrite-map proxy", "Mutex none proxy",
 ]
 
 

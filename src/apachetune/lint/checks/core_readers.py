@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from apachetune.config import observed
 from apachetune.config.apr import AddressError, libc_ipv6, parse_addr_port
 from apachetune.config.conditions import Version, at_least
+from apachetune.config.directives import shipped_modules
 from apachetune.config.effective import ResolvedDirective, ResolvedSection
 from apachetune.config.words import join_words
 from apachetune.lint.context import LintContext
@@ -484,6 +485,56 @@ def _core_dump_directory(ctx: LintContext) -> Iterator[Finding]:
         yield refusal(ctx, f"CoreDumpDirectory {path} {state}", item)
 
 
+_MUTEX_MECHANISMS = ("(Mutex mechanisms are: 'none', 'default', 'flock:/path/to/file', 'fcntl:/path/to/file', "
+                     "'file:/path/to/file', 'pthread', 'sysvsem', 'posixsem', 'sem')")
+_MECHANISMS = frozenset({"none", "no", "default", "yes", "fcntl", "file", "flock", "posixsem", "sem", "sysvsem",
+                         "pthread"})  # ap_parse_mutex with Linux's APR (every mechanism compiled in)
+# The mutex types each shipped module registers (ap_mutex_register in its pre_config), besides
+# core's "default"; compared case-sensitively.
+_MUTEX_TYPES = {
+    "mpm_prefork_module": ("mpm-accept",), "mpm_worker_module": ("mpm-accept",),
+    "auth_digest_module": ("authdigest-client", "authdigest-opaque"), "authn_socache_module": ("authn-socache",),
+    "cache_socache_module": ("cache-socache",), "watchdog_module": ("watchdog-callback",),
+    "ldap_module": ("ldap-cache",), "lua_module": ("lua-ivm-shm",), "rewrite_module": ("rewrite-map",),
+    "proxy_module": ("proxy",), "proxy_balancer_module": ("proxy-balancer-shm",),
+    "ssl_module": ("ssl-cache", "ssl-stapling", "ssl-stapling-refresh"), "tls_module": ("tls-session-cache",),
+}
+
+
+def mutex_error(ctx: LintContext, words: list[str]) -> str | None:
+    """ap_set_mutex: a mechanism, its directory (an existing one; judged as path_to_check says),
+    then mutex types the loaded modules registered (checked last first), none only where allowed
+    (no stock type allows it)."""
+    if not words or not words[0]:
+        return f"Mutex requires at least a mechanism argument {_MUTEX_MECHANISMS}"
+    mechdir = words[0]
+    mech, _, where = mechdir.partition(":")
+    if mech.lower() not in _MECHANISMS:
+        return f"Invalid Mutex argument {mechdir} {_MUTEX_MECHANISMS}"
+    literal = mech.lower() in ("posixsem", "sem")  # a semaphore's name, not ServerRoot-relative
+    if where and not ctx.from_dump and (not literal or os.path.isabs(where)):
+        checked = path_to_check(ctx, where)
+        if checked is not None and observed.path_kind(checked[1]) != "dir":
+            return f"Invalid Mutex directory in argument {mechdir}"
+    none = mech.lower() in ("none", "no")
+    types = [w for w in words[1:] if w.lower() != "omitpid"] or ["default"]
+    known: set[str] | None = None  # None: which types exist is not known (a dump, a third-party module)
+    if not ctx.from_dump and all(m in shipped_modules() or m.endswith(".c") for m in ctx.eff.modules):
+        known = {"default"}.union(*(names for module, names in _MUTEX_TYPES.items() if ctx.module_loaded(module)))
+    for kind in reversed(types):
+        if known is not None and kind not in known:
+            return f"Mutex type {kind} is not valid"
+        if none:
+            return f"None is not allowed for mutex type {kind}"
+    return None
+
+
+def _mutexes(ctx: LintContext) -> Iterator[Finding]:
+    for item in ctx.items_named("mutex"):
+        if isinstance(item, ResolvedDirective) and (message := mutex_error(ctx, item.args)):
+            yield refusal(ctx, message, item)
+
+
 def tree_is_here(ctx: LintContext) -> bool:
     """Whether the configuration is installed on this machine (or under --root): its main file
     lies under its ServerRoot there. The file-system checks are made only then: a tree copied
@@ -550,5 +601,5 @@ _DIRECTORY_SCOPES = {"directory", "directorymatch", "location", "locationmatch",
 
 _READERS = (_options, _overrides, _listen_addresses, _vhost_addresses, _else_without_if, _limit_trace,
             _keywords, _server_names, _root_user, _error_documents, _request_limits, _etags, _server_aliases,
-            _ranges, _http_protocol_options)
+            _ranges, _http_protocol_options, _mutexes)
 _READERS_OF_THIS_MACHINE = (_log_levels, _document_roots, _core_dump_directory, _error_log_directories)

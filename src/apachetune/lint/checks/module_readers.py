@@ -49,6 +49,8 @@ def refused(ctx: LintContext) -> Iterator[Finding]:
         yield from _cache_dirs(ctx)
     if not ctx.from_dump and ctx.module_loaded("log_config_module"):  # a dump is another machine's
         yield from _custom_log_directories(ctx)
+    if ctx.module_loaded("proxy_module") and at_least(Version.parse(ctx.eff.httpd_version), "2.4.48"):
+        yield from _error_overrides(ctx)
     readers = _READERS if ctx.from_dump else (*_READERS, *_SSL_FILES)
     for lname, module, reader in readers:
         if not ctx.module_loaded(module):
@@ -313,7 +315,7 @@ def header_error(name: str, words: list[str], judge: Judge | None = None) -> str
     action = rest.pop(0) if rest else ""
     if name == "Header" and action.lower() in ("always", "onsuccess"):
         action = rest.pop(0) if rest else ""
-    rest = rest[1:]  # the header's name
+    header, rest = (rest[0] if rest else ""), rest[1:]
     if len(rest) > 3:
         return f"{name} has too many arguments"
     value, subs, envclause = _padded(rest)
@@ -324,6 +326,8 @@ def header_error(name: str, words: list[str], judge: Judge | None = None) -> str
     if act in ("edit", "edit*"):
         if subs is None:
             return "Header edit requires a match and a substitution"
+        if value is not None and regex_surely_invalid(value):
+            return "Header edit regex could not be compiled"
     elif envclause is not None:
         return "Too many arguments to directive"
     else:
@@ -333,6 +337,8 @@ def header_error(name: str, words: list[str], judge: Judge | None = None) -> str
             return "header unset takes two arguments" if act == "unset" else "Header echo takes two arguments"
         if act == "echo" and name != "Header":
             return "Header echo only valid on Header directives"
+        if act == "echo" and regex_surely_invalid(header):
+            return "Header echo regex could not be compiled"
         return _condition_error(value if value is not None else envclause, judge)
     if value is None:
         return "Header requires three arguments"
@@ -869,7 +875,48 @@ _READERS = (
     ("sslpassphrasedialog", "ssl_module", _pass_phrase_dialog),
     ("sslrandomseed", "ssl_module", _random_seed),
     ("proxystatus", "proxy_module", _proxy_status),
+    ("proxyreceivebuffersize", "proxy_module", lambda ctx, item: _at_least_512("ProxyReceiveBufferSize", item)),
+    ("proxyiobuffersize", "proxy_module", lambda ctx, item: _at_least_512("ProxyIOBufferSize", item)),
+    ("proxytimeout", "proxy_module", lambda ctx, item: (
+        "Proxy Timeout must be at least 1 second." if len(item.args) == 1 and atoi(item.args[0]) < 1 else None)),
+    ("balancergrowth", "proxy_module", lambda ctx, item: (
+        "BalancerGrowth must be between 0 and 1000" if len(item.args) == 1 and not 0 <= atoi(item.args[0]) <= 1000
+        else None)),
 )
+
+
+def _at_least_512(name: str, item: ResolvedDirective) -> str | None:
+    """mod_proxy's set_recv_buffer_size / set_io_buffer_size: 0 or at least 512 bytes."""
+    if len(item.args) != 1:
+        return None
+    size = strtol(item.args[0]).value or 0
+    return f"{name} must be >= 512 bytes, or 0 for system default." if size < 512 and size != 0 else None
+
+
+def _error_overrides(ctx: LintContext) -> Iterator[Finding]:
+    """set_proxy_error_override (2.4.48+, ITERATE): On or Off first, then status codes 400-599
+    after an On; the state is the section's, carried from one ProxyErrorOverride line to the next."""
+    state: dict[int, bool | None] = {}  # id(the enclosing section), 0 for a server -> On/Off so far
+    for item in ctx.items_named("proxyerroroverride"):
+        if not isinstance(item, ResolvedDirective):
+            continue
+        scope = id(item.parents[-1]) if item.parents else 0
+        for word in item.args:
+            message = None
+            if word.lower() in ("on", "off"):
+                state[scope] = word.lower() == "on"
+            elif state.get(scope) is None:
+                message = "ProxyErrorOverride first parameter must be one of: off | on"
+            elif not word[:1].isdigit() or not word[:1].isascii():
+                message = "ProxyErrorOverride: status codes to intercept must be numeric"
+            elif not state[scope]:
+                message = "ProxyErrorOverride: status codes must follow a value of 'on'"
+            elif not 400 <= (strtol(word).value or 0) < 600:
+                message = ("ProxyErrorOverride: status codes to intercept must be valid HTTP Status Codes "
+                           ">=400 && <600")
+            if message:
+                yield ctx.finding("AT510", startup_error(message), item)
+                break
 
 
 def _ssl_path(kind: str) -> Callable[[LintContext, ResolvedDirective], str | None]:

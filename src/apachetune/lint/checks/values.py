@@ -10,14 +10,14 @@ server/mpm_common.c ap_mpm_set_max_mem_free; server/mod_so.c load_module (httpd 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from apachetune.config.effective import ResolvedSection
 from apachetune.lint.checks import authz_readers, core_readers, expressions, module_readers
 from apachetune.lint.checks.core_readers import startup_error
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Finding
-from apachetune.mpm.numbers import atoi, max_mem_free, timeout_parameter
+from apachetune.mpm.numbers import atoi, max_mem_free, strtol, timeout_parameter
 
 
 def timeout_ok(text: str) -> bool:
@@ -41,8 +41,29 @@ def _max_mem_free(args: list[str]) -> str | None:
     return None if args and max_mem_free(args[0]) is not None else f"Invalid MaxMemFree value: {args[0]}"
 
 
+def _buffer_size(name: str) -> Callable[[list[str]], str | None]:
+    """ap_set_send_buffer_size / ap_set_receive_buffer_size: atoi, 0 or at least 512."""
+    def read(args: list[str]) -> str | None:
+        size = atoi(args[0])
+        return f"{name} must be >= 512 bytes, or 0 for system default." if size < 512 and size != 0 else None
+    return read
+
+
+_XML_BODY_MAX = (2**64 - 1) // 6 - 1  # AP_MAX_LIMIT_XML_BODY: APR_SIZE_MAX / 6 - 1
+
+
+def _xml_body(args: list[str]) -> str | None:
+    """set_limit_xml_req_body: atol, not negative, at most AP_MAX_LIMIT_XML_BODY."""
+    limit = strtol(args[0]).value or 0
+    if limit < 0:
+        return "LimitXMLRequestBody requires a non-negative integer."
+    return f"LimitXMLRequestBody must not exceed {_XML_BODY_MAX}" if limit > _XML_BODY_MAX else None
+
+
 READERS = {"keepalivetimeout": _keepalive_timeout, "listencoresbucketsratio": _buckets_ratio,
-           "listen": _listen, "maxmemfree": _max_mem_free}
+           "listen": _listen, "maxmemfree": _max_mem_free,
+           "sendbuffersize": _buffer_size("SendBufferSize"), "receivebuffersize": _buffer_size("ReceiveBufferSize"),
+           "limitxmlrequestbody": _xml_body}
 
 
 def refused_values(ctx: LintContext) -> Iterator[Finding]:
