@@ -441,7 +441,10 @@ def test_saturation_is_predicted_from_what_a_request_takes_here():
     report = run_plans(ValidationSetup("mpmd", "worker", directives, 1, 40, 1.0, use_wrk=False), ["sweep"])
     sat = next(v for v in report.verdicts if v.name == "saturation throughput")
     assert sat.predicted < 0.9 * 1 / 0.040, sat  # not the 25 req/s the stated 40 ms gives
-    assert sat.passed, sat
+    # judged, and passed; or, while other processes took most of the CPUs (two hogs beside the
+    # suite: 13.5 measured against 16.8), a miss not judged and said so
+    assert sat.passed or (sat.passed is None and any("saturation throughput not judged" in n for n in report.notes)), \
+        (sat, report.notes)
 
 
 def test_a_pool_short_of_its_processes_is_predicted_for_the_processes_it_ran():
