@@ -25,6 +25,7 @@ from apachetune.config.effective import ResolvedDirective, ResolvedSection
 from apachetune.config.pcre import regex_surely_invalid
 from apachetune.config.words import is_url, next_word
 from apachetune.lint.checks.core_readers import refusal, status_supported
+from apachetune.lint.checks.filters import unknown_provider
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Finding
 from apachetune.mpm.numbers import atoi
@@ -139,10 +140,14 @@ def _setenvif_exprs(ctx: LintContext) -> Iterator[Finding]:
 
 
 def _filter_providers(ctx: LintContext) -> Iterator[Finding]:
-    """FilterProvider NAME PROVIDER EXPR: the expression is the third word."""
+    """FilterProvider NAME PROVIDER EXPR: the provider must be a registered output filter, then
+    the expression (the third word) is parsed."""
     if not ctx.module_loaded("filter_module"):
         return
     for item in ctx.items_named("filterprovider"):
-        if isinstance(item, ResolvedDirective) and len(item.args) == 3 \
-                and (err := expression_error(ctx, item.args[2])):
+        if not isinstance(item, ResolvedDirective) or len(item.args) != 3:
+            continue
+        if message := unknown_provider(ctx, [item.args[1]]):
+            yield refusal(ctx, message, item)
+        elif err := expression_error(ctx, item.args[2]):
             yield refusal(ctx, f"Error parsing FilterProvider expression:{err}", item)

@@ -26,7 +26,7 @@ from apachetune.config.directives import shipped_modules
 from apachetune.config.effective import ResolvedDirective
 from apachetune.config.pcre import regex_surely_invalid
 from apachetune.config.words import WHITESPACE, is_url, join_words, split_words
-from apachetune.lint.checks import proxy_params
+from apachetune.lint.checks import filters, proxy_params
 from apachetune.lint.checks.core_readers import (
     AFTER_2_4_63,
     log_directory_missing,
@@ -141,7 +141,10 @@ def _redirect(ctx: LintContext, item: ResolvedDirective) -> str | None:
 
 
 def _filter_by_type(ctx: LintContext, item: ResolvedDirective) -> str | None:
-    return "AddOutputFilterByType requires at least two arguments" if len(item.args) < 2 else None
+    """filter_bytype: two words at least, then each provider of "A;B" (apr_strtok: empty ones skipped)."""
+    if len(item.args) < 2:
+        return "AddOutputFilterByType requires at least two arguments"
+    return None if ctx.from_dump else filters.unknown_provider(ctx, [n for n in item.args[0].split(";") if n])
 
 
 def _setenvif(ctx: LintContext, item: ResolvedDirective) -> str | None:
