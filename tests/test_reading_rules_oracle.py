@@ -480,6 +480,29 @@ def test_lint_and_httpd_agree_on_loading_each_module_alone(tmp_path, so):
         assert len(refused) == 1 and f"undefined symbol: {said[1]} " in refused[0], (so, said[1], refused)
 
 
+# Authentication providers (lint/checks/authz_readers.py authn_refused), AllowMethods, and mod_ldap's
+# directives (the registry once named their module util_ldap_module, after util_ldap.c).
+AUTHN_CASES = [
+    *(("authn_core+authz_core+auth_basic+auth_digest+authn_file+authn_anon+allowmethods+ldap+authnz_ldap", line) for line in (
+        "<Directory /srv>\nAuthType Basic\nAuthName x\nAuthBasicProvider file\n</Directory>",
+        "<Directory /srv>\nAuthBasicProvider bogus\n</Directory>", "<Directory /srv>\nAuthBasicProvider file dbm\n</Directory>",
+        "<Directory /srv>\nAuthBasicProvider File\n</Directory>", "<Directory /srv>\nAuthBasicProvider anon ldap\n</Directory>",
+        "<Directory /srv>\nAuthDigestProvider anon\n</Directory>", "<Directory /srv>\nAuthDigestProvider file\n</Directory>",
+        "<Directory /srv>\nAuthDigestProvider ldap\n</Directory>",
+        "<AuthnProviderAlias file mine>\nAuthUserFile /tmp/x\n</AuthnProviderAlias>\n<Directory /srv>\nAuthDigestProvider mine\n</Directory>",
+        "<Directory /srv>\nAllowMethods GET POST\n</Directory>", "<Directory /srv>\nAllowMethods reset\n</Directory>",
+        "<Directory /srv>\nAllowMethods get\n</Directory>", "<Directory /srv>\nAllowMethods GET reset\n</Directory>",
+        "LDAPVerifyServerCert Off", "LDAPVerifyServerCert bogus", "LDAPCacheEntries 100")),
+    ("authn_core+authz_core+auth_basic", "<Directory /srv>\nAuthBasicProvider file\n</Directory>"),
+]
+
+
+@needs_httpd
+@pytest.mark.parametrize("module, line", AUTHN_CASES)
+def test_lint_and_httpd_agree_on_authentication_providers(tmp_path, module, line):
+    test_lint_and_httpd_agree_on_an_expression(tmp_path, module, line)
+
+
 # ap_expr (config/ap_expr.py, lint/checks/expressions.py): the parser's own messages, wrapped in
 # each directive's words; which modules are loaded decides SSL_* and HC_* names.
 EXPRESSION_CASES = [

@@ -94,7 +94,8 @@ def contexts(allowed: str) -> list[str]:
 
 def module_id(source: str) -> str:
     special = {"core.c": "core_module", "http_core.c": "http_module", "prefork.c": "mpm_prefork_module",
-               "worker.c": "mpm_worker_module", "event.c": "mpm_event_module"}
+               "worker.c": "mpm_worker_module", "event.c": "mpm_event_module",
+               "util_ldap.c": "ldap_module"}  # mod_ldap.so is built from util_ldap.c
     if source in special:
         return special[source]
     return source.removeprefix("mod_").removesuffix(".c") + "_module"

@@ -117,3 +117,61 @@ def require_ip_error(words: list[str]) -> str | None:
         if err:
             return f"ip address '{word}' appears to be invalid: {err}"
     return None
+
+
+# The authentication providers each shipped module registers, and whether each can answer Digest
+# (its get_realm_hash is set: mod_authn_anon's and mod_authnz_ldap's are NULL).
+_AUTHN_PROVIDERS = {"authn_file_module": ("file", True), "authn_dbm_module": ("dbm", True),
+                    "authn_dbd_module": ("dbd", True), "authn_socache_module": ("socache", True),
+                    "authn_anon_module": ("anon", False), "authnz_ldap_module": ("ldap", False)}
+_AUTHN_DIRECTIVES = {"authbasicprovider": ("auth_basic_module", "Basic"),
+                     "authdigestprovider": ("auth_digest_module", "Digest"),
+                     "authformprovider": ("auth_form_module", "Form")}
+
+
+def _authn_providers(ctx: LintContext) -> dict[str, bool] | None:
+    """Provider name -> answers Digest, or None when a loaded module apachetune has no table for
+    may register more. <AuthnProviderAlias> names count wherever they are (httpd needs them
+    first: this errs towards silence); an alias answers both, a FastCGI provider Basic only."""
+    if any(m not in shipped_modules() and not m.endswith(".c") for m in ctx.eff.modules):
+        return None
+    names = {name: digest for module, (name, digest) in _AUTHN_PROVIDERS.items() if ctx.module_loaded(module)}
+    for item in ctx.items_named("authnprovideralias"):
+        if len(item.args) > 1:
+            names[item.args[1]] = True
+    for item in ctx.items_named("authnzfcgidefineprovider"):
+        if len(item.args) > 1 and item.args[0] == "authn":
+            names.setdefault(item.args[1], False)
+    return names
+
+
+def authn_refused(ctx: LintContext) -> Iterator[Finding]:
+    """mod_auth_basic/_digest/_form add_authn_provider: each provider name (case-sensitive) a
+    loaded module or the configuration registers, and one that answers the scheme; and
+    mod_allowmethods' methods."""
+    providers = None
+    for lname, (module, scheme) in _AUTHN_DIRECTIVES.items():
+        if not ctx.module_loaded(module):
+            continue
+        for item in ctx.items_named(lname):
+            if not isinstance(item, ResolvedDirective):
+                continue
+            providers = providers if providers is not None else _authn_providers(ctx)
+            if providers is None:
+                return
+            for name in item.args:
+                if name not in providers:
+                    yield refusal(ctx, f"Unknown Authn provider: {name}", item)
+                    break
+                if scheme == "Digest" and not providers[name]:
+                    yield refusal(ctx, f"The '{name}' Authn provider doesn't support Digest Authentication", item)
+                    break
+    if ctx.module_loaded("allowmethods_module"):
+        methods = _methods(ctx)
+        for item in ctx.items_named("allowmethods"):
+            if not isinstance(item, ResolvedDirective) or (len(item.args) == 1 and item.args[0].lower() == "reset"):
+                continue
+            if not item.args:
+                yield refusal(ctx, "AllowMethods: No method or 'reset' keyword given", item)
+            elif bad := next((w for w in item.args if w not in methods), None):
+                yield refusal(ctx, f"AllowMethods: Invalid Method '{bad}'", item)

@@ -78,6 +78,7 @@ def refused_values(ctx: LintContext) -> Iterator[Finding]:
     yield from module_readers.refused(ctx)
     if not ctx.from_dump:  # a dump shows no LoadModule: which providers are loaded is not known
         yield from authz_readers.refused(ctx)
+        yield from authz_readers.authn_refused(ctx)
     yield from expressions.refused(ctx)
     for module, path, position in ctx.eff.wrong_identifiers:
         yield ctx.finding("AT510", f"Can't locate API module structure `{module}' in file {path}: {path}: "
