@@ -86,7 +86,8 @@ CASES = [
     "HttpProtocolOptions Allow0.9\n<VirtualHost *:80>\nHttpProtocolOptions Require1.0\n</VirtualHost>",
     "CoreDumpDirectory /nonexistent", "CoreDumpDirectory /etc/passwd", "CoreDumpDirectory /tmp",
     # the buffer sizes, LimitXMLRequestBody, Mutex (the event MPM registers no mpm-accept)
-    "SendBufferSize 100", "SendBufferSize 0", "ReceiveBufferSize 511", "ReceiveBufferSize 512",
+    "SendBufferSize 100", "SendBufferSize 0", "ReceiveBufferSize 511", "ReceiveBufferSize 512", "SendBufferSize 1 2",
+    "LogIOTrackTTFB bogus", "LogIOTrackTTFB on", "ListenBacklog 1 2", "GracefulShutdownTimeout",
     "LimitXMLRequestBody -1", "LimitXMLRequestBody 3074457345618258602", "LimitXMLRequestBody 3074457345618258601",
     "Mutex bogus", "Mutex", "Mutex posixsem", "Mutex sysvsem mpm-accept", "Mutex default bogus-mutex-name",
     "Mutex none", "Mutex no default", "Mutex file:/tmp default omitpid", "Mutex file:/etc/passwd",

@@ -65,13 +65,14 @@ def parse_L(text: str) -> dict[str, dict]:
 
 def arg_kinds(source: str, ref: str) -> dict[str, str]:
     """Each directive's AP_INIT_* kind from httpd's command tables, including those written
-    through mod_ssl's SSL_CMD_* macros (SSL_CMD_DIR's kind is its third argument) and tables
-    that put a space after the parenthesis (mod_rewrite's)."""
+    through mod_ssl's SSL_CMD_* macros (SSL_CMD_DIR's kind is its third argument), tables that put
+    a space before or after the parenthesis (mod_logio's, mod_rewrite's) and those in headers
+    (include/ap_listen.h, include/mpm_common.h)."""
     text = subprocess.run(
-        ["git", "-C", source, "grep", "-h", "-E", r'AP_INIT_[A-Z0-9_]+\(\s*"|SSL_CMD_(SRV|DIR|ALL|PXY)\(', ref,
-         "--", "*.c"], capture_output=True, text=True).stdout
+        ["git", "-C", source, "grep", "-h", "-E", r'AP_INIT_[A-Z0-9_]+\s*\(\s*"|SSL_CMD_(SRV|DIR|ALL|PXY)\(', ref,
+         "--", "*.c", "*.h"], capture_output=True, text=True).stdout
     kinds = {}
-    for m in re.finditer(r'AP_INIT_([A-Z0-9_]+)\(\s*"([^"]+)"', text):
+    for m in re.finditer(r'AP_INIT_([A-Z0-9_]+)\s*\(\s*"([^"]+)"', text):
         kinds.setdefault(m[2].lower(), m[1])
     for m in re.finditer(r"SSL_CMD_(?:SRV|ALL|PXY)\(\s*([A-Za-z0-9]+)\s*,\s*([A-Z0-9_]+)", text):
         kinds.setdefault(("ssl" + m[1]).lower(), m[2])
