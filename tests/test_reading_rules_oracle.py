@@ -495,6 +495,7 @@ AUTHN_CASES = [
         "<Directory /srv>\nAllowMethods get\n</Directory>", "<Directory /srv>\nAllowMethods GET reset\n</Directory>",
         "LDAPVerifyServerCert Off", "LDAPVerifyServerCert bogus", "LDAPCacheEntries 100")),
     ("authn_core+authz_core+auth_basic", "<Directory /srv>\nAuthBasicProvider file\n</Directory>"),
+    ("authn_socache", "AuthnCacheEnable bogus"), ("authn_socache", "AuthnCacheEnable"),  # words taken from 2.4.64
 ]
 
 
