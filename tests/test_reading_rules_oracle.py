@@ -495,7 +495,9 @@ AUTHN_CASES = [
         "<Directory /srv>\nAllowMethods get\n</Directory>", "<Directory /srv>\nAllowMethods GET reset\n</Directory>",
         "LDAPVerifyServerCert Off", "LDAPVerifyServerCert bogus", "LDAPCacheEntries 100")),
     ("authn_core+authz_core+auth_basic", "<Directory /srv>\nAuthBasicProvider file\n</Directory>"),
-    ("authn_socache", "AuthnCacheEnable bogus"), ("authn_socache", "AuthnCacheEnable"),  # words taken from 2.4.64
+    # AP_INIT_NO_ARGS declares RAW_ARGS: words after these are taken (2.4.37 and 2.4.52 too)
+    ("authn_socache", "AuthnCacheEnable bogus"), ("authn_socache", "AuthnCacheEnable"),
+    ("socache_shmcb+ssl", "<Directory /srv>\nSSLRequireSSL bogus\n</Directory>"),
 ]
 
 

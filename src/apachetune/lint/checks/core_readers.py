@@ -21,7 +21,7 @@ from apachetune.config.apr import AddressError, libc_ipv6, parse_addr_port
 from apachetune.config.conditions import Version, at_least
 from apachetune.config.directives import shipped_modules
 from apachetune.config.effective import ResolvedDirective, ResolvedSection
-from apachetune.config.words import join_words
+from apachetune.config.words import WHITESPACE, join_words
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Finding, Fix
 from apachetune.mpm.numbers import atoi, strtol
@@ -529,6 +529,20 @@ def mutex_error(ctx: LintContext, words: list[str]) -> str | None:
     return None
 
 
+def _errors(ctx: LintContext) -> Iterator[Finding]:
+    """generate_error: Error stops httpd with its own text (quotes stripped when they match)."""
+    for item in ctx.items_named("error"):
+        if not isinstance(item, ResolvedDirective):
+            continue
+        text = item.args_text.strip(WHITESPACE)
+        if not text:
+            yield refusal(ctx, "The Error directive was used with no message.", item)
+        elif text[0] in "\"'" and text[-1] == text[0]:
+            yield refusal(ctx, text[1:-1], item)
+        else:
+            yield refusal(ctx, text, item)
+
+
 def _mutexes(ctx: LintContext) -> Iterator[Finding]:
     for item in ctx.items_named("mutex"):
         if isinstance(item, ResolvedDirective) and (message := mutex_error(ctx, item.args)):
@@ -601,5 +615,5 @@ _DIRECTORY_SCOPES = {"directory", "directorymatch", "location", "locationmatch",
 
 _READERS = (_options, _overrides, _listen_addresses, _vhost_addresses, _else_without_if, _limit_trace,
             _keywords, _server_names, _root_user, _error_documents, _request_limits, _etags, _server_aliases,
-            _ranges, _http_protocol_options, _mutexes)
+            _ranges, _http_protocol_options, _mutexes, _errors)
 _READERS_OF_THIS_MACHINE = (_log_levels, _document_roots, _core_dump_directory, _error_log_directories)

@@ -108,23 +108,17 @@ _WRONG_COUNT: dict[str, Callable[[int, list[str], bool], bool]] = {
 }
 
 
-# Kinds that changed after the source the registry was read from (httpd's 2.4.x of October 2024):
-# name -> (the first release known to read it so, its kind there). 2.4.71 takes words after
-# AuthnCacheEnable (NO_ARGS in 2.4.62's table): taken from 2.4.64, the first release after.
-_KINDS_SINCE = {"authncacheenable": ("2.4.64", "RAW_ARGS")}
-
-
-def _kind(ctx: LintContext, lname: str, kind: str | None) -> str | None:
-    later = _KINDS_SINCE.get(lname)
-    if later is not None and at_least(Version.parse(ctx.eff.httpd_version), later[0]):
-        return later[1]
-    return kind
+def _kind(kind: str | None) -> str | None:
+    """The kind httpd reads a directive with. AP_INIT_NO_ARGS declares RAW_ARGS in
+    include/http_config.h (both definitions of the macro), so "takes no arguments" is never
+    said: AuthnCacheEnable x and SSLRequireSSL x start 2.4.37, 2.4.52 and 2.4.71 alike."""
+    return "RAW_ARGS" if kind == "NO_ARGS" else kind
 
 
 def argument_count(ctx: LintContext) -> Iterator[Finding]:
     for lname, items in ctx.by_name().items():  # one spec a name
         spec = lookup(lname)
-        kind = _kind(ctx, lname, spec.kind) if spec is not None else None
+        kind = _kind(spec.kind) if spec is not None else None
         if spec is None or kind is None or kind not in _WRONG_COUNT \
                 or not any(ctx.module_loaded(m) for m in spec.modules) \
                 or (canonical(lname) is not None and ctx.startup is not None):
