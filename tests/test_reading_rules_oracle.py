@@ -93,6 +93,8 @@ CASES = [
     "Mutex none", "Mutex no default", "Mutex file:/tmp default omitpid", "Mutex file:/etc/passwd",
     "Mutex sem:/tmp", "Mutex flock:relative", "Mutex yes", "Mutex fcntl:", "Mutex Default", "Mutex default Default",
     "Mutex default watchdog-callback",
+    'Error bogus', 'Error "Need mod_ssl"', "Error", '<IfModule !ssl_module>\nError "mod_ssl is required"\n</IfModule>',
+    "<IfModule mime_module>\nError x\n</IfModule>",
 ]
 
 
