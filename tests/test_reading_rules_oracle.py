@@ -607,3 +607,37 @@ def test_each_bad_expression_is_refused_in_the_pinned_words(tmp_path):
         proc = run_httpd("-t", "-d", str(tmp_path), "-f", str(conf))
         said = proc.stderr.strip().splitlines()[-1]
         assert proc.returncode != 0 and f"AH00526: {said} (httpd will not start)" == message, (number, said, message)
+
+# One-value readers of the stock modules (lint/checks/simple_readers.py).
+SIMPLE_CASES = [
+    'DeflateWindowSize 16', 'DeflateWindowSize 15', 'DeflateMemLevel 0', 'DeflateMemLevel 9',
+    'DeflateBufferSize 0', 'DeflateBufferSize 8096', 'DeflateInflateRatioLimit 0', 'DeflateInflateRatioBurst -1',
+    'DeflateInflateLimitRequestBody abc', 'DeflateInflateLimitRequestBody 99999999999999999999',
+    'DeflateInflateLimitRequestBody 1024', 'DeflateAlterETag remove', 'DeflateAlterETag Bogus',
+    'BrotliCompressionQuality 12', 'BrotliCompressionQuality 5', 'BrotliCompressionWindow 9',
+    'BrotliCompressionMaxInputBlock 25', 'BrotliAlterETag nochange', 'BrotliAlterETag x',
+    'H2MaxSessionStreams 0', 'H2MaxSessionStreams 100', 'H2WindowSize 1000', 'H2MinWorkers 0',
+    'H2MaxWorkers abc', 'H2StreamMaxMemSize 1023', 'H2MaxDataFrameLen -1', 'H2PushDiarySize -1',
+    'H2PushDiarySize 256', 'H2Padding 9', 'H2Padding -1', 'H2Padding 8', 'H2Direct yes', 'H2Direct on',
+    'H2Push Off', 'H2Push maybe', 'H2ModernTLSOnly 1', 'H2Upgrade OFF', 'H2CopyFiles x', 'H2EarlyHints x',
+    'H2OutputBuffering x', 'H2ProxyRequests x', 'H2WebSockets x', 'H2WebSockets off', 'RewriteOptions inherit',
+    'RewriteOptions Inherit IgnoreInherit', 'RewriteOptions bogus', 'RewriteOptions MaxRedirects=5',
+    'RewriteOptions UnsafePrefixStat', 'RewriteBase /x', '<VirtualHost *:80>\nRewriteBase /x\n</VirtualHost>',
+    '<Directory /srv>\nRewriteBase /x\n</Directory>', '<Directory /srv>\nRewriteBase x\n</Directory>',
+    '<Directory /srv>\nRewriteBase ""\n</Directory>', '<Location /a>\nRewriteBase /a\n</Location>',
+    '<Directory /srv>\nDirectoryIndexRedirect on\n</Directory>',
+    '<Directory /srv>\nDirectoryIndexRedirect 404\n</Directory>',
+    '<Directory /srv>\nDirectoryIndexRedirect 301\n</Directory>',
+    '<Directory /srv>\nDirectoryIndexRedirect maybe\n</Directory>',
+    '<Directory /srv>\nSatisfy Any\n</Directory>', '<Directory /srv>\nSatisfy some\n</Directory>',
+    '<Directory /srv>\nAuthMerging and\n</Directory>', '<Directory /srv>\nAuthMerging xor\n</Directory>',
+    'ProxyVia Block', 'ProxyVia maybe', '<Directory /srv>\nFancyIndexing on\n</Directory>', 'SSLLog /tmp/x',
+    'SSLLogLevel info', 'Port 80',
+]
+
+
+@needs_httpd
+@pytest.mark.parametrize("line", SIMPLE_CASES)
+def test_lint_and_httpd_agree_on_one_value_readers(tmp_path, line):
+    test_lint_and_httpd_agree_on_an_expression(
+        tmp_path, "deflate+brotli+http2+rewrite+dir+access_compat+authz_core+proxy+autoindex+socache_shmcb+ssl", line)

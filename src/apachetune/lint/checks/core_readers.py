@@ -375,15 +375,15 @@ def _error_documents(ctx: LintContext) -> Iterator[Finding]:
             yield refusal(ctx, f"Unsupported HTTP response code {item.args[0]}", item)
 
 
-def _strtoff_error(text: str) -> str | None:
-    """apr_strtoff (strtoll, base 10) as set_limit_req_body reads it."""
+def strtoff_error(name: str, text: str) -> str | None:
+    """apr_strtoff (strtoll, base 10) as set_limit_req_body and mod_deflate's inflate limit read it."""
     read = strtol(text)
     if read.value is None:
-        return "LimitRequestBody requires a non-negative integer."  # nothing read; *errp at the text
+        return f"{name} requires a non-negative integer."  # nothing read; *errp at the text
     if read.overflow:
-        return "LimitRequestBody argument is not parsable."  # ERANGE
+        return f"{name} argument is not parsable." if name == "LimitRequestBody" else f"{name} is not parsable."
     if read.rest or read.value < 0:
-        return "LimitRequestBody requires a non-negative integer."
+        return f"{name} requires a non-negative integer."
     return None
 
 
@@ -395,7 +395,8 @@ def _request_limits(ctx: LintContext) -> Iterator[Finding]:
             if isinstance(item, ResolvedDirective) and len(item.args) == 1 and atoi(item.args[0]) < 0:
                 yield refusal(ctx, f'{name} "{item.args[0]}" must be a non-negative integer{tail}', item)
     for item in ctx.items_named("limitrequestbody"):
-        if isinstance(item, ResolvedDirective) and len(item.args) == 1 and (message := _strtoff_error(item.args[0])):
+        if isinstance(item, ResolvedDirective) and len(item.args) == 1 \
+                and (message := strtoff_error("LimitRequestBody", item.args[0])):
             yield refusal(ctx, message, item)
 
 

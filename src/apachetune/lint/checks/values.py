@@ -13,7 +13,13 @@ import os
 from collections.abc import Callable, Iterator
 
 from apachetune.config.effective import ResolvedSection
-from apachetune.lint.checks import authz_readers, core_readers, expressions, module_readers
+from apachetune.lint.checks import (
+    authz_readers,
+    core_readers,
+    expressions,
+    module_readers,
+    simple_readers,
+)
 from apachetune.lint.checks.core_readers import startup_error
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Finding
@@ -80,6 +86,7 @@ def refused_values(ctx: LintContext) -> Iterator[Finding]:
         yield from authz_readers.refused(ctx)
         yield from authz_readers.authn_refused(ctx)
     yield from expressions.refused(ctx)
+    yield from simple_readers.refused(ctx)
     for module, path, position in ctx.eff.wrong_identifiers:
         yield ctx.finding("AT510", f"Can't locate API module structure `{module}' in file {path}: {path}: "
                           f"undefined symbol: {module} (httpd will not start)", position)

@@ -1,0 +1,154 @@
+"""The one-value readers of the stock modules (AT510, in httpd's words): a number in a range
+(atoi, as each reads it), a keyword from a list, and the directives httpd keeps only to refuse
+(FancyIndexing, SSLLog, SSLLogLevel, Port). One table, one line a directive; judged only where
+the module is loaded (otherwise the directive is AT502's) and the argument count is right
+(otherwise AT503's).
+
+Facts: modules/filters/mod_deflate.c and mod_brotli.c, modules/http2/h2_config.c,
+modules/mappers/mod_rewrite.c (cmd_rewriteoptions, cmd_rewritebase) and mod_dir.c
+(configure_redirect), modules/aaa/mod_access_compat.c (satisfy) and mod_authz_core.c
+(authz_merge_sections), modules/proxy/mod_proxy.c (set_via_opt), ap_set_deprecated's users
+(httpd 2.4.x). Each message is checked against the installed httpd in
+tests/test_reading_rules_oracle.py (SIMPLE_CASES)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from apachetune.config.conditions import Version, at_least
+from apachetune.config.directives import lookup
+from apachetune.config.effective import ResolvedDirective
+from apachetune.lint.checks.core_readers import refusal, strtoff_error
+from apachetune.lint.context import LintContext
+from apachetune.lint.finding import Finding
+from apachetune.mpm.numbers import atoi
+
+Reader = Callable[[LintContext, ResolvedDirective], "str | None"]
+
+
+def _between(low: int, high: int | None, message: str) -> Reader:
+    """atoi(arg) within [low, high] (no upper bound when high is None)."""
+    def read(ctx: LintContext, item: ResolvedDirective) -> str | None:
+        value = atoi(item.args[0])
+        return message if value < low or (high is not None and value > high) else None
+    return read
+
+
+def _one_of(words: tuple[str, ...], message: str) -> Reader:
+    """A keyword compared without case."""
+    lower = {w.lower() for w in words}
+    return lambda ctx, item: None if item.args[0].lower() in lower else message
+
+
+def _on_off_h2(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    return None if item.args[0].lower() in ("on", "off") else "value must be On or Off"
+
+
+def _h2_padding(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    bits = atoi(item.args[0])
+    return "number of bits must be >= 0" if bits < 0 else ("number of bits must be <= 8" if bits > 8 else None)
+
+
+def _h2_websockets(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    # "On" is refused by builds without WebSocket support, in a message of their own: not judged.
+    return None if item.args[0].lower() in ("on", "off") else "value must be On or Off"
+
+
+_REWRITE_OPTIONS = ("inherit", "inheritbefore", "inheritdown", "inheritdownbefore", "ignoreinherit", "allownoslash",
+                    "allowanyuri", "mergebase", "ignorecontextinfo", "legacyprefixdocroot")
+
+
+def _rewrite_options(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """cmd_rewriteoptions: each word an option (any case); MaxRedirects=N only warns;
+    UnsafePrefixStat from 2.4.60."""
+    known = set(_REWRITE_OPTIONS)
+    if at_least(Version.parse(ctx.eff.httpd_version), "2.4.60"):
+        known.add("unsafeprefixstat")
+    for word in item.args:
+        if word.lower() not in known and word[:13].lower() != "maxredirects=":
+            return f"RewriteOptions: unknown option '{word}'"
+    return None
+
+
+_PATH_SECTIONS = {"directory", "directorymatch", "location", "locationmatch", "files", "filesmatch",
+                  "if", "elseif", "else", "proxy", "proxymatch"}
+
+
+def _rewrite_base(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    if not any(p.lname in _PATH_SECTIONS for p in item.parents):
+        return "RewriteBase: only valid in per-directory config files"
+    if item.args[0] == "":
+        return "RewriteBase: empty URL not allowed"
+    return None if item.args[0].startswith("/") else "RewriteBase: argument is not a valid URL"
+
+
+def _index_redirect(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    arg = item.args[0]
+    if arg.lower() in ("on", "off", "permanent", "temp", "seeother"):
+        return None
+    if arg[:1].isascii() and arg[:1].isdigit():
+        return None if 300 <= atoi(arg) <= 399 else "DirectoryIndexRedirect only accepts values between 300 and 399"
+    return "DirectoryIndexRedirect ON|OFF|permanent|temp|seeother|3xx"
+
+
+def _deprecated(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """ap_set_deprecated: the directive's help text is the refusal, whatever its argument."""
+    spec = lookup(item.lname)
+    return spec.help if spec is not None and spec.help else None
+
+
+def _inflate_limit(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    return strtoff_error("DeflateInflateLimitRequestBody", item.args[0])
+
+
+# name -> (module, reader). Readers see exactly one argument unless the name is in _ANY_COUNT.
+_READERS: dict[str, tuple[str, Reader]] = {
+    "deflatewindowsize": ("deflate_module", _between(1, 15, "DeflateWindowSize must be between 1 and 15")),
+    "deflatememlevel": ("deflate_module", _between(1, 9, "DeflateMemLevel must be between 1 and 9")),
+    "deflatebuffersize": ("deflate_module", _between(1, None, "DeflateBufferSize should be positive")),
+    "deflateinflateratiolimit": ("deflate_module", _between(1, None, "DeflateInflateRatioLimit must be positive")),
+    "deflateinflateratioburst": ("deflate_module", _between(1, None, "DeflateInflateRatioBurst must be positive")),
+    "deflateinflatelimitrequestbody": ("deflate_module", _inflate_limit),
+    "deflatealteretag": ("deflate_module", _one_of(("NoChange", "AddSuffix", "Remove"),
+                                                   "DeflateAlterETAG accepts only 'NoChange', 'AddSuffix', and 'Remove'")),
+    "brotlicompressionquality": ("brotli_module", _between(0, 11, "BrotliCompressionQuality must be between 0 and 11")),
+    "brotlicompressionwindow": ("brotli_module", _between(10, 24, "BrotliCompressionWindow must be between 10 and 24")),
+    "brotlicompressionmaxinputblock": ("brotli_module", _between(
+        16, 24, "BrotliCompressionMaxInputBlock must be between 16 and 24")),
+    "brotlialteretag": ("brotli_module", _one_of(("AddSuffix", "NoChange", "Remove"),
+                                                 "BrotliAlterETag accepts only 'AddSuffix', 'NoChange' and 'Remove'")),
+    "h2maxsessionstreams": ("http2_module", _between(1, None, "value must be > 0")),
+    "h2windowsize": ("http2_module", _between(1024, None, "value must be >= 1024")),
+    "h2minworkers": ("http2_module", _between(1, None, "value must be > 0")),
+    "h2maxworkers": ("http2_module", _between(1, None, "value must be > 0")),
+    "h2streammaxmemsize": ("http2_module", _between(1024, None, "value must be >= 1024")),
+    "h2maxdataframelen": ("http2_module", _between(0, None, "value must be 0 or larger")),
+    "h2pushdiarysize": ("http2_module", _between(0, None, "value must be >= 0")),
+    "h2padding": ("http2_module", _h2_padding),
+    **{name: ("http2_module", _on_off_h2) for name in (
+        "h2direct", "h2push", "h2moderntlsonly", "h2upgrade", "h2copyfiles", "h2earlyhints", "h2outputbuffering",
+        "h2proxyrequests")},
+    "h2websockets": ("http2_module", _h2_websockets),
+    "rewriteoptions": ("rewrite_module", _rewrite_options),
+    "rewritebase": ("rewrite_module", _rewrite_base),
+    "directoryindexredirect": ("dir_module", _index_redirect),
+    "satisfy": ("access_compat_module", _one_of(("all", "any"), "Satisfy either 'any' or 'all'.")),
+    "authmerging": ("authz_core_module", _one_of(("Off", "And", "Or"), "AuthMerging must be one of: Off | And | Or")),
+    "proxyvia": ("proxy_module", _one_of(("off", "on", "full", "block"), "ProxyVia must be one of: off | on | full | block")),
+    "fancyindexing": ("autoindex_module", _deprecated),
+    "ssllog": ("ssl_module", _deprecated),
+    "sslloglevel": ("ssl_module", _deprecated),
+    "port": ("core", _deprecated),
+}
+_ANY_COUNT = {"rewriteoptions", "fancyindexing", "ssllog", "sslloglevel"}  # RAW_ARGS: every word, or none
+
+
+def refused(ctx: LintContext) -> Iterator[Finding]:
+    for lname, (module, reader) in _READERS.items():
+        if module != "core" and not ctx.module_loaded(module):
+            continue
+        for item in ctx.items_named(lname):
+            if not isinstance(item, ResolvedDirective) or (lname not in _ANY_COUNT and len(item.args) != 1):
+                continue
+            if message := reader(ctx, item):
+                yield refusal(ctx, message, item)
