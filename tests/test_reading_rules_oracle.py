@@ -610,6 +610,15 @@ def test_each_bad_expression_is_refused_in_the_pinned_words(tmp_path):
 
 # One-value readers of the stock modules (lint/checks/simple_readers.py).
 SIMPLE_CASES = [
+    'SSLVerifyDepth -1', 'SSLVerifyDepth 5', 'SSLProxyVerifyDepth -2', 'SSLSessionCacheTimeout -1',
+    'SSLSessionCacheTimeout 300', '<Directory /srv>\nSSLRenegBufferSize -1\n</Directory>',
+    'SSLOCSPResponseTimeSkew -1', 'SSLOCSPResponderTimeout -5', 'SSLStaplingResponseMaxAge -1',
+    'SSLStaplingStandardCacheTimeout -1', 'SSLStaplingErrorCacheTimeout 600', 'SSLCARevocationCheck chain',
+    'SSLCARevocationCheck Chain no_crl_for_cert_ok', 'SSLCARevocationCheck bogus', 'SSLCARevocationCheck leaf x',
+    'SSLProxyCARevocationCheck none', 'SSLOCSPEnable leaf', 'SSLOCSPEnable on no_ocsp_for_cert_ok',
+    'SSLOCSPEnable maybe', 'SSLOCSPEnable off x', '<Directory /srv>\nOrder allow,deny\n</Directory>',
+    '<Directory /srv>\nOrder Deny,Allow\n</Directory>', '<Directory /srv>\nOrder allow\n</Directory>',
+    '<Directory /srv>\nOrder Allow, Deny\n</Directory>',
     'DeflateWindowSize 16', 'DeflateWindowSize 15', 'DeflateMemLevel 0', 'DeflateMemLevel 9',
     'DeflateBufferSize 0', 'DeflateBufferSize 8096', 'DeflateInflateRatioLimit 0', 'DeflateInflateRatioBurst -1',
     'DeflateInflateLimitRequestBody abc', 'DeflateInflateLimitRequestBody 99999999999999999999',

@@ -97,6 +97,28 @@ def _deprecated(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return spec.help if spec is not None and spec.help else None
 
 
+def _name(item: ResolvedDirective) -> str:
+    """The directive's name as its module registered it (messages built from cmd->name)."""
+    spec = lookup(item.lname)
+    return spec.name if spec is not None else item.name
+
+
+def _ssl_not_negative(message: str) -> Reader:
+    """mod_ssl's atoi readers that refuse a negative number; {name} and {arg} filled in."""
+    return lambda ctx, item: (message.format(name=_name(item), arg=item.args[0])
+                              if atoi(item.args[0]) < 0 else None)
+
+
+def _ssl_check_mask(first: tuple[str, ...], flag: str) -> Reader:
+    """ssl_cmd_crlcheck_parse / ssl_cmd_ocspcheck_parse: a mode, then only the one flag (any case)."""
+    def read(ctx: LintContext, item: ResolvedDirective) -> str | None:
+        words = item.args or [""]
+        bad = next((w for i, w in enumerate(words)
+                    if w.lower() not in (first if i == 0 else (flag,))), None)
+        return None if bad is None else f"{_name(item)}: Invalid argument '{bad}'"
+    return read
+
+
 def _inflate_limit(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return strtoff_error("DeflateInflateLimitRequestBody", item.args[0])
 
@@ -139,8 +161,22 @@ _READERS: dict[str, tuple[str, Reader]] = {
     "ssllog": ("ssl_module", _deprecated),
     "sslloglevel": ("ssl_module", _deprecated),
     "port": ("core", _deprecated),
+    "order": ("access_compat_module", _one_of(("allow,deny", "deny,allow", "mutual-failure"), "unknown order")),
+    **{name: ("ssl_module", _ssl_not_negative("{name}: Invalid argument '{arg}'"))
+       for name in ("sslverifydepth", "sslproxyverifydepth")},
+    "sslsessioncachetimeout": ("ssl_module", _ssl_not_negative("{name}: Invalid argument")),
+    "sslrenegbuffersize": ("ssl_module", _ssl_not_negative("Invalid size for {name}: {arg}")),
+    **{name: ("ssl_module", _ssl_not_negative("{name}: invalid argument")) for name in (
+        "sslocspresponsetimeskew", "sslocspresponsemaxage", "sslocsprespondertimeout", "sslstaplingresponsetimeskew",
+        "sslstaplingresponsemaxage", "sslstaplingstandardcachetimeout", "sslstaplingerrorcachetimeout",
+        "sslstaplingrespondertimeout")},
+    **{name: ("ssl_module", _ssl_check_mask(("none", "leaf", "chain"), "no_crl_for_cert_ok"))
+       for name in ("sslcarevocationcheck", "sslproxycarevocationcheck")},
+    "sslocspenable": ("ssl_module", _ssl_check_mask(("off", "leaf", "on"), "no_ocsp_for_cert_ok")),
 }
-_ANY_COUNT = {"rewriteoptions", "fancyindexing", "ssllog", "sslloglevel"}  # RAW_ARGS: every word, or none
+# RAW_ARGS: every word, or none
+_ANY_COUNT = {"rewriteoptions", "fancyindexing", "ssllog", "sslloglevel", "sslcarevocationcheck",
+              "sslproxycarevocationcheck", "sslocspenable"}
 
 
 def refused(ctx: LintContext) -> Iterator[Finding]:
