@@ -7,9 +7,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from apachetune import httpd
 from apachetune.config.apr import AddressError, parse_addr_port
 from apachetune.config.resolver import ResolveOptions
 from apachetune.lint.checks.core_readers import options_error, override_error, vhost_address_error
@@ -310,3 +311,28 @@ def test_proxy_worker_keys_by_the_release_that_added_them():
     assert worker_param_error("responsefieldsize", "10", "2.4.37") is None
     assert worker_param_error("bogus", "1", hcheck=True) == "unknown Worker hcheck parameter"
     assert table(["Timeout=abc", "retry=1", "timeout=5"]) == [("Timeout", "5"), ("retry", "1")]
+
+
+_READ_BY_CONTEXT = ("ProxyPass /a", "ProxyPass /a balancer://c/", "Mutex", "AddOutputFilterByType", "FilterProvider f",
+                    "RewriteOptions", "SSLOCSPEnable", "SSLCARevocationCheck", "SSLVerifyDepth", "DeflateMemLevel",
+                    "H2Padding", "Order", "ProxyErrorOverride", "AuthBasicProvider", "AllowMethods", "Require expr",
+                    "Require user", "Header set X", "RequestHeader set X v", "ErrorDocument 404", "SetHandler", "Error",
+                    "SetEnvIfExpr", "RewriteCond expr", "CustomLog /dev/null common", "LimitXMLRequestBody")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(_READ_BY_CONTEXT), st.lists(_WORD, max_size=4), st.sampled_from(["", "<If true>", "<Location /l>"]))
+def test_the_readers_that_need_the_configuration_never_raise(tmp_path_factory, head, words, section):
+    """Any words after any of those directives, at server level or in a section: lint answers
+    with findings, never an exception."""
+    from apachetune.config.words import join_words
+
+    mods = ("proxy", "proxy_http", "proxy_balancer", "filter", "deflate", "rewrite", "socache_shmcb", "ssl", "http2",
+            "access_compat", "auth_basic", "authn_file", "allowmethods", "authz_core", "authz_user", "headers", "setenvif")
+    line = f"{head} {join_words(words)}"
+    body = f"{section}\n{line}\n</{section[1:].split()[0].rstrip('>')}>" if section else line
+    conf = tmp_path_factory.mktemp("r") / "httpd.conf"
+    conf.write_text(f"{httpd.load_module_line('mpm_event')}\nServerName x\n"
+                    + "".join(httpd.load_module_line(m) + "\n" for m in mods) + body + "\n")
+    result = lint_file(conf, LintOptions(ResolveOptions(env={}), Settings()))
+    assert all(isinstance(f.message, str) for f in result.findings)
