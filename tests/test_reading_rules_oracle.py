@@ -650,3 +650,23 @@ SIMPLE_CASES = [
 def test_lint_and_httpd_agree_on_one_value_readers(tmp_path, line):
     test_lint_and_httpd_agree_on_an_expression(
         tmp_path, "deflate+brotli+http2+rewrite+dir+access_compat+authz_core+proxy+autoindex+socache_shmcb+ssl", line)
+
+@needs_httpd
+@pytest.mark.parametrize("line", [
+    'CacheEnable disk /',
+    'CacheEnable disk',
+    'CacheEnable /x disk',
+    '<Location /a>\nCacheEnable disk\n</Location>',
+    '<Location /a>\nCacheEnable disk /a/b\n</Location>',
+    '<Location /a>\nCacheEnable disk /b\n</Location>',
+    '<Location /a>\nCacheEnable disk http://x/a\n</Location>',
+    'CacheDisable /x',
+    'CacheDisable http://x/',
+    'CacheDisable x',
+    '<Location /a>\nCacheDisable on\n</Location>',
+    '<Location /a>\nCacheDisable /a\n</Location>',
+    '<VirtualHost *:80>\nCacheEnable mem\n</VirtualHost>',
+    '<LocationMatch ^/a>\nCacheEnable disk\n</LocationMatch>',
+])
+def test_lint_and_httpd_agree_on_cache_enable_and_disable(tmp_path, line):
+    test_lint_and_httpd_agree_on_an_expression(tmp_path, "cache+cache_disk", line)

@@ -119,6 +119,43 @@ def _ssl_check_mask(first: tuple[str, ...], flag: str) -> Reader:
     return read
 
 
+def _cache_path(item: ResolvedDirective) -> tuple[bool, str | None]:
+    """(judged, cmd->path) for mod_cache's readers: at server or virtual host level (no path), or
+    directly in a <Location> (its path); elsewhere (a <Directory>, <Files>, <Limit>: refused by
+    ap_check_cmd_context; <LocationMatch>, <If>: other paths) not judged."""
+    sections = [p for p in item.parents if p.lname in _PATH_SECTIONS or p.lname in ("limit", "limitexcept")]
+    if not sections:
+        return True, None
+    if len(sections) == 1 and sections[0].lname == "location" and len(sections[0].args) == 1:
+        return True, sections[0].args[0]
+    return False, None
+
+
+def _cache_enable(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """add_cache_enable: a provider (not a path), then a URL, or the <Location>'s path below which it is."""
+    judged, path = _cache_path(item)
+    if not judged or not 1 <= len(item.args) <= 2:
+        return None
+    kind, url = item.args[0], (item.args[1] if len(item.args) == 2 else path)
+    if kind.startswith("/"):
+        return f"provider ({kind}) starts with a '/'.  Are url and provider switched?"
+    if url is None:
+        return f"CacheEnable provider ({kind}) is missing an URL."
+    if path is not None and not url.startswith(path):
+        return "When in a Location, CacheEnable must specify a path or an URL below that location."
+    return None
+
+
+def _cache_disable(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    judged, path = _cache_path(item)
+    if not judged:
+        return None
+    url = item.args[0]
+    if path is not None:
+        return None if url.lower() == "on" else "CacheDisable must be followed by the word 'on' when in a Location."
+    return None if url.startswith("/") or ":" in url else "CacheDisable must specify a path or an URL."
+
+
 def _inflate_limit(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return strtoff_error("DeflateInflateLimitRequestBody", item.args[0])
 
@@ -173,10 +210,12 @@ _READERS: dict[str, tuple[str, Reader]] = {
     **{name: ("ssl_module", _ssl_check_mask(("none", "leaf", "chain"), "no_crl_for_cert_ok"))
        for name in ("sslcarevocationcheck", "sslproxycarevocationcheck")},
     "sslocspenable": ("ssl_module", _ssl_check_mask(("off", "leaf", "on"), "no_ocsp_for_cert_ok")),
+    "cacheenable": ("cache_module", _cache_enable),
+    "cachedisable": ("cache_module", _cache_disable),
 }
 # RAW_ARGS: every word, or none
 _ANY_COUNT = {"rewriteoptions", "fancyindexing", "ssllog", "sslloglevel", "sslcarevocationcheck",
-              "sslproxycarevocationcheck", "sslocspenable"}
+              "sslproxycarevocationcheck", "sslocspenable", "cacheenable"}
 
 
 def refused(ctx: LintContext) -> Iterator[Finding]:
