@@ -670,3 +670,27 @@ def test_lint_and_httpd_agree_on_one_value_readers(tmp_path, line):
 ])
 def test_lint_and_httpd_agree_on_cache_enable_and_disable(tmp_path, line):
     test_lint_and_httpd_agree_on_an_expression(tmp_path, "cache+cache_disk", line)
+
+@needs_httpd
+@pytest.mark.parametrize("line", [
+    '<Directory /srv>\nCGIDScriptTimeout x\n</Directory>',
+    '<Directory /srv>\nCGIDScriptTimeout 30s\n</Directory>',
+    '<Directory /srv>\nCGIDScriptTimeout ms\n</Directory>',
+    'ThreadStackSize -1',
+    'ThreadStackSize 99999999999999999999',
+    'ThreadStackSize 8388608',
+    'ThreadStackSize abc',
+    'ProxyBadHeader ignore',
+    'ProxyBadHeader x',
+    'ProxyFCGIBackendType fpm',
+    'ProxyFCGIBackendType php',
+    'AllowCONNECT 443 563',
+    'AllowCONNECT 443-',
+    'AllowCONNECT 443-x',
+    'AllowCONNECT 8000-9000',
+    'AllowCONNECT 443x',
+    'AllowCONNECT x443',
+    'AllowCONNECT 10-20-30',
+])
+def test_lint_and_httpd_agree_on_cgi_proxy_and_stack_readers(tmp_path, line):
+    test_lint_and_httpd_agree_on_an_expression(tmp_path, "cgid+proxy+proxy_fcgi+proxy_connect", line)

@@ -21,7 +21,7 @@ from apachetune.config.effective import ResolvedDirective
 from apachetune.lint.checks.core_readers import refusal, strtoff_error
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Finding
-from apachetune.mpm.numbers import atoi
+from apachetune.mpm.numbers import atoi, strtol, timeout_parameter
 
 Reader = Callable[[LintContext, ResolvedDirective], "str | None"]
 
@@ -156,11 +156,43 @@ def _cache_disable(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return None if url.startswith("/") or ":" in url else "CacheDisable must specify a path or an URL."
 
 
+def _script_timeout(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    if timeout_parameter(item.args[0], "s") is None:
+        return f"{_name(item)} has wrong format"
+    return None
+
+
+def _stack_size(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """ap_mpm_set_thread_stacksize: strtol, not negative, no ERANGE."""
+    read = strtol(item.args[0])
+    return f"Invalid ThreadStackSize value: {item.args[0]}" if (read.value or 0) < 0 or read.overflow else None
+
+
+def _allow_connect(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """set_allowed_ports (ITERATE): each word a port or a first-last range, in digits."""
+    for word in item.args:
+        if not (word[:1].isascii() and word[:1].isdigit()):
+            return "AllowCONNECT: port numbers must be numeric"
+        first = strtol(word)
+        rest, where = first.rest, word
+        if rest.startswith("-"):
+            where = rest[1:]
+            last = strtol(where)
+            rest = where if last.value is None else last.rest
+            if last.value is None:
+                return f"Cannot parse '{where}' as port number"
+        if rest:
+            return f"Cannot parse '{where}' as port number"
+    return None
+
+
 def _inflate_limit(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return strtoff_error("DeflateInflateLimitRequestBody", item.args[0])
 
 
-# name -> (module, reader). Readers see exactly one argument unless the name is in _ANY_COUNT.
+# name -> (module, reader); the module "core" is always there, and a space separates modules any
+# one of which registers the directive. Readers see exactly one argument unless the name is in
+# _ANY_COUNT.
 _READERS: dict[str, tuple[str, Reader]] = {
     "deflatewindowsize": ("deflate_module", _between(1, 15, "DeflateWindowSize must be between 1 and 15")),
     "deflatememlevel": ("deflate_module", _between(1, 9, "DeflateMemLevel must be between 1 and 9")),
@@ -211,16 +243,24 @@ _READERS: dict[str, tuple[str, Reader]] = {
        for name in ("sslcarevocationcheck", "sslproxycarevocationcheck")},
     "sslocspenable": ("ssl_module", _ssl_check_mask(("off", "leaf", "on"), "no_ocsp_for_cert_ok")),
     "cacheenable": ("cache_module", _cache_enable),
+    "cgiscripttimeout": ("cgi_module", _script_timeout),
+    "cgidscripttimeout": ("cgid_module", _script_timeout),
+    "threadstacksize": ("mpm_event_module mpm_worker_module", _stack_size),
+    "proxybadheader": ("proxy_module", _one_of(("IsError", "Ignore", "StartBody"),
+                                               "ProxyBadHeader must be one of: IsError | Ignore | StartBody")),
+    "proxyfcgibackendtype": ("proxy_fcgi_module", _one_of(
+        ("GENERIC", "FPM"), "ProxyFCGIBackendType requires one of the following arguments: 'GENERIC', 'FPM'")),
+    "allowconnect": ("proxy_connect_module", _allow_connect),
     "cachedisable": ("cache_module", _cache_disable),
 }
 # RAW_ARGS: every word, or none
 _ANY_COUNT = {"rewriteoptions", "fancyindexing", "ssllog", "sslloglevel", "sslcarevocationcheck",
-              "sslproxycarevocationcheck", "sslocspenable", "cacheenable"}
+              "sslproxycarevocationcheck", "sslocspenable", "cacheenable", "allowconnect"}
 
 
 def refused(ctx: LintContext) -> Iterator[Finding]:
     for lname, (module, reader) in _READERS.items():
-        if module != "core" and not ctx.module_loaded(module):
+        if module != "core" and not any(ctx.module_loaded(m) for m in module.split()):
             continue
         for item in ctx.items_named(lname):
             if not isinstance(item, ResolvedDirective) or (lname not in _ANY_COUNT and len(item.args) != 1):
