@@ -694,3 +694,19 @@ def test_lint_and_httpd_agree_on_cache_enable_and_disable(tmp_path, line):
 ])
 def test_lint_and_httpd_agree_on_cgi_proxy_and_stack_readers(tmp_path, line):
     test_lint_and_httpd_agree_on_an_expression(tmp_path, "cgid+proxy+proxy_fcgi+proxy_connect", line)
+
+@needs_httpd
+@pytest.mark.parametrize("line", [
+    'LDAPTrustedMode tls',
+    'LDAPTrustedMode x',
+    'LDAPTimeout 5',
+    'LDAPTimeout -1',
+    'LDAPTimeout 5s',
+    'LDAPConnectionPoolTTL -x',
+    'LDAPConnectionPoolTTL 5x',
+    'LDAPConnectionPoolTTL 30',
+    'LDAPRetryDelay 5x',
+    'LDAPRetryDelay 500ms',
+])
+def test_lint_and_httpd_agree_on_ldap_readers(tmp_path, line):
+    test_lint_and_httpd_agree_on_an_expression(tmp_path, "ldap", line)

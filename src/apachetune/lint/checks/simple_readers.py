@@ -186,6 +186,21 @@ def _allow_connect(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return None
 
 
+def _ldap_timeout(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """util_ldap_set_op_timeout: strtol over the whole text, not negative."""
+    read = strtol(item.args[0])
+    if read.value is None or read.rest:
+        return "Timeout not numerical"
+    return "Timeout must be non-negative" if read.value < 0 else None
+
+
+def _ldap_pool_ttl(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """util_ldap_set_conn_ttl: a negative value (any text after '-') is infinite; else a time."""
+    arg = item.args[0]
+    return None if arg.startswith("-") or timeout_parameter(arg, "s") is not None else \
+        "LDAPConnectionPoolTTL has wrong format"
+
+
 def _inflate_limit(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return strtoff_error("DeflateInflateLimitRequestBody", item.args[0])
 
@@ -251,6 +266,11 @@ _READERS: dict[str, tuple[str, Reader]] = {
     "proxyfcgibackendtype": ("proxy_fcgi_module", _one_of(
         ("GENERIC", "FPM"), "ProxyFCGIBackendType requires one of the following arguments: 'GENERIC', 'FPM'")),
     "allowconnect": ("proxy_connect_module", _allow_connect),
+    "ldaptrustedmode": ("ldap_module", _one_of(("NONE", "SSL", "TLS", "STARTTLS"),
+                                               "Invalid LDAPTrustedMode setting: must be one of NONE, SSL, or TLS/STARTTLS")),
+    "ldaptimeout": ("ldap_module", _ldap_timeout),
+    "ldapconnectionpoolttl": ("ldap_module", _ldap_pool_ttl),
+    "ldapretrydelay": ("ldap_module", _script_timeout),
     "cachedisable": ("cache_module", _cache_disable),
 }
 # RAW_ARGS: every word, or none
