@@ -608,105 +608,96 @@ def test_each_bad_expression_is_refused_in_the_pinned_words(tmp_path):
         said = proc.stderr.strip().splitlines()[-1]
         assert proc.returncode != 0 and f"AH00526: {said} (httpd will not start)" == message, (number, said, message)
 
-# One-value readers of the stock modules (lint/checks/simple_readers.py).
-SIMPLE_CASES = [
-    'SSLVerifyDepth -1', 'SSLVerifyDepth 5', 'SSLProxyVerifyDepth -2', 'SSLSessionCacheTimeout -1',
-    'SSLSessionCacheTimeout 300', '<Directory /srv>\nSSLRenegBufferSize -1\n</Directory>',
-    'SSLOCSPResponseTimeSkew -1', 'SSLOCSPResponderTimeout -5', 'SSLStaplingResponseMaxAge -1',
-    'SSLStaplingStandardCacheTimeout -1', 'SSLStaplingErrorCacheTimeout 600', 'SSLCARevocationCheck chain',
-    'SSLCARevocationCheck Chain no_crl_for_cert_ok', 'SSLCARevocationCheck bogus', 'SSLCARevocationCheck leaf x',
-    'SSLProxyCARevocationCheck none', 'SSLOCSPEnable leaf', 'SSLOCSPEnable on no_ocsp_for_cert_ok',
-    'SSLOCSPEnable maybe', 'SSLOCSPEnable off x', '<Directory /srv>\nOrder allow,deny\n</Directory>',
-    '<Directory /srv>\nOrder Deny,Allow\n</Directory>', '<Directory /srv>\nOrder allow\n</Directory>',
-    '<Directory /srv>\nOrder Allow, Deny\n</Directory>',
-    'DeflateWindowSize 16', 'DeflateWindowSize 15', 'DeflateMemLevel 0', 'DeflateMemLevel 9',
-    'DeflateBufferSize 0', 'DeflateBufferSize 8096', 'DeflateInflateRatioLimit 0', 'DeflateInflateRatioBurst -1',
-    'DeflateInflateLimitRequestBody abc', 'DeflateInflateLimitRequestBody 99999999999999999999',
-    'DeflateInflateLimitRequestBody 1024', 'DeflateAlterETag remove', 'DeflateAlterETag Bogus',
-    'BrotliCompressionQuality 12', 'BrotliCompressionQuality 5', 'BrotliCompressionWindow 9',
-    'BrotliCompressionMaxInputBlock 25', 'BrotliAlterETag nochange', 'BrotliAlterETag x',
-    'H2MaxSessionStreams 0', 'H2MaxSessionStreams 100', 'H2WindowSize 1000', 'H2MinWorkers 0',
-    'H2MaxWorkers abc', 'H2StreamMaxMemSize 1023', 'H2MaxDataFrameLen -1', 'H2PushDiarySize -1',
-    'H2PushDiarySize 256', 'H2Padding 9', 'H2Padding -1', 'H2Padding 8', 'H2Direct yes', 'H2Direct on',
-    'H2Push Off', 'H2Push maybe', 'H2ModernTLSOnly 1', 'H2Upgrade OFF', 'H2CopyFiles x', 'H2EarlyHints x',
-    'H2OutputBuffering x', 'H2ProxyRequests x', 'H2WebSockets x', 'H2WebSockets off', 'RewriteOptions inherit',
-    'RewriteOptions Inherit IgnoreInherit', 'RewriteOptions bogus', 'RewriteOptions MaxRedirects=5',
-    'RewriteOptions UnsafePrefixStat', 'RewriteBase /x', '<VirtualHost *:80>\nRewriteBase /x\n</VirtualHost>',
-    '<Directory /srv>\nRewriteBase /x\n</Directory>', '<Directory /srv>\nRewriteBase x\n</Directory>',
-    '<Directory /srv>\nRewriteBase ""\n</Directory>', '<Location /a>\nRewriteBase /a\n</Location>',
-    '<Directory /srv>\nDirectoryIndexRedirect on\n</Directory>',
-    '<Directory /srv>\nDirectoryIndexRedirect 404\n</Directory>',
-    '<Directory /srv>\nDirectoryIndexRedirect 301\n</Directory>',
-    '<Directory /srv>\nDirectoryIndexRedirect maybe\n</Directory>',
-    '<Directory /srv>\nSatisfy Any\n</Directory>', '<Directory /srv>\nSatisfy some\n</Directory>',
-    '<Directory /srv>\nAuthMerging and\n</Directory>', '<Directory /srv>\nAuthMerging xor\n</Directory>',
-    'ProxyVia Block', 'ProxyVia maybe', '<Directory /srv>\nFancyIndexing on\n</Directory>', 'SSLLog /tmp/x',
-    'SSLLogLevel info', 'Port 80',
+# The stock modules' one-value readers (lint/checks/simple_readers.py), each list with the
+# modules it loads: (modules, line).
+_ONE_VALUE_MODULES = "deflate+brotli+http2+rewrite+dir+access_compat+authz_core+proxy+autoindex+socache_shmcb+ssl"
+READER_CASES = [
+    *((_ONE_VALUE_MODULES, line) for line in (
+        'SSLVerifyDepth -1', 'SSLVerifyDepth 5', 'SSLProxyVerifyDepth -2', 'SSLSessionCacheTimeout -1',
+        'SSLSessionCacheTimeout 300', '<Directory /srv>\nSSLRenegBufferSize -1\n</Directory>',
+        'SSLOCSPResponseTimeSkew -1', 'SSLOCSPResponderTimeout -5', 'SSLStaplingResponseMaxAge -1',
+        'SSLStaplingStandardCacheTimeout -1', 'SSLStaplingErrorCacheTimeout 600', 'SSLCARevocationCheck chain',
+        'SSLCARevocationCheck Chain no_crl_for_cert_ok', 'SSLCARevocationCheck bogus', 'SSLCARevocationCheck leaf x',
+        'SSLProxyCARevocationCheck none', 'SSLOCSPEnable leaf', 'SSLOCSPEnable on no_ocsp_for_cert_ok',
+        'SSLOCSPEnable maybe', 'SSLOCSPEnable off x', '<Directory /srv>\nOrder allow,deny\n</Directory>',
+        '<Directory /srv>\nOrder Deny,Allow\n</Directory>', '<Directory /srv>\nOrder allow\n</Directory>',
+        '<Directory /srv>\nOrder Allow, Deny\n</Directory>',
+        'DeflateWindowSize 16', 'DeflateWindowSize 15', 'DeflateMemLevel 0', 'DeflateMemLevel 9',
+        'DeflateBufferSize 0', 'DeflateBufferSize 8096', 'DeflateInflateRatioLimit 0', 'DeflateInflateRatioBurst -1',
+        'DeflateInflateLimitRequestBody abc', 'DeflateInflateLimitRequestBody 99999999999999999999',
+        'DeflateInflateLimitRequestBody 1024', 'DeflateAlterETag remove', 'DeflateAlterETag Bogus',
+        'BrotliCompressionQuality 12', 'BrotliCompressionQuality 5', 'BrotliCompressionWindow 9',
+        'BrotliCompressionMaxInputBlock 25', 'BrotliAlterETag nochange', 'BrotliAlterETag x',
+        'H2MaxSessionStreams 0', 'H2MaxSessionStreams 100', 'H2WindowSize 1000', 'H2MinWorkers 0',
+        'H2MaxWorkers abc', 'H2StreamMaxMemSize 1023', 'H2MaxDataFrameLen -1', 'H2PushDiarySize -1',
+        'H2PushDiarySize 256', 'H2Padding 9', 'H2Padding -1', 'H2Padding 8', 'H2Direct yes', 'H2Direct on',
+        'H2Push Off', 'H2Push maybe', 'H2ModernTLSOnly 1', 'H2Upgrade OFF', 'H2CopyFiles x', 'H2EarlyHints x',
+        'H2OutputBuffering x', 'H2ProxyRequests x', 'H2WebSockets x', 'H2WebSockets off', 'RewriteOptions inherit',
+        'RewriteOptions Inherit IgnoreInherit', 'RewriteOptions bogus', 'RewriteOptions MaxRedirects=5',
+        'RewriteOptions UnsafePrefixStat', 'RewriteBase /x', '<VirtualHost *:80>\nRewriteBase /x\n</VirtualHost>',
+        '<Directory /srv>\nRewriteBase /x\n</Directory>', '<Directory /srv>\nRewriteBase x\n</Directory>',
+        '<Directory /srv>\nRewriteBase ""\n</Directory>', '<Location /a>\nRewriteBase /a\n</Location>',
+        '<Directory /srv>\nDirectoryIndexRedirect on\n</Directory>',
+        '<Directory /srv>\nDirectoryIndexRedirect 404\n</Directory>',
+        '<Directory /srv>\nDirectoryIndexRedirect 301\n</Directory>',
+        '<Directory /srv>\nDirectoryIndexRedirect maybe\n</Directory>',
+        '<Directory /srv>\nSatisfy Any\n</Directory>', '<Directory /srv>\nSatisfy some\n</Directory>',
+        '<Directory /srv>\nAuthMerging and\n</Directory>', '<Directory /srv>\nAuthMerging xor\n</Directory>',
+        'ProxyVia Block', 'ProxyVia maybe', '<Directory /srv>\nFancyIndexing on\n</Directory>', 'SSLLog /tmp/x',
+        'SSLLogLevel info', 'Port 80'
+    )),
+    *(("cache+cache_disk", line) for line in (
+        'CacheEnable disk /',
+        'CacheEnable disk',
+        'CacheEnable /x disk',
+        '<Location /a>\nCacheEnable disk\n</Location>',
+        '<Location /a>\nCacheEnable disk /a/b\n</Location>',
+        '<Location /a>\nCacheEnable disk /b\n</Location>',
+        '<Location /a>\nCacheEnable disk http://x/a\n</Location>',
+        'CacheDisable /x',
+        'CacheDisable http://x/',
+        'CacheDisable x',
+        '<Location /a>\nCacheDisable on\n</Location>',
+        '<Location /a>\nCacheDisable /a\n</Location>',
+        '<VirtualHost *:80>\nCacheEnable mem\n</VirtualHost>',
+        '<LocationMatch ^/a>\nCacheEnable disk\n</LocationMatch>',
+    )),
+    *(("cgid+proxy+proxy_fcgi+proxy_connect", line) for line in (
+        '<Directory /srv>\nCGIDScriptTimeout x\n</Directory>',
+        '<Directory /srv>\nCGIDScriptTimeout 30s\n</Directory>',
+        '<Directory /srv>\nCGIDScriptTimeout ms\n</Directory>',
+        'ThreadStackSize -1',
+        'ThreadStackSize 99999999999999999999',
+        'ThreadStackSize 8388608',
+        'ThreadStackSize abc',
+        'ProxyBadHeader ignore',
+        'ProxyBadHeader x',
+        'ProxyFCGIBackendType fpm',
+        'ProxyFCGIBackendType php',
+        'AllowCONNECT 443 563',
+        'AllowCONNECT 443-',
+        'AllowCONNECT 443-x',
+        'AllowCONNECT 8000-9000',
+        'AllowCONNECT 443x',
+        'AllowCONNECT x443',
+        'AllowCONNECT 10-20-30',
+    )),
+    *(("ldap", line) for line in (
+        'LDAPTrustedMode tls',
+        'LDAPTrustedMode x',
+        'LDAPTimeout 5',
+        'LDAPTimeout -1',
+        'LDAPTimeout 5s',
+        'LDAPConnectionPoolTTL -x',
+        'LDAPConnectionPoolTTL 5x',
+        'LDAPConnectionPoolTTL 30',
+        'LDAPRetryDelay 5x',
+        'LDAPRetryDelay 500ms',
+    )),
 ]
 
 
 @needs_httpd
-@pytest.mark.parametrize("line", SIMPLE_CASES)
-def test_lint_and_httpd_agree_on_one_value_readers(tmp_path, line):
-    test_lint_and_httpd_agree_on_an_expression(
-        tmp_path, "deflate+brotli+http2+rewrite+dir+access_compat+authz_core+proxy+autoindex+socache_shmcb+ssl", line)
-
-@needs_httpd
-@pytest.mark.parametrize("line", [
-    'CacheEnable disk /',
-    'CacheEnable disk',
-    'CacheEnable /x disk',
-    '<Location /a>\nCacheEnable disk\n</Location>',
-    '<Location /a>\nCacheEnable disk /a/b\n</Location>',
-    '<Location /a>\nCacheEnable disk /b\n</Location>',
-    '<Location /a>\nCacheEnable disk http://x/a\n</Location>',
-    'CacheDisable /x',
-    'CacheDisable http://x/',
-    'CacheDisable x',
-    '<Location /a>\nCacheDisable on\n</Location>',
-    '<Location /a>\nCacheDisable /a\n</Location>',
-    '<VirtualHost *:80>\nCacheEnable mem\n</VirtualHost>',
-    '<LocationMatch ^/a>\nCacheEnable disk\n</LocationMatch>',
-])
-def test_lint_and_httpd_agree_on_cache_enable_and_disable(tmp_path, line):
-    test_lint_and_httpd_agree_on_an_expression(tmp_path, "cache+cache_disk", line)
-
-@needs_httpd
-@pytest.mark.parametrize("line", [
-    '<Directory /srv>\nCGIDScriptTimeout x\n</Directory>',
-    '<Directory /srv>\nCGIDScriptTimeout 30s\n</Directory>',
-    '<Directory /srv>\nCGIDScriptTimeout ms\n</Directory>',
-    'ThreadStackSize -1',
-    'ThreadStackSize 99999999999999999999',
-    'ThreadStackSize 8388608',
-    'ThreadStackSize abc',
-    'ProxyBadHeader ignore',
-    'ProxyBadHeader x',
-    'ProxyFCGIBackendType fpm',
-    'ProxyFCGIBackendType php',
-    'AllowCONNECT 443 563',
-    'AllowCONNECT 443-',
-    'AllowCONNECT 443-x',
-    'AllowCONNECT 8000-9000',
-    'AllowCONNECT 443x',
-    'AllowCONNECT x443',
-    'AllowCONNECT 10-20-30',
-])
-def test_lint_and_httpd_agree_on_cgi_proxy_and_stack_readers(tmp_path, line):
-    test_lint_and_httpd_agree_on_an_expression(tmp_path, "cgid+proxy+proxy_fcgi+proxy_connect", line)
-
-@needs_httpd
-@pytest.mark.parametrize("line", [
-    'LDAPTrustedMode tls',
-    'LDAPTrustedMode x',
-    'LDAPTimeout 5',
-    'LDAPTimeout -1',
-    'LDAPTimeout 5s',
-    'LDAPConnectionPoolTTL -x',
-    'LDAPConnectionPoolTTL 5x',
-    'LDAPConnectionPoolTTL 30',
-    'LDAPRetryDelay 5x',
-    'LDAPRetryDelay 500ms',
-])
-def test_lint_and_httpd_agree_on_ldap_readers(tmp_path, line):
-    test_lint_and_httpd_agree_on_an_expression(tmp_path, "ldap", line)
+@pytest.mark.parametrize("module, line", READER_CASES)
+def test_lint_and_httpd_agree_on_a_modules_one_value_reader(tmp_path, module, line):
+    test_lint_and_httpd_agree_on_an_expression(tmp_path, module, line)
