@@ -434,7 +434,13 @@ ONE_MODULE_CASES = [*(("rewrite", line) for line in REWRITE_CASES), *(("headers"
 @needs_httpd
 @pytest.mark.parametrize("module, line", ONE_MODULE_CASES)
 def test_lint_and_httpd_agree_on_a_modules_reader(tmp_path, module, line):
-    loads = "\n".join(httpd.load_module_line(m) for m in module.split("+"))  # "cache+cache_disk": in order
+    agree_with_modules_loaded(tmp_path, module, line)
+
+
+def agree_with_modules_loaded(tmp_path, modules: str, line: str) -> None:
+    """test_lint_and_httpd_agree_on_the_value after LoadModule lines for "a+b" (in that order;
+    "" loads none)."""
+    loads = "\n".join(httpd.load_module_line(m) for m in modules.split("+") if m)
     test_lint_and_httpd_agree_on_the_value(tmp_path, loads + "\n" + line)
 
 
@@ -506,7 +512,7 @@ AUTHN_CASES = [
 @needs_httpd
 @pytest.mark.parametrize("module, line", AUTHN_CASES)
 def test_lint_and_httpd_agree_on_authentication_providers(tmp_path, module, line):
-    test_lint_and_httpd_agree_on_an_expression(tmp_path, module, line)
+    agree_with_modules_loaded(tmp_path, module, line)
 
 
 # ap_expr (config/ap_expr.py, lint/checks/expressions.py): the parser's own messages, wrapped in
@@ -569,8 +575,7 @@ EXPRESSION_CASES = [
 @needs_httpd
 @pytest.mark.parametrize("module, line", EXPRESSION_CASES)
 def test_lint_and_httpd_agree_on_an_expression(tmp_path, module, line):
-    loads = "\n".join(httpd.load_module_line(m) for m in module.split("+") if m)
-    test_lint_and_httpd_agree_on_the_value(tmp_path, loads + "\n" + line)
+    agree_with_modules_loaded(tmp_path, module, line)
 
 
 _AT510 = Path(__file__).resolve().parents[1] / "fixtures" / "rules" / "AT510"
@@ -700,4 +705,4 @@ READER_CASES = [
 @needs_httpd
 @pytest.mark.parametrize("module, line", READER_CASES)
 def test_lint_and_httpd_agree_on_a_modules_one_value_reader(tmp_path, module, line):
-    test_lint_and_httpd_agree_on_an_expression(tmp_path, module, line)
+    agree_with_modules_loaded(tmp_path, module, line)
