@@ -201,6 +201,35 @@ def _ldap_pool_ttl(ctx: LintContext, item: ResolvedDirective) -> str | None:
         "LDAPConnectionPoolTTL has wrong format"
 
 
+def _kept_body_size(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """set_kept_body_size: apr_strtoff over the whole text, not negative."""
+    read = strtol(item.args[0])
+    if read.overflow or read.rest or (read.value or 0) < 0 or (read.value is None and item.args[0]):
+        return "KeptBodySize must be a valid size in bytes, or zero."
+    return None
+
+
+def _buffer_size(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """mod_buffer's set_buffer_size: apr_strtoff (what follows the digits ignored), above zero."""
+    read = strtol(item.args[0])
+    return "BufferSize must be a size in bytes, and greater than zero" if read.overflow or (read.value or 0) <= 0 \
+        else None
+
+
+# ap_regcomp_default_cflag_by_name also names EXTENDED, but AP_REG_EXTENDED is 0 ("unused"), so
+# RegexDefaultOptions refuses it like an unknown name.
+_REGEX_OPTIONS = frozenset({"icase", "dotall", "dollar_endonly"})
+
+
+def _regex_default_options(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """set_regex_default_options: none, or each option with an optional + or -."""
+    for word in item.args:
+        name = word[1:] if word[:1] in "+-" else word
+        if word.lower() != "none" and name.lower() not in _REGEX_OPTIONS:
+            return f"RegexDefaultOptions: option '{name}' unknown"
+    return None
+
+
 def _inflate_limit(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return strtoff_error("DeflateInflateLimitRequestBody", item.args[0])
 
@@ -271,11 +300,14 @@ _READERS: dict[str, tuple[str, Reader]] = {
     "ldaptimeout": ("ldap_module", _ldap_timeout),
     "ldapconnectionpoolttl": ("ldap_module", _ldap_pool_ttl),
     "ldapretrydelay": ("ldap_module", _script_timeout),
+    "keptbodysize": ("request_module", _kept_body_size),
+    "buffersize": ("buffer_module", _buffer_size),
+    "regexdefaultoptions": ("core", _regex_default_options),
     "cachedisable": ("cache_module", _cache_disable),
 }
 # RAW_ARGS: every word, or none
 _ANY_COUNT = {"rewriteoptions", "fancyindexing", "ssllog", "sslloglevel", "sslcarevocationcheck",
-              "sslproxycarevocationcheck", "sslocspenable", "cacheenable", "allowconnect"}
+              "sslproxycarevocationcheck", "sslocspenable", "cacheenable", "allowconnect", "regexdefaultoptions"}
 
 
 def refused(ctx: LintContext) -> Iterator[Finding]:
