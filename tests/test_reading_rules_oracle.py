@@ -701,6 +701,12 @@ READER_CASES = [
         'RegexDefaultOptions +Bogus',
         'RegexDefaultOptions',
     )),
+    *((modules, line) for modules in ("dav", "dav+dav_fs") for line in (
+        '<Location /d>\nDAV On\n</Location>',
+        '<Location /d>\nDAV off\n</Location>',
+        '<Location /d>\nDAV filesystem\n</Location>',
+        '<Location /d>\nDAV svn\n</Location>',
+    )),
     *(("ldap", line) for line in (
         'LDAPTrustedMode tls',
         'LDAPTrustedMode x',

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from apachetune.config.conditions import Version, at_least
-from apachetune.config.directives import lookup
+from apachetune.config.directives import lookup, shipped_modules
 from apachetune.config.effective import ResolvedDirective
 from apachetune.lint.checks.core_readers import refusal, strtoff_error
 from apachetune.lint.context import LintContext
@@ -230,6 +230,18 @@ def _regex_default_options(ctx: LintContext, item: ResolvedDirective) -> str | N
     return None
 
 
+def _dav(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """dav_cmd_dav: On means the "filesystem" provider (mod_dav_fs), Off none, anything else a
+    provider's name (case-sensitive); not judged when a module apachetune has no table for is
+    loaded (mod_dav_svn registers "svn")."""
+    arg = item.args[0]
+    if arg.lower() == "off" or any(m not in shipped_modules() and not m.endswith(".c") for m in ctx.eff.modules):
+        return None
+    provider = "filesystem" if arg.lower() == "on" else arg
+    known = {"filesystem"} if ctx.module_loaded("dav_fs_module") else set()
+    return None if provider in known else f"Unknown DAV provider: {provider}"
+
+
 def _inflate_limit(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return strtoff_error("DeflateInflateLimitRequestBody", item.args[0])
 
@@ -303,6 +315,7 @@ _READERS: dict[str, tuple[str, Reader]] = {
     "keptbodysize": ("request_module", _kept_body_size),
     "buffersize": ("buffer_module", _buffer_size),
     "regexdefaultoptions": ("core", _regex_default_options),
+    "dav": ("dav_module", _dav),
     "cachedisable": ("cache_module", _cache_disable),
 }
 # RAW_ARGS: every word, or none
