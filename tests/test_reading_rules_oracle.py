@@ -707,6 +707,15 @@ READER_CASES = [
         '<Location /d>\nDAV filesystem\n</Location>',
         '<Location /d>\nDAV svn\n</Location>',
     )),
+    *(("authn_socache+cache+cache_socache+socache_shmcb", line) for line in (
+        'AuthnCacheSOCache shmcb',
+        'AuthnCacheSOCache bogus',
+        'AuthnCacheSOCache bogus:x',
+        'AuthnCacheSOCache dbm:/tmp/x',
+        'CacheSocache shmcb',
+        'CacheSocache bogus:x(100)',
+        'CacheSocache memcache:localhost',
+    )),
     *(("ldap", line) for line in (
         'LDAPTrustedMode tls',
         'LDAPTrustedMode x',

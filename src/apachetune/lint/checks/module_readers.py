@@ -511,8 +511,9 @@ def _ssl_verify(ctx: LintContext, item: ResolvedDirective) -> str | None:
 
 # The providers each socache module registers (shmcb is also the "default" one); httpd lists
 # the known names in its hash table's order, which changes from run to run.
-_SOCACHE = {"socache_shmcb_module": ("shmcb", "default"), "socache_dbm_module": ("dbm",),
-            "socache_memcache_module": ("memcache",), "socache_redis_module": ("redis",), "socache_dc_module": ("dc",)}
+SOCACHE_PROVIDERS = {"socache_shmcb_module": ("shmcb", "default"), "socache_dbm_module": ("dbm",),
+                     "socache_memcache_module": ("memcache",), "socache_redis_module": ("redis",),
+                     "socache_dc_module": ("dc",)}
 
 
 def shmcb_error(arg: str) -> str | None:
@@ -539,10 +540,10 @@ def _session_cache(ctx: LintContext, item: ResolvedDirective) -> str | None:
     """ssl_cmd_SSLSessionCache: the cache's provider must be a loaded socache module."""
     if len(item.args) != 1 or item.args[0].lower() in ("none", "nonenotnull") or ctx.from_dump:
         return None  # (a dump shows no LoadModule: the socache modules define no directive to see)
-    if any(m not in _SOCACHE and m.startswith("socache_") for m in ctx.eff.modules):
+    if any(m not in SOCACHE_PROVIDERS and m.startswith("socache_") for m in ctx.eff.modules):
         return None  # a socache module apachetune has no table for
     name, _, rest = item.args[0].partition(":")
-    loaded = [name for module, names in _SOCACHE.items() if ctx.module_loaded(module) for name in names]
+    loaded = [name for module, names in SOCACHE_PROVIDERS.items() if ctx.module_loaded(module) for name in names]
     if name in loaded:
         err = shmcb_error(rest) if name in ("shmcb", "default") else None
         return f"SSLSessionCache: {err}" if err else None

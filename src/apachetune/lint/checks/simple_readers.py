@@ -19,6 +19,7 @@ from apachetune.config.conditions import Version, at_least
 from apachetune.config.directives import lookup, shipped_modules
 from apachetune.config.effective import ResolvedDirective
 from apachetune.lint.checks.core_readers import refusal, strtoff_error
+from apachetune.lint.checks.module_readers import SOCACHE_PROVIDERS
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Finding
 from apachetune.mpm.numbers import atoi, strtol, timeout_parameter
@@ -242,6 +243,24 @@ def _dav(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return None if provider in known else f"Unknown DAV provider: {provider}"
 
 
+def _socache(prefix: str, whole: bool) -> Reader:
+    """AuthnCacheSOCache / CacheSocache: "name[:args]" names an socache provider a loaded module
+    registers (the provider's own reading of args is not judged); the message names the whole
+    argument (mod_authn_socache) or the name (mod_cache_socache)."""
+    def read(ctx: LintContext, item: ResolvedDirective) -> str | None:
+        if any(m not in shipped_modules() and not m.endswith(".c") for m in ctx.eff.modules):
+            return None
+        arg = item.args[0]
+        name = arg.partition(":")[0]
+        known = {n for module, names in SOCACHE_PROVIDERS.items() if ctx.module_loaded(module) for n in names}
+        if name in known:
+            return None
+        shown = arg if whole else name
+        return (f"{prefix}Unknown socache provider '{shown}'. Maybe you need to load the appropriate socache module "
+                f"(mod_socache_{shown}?)")
+    return read
+
+
 def _inflate_limit(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return strtoff_error("DeflateInflateLimitRequestBody", item.args[0])
 
@@ -316,6 +335,8 @@ _READERS: dict[str, tuple[str, Reader]] = {
     "buffersize": ("buffer_module", _buffer_size),
     "regexdefaultoptions": ("core", _regex_default_options),
     "dav": ("dav_module", _dav),
+    "authncachesocache": ("authn_socache_module", _socache("AuthnCacheSOCache: ", whole=True)),
+    "cachesocache": ("cache_socache_module", _socache("", whole=False)),
     "cachedisable": ("cache_module", _cache_disable),
 }
 # RAW_ARGS: every word, or none
