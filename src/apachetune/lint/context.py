@@ -62,6 +62,14 @@ class LintContext:
         """httpd's find_module for `name` (an identifier or a source file name), remembered."""
         return self._loaded.has(name)
 
+    def third_party_loaded(self) -> bool:
+        """Whether a loaded module is not one httpd ships: then the providers, filters, mutex
+        types... it may register are not known, and the readers that look names up are silent."""
+        def compute() -> bool:
+            from apachetune.config.directives import shipped_modules
+            return any(m not in shipped_modules() and not m.endswith(".c") for m in self.eff.modules)
+        return self.memo("third-party-loaded", compute)
+
     def walk(self) -> Iterator[Scoped]:
         """Every resolved item with its enclosing sections, in document order."""
         return self.eff.walk()

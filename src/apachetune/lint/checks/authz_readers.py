@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from apachetune.config.apr import ip_subnet_error
-from apachetune.config.directives import shipped_modules
 from apachetune.config.effective import ResolvedDirective
 from apachetune.config.words import join_words
 from apachetune.lint.checks.core_readers import refusal
@@ -37,7 +36,7 @@ _NAMED_PROVIDERS = {"authzprovideralias": 1, "luaauthzprovider": 0, "authnzfcgid
 def _providers(ctx: LintContext) -> set[str] | None:
     """The provider names this configuration registers, or None when a loaded module apachetune
     has no table for may register more."""
-    if any(m not in shipped_modules() and not m.endswith(".c") for m in ctx.eff.modules):
+    if ctx.third_party_loaded():
         return None
     names = {n for module, provided in AUTHZ_PROVIDERS.items() if ctx.module_loaded(module) for n in provided}
     for lname, index in _NAMED_PROVIDERS.items():
@@ -133,7 +132,7 @@ def _authn_providers(ctx: LintContext) -> dict[str, bool] | None:
     """Provider name -> answers Digest, or None when a loaded module apachetune has no table for
     may register more. <AuthnProviderAlias> names count wherever they are (httpd needs them
     first: this errs towards silence); an alias answers both, a FastCGI provider Basic only."""
-    if any(m not in shipped_modules() and not m.endswith(".c") for m in ctx.eff.modules):
+    if ctx.third_party_loaded():
         return None
     names = {name: digest for module, (name, digest) in _AUTHN_PROVIDERS.items() if ctx.module_loaded(module)}
     for item in ctx.items_named("authnprovideralias"):

@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterator
 from apachetune.config import observed
 from apachetune.config.apr import AddressError, libc_ipv6, parse_addr_port
 from apachetune.config.conditions import Version, at_least
-from apachetune.config.directives import shipped_modules
 from apachetune.config.effective import ResolvedDirective, ResolvedSection
 from apachetune.config.words import WHITESPACE, join_words
 from apachetune.lint.context import LintContext
@@ -520,7 +519,7 @@ def mutex_error(ctx: LintContext, words: list[str]) -> str | None:
     none = mech.lower() in ("none", "no")
     types = [w for w in words[1:] if w.lower() != "omitpid"] or ["default"]
     known: set[str] | None = None  # None: which types exist is not known (a dump, a third-party module)
-    if not ctx.from_dump and all(m in shipped_modules() or m.endswith(".c") for m in ctx.eff.modules):
+    if not ctx.from_dump and not ctx.third_party_loaded():
         known = {"default"}.union(*(names for module, names in _MUTEX_TYPES.items() if ctx.module_loaded(module)))
     for kind in reversed(types):
         if known is not None and kind not in known:

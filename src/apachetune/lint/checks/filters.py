@@ -8,7 +8,6 @@ http_core.c and each module's register_hooks (the names behind their variables r
 
 from __future__ import annotations
 
-from apachetune.config.directives import shipped_modules
 from apachetune.lint.context import LintContext
 
 _CORE = ("CONTENT_LENGTH", "CORE", "SUBREQ_CORE", "OLD_WRITE", "HTTP_HEADER", "CHUNK", "HTTP_OUTERROR", "BYTERANGE")
@@ -34,7 +33,7 @@ def output_filters(ctx: LintContext) -> frozenset[str] | None:
     """The registered output filters' names in lower case, or None when a loaded module apachetune
     has no table for may register more."""
     def compute() -> frozenset[str] | None:
-        if any(m not in shipped_modules() and not m.endswith(".c") for m in ctx.eff.modules):
+        if ctx.third_party_loaded():
             return None
         names = {n.lower() for n in _CORE}
         for module, registered in _BY_MODULE.items():

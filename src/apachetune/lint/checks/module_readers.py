@@ -22,7 +22,6 @@ from collections.abc import Callable, Iterator
 
 from apachetune.config import observed
 from apachetune.config.conditions import Version, at_least
-from apachetune.config.directives import shipped_modules
 from apachetune.config.effective import ResolvedDirective
 from apachetune.config.pcre import regex_surely_invalid
 from apachetune.config.words import WHITESPACE, is_url, join_words, split_words
@@ -635,7 +634,7 @@ def log_format_error(fmt: str, handlers: frozenset[str]) -> str | None:
 def _log_handlers(ctx: LintContext) -> frozenset[str] | None:
     """The handlers of the loaded modules, or None when a module apachetune has no table for is
     loaded (it may register more)."""
-    if ctx.from_dump or any(m not in shipped_modules() and not m.endswith(".c") for m in ctx.eff.modules):
+    if ctx.from_dump or ctx.third_party_loaded():
         return None  # a dump shows no LoadModule: mod_logio's and mod_ssl's handlers may be there
     return frozenset(h for module, names in _LOG_HANDLERS.items() if ctx.module_loaded(module) for h in names)
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from apachetune.config.conditions import Version, at_least
-from apachetune.config.directives import shipped_modules
 from apachetune.config.effective import ResolvedDirective
 from apachetune.lint.context import LintContext
 from apachetune.mpm.numbers import atof, atoi, timeout_parameter
@@ -213,7 +212,7 @@ def params_error(ctx: LintContext, item: ResolvedDirective, location: bool) -> s
                             and not w.lower().startswith("mapping=")]
     if url[:11].lower() == "balancer://":
         lbmethods = None
-        if all(m in shipped_modules() or m.endswith(".c") for m in ctx.eff.modules):
+        if not ctx.third_party_loaded():
             lbmethods = frozenset(name for module, name in _LBMETHODS.items() if ctx.module_loaded(module))
         for key, val in table(params):
             if err := balancer_param_error(key, val, lbmethods):

@@ -7,16 +7,20 @@ the module is loaded (otherwise the directive is AT502's) and the argument count
 Facts: modules/filters/mod_deflate.c and mod_brotli.c, modules/http2/h2_config.c,
 modules/mappers/mod_rewrite.c (cmd_rewriteoptions, cmd_rewritebase) and mod_dir.c
 (configure_redirect), modules/aaa/mod_access_compat.c (satisfy) and mod_authz_core.c
-(authz_merge_sections), modules/proxy/mod_proxy.c (set_via_opt), ap_set_deprecated's users
-(httpd 2.4.x). Each message is checked against the installed httpd in
-tests/test_reading_rules_oracle.py (SIMPLE_CASES)."""
+(authz_merge_sections), modules/proxy/mod_proxy.c (set_via_opt, set_bad_opt) and
+mod_proxy_connect.c, mod_proxy_fcgi.c, modules/ssl/ssl_engine_config.c, modules/cache/mod_cache.c
+and mod_cache_socache.c, modules/generators/mod_cgi(d).c, server/mpm_common.c, server/core.c
+(set_regex_default_options), modules/ldap/util_ldap.c, modules/filters/mod_request.c and
+mod_buffer.c, modules/dav/main/mod_dav.c, modules/aaa/mod_authn_socache.c, ap_set_deprecated's
+users (httpd 2.4.x). Each message is checked against the installed httpd in
+tests/test_reading_rules_oracle.py (READER_CASES)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
 from apachetune.config.conditions import Version, at_least
-from apachetune.config.directives import lookup, shipped_modules
+from apachetune.config.directives import lookup
 from apachetune.config.effective import ResolvedDirective
 from apachetune.lint.checks.core_readers import refusal, strtoff_error
 from apachetune.lint.checks.module_readers import SOCACHE_PROVIDERS
@@ -48,11 +52,6 @@ def _on_off_h2(ctx: LintContext, item: ResolvedDirective) -> str | None:
 def _h2_padding(ctx: LintContext, item: ResolvedDirective) -> str | None:
     bits = atoi(item.args[0])
     return "number of bits must be >= 0" if bits < 0 else ("number of bits must be <= 8" if bits > 8 else None)
-
-
-def _h2_websockets(ctx: LintContext, item: ResolvedDirective) -> str | None:
-    # "On" is refused by builds without WebSocket support, in a message of their own: not judged.
-    return None if item.args[0].lower() in ("on", "off") else "value must be On or Off"
 
 
 _REWRITE_OPTIONS = ("inherit", "inheritbefore", "inheritdown", "inheritdownbefore", "ignoreinherit", "allownoslash",
@@ -236,7 +235,7 @@ def _dav(ctx: LintContext, item: ResolvedDirective) -> str | None:
     provider's name (case-sensitive); not judged when a module apachetune has no table for is
     loaded (mod_dav_svn registers "svn")."""
     arg = item.args[0]
-    if arg.lower() == "off" or any(m not in shipped_modules() and not m.endswith(".c") for m in ctx.eff.modules):
+    if arg.lower() == "off" or ctx.third_party_loaded():
         return None
     provider = "filesystem" if arg.lower() == "on" else arg
     known = {"filesystem"} if ctx.module_loaded("dav_fs_module") else set()
@@ -248,7 +247,7 @@ def _socache(prefix: str, whole: bool) -> Reader:
     registers (the provider's own reading of args is not judged); the message names the whole
     argument (mod_authn_socache) or the name (mod_cache_socache)."""
     def read(ctx: LintContext, item: ResolvedDirective) -> str | None:
-        if any(m not in shipped_modules() and not m.endswith(".c") for m in ctx.eff.modules):
+        if ctx.third_party_loaded():
             return None
         arg = item.args[0]
         name = arg.partition(":")[0]
@@ -294,7 +293,8 @@ _READERS: dict[str, tuple[str, Reader]] = {
     **{name: ("http2_module", _on_off_h2) for name in (
         "h2direct", "h2push", "h2moderntlsonly", "h2upgrade", "h2copyfiles", "h2earlyhints", "h2outputbuffering",
         "h2proxyrequests")},
-    "h2websockets": ("http2_module", _h2_websockets),
+    # H2WebSockets On is refused by builds without WebSocket support, in words of their own: not judged
+    "h2websockets": ("http2_module", _on_off_h2),
     "rewriteoptions": ("rewrite_module", _rewrite_options),
     "rewritebase": ("rewrite_module", _rewrite_base),
     "directoryindexredirect": ("dir_module", _index_redirect),
