@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from apachetune.config.conditions import Version, at_least
 from apachetune.config.directives import lookup
 from apachetune.config.effective import ResolvedDirective
+from apachetune.config.pcre import regex_surely_invalid
 from apachetune.lint.checks.core_readers import refusal, strtoff_error
 from apachetune.lint.checks.module_readers import SOCACHE_PROVIDERS
 from apachetune.lint.context import LintContext
@@ -260,6 +261,36 @@ def _socache(prefix: str, whole: bool) -> Reader:
     return read
 
 
+def _delimiter_at_or_after(text: str, pos: int, delim: str) -> int:
+    """mod_substitute's scan: the delimiter at pos, or the next one; len(text) when none."""
+    if pos < len(text) and text[pos] != delim:
+        pos += 1
+        while pos < len(text) and text[pos] != delim:
+            pos += 1
+    return pos
+
+
+def _substitute(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """set_pattern: s<d>from<d>to<d>[infq], from not empty, a regex unless n."""
+    line = item.args[0]
+    if line[:1].lower() != "s":
+        return "Bad Substitute format, must be an s/// pattern"
+    if len(line) == 2:
+        return None  # "s/": httpd's scan reads past the end of the text: not judged
+    delim = line[1:2]
+    end_from = _delimiter_at_or_after(line, 2, delim) if delim else len(line)
+    pattern = line[2:end_from]
+    if not delim or not pattern or end_from >= len(line):
+        return "Bad Substitute format, must be a complete s/// pattern"
+    end_to = _delimiter_at_or_after(line, end_from + 1, delim)
+    flags = line[end_to + 1:] if end_to < len(line) else ""
+    if any(f.lower() not in "infq" for f in flags):
+        return "Bad Substitute flag, only s///[infq] are supported"
+    if "n" not in flags.lower() and regex_surely_invalid(pattern):
+        return "Substitute could not compile regex"
+    return None
+
+
 def _inflate_limit(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return strtoff_error("DeflateInflateLimitRequestBody", item.args[0])
 
@@ -335,6 +366,7 @@ _READERS: dict[str, tuple[str, Reader]] = {
     "buffersize": ("buffer_module", _buffer_size),
     "regexdefaultoptions": ("core", _regex_default_options),
     "dav": ("dav_module", _dav),
+    "substitute": ("substitute_module", _substitute),
     "authncachesocache": ("authn_socache_module", _socache("AuthnCacheSOCache: ", whole=True)),
     "cachesocache": ("cache_socache_module", _socache("", whole=False)),
     "cachedisable": ("cache_module", _cache_disable),
