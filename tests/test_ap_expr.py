@@ -65,6 +65,10 @@ def test_the_modules_loaded_and_the_version_decide_the_names():
     assert expr_error("ldap('x') == ''", lookups=Lookups(version="2.4.52")) == "Function 'ldap' does not exist"
     assert expr_error("ldap('x') == ''", lookups=Lookups(version="2.4.53")) is None
     assert expr_error("%{REMOTE_PORT} -eq 1", lookups=Lookups(version="2.4.25")) == "Variable 'REMOTE_PORT' does not exist"
+    # a third-party module may hook ap_expr_lookup: unknown names pass, the syntax is still judged
+    assert expr_error("%{GEOIP_COUNTRY} == 'x' && geo('a') == ''", lookups=Lookups(others=True)) is None
+    assert expr_error("%{GEOIP_COUNTRY} = x", lookups=Lookups(others=True)) == "syntax error, unexpected $end, expecting '('"
+    assert expr_error("-R 'x'", lookups=Lookups(others=True)) == "parsing of subnet/netmask failed"
 
 
 def test_the_error_log_escapes_what_it_prints():

@@ -41,6 +41,7 @@ class Lookups:
     ssl: bool = False
     hcheck: bool = False
     version: str = "2.4.71"
+    others: bool = False  # a module apachetune has no table for is loaded: it may answer any name
 
     def has(self, name: str) -> bool:
         """Whether core's table has `name` (lower case) in this version."""
@@ -95,6 +96,8 @@ def _lookup(kind: str, name: str, arg: str | None, lookups: Lookups) -> str | No
             return _subnet_error(name, arg) if name == "R" else None
     elif lower in _CORE_BINARY:
         return _subnet_error(name, arg) if lower == "ipmatch" else None
+    if lookups.others:
+        return None
     prefix = "-" if kind in ("unary", "binary") else ""
     return f"{_KIND_WORDS[kind]} '{prefix}{name}' does not exist"
 

@@ -43,7 +43,8 @@ def lookups(ctx: LintContext) -> Lookups:
     """Who answers the parser's lookups in this configuration."""
     return ctx.memo("expr-lookups", lambda: Lookups(ssl=ctx.module_loaded("ssl_module"),
                                                     hcheck=ctx.module_loaded("proxy_hcheck_module"),
-                                                    version=ctx.eff.httpd_version))
+                                                    version=ctx.eff.httpd_version,
+                                                    others=ctx.third_party_loaded()))
 
 
 def expression_error(ctx: LintContext, text: str, string_result: bool = False) -> str | None:
