@@ -23,6 +23,7 @@ from apachetune.config.conditions import Version, at_least
 from apachetune.config.directives import lookup
 from apachetune.config.effective import ResolvedDirective
 from apachetune.config.pcre import regex_surely_invalid
+from apachetune.config.words import split_words
 from apachetune.lint.checks.core_readers import refusal, strtoff_error
 from apachetune.lint.checks.module_readers import SOCACHE_PROVIDERS
 from apachetune.lint.context import LintContext
@@ -291,6 +292,44 @@ def _substitute(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return None
 
 
+def _timeout(message: str) -> Reader:
+    """A reader whose whole verdict is ap_timeout_parameter_parse's (seconds by default)."""
+    return lambda ctx, item: message if timeout_parameter(item.args[0], "s") is None else None
+
+
+# CookieExpires' units as strncasecmp reads them: this many first letters of the name.
+_COOKIE_UNITS = (("years", 1), ("months", 2), ("weeks", 1), ("days", 1), ("hours", 1), ("minutes", 2), ("seconds", 1))
+
+
+def _cookie_expires(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """set_cookie_exp: all digits, or "[plus] {<num> <type>}*" (a word starting with p is plus)."""
+    arg = item.args[0]
+    if arg[:1].isascii() and arg[:1].isdigit() and arg[-1:].isdigit():
+        return None
+    words = split_words(arg)
+    if words and words[0][:1].lower() == "p":
+        words = words[1:]
+    while words and words[0]:
+        if not (words[0][:1].isascii() and words[0][:1].isdigit()):
+            return "bad expires code, numeric value expected."
+        if len(words) < 2 or not words[1]:
+            return "bad expires code, missing <type>"
+        unit = words[1].lower()
+        if not any(unit.startswith(name[:n]) for name, n in _COOKIE_UNITS):
+            return "bad expires code, unrecognized type"
+        words = words[2:]
+    return None
+
+
+def _cookie_domain(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    name = item.args[0]
+    if not name:
+        return "CookieDomain values may not be null"
+    if not name.startswith("."):
+        return "CookieDomain values must begin with a dot"
+    return None if "." in name[1:] else "CookieDomain values must contain at least one embedded dot"
+
+
 def _inflate_limit(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return strtoff_error("DeflateInflateLimitRequestBody", item.args[0])
 
@@ -367,6 +406,15 @@ _READERS: dict[str, tuple[str, Reader]] = {
     "regexdefaultoptions": ("core", _regex_default_options),
     "dav": ("dav_module", _dav),
     "substitute": ("substitute_module", _substitute),
+    "h2maxworkeridleseconds": ("http2_module", _timeout("Invalid idle limit value")),
+    "h2streamtimeout": ("http2_module", _timeout("Invalid timeout value")),
+    "cookieexpires": ("usertrack_module", _cookie_expires),
+    "cookiedomain": ("usertrack_module", _cookie_domain),
+    "cookiestyle": ("usertrack_module", lambda ctx, item: (
+        None if item.args[0].lower() in ("netscape", "cookie", "rfc2109", "cookie2", "rfc2965")
+        else f"Invalid CookieStyle keyword: '{item.args[0]}'")),
+    "cookiesamesite": ("usertrack_module", _one_of(("Strict", "Lax", "None"),
+                                                   "CookieSameSite accepts 'Strict', 'Lax', or 'None'")),
     "authncachesocache": ("authn_socache_module", _socache("AuthnCacheSOCache: ", whole=True)),
     "cachesocache": ("cache_socache_module", _socache("", whole=False)),
     "cachedisable": ("cache_module", _cache_disable),
