@@ -91,10 +91,9 @@ def max_mem_free(arg: str) -> int | None:
     return (value & 0xFFFFFFFF) * 1024 % 2**32 // 1024
 
 
-_INT64_MAX = 2**63 - 1
 # The largest count each unit takes before its microseconds would overflow (CHECK_OVERFLOW).
-_UNIT_LIMIT = {"s": _INT64_MAX // 10**6, "h": _INT64_MAX // 3600 // 10**6, "ms": _INT64_MAX // 1000,
-               "mi": _INT64_MAX // 60 // 10**6}
+_UNIT_LIMIT = {"s": _LONG_MAX // 10**6, "h": _LONG_MAX // 3600 // 10**6, "ms": _LONG_MAX // 1000,
+               "mi": _LONG_MAX // 60 // 10**6}
 _UNIT_US = {"s": 10**6, "h": 3600 * 10**6, "ms": 1000, "mi": 60 * 10**6}
 
 

@@ -374,6 +374,12 @@ def _error_documents(ctx: LintContext) -> Iterator[Finding]:
             yield refusal(ctx, f"Unsupported HTTP response code {item.args[0]}", item)
 
 
+def buffer_size_error(name: str, size: int) -> str | None:
+    """The buffer sizes' one rule (core's Send/ReceiveBufferSize, mod_proxy's and a worker's
+    IOBufferSize/ReceiveBufferSize): 0 (the system's default) or at least 512 bytes."""
+    return f"{name} must be >= 512 bytes, or 0 for system default." if size < 512 and size != 0 else None
+
+
 def strtoff_error(name: str, text: str) -> str | None:
     """apr_strtoff (strtoll, base 10) as set_limit_req_body and mod_deflate's inflate limit read it."""
     read = strtol(text)

@@ -28,6 +28,7 @@ from apachetune.config.words import WHITESPACE, is_url, join_words, split_words
 from apachetune.lint.checks import filters, proxy_params
 from apachetune.lint.checks.core_readers import (
     AFTER_2_4_63,
+    buffer_size_error,
     log_directory_missing,
     path_to_check,
     startup_error,
@@ -39,7 +40,7 @@ from apachetune.lint.finding import Finding, Fix
 from apachetune.mpm.numbers import atoi, strtol
 
 # Sections inside which a directive reads with cmd->path set (per-directory context).
-_PATH_SECTIONS = {"directory", "directorymatch", "location", "locationmatch", "files", "filesmatch",
+PATH_SECTIONS = {"directory", "directorymatch", "location", "locationmatch", "files", "filesmatch",
                   "if", "elseif", "else", "proxy", "proxymatch"}
 
 
@@ -70,7 +71,7 @@ def _fix(item: ResolvedDirective, message: str) -> Fix | None:
 
 
 def _in_path(item: ResolvedDirective) -> bool:
-    return any(p.lname in _PATH_SECTIONS for p in item.parents)
+    return any(p.lname in PATH_SECTIONS for p in item.parents)
 
 
 # An expression's judge: (text, string result?) -> httpd's message or None.
@@ -892,8 +893,7 @@ def _at_least_512(name: str, item: ResolvedDirective) -> str | None:
     """mod_proxy's set_recv_buffer_size / set_io_buffer_size: 0 or at least 512 bytes."""
     if len(item.args) != 1:
         return None
-    size = strtol(item.args[0]).value or 0
-    return f"{name} must be >= 512 bytes, or 0 for system default." if size < 512 and size != 0 else None
+    return buffer_size_error(name, strtol(item.args[0]).value or 0)
 
 
 def _error_overrides(ctx: LintContext) -> Iterator[Finding]:

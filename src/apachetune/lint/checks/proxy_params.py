@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 from apachetune.config.conditions import Version, at_least
 from apachetune.config.effective import ResolvedDirective
+from apachetune.lint.checks.core_readers import buffer_size_error
 from apachetune.lint.context import LintContext
 from apachetune.mpm.numbers import atof, atoi, timeout_parameter
 
@@ -53,10 +54,7 @@ def _loadfactor(val: str) -> str | None:
 
 
 def _buffer(name: str) -> Callable[[str], str | None]:
-    def check(val: str) -> str | None:
-        size = atoi(val)
-        return f"{name} must be >= 512 bytes, or 0 for system default." if size < 512 and size else None
-    return check
+    return lambda val: buffer_size_error(name, atoi(val))
 
 
 def _address_ttl(val: str) -> str | None:

@@ -25,7 +25,7 @@ from apachetune.config.effective import ResolvedDirective
 from apachetune.config.pcre import regex_surely_invalid
 from apachetune.config.words import split_words
 from apachetune.lint.checks.core_readers import refusal, strtoff_error
-from apachetune.lint.checks.module_readers import SOCACHE_PROVIDERS
+from apachetune.lint.checks.module_readers import PATH_SECTIONS, SOCACHE_PROVIDERS
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Finding
 from apachetune.mpm.numbers import atoi, strtol, timeout_parameter
@@ -72,12 +72,8 @@ def _rewrite_options(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return None
 
 
-_PATH_SECTIONS = {"directory", "directorymatch", "location", "locationmatch", "files", "filesmatch",
-                  "if", "elseif", "else", "proxy", "proxymatch"}
-
-
 def _rewrite_base(ctx: LintContext, item: ResolvedDirective) -> str | None:
-    if not any(p.lname in _PATH_SECTIONS for p in item.parents):
+    if not any(p.lname in PATH_SECTIONS for p in item.parents):
         return "RewriteBase: only valid in per-directory config files"
     if item.args[0] == "":
         return "RewriteBase: empty URL not allowed"
@@ -125,7 +121,7 @@ def _cache_path(item: ResolvedDirective) -> tuple[bool, str | None]:
     """(judged, cmd->path) for mod_cache's readers: at server or virtual host level (no path), or
     directly in a <Location> (its path); elsewhere (a <Directory>, <Files>, <Limit>: refused by
     ap_check_cmd_context; <LocationMatch>, <If>: other paths) not judged."""
-    sections = [p for p in item.parents if p.lname in _PATH_SECTIONS or p.lname in ("limit", "limitexcept")]
+    sections = [p for p in item.parents if p.lname in PATH_SECTIONS or p.lname in ("limit", "limitexcept")]
     if not sections:
         return True, None
     if len(sections) == 1 and sections[0].lname == "location" and len(sections[0].args) == 1:

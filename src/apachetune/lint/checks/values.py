@@ -20,7 +20,7 @@ from apachetune.lint.checks import (
     module_readers,
     simple_readers,
 )
-from apachetune.lint.checks.core_readers import startup_error
+from apachetune.lint.checks.core_readers import buffer_size_error, startup_error
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Finding
 from apachetune.mpm.numbers import atoi, max_mem_free, strtol, timeout_parameter
@@ -49,10 +49,7 @@ def _max_mem_free(args: list[str]) -> str | None:
 
 def _buffer_size(name: str) -> Callable[[list[str]], str | None]:
     """ap_set_send_buffer_size / ap_set_receive_buffer_size: atoi, 0 or at least 512."""
-    def read(args: list[str]) -> str | None:
-        size = atoi(args[0])
-        return f"{name} must be >= 512 bytes, or 0 for system default." if size < 512 and size != 0 else None
-    return read
+    return lambda args: buffer_size_error(name, atoi(args[0]))
 
 
 _XML_BODY_MAX = (2**64 - 1) // 6 - 1  # AP_MAX_LIMIT_XML_BODY: APR_SIZE_MAX / 6 - 1
