@@ -14,7 +14,7 @@ import sys
 
 import click
 
-from apachetune import __version__, collector, entry
+from apachetune import __version__, collector, entry, streams
 from apachetune.errors import ApachetuneError
 
 
@@ -97,6 +97,7 @@ def _interrupt(signum, frame) -> None:
 
 
 def main() -> None:
+    streams.never_fail()
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _terminate)
     # Ctrl-C raises where the main thread is, as Python's own handler does, but from a handler of

@@ -11,6 +11,7 @@ from apachetune.config.effective import ResolvedSection
 from apachetune.config.parser import parse_file
 from apachetune.config.resolver import resolve
 from apachetune.console import out, warning
+from apachetune.report.jsontext import utf8
 from apachetune.report.paths import display_path
 
 
@@ -27,7 +28,7 @@ def command(file, as_json, raw, dump, **resolve_kw):
     if raw:
         cf = parse_file(file)
         if as_json:
-            out.print_json(json.dumps({"file": cf.path, "parsed": _raw_json(cf.children)}))
+            out.print_json(utf8(json.dumps({"file": cf.path, "parsed": _raw_json(cf.children)}, ensure_ascii=False)))
         else:
             _print_raw(cf.children, 0)
         return 0
@@ -35,7 +36,7 @@ def command(file, as_json, raw, dump, **resolve_kw):
     for w in eff.warnings:
         warning(w)
     if as_json:
-        click.echo(json.dumps(eff.to_json(), indent=2, ensure_ascii=False))
+        click.echo(utf8(json.dumps(eff.to_json(), indent=2, ensure_ascii=False)))
     elif dump:
         click.echo(eff.dump_config(), nl=False)
     else:

@@ -9,6 +9,7 @@ import click
 from apachetune.cli.options import main_file, make_resolve_options, resolve_options
 from apachetune.config.resolver import resolve
 from apachetune.console import warning
+from apachetune.report.jsontext import utf8
 
 
 @click.command("vhosts")
@@ -31,7 +32,7 @@ def command(file, fmt, **resolve_kw):
     if fmt == "text":
         click.echo(vmap.dump(), nl=False)
         return 0
-    click.echo(json.dumps(_with_findings(file, options, vmap), indent=2, ensure_ascii=False))
+    click.echo(utf8(json.dumps(_with_findings(file, options, vmap), indent=2, ensure_ascii=False)))
     return 0
 
 

@@ -100,18 +100,30 @@ def parse_text(data: str | bytes, filename: str = "<string>", shared: SharedWord
     newline = "\r\n" if "\r\n" in text[: text.find("\n") + 1] else "\n"
     if not text:
         return ConfigFile(filename, text, [], newline)
+    lexed = _cut_at_nul(text) if "\0" in text else text
     fast = native.fastlex()
-    children: list[Node] | None = fast.parse(text, filename, *_tables(shared)) if fast is not None else None
+    children: list[Node] | None = fast.parse(lexed, filename, *_tables(shared)) if fast is not None else None
     if children is None:  # no C module, or a file with something only the Lark path handles
         from apachetune.config.lark_parser import parse_children
 
-        children = parse_children(text, filename)
+        children = parse_children(lexed, filename)
     if shared is not None:
         shared.trim()
     cf = ConfigFile(filename, text, children, newline)
     for node in children:
         node.parent = cf
     return cf
+
+
+_FROM_NUL = re.compile("\0[^\n]*")
+
+
+def _cut_at_nul(text: str) -> str:
+    """What httpd reads of lines with a NUL byte: ap_cfg_getline takes a line's strlen, so it
+    ends at the NUL (the rest of that physical line, its backslash-newline included, is never
+    read). The rest is blanked with spaces of the same length, so that positions stay those of the
+    file and the file itself (ConfigFile.text) keeps every byte."""
+    return _FROM_NUL.sub(lambda m: " " * len(m.group()), text)
 
 
 def _tables(shared: SharedWords | None) -> tuple[dict[str, str], dict[str, list[str]]]:

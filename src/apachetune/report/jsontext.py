@@ -10,6 +10,7 @@ line by the C encoder: the same JSON value, and a file that greps and diffs a fi
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": "))  # C; no indent
@@ -20,7 +21,21 @@ def dumps(value: Any, one_line_items: frozenset[str] = frozenset()) -> str:
     out: list[str] = []
     _write(value, "", one_line_items, False, out)
     out.append("\n")
-    return "".join(out)
+    return utf8("".join(out))
+
+
+# A configuration's bytes that are not UTF-8 are read as lone surrogates (surrogateescape), and
+# standard output writes them back as those bytes: a JSON document quoting such a line (a
+# finding's message, a directive's arguments) was then not UTF-8, and JSON readers refused it.
+_STRAY_BYTE = re.compile("[\udc80-\udcff]")
+
+
+def utf8(encoded: str) -> str:
+    """JSON text (ensure_ascii=False) that is valid UTF-8 whatever the configuration's bytes:
+    each byte that is not UTF-8 is written as the text \\xNN (Python's backslashreplace)."""
+    if encoded.isascii():
+        return encoded
+    return _STRAY_BYTE.sub(lambda m: f"\\\\x{ord(m.group()) - 0xDC00:02x}", encoded)
 
 
 def _write(value: Any, indent: str, one_line_items: frozenset[str], items_on_one_line: bool,

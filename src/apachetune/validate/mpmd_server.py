@@ -25,6 +25,7 @@ from apachetune.validate.processes import (
     new_token,
     stop_group,
 )
+from apachetune.validate.section import directive_line
 
 
 def _makefile() -> dict[str, list[str]]:
@@ -107,7 +108,7 @@ class MpmdServer:
 
     def _write_conf(self) -> None:
         lines = [f"Listen 127.0.0.1:{self.port}", f"DocumentRoot {self.docroot}", f"RunToken {self.token}"]
-        lines += [f"{k} {v}" for k, v in self.directives.items()]
+        lines += [directive_line(k, v) for k, v in self.directives.items()]
         self.conf.write_text("\n".join(lines) + "\n")
 
     def reload(self, directives: dict[str, object]) -> None:

@@ -4,11 +4,12 @@ command line's overrides, as httpd would run them (after its start-up adjustment
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from apachetune.errors import UsageError
 from apachetune.mpm import simulate_startup
 from apachetune.mpm.buckets import listen_buckets, ratio_error
-from apachetune.mpm.numbers import atoi, max_mem_free
+from apachetune.mpm.numbers import atoi, max_mem_free, timeout_parameter
 
 
 def load_directives(config: str | None, mpm: str, max_request_workers: int | None = None,
@@ -48,6 +49,51 @@ def load_directives(config: str | None, mpm: str, max_request_workers: int | Non
     return {**eff, "KeepAlive": "On", "KeepAliveTimeout": 5, **extra}
 
 
+def _keepalive(text: str) -> tuple[object, str | None]:
+    # AP_INIT_FLAG: on or off in any case, nothing else
+    if text.lower() not in ("on", "off"):
+        return None, "KeepAlive must be On or Off"
+    return text.capitalize(), None
+
+
+def _keepalive_timeout(text: str) -> tuple[object, str | None]:
+    # ap_timeout_parameter_parse, seconds by default: "15000ms" and "1h" are times too
+    us = timeout_parameter(text, "s")
+    if us is None:
+        return None, "KeepAliveTimeout has wrong format"
+    return (us // 1_000_000 if us % 1_000_000 == 0 else us / 1e6), None
+
+
+# The keep-alive settings read as httpd's own readers read them (modules/http/http_core.c;
+# Timeout is atoi seconds in server/core.c): the simulation and the servers get numbers, or the
+# run is refused with httpd's message.
+_KEEPALIVE_READERS: dict[str, Callable[[str], tuple[object, str | None]]] = {
+    "KeepAlive": _keepalive,
+    "KeepAliveTimeout": _keepalive_timeout,
+    "MaxKeepAliveRequests": lambda text: (atoi(text), None),
+    "Timeout": lambda text: (atoi(text), None),
+}
+
+
+# what httpd says of another number of words (AP_INIT_TAKE1's "takes one argument" and its help)
+_ONE_ARGUMENT = {
+    "KeepAlive": "KeepAlive must be On or Off",
+    "KeepAliveTimeout": "KeepAliveTimeout takes one argument, Keep-Alive timeout duration (sec)",
+    "MaxKeepAliveRequests": "MaxKeepAliveRequests takes one argument, Maximum number of Keep-Alive requests "
+                            "per connection, or 0 for infinite",
+    "Timeout": "Timeout takes one argument, Timeout duration (sec)",
+}
+
+
+def directive_line(name: str, value: object) -> str:
+    """One line of a server's configuration. A time held in fractional seconds (a
+    KeepAliveTimeout of 500ms) is written in milliseconds: httpd reads "0.5" as zero seconds
+    followed by a unit it does not know."""
+    if isinstance(value, float):
+        value = int(value) if value.is_integer() else f"{round(value * 1000)}ms"
+    return f"{name} {value}"
+
+
 def _from_file(config: str, mpm: str, version: str | None,
                cores: int | None) -> tuple[list[tuple[str, list[str]]], dict[str, object], int]:
     """`config`'s MPM directives as given, the other settings kept beside them, and its listener
@@ -61,10 +107,13 @@ def _from_file(config: str, mpm: str, version: str | None,
     given = [(d.name, d.args) for d in eff.directives]
     extra: dict[str, object] = {}
     buckets = 1
-    for name in ("KeepAlive", "KeepAliveTimeout", "MaxKeepAliveRequests", "Timeout"):
+    for name, read in _KEEPALIVE_READERS.items():
         d = eff.get(name)
-        if d is not None and d.args:
-            extra[name] = d.args[0]
+        if d is not None:
+            value, refused = read(d.args[0]) if len(d.args) == 1 else (None, _ONE_ARGUMENT[name])
+            if refused:
+                raise UsageError(f"{d.position}: httpd would not start with this section: {refused}")
+            extra[name] = value
     d = eff.get("MaxMemFree")  # how much each allocator keeps: event's kept pools depend on it
     if d is not None and d.args:
         kib = max_mem_free(d.args[0])

@@ -21,6 +21,7 @@ from apachetune.validate.processes import (
     new_token,
     stop_group,
 )
+from apachetune.validate.section import directive_line
 
 # /app/sleep?ms=N&kb=K as in mpmd: allocate K KiB in one block, as an application builds a
 # page or a result, and hold it for the N ms of service time (whatever signal arrives meanwhile). Lua builds a long string in a
@@ -132,7 +133,7 @@ class HttpdTarget(Target):
         (self.tmp / "sleep.lua").write_text(SLEEP_LUA)
         (self.tmp / "sleep.lua").chmod(0o644)
         self.tmp.chmod(0o755)
-        body = "\n".join(f"{k} {v}" for k, v in directives.items())
+        body = "\n".join(directive_line(k, v) for k, v in directives.items())
         self.token = new_token()
         (self.tmp / "httpd.conf").write_text(
             f"ServerRoot {self.tmp}\nServerName localhost\nUser nobody\nGroup nogroup\n"
