@@ -296,6 +296,8 @@ PROXY_CASES = [
     "ProxyPassReverse /a interpolate",
     # mod_proxy's own small readers
     "ProxyReceiveBufferSize 100", "ProxyIOBufferSize 0", "ProxyIOBufferSize 511", "ProxyTimeout 0", "ProxyTimeout 5",
+    # atoi against atol: 4294967297 is 1 to atoi (refused), itself to atol
+    "ProxyReceiveBufferSize 4294967297", "ProxyIOBufferSize 4294967297",
     "BalancerGrowth 1001", "BalancerGrowth 5", "ProxyErrorOverride maybe", "ProxyErrorOverride On 404 500",
     "ProxyErrorOverride Off 404", "ProxyErrorOverride On abc", "ProxyErrorOverride On 302", "ProxyErrorOverride 404",
     "ProxyErrorOverride On\nProxyErrorOverride 404", "<Location /a>\nProxyErrorOverride On\n</Location>\nProxyErrorOverride 404",
@@ -312,6 +314,7 @@ PROXY_PARAM_CASES = [
     'ProxyPass /a http://b/ acquire=abc', 'ProxyPass /a http://b/ acquire=5',
     'ProxyPass /a http://b/ acquire=1s', 'ProxyPass /a http://b/ iobuffersize=100',
     'ProxyPass /a http://b/ iobuffersize=0', 'ProxyPass /a http://b/ receivebuffersize=511',
+    'ProxyPass /a http://b/ iobuffersize=4294967297', 'ProxyPass /a http://b/ receivebuffersize=4294967297',
     'ProxyPass /a http://b/ keepalive=yes', 'ProxyPass /a http://b/ keepalive=On',
     'ProxyPass /a http://b/ disablereuse=1', 'ProxyPass /a http://b/ enablereuse=on',
     'ProxyPass /a http://b/ addressttl=-1', 'ProxyPass /a http://b/ addressttl=500ms',

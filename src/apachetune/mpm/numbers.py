@@ -38,6 +38,11 @@ def strtol(text: str) -> Strtol:
     return Strtol(max(_LONG_MIN, min(_LONG_MAX, value)), text[m.end():], not _LONG_MIN <= value <= _LONG_MAX)
 
 
+def atol(text: str) -> int:
+    """C's atol: strtol's value, 0 when no digit was read (saturated at a long's range)."""
+    return strtol(text).value or 0
+
+
 def atoi(text: str) -> int:
     value = strtol(text).value or 0
     value &= 0xFFFFFFFF  # (int) cast: low 32 bits, two's complement

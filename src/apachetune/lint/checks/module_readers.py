@@ -37,7 +37,7 @@ from apachetune.lint.checks.core_readers import (
 from apachetune.lint.checks.expressions import expression_error
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Finding, Fix
-from apachetune.mpm.numbers import atoi, strtol
+from apachetune.mpm.numbers import atoi, atol, strtol
 
 # Sections inside which a directive reads with cmd->path set (per-directory context).
 PATH_SECTIONS = {"directory", "directorymatch", "location", "locationmatch", "files", "filesmatch",
@@ -879,8 +879,8 @@ _READERS = (
     ("sslpassphrasedialog", "ssl_module", _pass_phrase_dialog),
     ("sslrandomseed", "ssl_module", _random_seed),
     ("proxystatus", "proxy_module", _proxy_status),
-    ("proxyreceivebuffersize", "proxy_module", lambda ctx, item: _at_least_512("ProxyReceiveBufferSize", item)),
-    ("proxyiobuffersize", "proxy_module", lambda ctx, item: _at_least_512("ProxyIOBufferSize", item)),
+    ("proxyreceivebuffersize", "proxy_module", lambda ctx, item: _at_least_512("ProxyReceiveBufferSize", item, atoi)),
+    ("proxyiobuffersize", "proxy_module", lambda ctx, item: _at_least_512("ProxyIOBufferSize", item, atol)),
     ("proxytimeout", "proxy_module", lambda ctx, item: (
         "Proxy Timeout must be at least 1 second." if len(item.args) == 1 and atoi(item.args[0]) < 1 else None)),
     ("balancergrowth", "proxy_module", lambda ctx, item: (
@@ -889,11 +889,12 @@ _READERS = (
 )
 
 
-def _at_least_512(name: str, item: ResolvedDirective) -> str | None:
-    """mod_proxy's set_recv_buffer_size / set_io_buffer_size: 0 or at least 512 bytes."""
+def _at_least_512(name: str, item: ResolvedDirective, read: Callable[[str], int]) -> str | None:
+    """mod_proxy's set_recv_buffer_size (atoi) / set_io_buffer_size (atol): 0 or at least 512
+    bytes; the C widths differ from 2^31 on (4294967297 is 1 to atoi)."""
     if len(item.args) != 1:
         return None
-    return buffer_size_error(name, strtol(item.args[0]).value or 0)
+    return buffer_size_error(name, read(item.args[0]))
 
 
 def _error_overrides(ctx: LintContext) -> Iterator[Finding]:

@@ -21,7 +21,7 @@ from apachetune.config.conditions import Version, at_least
 from apachetune.config.effective import ResolvedDirective
 from apachetune.lint.checks.core_readers import buffer_size_error
 from apachetune.lint.context import LintContext
-from apachetune.mpm.numbers import atof, atoi, timeout_parameter
+from apachetune.mpm.numbers import atof, atoi, atol, timeout_parameter
 
 _FLAGS = frozenset({"nocanon", "interpolate", "noquery"})
 _SINCE = {"upgrade": "2.4.26", "responsefieldsize": "2.4.34", "secret": "2.4.42", "addressttl": "2.4.59"}
@@ -53,8 +53,8 @@ def _loadfactor(val: str) -> str | None:
     return None if ok else "LoadFactor must be a number between 1..100"
 
 
-def _buffer(name: str) -> Callable[[str], str | None]:
-    return lambda val: buffer_size_error(name, atoi(val))
+def _buffer(name: str, read: Callable[[str], int] = atoi) -> Callable[[str], str | None]:
+    return lambda val: buffer_size_error(name, read(val))
 
 
 def _address_ttl(val: str) -> str | None:
@@ -89,7 +89,7 @@ _WORKER: dict[str, Callable[[str], str | None]] = {
     "smax": _at_least(0, "Smax must be a positive number"),
     "acquire": _timeout("ms", "Acquire timeout has wrong format", "Acquire must be at least one millisecond"),
     "timeout": _at_least(1, "Timeout must be at least one second"),
-    "iobuffersize": _buffer("IOBufferSize"),
+    "iobuffersize": _buffer("IOBufferSize", atol),
     "receivebuffersize": _buffer("ReceiveBufferSize"),
     "keepalive": _on_off("KeepAlive"),
     "disablereuse": _on_off("DisableReuse"),
