@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from apachetune.sizing.facts import HostFacts
-from apachetune.sizing.machine import cgroup_memory, task_limits
+from apachetune.sizing.machine import cgroup_cpus, cgroup_memory, cpu_list_size, task_limits, usable_cpus
 from apachetune.sizing.plan import Given, build_inputs
 from apachetune.sizing.recommend import recommend
 from test_sizing_model import inputs
@@ -62,6 +62,59 @@ def test_cgroup_v1_and_unlimited(tmp_path):
     write(mem / "memory.limit_in_bytes", "9223372036854771712\n")  # v1's "unlimited"
     assert cgroup_memory(tmp_path) is None
     assert cgroup_memory(tmp_path / "nothing") is None
+
+
+def test_cgroup_v2_cpu_quota_is_the_cpu_count(tmp_path):
+    """`docker --cpus 1.5` on a 64-core host: cpu.max "150000 100000" in the container's cgroup."""
+    write(tmp_path / "proc/self/cgroup", "0::/system.slice/docker-abc.scope\n")
+    box = tmp_path / "sys/fs/cgroup/system.slice/docker-abc.scope"
+    write(box / "cpu.max", "150000 100000\n")
+    write(box.parent / "cpu.max", "max 100000\n")
+    write(tmp_path / "sys/fs/cgroup/cpuset.cpus.effective", "0-63\n")
+    limit = cgroup_cpus(tmp_path)
+    assert limit is not None and limit.cpus == 1.5 and limit.where.endswith("docker-abc.scope/cpu.max")
+    cpus, source = usable_cpus(tmp_path, online=64)
+    assert cpus == 2 and "cpu.max" in source and "1.5 CPUs" in source
+    write(box / "cpu.max", "50000 100000\n")  # half a CPU: still one worker's core
+    assert usable_cpus(tmp_path, online=64)[0] == 1
+
+
+def test_cgroup_cpuset_and_v1_quota(tmp_path):
+    """cgroup v1: the cpu controller's CFS quota and the cpuset controller's CPUs, the lower wins;
+    "-1" is no quota."""
+    write(tmp_path / "proc/self/cgroup", "5:cpuset:/docker/abc\n3:cpu,cpuacct:/docker/abc\n0::/\n")
+    cpu = tmp_path / "sys/fs/cgroup/cpu/docker/abc"
+    write(cpu / "cpu.cfs_quota_us", "-1\n")
+    write(cpu / "cpu.cfs_period_us", "100000\n")
+    write(tmp_path / "sys/fs/cgroup/cpuset/docker/abc/cpuset.effective_cpus", "0-2,8\n")
+    write(tmp_path / "sys/fs/cgroup/cpuset/cpuset.effective_cpus", "0-31\n")
+    assert usable_cpus(tmp_path, online=32) == (4, f"cgroup limit {tmp_path}/sys/fs/cgroup/cpuset/docker/abc/"
+                                                "cpuset.effective_cpus: 4 CPUs")
+    write(cpu / "cpu.cfs_quota_us", "300000\n")  # 3 CPUs' time, on 4 CPUs
+    assert usable_cpus(tmp_path, online=32)[0] == 3
+    assert usable_cpus(tmp_path / "nothing", online=32) == (32, "CPUs online")
+
+
+def test_cpu_lists_are_counted_as_the_kernel_writes_them():
+    assert [cpu_list_size(t) for t in ("0", "0-3", "0-3,8,10-11\n", "", "x")] == [1, 4, 7, None, None]
+
+
+def test_a_cgroup_cpu_quota_bounds_the_recommendation_buckets_stay_httpds(tmp_path):
+    """On a 64-core host, a container with 2 CPUs: the CPU bound counts 2, but
+    ListenCoresBucketsRatio counts the CPUs online, as httpd does (sysconf)."""
+    from apachetune import httpd
+    from apachetune.config.resolver import ResolveOptions, resolve
+
+    small = HostFacts(8000, 7000, 2, task_limit=16000, cpu_source="cgroup limit x/cpu.max: 2 CPUs", cpus_online=64)
+    big = HostFacts(8000, 7000, 64, task_limit=16000)
+    conf = tmp_path / "httpd.conf"
+    conf.write_text(f"{httpd.load_module_line('mpm_event')}\nListenCoresBucketsRatio 8\n")
+    eff = resolve(conf, ResolveOptions(env={}))
+    ins_small, _ = build_inputs(Given(rate=5000, service_time_ms=20), small, eff)
+    ins_big, _ = build_inputs(Given(rate=5000, service_time_ms=20), big, eff)
+    assert ins_small.cpus.value == 2 and "cpu.max" in ins_small.cpus.source
+    assert ins_small.listen_buckets.value == ins_big.listen_buckets.value == 8
+    assert recommend(ins_small, "event").cpu_bound < recommend(ins_big, "event").cpu_bound
 
 
 def test_no_load_on_a_big_idle_machine_is_not_all_of_memory():

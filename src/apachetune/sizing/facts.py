@@ -27,7 +27,7 @@ from apachetune.errors import UsageError
 from apachetune.inputs import read_small
 from apachetune.procmem import process_memory
 from apachetune.sizing.facts_file import read_facts
-from apachetune.sizing.machine import cgroup_memory, task_limits
+from apachetune.sizing.machine import cgroup_memory, task_limits, usable_cpus
 
 MIB = 1024 * 1024
 HTTPD_NAMES = ("apache2", "httpd")
@@ -80,6 +80,8 @@ class HostFacts:
     httpd: HttpdFacts | None = None
     memory_source: str = "MemAvailable"  # or the cgroup file whose limit is lower
     task_limit: int | None = None  # workers the kernel's task limits leave room for (machine.py)
+    cpu_source: str = "CPUs online"  # or the affinity or cgroup limit that lowered it
+    cpus_online: int | None = None  # what httpd's ListenCoresBucketsRatio counts (sysconf)
 
     @property
     def reserved_mib(self) -> float:
@@ -101,7 +103,8 @@ class HostFacts:
             children = tuple(WorkerSample(**_known(WorkerSample, c)) for c in httpd["children"])
             httpd = HttpdFacts(**{**_known(HttpdFacts, httpd), "children": children})
         return cls(data["total_mib"], data["available_mib"], data["cpus"], data.get("services") or {}, httpd,
-                   data.get("memory_source", "MemAvailable"), data.get("task_limit"))
+                   data.get("memory_source", "MemAvailable"), data.get("task_limit"),
+                   data.get("cpu_source", "CPUs online"), data.get("cpus_online"))
 
 
 def _known(kind: type, values: dict[str, Any]) -> dict[str, Any]:
@@ -317,8 +320,13 @@ def gather(pid: int | None = None, pidfile: str | None = None, samples: int = 1,
     parent = find_httpd(pid, pidfile, config_file, passed_over) if include_httpd else None
     httpd = measure_httpd(parent, samples, interval) if parent is not None else None
     available, source = vm.available / MIB, "MemAvailable"
-    cg = cgroup_memory()  # in a container, its memory.max is the limit, not the host's memory
+    # httpd's own cgroup when it runs (a systemd unit's MemoryMax= or CPUQuota= is its own, not
+    # this shell's); ours otherwise, which in a container is the container's
+    cgroup_of = str(parent.pid) if parent is not None else "self"
+    cg = cgroup_memory(pid=cgroup_of)  # in a container, its memory.max is the limit, not the host's memory
     if cg is not None and cg.available_mib < available:
         available, source = cg.available_mib, f"cgroup limit {cg.where}"
-    return HostFacts(round(vm.total / MIB, 1), round(available, 1), os.cpu_count() or 1,
-                     other_services(), httpd, source, task_limits().workers_allowed)
+    cpus, cpu_source = usable_cpus(pid=cgroup_of)
+    return HostFacts(round(vm.total / MIB, 1), round(available, 1), cpus,
+                     other_services(), httpd, source, task_limits().workers_allowed, cpu_source,
+                     os.cpu_count() or 1)

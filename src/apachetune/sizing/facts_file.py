@@ -58,6 +58,8 @@ TOP: dict[str, tuple[Check, str]] = {
     "available_mib": MIB,
     "cpus": (_integer(1, 1 << 20), "a whole number of CPUs, from 1 to 2^20"),
     "memory_source": (_string, "text"),
+    "cpu_source": (_string, "text"),
+    "cpus_online": (_optional(_integer(1, 1 << 20)), "null or a whole number of CPUs, from 1 to 2^20"),
     "task_limit": (_optional(_integer()), "null or a whole number of workers"),
 }
 LIMITS: dict[str, tuple[Check, str]] = {

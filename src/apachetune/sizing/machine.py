@@ -1,12 +1,15 @@
 """What the kernel lets the server run: the task limits every worker counts against, and the
-memory limit of the cgroup it runs in (a container's `memory.max`, not the host's MemAvailable).
+memory limit and CPUs of the cgroup it runs in (a container's `memory.max`, not the host's
+MemAvailable; its `cpu.max` quota or cpuset, not the host's cores).
 
 Every reader takes a `root` (default "/"), so tests replay a fixture tree of /proc and /sys.
 """
 
 from __future__ import annotations
 
+import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,3 +102,115 @@ def cgroup_memory(root: str | os.PathLike[str] = "/", pid: str = "self") -> Cgro
                 break
             d = d.parent
     return best
+
+
+@dataclass(frozen=True)
+class CpuLimit:
+    cpus: float  # CPUs' worth of time the cgroup may use (a quota of 1.5 is 1.5), or CPUs it may run on
+    where: str  # what set it: the cgroup file, or the process's CPU affinity
+
+
+def _quota_v2(d: Path) -> float | None:
+    try:  # cpu.max: "$MAX $PERIOD", "max" when there is no quota
+        quota, period = (d / "cpu.max").read_text().split()[:2]
+        return int(quota) / int(period) if quota != "max" and int(period) > 0 else None
+    except (OSError, ValueError):
+        return None
+
+
+def _quota_v1(d: Path) -> float | None:
+    quota, period = _read_signed(d / "cpu.cfs_quota_us"), _read_int(d / "cpu.cfs_period_us")
+    return quota / period if quota is not None and quota > 0 and period else None  # -1: none
+
+
+def _read_signed(path: Path) -> int | None:
+    try:
+        return int(path.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def cpu_list_size(text: str) -> int | None:
+    """How many CPUs a kernel CPU list names ("0-3,8,10-11" is 7); None when it names none."""
+    count = 0
+    try:
+        for part in text.strip().split(","):
+            if not part:
+                continue
+            first, _, last = part.partition("-")
+            count += int(last or first) - int(first) + 1
+    except ValueError:
+        return None
+    return count or None
+
+
+def cgroup_cpus(root: str | os.PathLike[str] = "/", pid: str = "self") -> CpuLimit | None:
+    """The CPUs `pid`'s cgroup may use: the lowest CPU quota up the hierarchy (v2 `cpu.max`, v1
+    `cpu.cfs_quota_us` / `cpu.cfs_period_us`: `docker --cpus`, systemd's CPUQuota=) and the
+    size of its cpuset (`docker --cpuset-cpus`, systemd's AllowedCPUs=); None when neither
+    limits it."""
+    base = Path(root)
+    try:
+        lines = (base / "proc" / pid / "cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    best: CpuLimit | None = None
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        _, controllers, rel = parts
+        names = controllers.split(",")
+        readers: list[tuple[Path, str, Callable[[Path], float | None]]] = []
+        if controllers == "":  # v2: one hierarchy holds both
+            top = base / "sys" / "fs" / "cgroup"
+            readers = [(top, "cpu.max", _quota_v2), (top, "cpuset.cpus.effective", _cpuset("cpuset.cpus.effective"))]
+        else:  # v1: each controller its own hierarchy
+            if "cpu" in names:
+                readers.append((base / "sys" / "fs" / "cgroup" / "cpu", "cpu.cfs_quota_us", _quota_v1))
+            if "cpuset" in names:
+                readers.append((base / "sys" / "fs" / "cgroup" / "cpuset", "cpuset.effective_cpus",
+                                _cpuset("cpuset.effective_cpus", "cpuset.cpus")))
+        for top, name, read in readers:
+            d = top / rel.lstrip("/")
+            while True:
+                cpus = read(d)
+                if cpus is not None and (best is None or cpus < best.cpus):
+                    best = CpuLimit(cpus, str(d / name))
+                if d == top or top not in d.parents:
+                    break
+                d = d.parent
+    return best
+
+
+def _cpuset(*names: str) -> Callable[[Path], float | None]:
+    def read(d: Path) -> float | None:
+        for name in names:
+            try:
+                size = cpu_list_size((d / name).read_text())
+            except OSError:
+                continue
+            if size:
+                return float(size)
+        return None
+    return read
+
+
+def usable_cpus(root: str | os.PathLike[str] = "/", pid: str = "self",
+                online: int | None = None) -> tuple[int, str]:
+    """CPUs the server can keep busy, and where the figure came from: the CPUs online (or the
+    process's affinity, on this machine), lowered by its cgroup's quota or cpuset. A fractional
+    quota is rounded to the nearest whole CPU (at least 1): sizing counts whole cores."""
+    count = online or os.cpu_count() or 1
+    source = "CPUs online"
+    if str(root) == "/" and hasattr(os, "sched_getaffinity"):
+        try:
+            allowed = len(os.sched_getaffinity(int(pid) if pid.isdigit() else 0))
+        except OSError:
+            allowed = count
+        if allowed < count:
+            count, source = allowed, "CPU affinity"
+    limit = cgroup_cpus(root, pid)
+    if limit is not None and limit.cpus < count:
+        return max(1, math.floor(limit.cpus + 0.5)), f"cgroup limit {limit.where}: {limit.cpus:g} CPUs"
+    return count, source

@@ -194,7 +194,8 @@ def _listen_buckets(eff: EffectiveConfig | None, given: Given, host: HostFacts |
     d = eff.get("ListenCoresBucketsRatio") if eff is not None else None
     if d is None or not d.args:
         return Figure(1, "default")
-    cpus = given.cpus or (host.cpus if host else None) or os.cpu_count() or 1
+    # httpd counts the CPUs online (sysconf), whatever a cgroup's quota or cpuset allows
+    cpus = given.cpus or (host.cpus_online or host.cpus if host else None) or os.cpu_count() or 1
     return Figure(listen_buckets(d.args[0], int(cpus)), f"ListenCoresBucketsRatio {d.args[0]} on {cpus} CPUs")
 
 
@@ -214,6 +215,8 @@ def _say_where_from(inputs: SizingInputs, host: HostFacts | None, load: LoadSamp
         inputs.per_worker_mib = Figure(inputs.per_worker_mib.value, f"{inputs.per_worker_mib.source}; {idle_note}")
     if host is not None and host.memory_source != "MemAvailable" and inputs.available_mib.source == "measured":
         inputs.available_mib = Figure(inputs.available_mib.value, f"measured ({host.memory_source})")
+    if host is not None and host.cpu_source != "CPUs online" and inputs.cpus.source == "measured":
+        inputs.cpus = Figure(inputs.cpus.value, f"measured ({host.cpu_source})")
     if load is not None:
         for name in ("rate", "service_time"):
             fig = getattr(inputs, name)
