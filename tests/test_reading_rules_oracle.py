@@ -767,7 +767,62 @@ READER_CASES = [
         'LDAPConnectionPoolTTL 30',
         'LDAPRetryDelay 5x',
         'LDAPRetryDelay 500ms',
+        '<Directory /srv>\nLDAPReferrals Default\n</Directory>', '<Directory /srv>\nLDAPReferrals x\n</Directory>',
+        '<Directory /srv>\nLDAPReferralHopLimit 4294967296\n</Directory>',
+        '<Directory /srv>\nLDAPReferralHopLimit 4294967297\n</Directory>',
+        'LDAPRetries -1', 'LDAPRetries 3',
     )),
+    *(("ldap+authnz_ldap", f"<Directory /srv>\nAuthLDAPDereferenceAliases {value}\n</Directory>")
+      for value in ("Never", "never", "ON", "finding", "sometimes")),
+    # the sweep's long tail (tools/sweep_readers.py): core's and the stock modules' small readers
+    *(("", line) for line in (
+        'ErrorLogFormat "%M %Z"', 'ErrorLogFormat request "%7a"', 'ErrorLogFormat "%M %16a"',
+        'ErrorLogFormat "%M %15a"', 'ErrorLogFormat "%M %4294967297a"', 'ErrorLogFormat "%M %{x}}}e"',
+        'ErrorLogFormat "x\\\\%Z %M"', 'ErrorLogFormat connection ""', 'ErrorLogFormat Connection "%a %M"',
+        'ErrorLogFormat "%+M"', 'ErrorLogFormat "%M %+a"', 'ErrorLogFormat request "%M"', 'ErrorLogFormat "%{x"',
+        'ErrorLogFormat "%M %"', 'ErrorLogFormat "% %M"', 'ErrorLogFormat "%M %%"', 'ErrorLogFormat bogus "%a"',
+        'ErrorLogFormat Request "%a %{x}e"', 'ErrorLogFormat bogus', 'ErrorLogFormat "%-{x}e %M"',
+        'ErrorLogFormat "[%t] [%l] %7F: %E: [client\\\\ %a] %M% ,\\\\ referer\\\\ %{Referer}i"',
+        'ListenTCPDeferAccept 0', 'ListenTCPDeferAccept 5abc', 'ListenTCPDeferAccept 4294967296',
+        "FlushMaxThreshold ' 5'", "FlushMaxThreshold '5 '", 'FlushMaxThreshold 4294967296', 'FlushMaxThreshold 0',
+        'FlushMaxPipelined -2', 'FlushMaxPipelined -1', 'FlushMaxPipelined 2147483648',
+    )),
+    *(("alias", line) for line in (
+        "ScriptAlias /cgi-bin/", "ScriptAlias /cgi-bin/ /usr/lib/cgi-bin/",
+        "<Location /x>\nScriptAlias /usr/lib/cgi-bin/\n</Location>", "AliasMatch ^/(a /srv",
+        "ScriptAliasMatch ^/x(.*) /srv$1", "ScriptAliasMatch ^/x[ /srv", "RedirectMatch ^/(a http://x/",
+        "RedirectMatch 301 ^/a(.*) http://x/$1", "RedirectMatch ^/a relative", "RedirectMatch gone ^/a",
+        "RedirectMatch 404 ^/a http://x", "RedirectPermanent /a b", "RedirectPermanent /a /b",
+        "RedirectTemp /a http://x/", "RedirectTemp permanent /x", "RedirectPermanent gone /x",
+        "<Location /x>\nRedirectMatch 301 http://x/\n</Location>",
+        "<Location /x>\nRedirectPermanent 301 %{bad\n</Location>",
+    )),
+    *(("mime", line) for line in (
+        "MultiviewsMatch Any", "MultiviewsMatch Any Handlers", "MultiviewsMatch Handlers Filters",
+        "MultiviewsMatch NegotiatedOnly\nMultiviewsMatch Any", "MultiviewsMatch bogus",
+        "<Directory /srv>\nMultiviewsMatch Filters\n</Directory>\nMultiviewsMatch Any",
+        "<Directory /srv>\nMultiviewsMatch Filters\nMultiviewsMatch negotiatedonly\n</Directory>",
+    )),
+    *((module, line) for module, lines in (
+        ("include", ("<Directory /srv>\nXBitHack full\n</Directory>", "<Directory /srv>\nXBitHack maybe\n</Directory>")),
+        ("proxy", ("ProxyDomain example.com", "ProxyDomain .example.com")),
+        ("charset_lite", ("<Directory /srv>\nCharsetOptions ImplicitAdd bogus\n</Directory>",
+                          "<Directory /srv>\nCharsetOptions notranslateallmimetypes\n</Directory>")),
+        ("ext_filter", ("<Directory /srv>\nExtFilterOptions onfail=REMOVE LogStderr\n</Directory>",
+                        "<Directory /srv>\nExtFilterOptions Onfail=x\n</Directory>")),
+        ("dav", ("<Directory /srv>\nDAVMinTimeout -5\n</Directory>", "<Directory /srv>\nDAVMinTimeout 5x\n</Directory>")),
+        ("cache", ("CacheLockMaxAge 0x5", "CacheLockMaxAge 5", "CacheLastModifiedFactor .5x", "CacheLastModifiedFactor x1",
+                   "CacheLastModifiedFactor inf", "CacheLastModifiedFactor ' -2'")),
+        ("http2", ("H2MaxStreamErrors 2147483648", "H2MaxStreamErrors 8", "H2MaxHeaderBlockLen -1",
+                   "H2MaxHeaderBlockLen abc")),
+        ("socache_shmcb+ssl+md", (
+            "MDStapling ON", "MDStapling yes", "MDMustStaple off", "MDBaseServer maybe", "MDServerStatus x",
+            "MDCertificateStatus on", "MDStapleOthers 0", "MDRequireHttps Permanent", "MDRequireHttps always",
+            "MDRenewMode stick", "MDRenewMode bogus", "MDDriveMode auto", "MDMatchNames all", "MDMatchNames some",
+            "MDMembers auto manual", "MDMember manual", "MDMember x", "MDCertificateFile /x",
+            "<MDomainSet a.org>\nMDMembers b.org\n</MDomainSet>", "<MDomainSet a.org>\nMDStapling x\n</MDomainSet>",
+            "<MDomainSet a.org>\nMDRenewMode x\n</MDomainSet>", "<MDomainSet a.org>\nMDRequireHttps x\n</MDomainSet>")),
+    ) for line in lines),
 ]
 
 
@@ -775,3 +830,19 @@ READER_CASES = [
 @pytest.mark.parametrize("module, line", READER_CASES)
 def test_lint_and_httpd_agree_on_a_modules_one_value_reader(tmp_path, module, line):
     agree_with_modules_loaded(tmp_path, module, line)
+
+
+@needs_httpd
+@pytest.mark.parametrize("module", ["so", "watchdog", "log_config", "logio", "version", "unixd", "core", "http",
+                                    "rewrite"])
+def test_lint_and_httpd_agree_on_loading_a_compiled_in_module(tmp_path, module):
+    """mod_so refuses LoadModule of a compiled-in mod_X.c ("built-in and can't be loaded")
+    whatever the file; which ones are compiled in is the installed httpd's -l (Debian: mod_so,
+    mod_watchdog, mod_log_config, mod_logio, mod_version, mod_unixd)."""
+    line = f"LoadModule {module}_module {httpd.modules_dir()}/mod_{module}.so"
+    proc, findings = httpd_and_lint(tmp_path, f"ServerTokens Prod\nTraceEnable Off\n{line}")
+    errors = [f.message for f in findings if f.severity == "error"]
+    if "built-in" in proc.stderr:
+        assert any(f"module {module}_module is built-in and can't be loaded" in e for e in errors), errors
+    else:
+        assert not any("built-in" in e for e in errors), (proc.stderr, errors)

@@ -10,7 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from apachetune.sizing.facts import HostFacts
-from apachetune.sizing.machine import cgroup_cpus, cgroup_memory, cpu_list_size, task_limits, usable_cpus
+from apachetune.sizing.machine import (
+    cgroup_cpus,
+    cgroup_memory,
+    cpu_list_size,
+    task_limits,
+    usable_cpus,
+)
 from apachetune.sizing.plan import Given, build_inputs
 from apachetune.sizing.recommend import recommend
 from test_sizing_model import inputs

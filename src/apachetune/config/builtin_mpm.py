@@ -42,3 +42,24 @@ def installed_static_mpm() -> str | None:
     (every tree without an MPM LoadModule asks, and the binary does not change meanwhile)."""
     m = _LISTED.search(httpd.query("-l") or "")
     return m.group(1) if m else None
+
+
+@cache
+def installed_static_modules() -> frozenset[str]:
+    """The module files the installed httpd lists as compiled in (`-l`: "mod_so.c", "core.c"...),
+    asked once a process; empty without httpd."""
+    listed = httpd.query("-l") or ""
+    return frozenset(line.strip() for line in listed.splitlines()[1:] if line.strip().endswith(".c"))
+
+
+def refused_as_built_in(module_id: str, so: str) -> bool:
+    """Whether the installed httpd refuses `LoadModule module_id so` as "built-in and can't be
+    loaded" (mod_so.c's load_module: a compiled-in mod_X.c is X_module; core.c, http_core.c and
+    an MPM's prefork.c are not named so). Judged only for a file in the installed httpd's own
+    modules directory: a tree of another build (a source build under /usr/local, another
+    distribution's copy) loads these modules on purpose."""
+    if not module_id.endswith("_module") or len(module_id) <= len("_module"):
+        return False
+    if os.path.dirname(os.path.normpath(so)) != str(httpd.modules_dir()):
+        return False
+    return f"mod_{module_id[:-len('_module')]}.c" in installed_static_modules()

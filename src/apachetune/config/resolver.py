@@ -133,6 +133,7 @@ class _State:
         self.macros_defined = False
         self.missing_modules: list[tuple[str, str, Position]] = []  # LoadModule of a missing file
         self.wrong_identifiers: list[tuple[str, str, Position]] = []  # LoadModule naming what the file lacks
+        self.built_in_loads: list[tuple[str, str, Position]] = []  # LoadModule of a module taken as compiled in
         self.unresolved_modules: list[tuple[str, str, Position, str, str]] = []  # needs a module not loaded yet
         self.symbol_providers: dict[str, dict[str, str]] = {}  # modules directory -> symbol -> file
         self.generated: set[str] = set()  # pseudo-files of macro expansions (not on disk)
@@ -228,6 +229,7 @@ class Resolver:
             mpms_loaded=[MPM_MODULES[m] for m in st.mpms], inactive=st.inactive,
             generated_files=set(st.generated), missing_modules=list(st.missing_modules),
             wrong_identifiers=list(st.wrong_identifiers), unresolved_modules=list(st.unresolved_modules),
+            built_in_loads=list(st.built_in_loads),
             inclusions=st.inclusions, warnings=st.warnings, httpd_version=st.opts.httpd_version,
             module_positions=st.module_positions, httpd_version_source=st.opts.version_source,
             mpm_source=st.opts.compiled_mpm_reason, sysroot=st.sysroot,
@@ -353,6 +355,8 @@ class Resolver:
             return False
         st, module_id = self.st, args[0]
         if module_id in st.modules:
+            if st.modules[module_id] == "(built-in)":
+                st.built_in_loads.append((module_id, st.root_relative(args[1]), node.position))
             st.warnings.append(f"{node.position}: module {module_id} is already loaded, skipping")
             return True
         st.module_added(module_id, st.root_relative(args[1]))

@@ -120,6 +120,12 @@ def timeout_parameter(text: str, default_unit: str) -> int | None:
     return value * _UNIT_US[unit]
 
 
+def starts_with_float(text: str) -> bool:
+    """Whether sscanf("%lg") reads a number at the start of `text` (white space skipped)."""
+    m = _STRTOD.match(text)
+    return bool(m and m.group(0).strip(" \t\n\v\f\r+-"))
+
+
 def atof(text: str) -> float:
     """C's atof: strtod of the longest prefix that reads as a number, 0.0 when none does."""
     m = _STRTOD.match(text)

@@ -97,13 +97,15 @@ def _alias(ctx: LintContext, item: ResolvedDirective) -> str | None:
 _NOT_ALIAS_SECTIONS = {"directory", "directorymatch", "files", "filesmatch"}
 
 
-def redirect_error(args: list[str], in_path: bool, judge: Judge | None = None) -> str | None:
+def redirect_error(args: list[str], in_path: bool, judge: Judge | None = None, status: int = 302,
+                   use_regex: bool = False) -> str | None:
     """add_redirect_internal's verdict on `Redirect [status] URL-path [URL]` (in a section's
-    path, one URL is an expression, judged by `judge` when given)."""
+    path, one URL is an expression, judged by `judge` when given). `status`: the directive's
+    own (RedirectPermanent's 301); `use_regex`: RedirectMatch."""
     arg1 = args[0]
     arg2 = args[1] if len(args) > 1 else None
     arg3 = args[2] if len(args) > 2 else None
-    status, grok = 302, 1
+    grok = 1
     keyword = arg1.lower()
     if keyword in ("permanent", "temp", "seeother"):
         status = {"permanent": 301, "temp": 302, "seeother": 303}[keyword]
@@ -123,13 +125,15 @@ def redirect_error(args: list[str], in_path: bool, judge: Judge | None = None) -
         return f"Cannot parse redirect expression '{expression}': {err}" if err else None
     if in_path and grok < 0 and arg2 is None:
         return None  # a bare status for the enclosing section's path
-    url = arg3
+    fake, url = arg2, arg3
     if arg3 is None and grok == 0:
-        url = arg2
+        fake, url = arg1, arg2
+    if use_regex and fake is not None and regex_surely_invalid(fake):
+        return "Regular expression could not be compiled."
     if 300 <= status < 400:
         if url is None:
             return "URL to redirect to is missing"
-        if not is_url(url) and not url.startswith("/"):
+        if not use_regex and not is_url(url) and not url.startswith("/"):
             return "Redirect to non-URL"
     elif url is not None:
         return "Redirect URL not valid for this status"
@@ -138,6 +142,26 @@ def redirect_error(args: list[str], in_path: bool, judge: Judge | None = None) -
 
 def _redirect(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return redirect_error(item.args, _in_path(item), _judge(ctx)) if 1 <= len(item.args) <= 3 else None
+
+
+# RedirectMatch (TAKE23) and add_redirect2's RedirectTemp / RedirectPermanent (TAKE2): the same
+# reader, with their own status and the regex
+_REDIRECT_KINDS = {"redirectmatch": (302, True, (2, 3)), "redirecttemp": (302, False, (2, 2)),
+                   "redirectpermanent": (301, False, (2, 2))}
+
+
+def _redirect_kind(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    status, use_regex, (low, high) = _REDIRECT_KINDS[item.lname]
+    if not low <= len(item.args) <= high:
+        return None
+    return redirect_error(item.args, _in_path(item), _judge(ctx), status, use_regex)
+
+
+def _alias_match(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """add_alias_regex: the regular expression compiled at start-up."""
+    if len(item.args) == 2 and regex_surely_invalid(item.args[0]):
+        return "Regular expression could not be compiled."
+    return None
 
 
 def _filter_by_type(ctx: LintContext, item: ResolvedDirective) -> str | None:
@@ -850,7 +874,11 @@ def _in_document_order(ctx: LintContext, items: list[ResolvedDirective]) -> list
 
 _READERS = (
     ("alias", "alias_module", _alias),
+    ("scriptalias", "alias_module", _alias),
+    ("aliasmatch", "alias_module", _alias_match),
+    ("scriptaliasmatch", "alias_module", _alias_match),
     ("redirect", "alias_module", _redirect),
+    *((name, "alias_module", _redirect_kind) for name in _REDIRECT_KINDS),
     ("addoutputfilterbytype", "filter_module", _filter_by_type),
     *((name, "setenvif_module", _setenvif) for name in _SETENVIF_NAMES),
     ("requestreadtimeout", "reqtimeout_module", _reqtimeout),

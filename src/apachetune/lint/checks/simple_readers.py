@@ -25,10 +25,11 @@ from apachetune.config.effective import ResolvedDirective
 from apachetune.config.pcre import regex_surely_invalid
 from apachetune.config.words import split_words
 from apachetune.lint.checks.core_readers import refusal, strtoff_error
+from apachetune.lint.checks.errorlog_format import error_log_format
 from apachetune.lint.checks.module_readers import PATH_SECTIONS, SOCACHE_PROVIDERS
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Finding
-from apachetune.mpm.numbers import atoi, strtol, timeout_parameter
+from apachetune.mpm.numbers import atoi, starts_with_float, strtol, timeout_parameter
 
 Reader = Callable[[LintContext, ResolvedDirective], "str | None"]
 
@@ -330,6 +331,76 @@ def _inflate_limit(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return strtoff_error("DeflateInflateLimitRequestBody", item.args[0])
 
 
+def _each_word(words: tuple[str, ...], message: str) -> Reader:
+    """ITERATE over keywords compared without case; the first unknown one is named."""
+    lower = {w.lower() for w in words}
+    return lambda ctx, item: next((message + w for w in item.args if w.lower() not in lower), None)
+
+
+def _strtoff_within(low: int, high: int, message: str) -> Reader:
+    """apr_strtoff over the whole text (nothing may follow the digits), within [low, high];
+    the message ends with the argument."""
+    def read(ctx: LintContext, item: ResolvedDirective) -> str | None:
+        got = strtol(item.args[0])
+        if got.overflow or got.rest or not low <= (got.value or 0) <= high:
+            return message + item.args[0]
+        return None
+    return read
+
+
+def _dereference(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """mod_auth_ldap_set_deref: never/searching/finding/always as written; off and on in any case."""
+    arg = item.args[0]
+    if arg in ("never", "searching", "finding", "always") or arg.lower() in ("off", "on"):
+        return None
+    return "Unrecognized value for AuthLDAPDereferenceAliases directive"
+
+
+def _float_first(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """set_cache_factor: sscanf("%lg") must read a number first (what follows is ignored)."""
+    return None if starts_with_float(item.args[0]) else "CacheLastModifiedFactor value must be a float"
+
+
+# mod_md (modules/md/mod_md_config.c) compares with apr_strnatcasecmp: case and white space
+# do not count. Its sections: the directives below are judged outside them, where the values
+# are checked the same way whatever the directive's context rules.
+_MD_SECTIONS = ("mdomainset", "mdomain")
+
+
+def _md_word(text: str) -> str:
+    return "".join(text.split()).lower()
+
+
+def _md(words: tuple[str, ...], message: str, in_sections: bool = False) -> Reader:
+    """A mod_md keyword; {arg} in the message is the argument. `in_sections`: judged inside
+    <MDomainSet> too (MD_LOC_ALL, or a value read before the context is checked)."""
+    def read(ctx: LintContext, item: ResolvedDirective) -> str | None:
+        inside = any(p.lname in _MD_SECTIONS for p in item.parents)
+        if (inside and not in_sections) or _md_word(item.args[0]) in words:
+            return None
+        return message.format(arg=item.args[0])
+    return read
+
+
+def _md_members(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """md_config_sec_add_members outside a section: one word, auto or manual."""
+    if any(p.lname in _MD_SECTIONS for p in item.parents) or not item.args:
+        return None
+    if len(item.args) > 1:
+        return f"{_name(item)} is only valid inside a '<MDomainSet' context, not here"
+    return None if _md_word(item.args[0]) in ("auto", "manual") else 'unknown value, use "auto|manual"'
+
+
+def _md_inside_only(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """md_section_check: only inside <MDomainSet> (or <MDomain>)."""
+    if any(p.lname in _MD_SECTIONS for p in item.parents):
+        return None
+    return f"{_name(item)} is only valid inside a '<MDomainSet' context, not here"
+
+
+_MD_ON_OFF = "unknown '{arg}', supported parameter values are 'on' and 'off'"
+
+
 # name -> (module, reader); the module "core" is always there, and a space separates modules any
 # one of which registers the directive. Readers see exactly one argument unless the name is in
 # _ANY_COUNT.
@@ -414,13 +485,86 @@ _READERS: dict[str, tuple[str, Reader]] = {
     "authncachesocache": ("authn_socache_module", _socache("AuthnCacheSOCache: ", whole=True)),
     "cachesocache": ("cache_socache_module", _socache("", whole=False)),
     "cachedisable": ("cache_module", _cache_disable),
+    "errorlogformat": ("core", error_log_format),
+    "listentcpdeferaccept": ("core", _between(1, None, "ListenTCPDeferAccept must be > 0")),
+    "flushmaxthreshold": ("core", _strtoff_within(0, 2**32 - 1, "parameter must be a number between 0 and "
+                                                                "(4294967295U)): ")),
+    "flushmaxpipelined": ("core", _strtoff_within(-1, 2**31 - 1, "parameter must be a number between -1 and "
+                                                                 "(2147483647): ")),
+    "h2maxheaderblocklen": ("http2_module", _between(0, None, "value must be 0 or larger")),
+    "h2maxstreamerrors": ("http2_module", _between(0, None, "value must be 0 or larger")),
+    "xbithack": ("include_module", _one_of(("off", "on", "full"), "XBitHack must be set to Off, On, or Full")),
+    "proxydomain": ("proxy_module", lambda ctx, item: (
+        None if item.args[0].startswith(".") else "ProxyDomain: domain name must start with a dot.")),
+    "charsetoptions": ("charset_lite_module", _each_word(
+        ("ImplicitAdd", "NoImplicitAdd", "TranslateAllMimeTypes", "NoTranslateAllMimeTypes"),
+        "Invalid CharsetOptions option: ")),
+    "extfilteroptions": ("ext_filter_module", _each_word(
+        ("LogStderr", "NoLogStderr", "Onfail=remove", "Onfail=abort"), "Invalid ExtFilterOptions option: ")),
+    "ldapreferrals": ("ldap_module", _one_of(("on", "off", "default"), "LDAPReferrals must be 'on', 'off', or 'default'")),
+    "ldapreferralhoplimit": ("ldap_module", _between(
+        1, None, "LDAPReferralHopLimit must be greater than zero (Use 'LDAPReferrals Off' to disable referral chasing)")),
+    "ldapretries": ("ldap_module", _between(0, None, "LDAPRetries must be >= 0")),
+    "authldapdereferencealiases": ("authnz_ldap_module", _dereference),
+    "davmintimeout": ("dav_module", _between(0, None, "DAVMinTimeout requires a non-negative integer.")),
+    "cachelockmaxage": ("cache_module", lambda ctx, item: (
+        "CacheLockMaxAge value must be a non-zero positive integer" if (strtol(item.args[0]).value or 0) <= 0
+        else None)),
+    "cachelastmodifiedfactor": ("cache_module", _float_first),
+    **{name: ("md_module", _md(("on", "off"), _MD_ON_OFF, in_sections=True)) for name in (
+        "mdcertificatestatus", "mdmuststaple", "mdserverstatus", "mdstapleothers", "mdstapling")},
+    **{name: ("md_module", _md(("on", "off"), _MD_ON_OFF)) for name in (
+        "mdbaseserver", "mdprofilemandatory", "mdrenewviaari")},
+    "mdrequirehttps": ("md_module", _md(("off", "temporary", "permanent"),
+                                       "unknown '{arg}', supported parameter values are 'temporary' and 'permanent'",
+                                       in_sections=True)),
+    **{name: ("md_module", _md(("auto", "automatic", "always", "manual", "stick"), "unknown MDDriveMode {arg}",
+                               in_sections=True))
+       for name in ("mdrenewmode", "mddrivemode")},
+    "mdmatchnames": ("md_module", _md(("all", "servernames"), "invalid argument, must be a 'all' or 'servernames'")),
+    "mdmember": ("md_module", _md_members),
+    "mdmembers": ("md_module", _md_members),
+    "mdcertificatefile": ("md_module", _md_inside_only),
+    "mdcertificatekeyfile": ("md_module", _md_inside_only),
 }
 # RAW_ARGS: every word, or none
 _ANY_COUNT = {"rewriteoptions", "fancyindexing", "ssllog", "sslloglevel", "sslcarevocationcheck",
-              "sslproxycarevocationcheck", "sslocspenable", "cacheenable", "allowconnect", "regexdefaultoptions"}
+              "sslproxycarevocationcheck", "sslocspenable", "cacheenable", "allowconnect", "regexdefaultoptions",
+              "errorlogformat", "charsetoptions", "extfilteroptions", "mdmember", "mdmembers"}
+
+
+# multiviews_match's flags; each word adds one, and some may not be combined
+_MULTIMATCH = {"any": 1, "negotiatedonly": 2, "filters": 4, "handlers": 8}
+_MULTIMATCH_CLASH = {"any": ("Any is incompatible with NegotiatedOnly, Filters and Handlers", ~1),
+                     "negotiatedonly": ("NegotiatedOnly is incompatible with Any, Filters and Handlers", ~2),
+                     "filters": ("Filters is incompatible with Any and NegotiatedOnly", 1 | 2),
+                     "handlers": ("Handlers is incompatible with Any and NegotiatedOnly", 1 | 2)}
+
+
+def _multiviews_match(ctx: LintContext) -> Iterator[Finding]:
+    """multiviews_match (ITERATE): the flags so far are the section's, carried from one line to
+    the next; not judged in a <Location> (ap_check_cmd_context refuses it there first)."""
+    state: dict[int, int] = {}  # id(the enclosing section), 0 for a server -> flags so far
+    for item in ctx.items_named("multiviewsmatch"):
+        if not isinstance(item, ResolvedDirective) or any(p.lname in ("location", "locationmatch")
+                                                           for p in item.parents):
+            continue
+        scope = id(item.parents[-1]) if item.parents else 0
+        for word in item.args:
+            flag = _MULTIMATCH.get(word.lower())
+            if flag is None:
+                yield refusal(ctx, f"Unrecognized option '{word}'", item)
+                break
+            message, clashes = _MULTIMATCH_CLASH[word.lower()]
+            if state.get(scope, 0) & clashes:
+                yield refusal(ctx, message, item)
+                break
+            state[scope] = state.get(scope, 0) | flag
 
 
 def refused(ctx: LintContext) -> Iterator[Finding]:
+    if ctx.module_loaded("mime_module"):
+        yield from _multiviews_match(ctx)
     for lname, (module, reader) in _READERS.items():
         if module != "core" and not any(ctx.module_loaded(m) for m in module.split()):
             continue

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 
+from apachetune.config.builtin_mpm import refused_as_built_in
 from apachetune.config.effective import ResolvedSection
 from apachetune.lint.checks import (
     authz_readers,
@@ -91,6 +92,10 @@ def refused_values(ctx: LintContext) -> Iterator[Finding]:
         yield ctx.finding("AT510", f"Cannot load {path} into server: {path}: undefined symbol: {symbol} "
                           f"(defined by {os.path.basename(provider)}, which is not loaded before {module}; "
                           "httpd will not start)", position)
+    for module, path, position in ctx.eff.built_in_loads:
+        if not ctx.from_dump and refused_as_built_in(module, ctx.eff.local(path)):
+            yield ctx.finding("AT510", f"module {module} is built-in and can't be loaded (httpd will not start)",
+                              position)
     for module, path, position in ctx.eff.missing_modules:
         yield ctx.finding("AT510", f"Cannot load {path} into server: {path}: cannot open shared object "
                           f"file: No such file or directory ({module}; httpd will not start)", position)
