@@ -786,7 +786,22 @@ READER_CASES = [
         'ListenTCPDeferAccept 0', 'ListenTCPDeferAccept 5abc', 'ListenTCPDeferAccept 4294967296',
         "FlushMaxThreshold ' 5'", "FlushMaxThreshold '5 '", 'FlushMaxThreshold 4294967296', 'FlushMaxThreshold 0',
         'FlushMaxPipelined -2', 'FlushMaxPipelined -1', 'FlushMaxPipelined 2147483648',
+        'ReadBufferSize 8192', 'ReadBufferSize -1', 'WatchdogInterval 50ms', 'WatchdogInterval 1',
+        'WatchdogInterval x',
     )),
+    *((module, line) for module, lines in (
+        ("substitute", tuple(f"<Directory /srv>\nSubstituteMaxLineLength {v}\n</Directory>"
+                             for v in ("10k", "10kb", "10B", "x", "-1", "5 m"))),
+        ("vhost_alias", ("VirtualDocumentRoot /srv/%0", "VirtualDocumentRoot /srv/%-2+.1/x", "VirtualDocumentRoot /srv/%x",
+                         "VirtualDocumentRoot /srv/%1.x", "VirtualDocumentRoot /srv/%", "VirtualDocumentRoot None",
+                         "VirtualScriptAliasIP srv/%1", "VirtualDocumentRoot /srv/%p/%%", "VirtualScriptAlias /x/%1.-2+")),
+        ("dbd", ("DBDMin 5", "DBDMax 5x", "DBDExptime -1")),
+        ("session", ("<Directory /srv>\nSessionExpiryUpdateInterval -1\n</Directory>",
+                     "<Directory /srv>\nSessionExpiryUpdateInterval 5\n</Directory>")),
+        ("cache+cache_socache", ("CacheSocacheMaxSize 1023", "CacheSocacheMaxSize 1024x", "CacheSocacheMaxTime x",
+                                 "CacheSocacheMaxTime -1", "CacheSocacheReadTime -5")),
+        ("cache+cache_disk", ("CacheMinFileSize -1", "CacheReadTime 5", "CacheMaxFileSize 99999999999999999999")),
+    ) for line in lines),
     *(("alias", line) for line in (
         "ScriptAlias /cgi-bin/", "ScriptAlias /cgi-bin/ /usr/lib/cgi-bin/",
         "<Location /x>\nScriptAlias /usr/lib/cgi-bin/\n</Location>", "AliasMatch ^/(a /srv",

@@ -141,6 +141,9 @@ class EffectiveConfig:
     module_positions: dict[str, Position] = field(default_factory=dict)  # LoadModule lines
     generated_files: set[str] = field(default_factory=set)  # macro expansions: in files, not on disk
     missing_modules: list[tuple[str, str, Position]] = field(default_factory=list)  # LoadModule of a missing .so
+    # LoadModule of a file whose directory is not on this machine either: a tree copied from
+    # another server, or (for a tree installed here) a mistyped path
+    modules_elsewhere: list[tuple[str, str, Position]] = field(default_factory=list)
     # LoadModule whose identifier the shared object does not export (LoadModule rewrite_modul ...)
     wrong_identifiers: list[tuple[str, str, Position]] = field(default_factory=list)
     # LoadModule of a module needing another's symbols before that one is loaded:

@@ -132,6 +132,7 @@ class _State:
         self.macros: dict[str, Macro] = {}  # mod_macro's definitions, by lower-case name
         self.macros_defined = False
         self.missing_modules: list[tuple[str, str, Position]] = []  # LoadModule of a missing file
+        self.modules_elsewhere: list[tuple[str, str, Position]] = []  # ... in a directory not here either
         self.wrong_identifiers: list[tuple[str, str, Position]] = []  # LoadModule naming what the file lacks
         self.built_in_loads: list[tuple[str, str, Position]] = []  # LoadModule of a module taken as compiled in
         self.unresolved_modules: list[tuple[str, str, Position, str, str]] = []  # needs a module not loaded yet
@@ -229,7 +230,7 @@ class Resolver:
             mpms_loaded=[MPM_MODULES[m] for m in st.mpms], inactive=st.inactive,
             generated_files=set(st.generated), missing_modules=list(st.missing_modules),
             wrong_identifiers=list(st.wrong_identifiers), unresolved_modules=list(st.unresolved_modules),
-            built_in_loads=list(st.built_in_loads),
+            built_in_loads=list(st.built_in_loads), modules_elsewhere=list(st.modules_elsewhere),
             inclusions=st.inclusions, warnings=st.warnings, httpd_version=st.opts.httpd_version,
             module_positions=st.module_positions, httpd_version_source=st.opts.version_source,
             mpm_source=st.opts.compiled_mpm_reason, sysroot=st.sysroot,
@@ -366,6 +367,8 @@ class Resolver:
         # this machine (a tree copied from a server without its modules is not wrong).
         if observed.isdir(os.path.dirname(so)) and not observed.exists(so):
             st.missing_modules.append((module_id, so, node.position))
+        elif not observed.isdir(os.path.dirname(so)):
+            st.modules_elsewhere.append((module_id, so, node.position))
         elif observed.isfile(so) and (table := elf.symbols(so)) is not None:
             if module_id not in table[0]:
                 st.wrong_identifiers.append((module_id, so, node.position))  # httpd's dlsym fails

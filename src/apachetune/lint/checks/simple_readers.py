@@ -361,6 +361,63 @@ def _float_first(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return None if starts_with_float(item.args[0]) else "CacheLastModifiedFactor value must be a float"
 
 
+def _strtoff_at_least(low: int, message: str, high: int | None = None) -> Reader:
+    """apr_strtoff without an end pointer (what follows the digits is ignored; only an overflow
+    fails), then at least `low` (and at most `high`)."""
+    def read(ctx: LintContext, item: ResolvedDirective) -> str | None:
+        got = strtol(item.args[0])
+        value = got.value or 0
+        return message if got.overflow or value < low or (high is not None and value > high) else None
+    return read
+
+
+def _max_line_length(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """set_max_line_length: apr_strtoff, then nothing, b, k, m or g alone (any case)."""
+    got = strtol(item.args[0])
+    rest = got.rest if got.value is not None else item.args[0]
+    if got.overflow or (got.value or 0) < 0 or (rest and rest.lower() not in ("b", "k", "m", "g")):
+        return "SubstituteMaxLineLength must be a non-negative integer optionally suffixed with 'b', 'k', 'm' or 'g'."
+    return None
+
+
+def _vhost_alias(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """vhost_alias_set: an absolute path or none; each % is %p, %%, or [-]N[+][.[-]M[+]]."""
+    arg = item.args[0]
+    if not arg.startswith("/"):
+        return None if arg.lower() == "none" else "format string must be an absolute path, or 'none'"
+    i = 0
+    while i < len(arg):
+        i += 1
+        if arg[i - 1] != "%":
+            continue
+        if arg[i:i + 1] in ("p", "%"):
+            i += 1
+            continue
+        for _ in range(2):  # N, then M after a dot
+            i += arg[i:i + 1] == "-"
+            if not ("0" <= arg[i:i + 1] <= "9" and arg[i:i + 1]):
+                return "syntax error in format string"
+            i += 1
+            i += arg[i:i + 1] == "+"
+            if arg[i:i + 1] != ".":
+                break
+            i += 1
+    return None
+
+
+def _digits_only(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """dbd_param_int: every character a digit (an empty argument passes)."""
+    return None if all("0" <= c <= "9" for c in item.args[0]) else "Argument must be numeric!"
+
+
+def _watchdog_interval(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """wd_cmd_watchdog_int: a time (seconds by default), at least AP_WD_TM_SLICE (100 ms)."""
+    us = timeout_parameter(item.args[0], "s")
+    if us is None:
+        return "Unparse-able WatchdogInterval setting"
+    return "Invalid WatchdogInterval: minimal value 100ms" if us < 100_000 else None
+
+
 # mod_md (modules/md/mod_md_config.c) compares with apr_strnatcasecmp: case and white space
 # do not count. Its sections: the directives below are judged outside them, where the values
 # are checked the same way whatever the directive's context rules.
@@ -486,6 +543,40 @@ _READERS: dict[str, tuple[str, Reader]] = {
     "cachesocache": ("cache_socache_module", _socache("", whole=False)),
     "cachedisable": ("cache_module", _cache_disable),
     "errorlogformat": ("core", error_log_format),
+    "readbuffersize": ("core", _strtoff_within(0, 2**32 - 1, "parameter must be a number between 0 and "
+                                                             "(4294967295U)): ")),
+    "watchdoginterval": ("core", _watchdog_interval),  # mod_watchdog, compiled into Debian's httpd
+    "substitutemaxlinelength": ("substitute_module", _max_line_length),
+    **{name: ("vhost_alias_module", _vhost_alias) for name in (
+        "virtualdocumentroot", "virtualdocumentrootip", "virtualscriptalias", "virtualscriptaliasip")},
+    **{name: ("dbd_module", _digits_only) for name in ("dbdmin", "dbdkeep", "dbdmax", "dbdexptime")},
+    "sessionexpiryupdateinterval": ("session_module", _between(
+        0, None, "SessionExpiryUpdateInterval must be zero (disable) or a positive value")),
+    "cachesocachemaxsize": ("cache_socache_module", _strtoff_at_least(
+        1024, "CacheSocacheMaxSize argument must be a integer representing the max size of a cached entry (headers "
+        "and body), at least 1024 and at most (4294967295U)", 2**32 - 1)),
+    "cachesocachemaxtime": ("cache_socache_module", _strtoff_at_least(
+        0, "CacheSocacheMaxTime argument must be the maximum amount of time in seconds to cache an entry.")),
+    "cachesocachemintime": ("cache_socache_module", _strtoff_at_least(
+        0, "CacheSocacheMinTime argument must be the minimum amount of time in seconds to cache an entry.")),
+    "cachesocachereadsize": ("cache_socache_module", _strtoff_at_least(
+        0, "CacheSocacheReadSize argument must be a non-negative integer representing the max amount of data to "
+        "cache in go.")),
+    "cachesocachereadtime": ("cache_socache_module", _strtoff_at_least(
+        0, "CacheSocacheReadTime argument must be a non-negative integer representing the max amount of time taken "
+        "to cache in go.")),
+    "cacheminfilesize": ("cache_disk_module", _strtoff_at_least(
+        0, "CacheMinFileSize argument must be a non-negative integer representing the min size of a file to cache "
+        "in bytes.")),
+    "cachemaxfilesize": ("cache_disk_module", _strtoff_at_least(
+        0, "CacheMaxFileSize argument must be a non-negative integer representing the max size of a file to cache "
+        "in bytes.")),
+    "cachereadsize": ("cache_disk_module", _strtoff_at_least(
+        0, "CacheReadSize argument must be a non-negative integer representing the max amount of data to cache "
+        "in go.")),
+    "cachereadtime": ("cache_disk_module", _strtoff_at_least(
+        0, "CacheReadTime argument must be a non-negative integer representing the max amount of time taken to "
+        "cache in go.")),
     "listentcpdeferaccept": ("core", _between(1, None, "ListenTCPDeferAccept must be > 0")),
     "flushmaxthreshold": ("core", _strtoff_within(0, 2**32 - 1, "parameter must be a number between 0 and "
                                                                 "(4294967295U)): ")),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 
+from apachetune.config import observed
 from apachetune.config.builtin_mpm import refused_as_built_in
 from apachetune.config.effective import ResolvedSection
 from apachetune.lint.checks import (
@@ -96,7 +97,11 @@ def refused_values(ctx: LintContext) -> Iterator[Finding]:
         if not ctx.from_dump and refused_as_built_in(module, ctx.eff.local(path)):
             yield ctx.finding("AT510", f"module {module} is built-in and can't be loaded (httpd will not start)",
                               position)
-    for module, path, position in ctx.eff.missing_modules:
+    # A LoadModule whose directory is absent here is judged only for a tree installed here whose
+    # other modules are here too: then it is a mistyped path ("modles"), not another machine's.
+    elsewhere = ctx.eff.modules_elsewhere if ctx.eff.modules_elsewhere and core_readers.tree_is_here(ctx) and any(
+        observed.isfile(path) for path in ctx.eff.modules.values()) else []
+    for module, path, position in [*ctx.eff.missing_modules, *elsewhere]:
         yield ctx.finding("AT510", f"Cannot load {path} into server: {path}: cannot open shared object "
                           f"file: No such file or directory ({module}; httpd will not start)", position)
 
