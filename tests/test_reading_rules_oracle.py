@@ -121,14 +121,21 @@ def test_lint_and_httpd_agree_on_the_value(tmp_path, line):
         assert any(said in f.message for f in errors), (said, [f.message for f in errors])
 
 
-def test_a_missing_module_file_is_judged_only_where_its_directory_exists(tmp_path):
+def test_a_missing_module_file_is_judged_where_its_directory_exists_or_the_tree_runs_here(tmp_path):
+    """A missing module file is judged where its directory exists; in a directory absent here,
+    only for a tree that runs here (installed here, its other modules here: a mistyped path);
+    a tree whose modules are all elsewhere is another machine's."""
     modules = httpd.modules_dir()
+    here = (modules / "mod_mpm_event.so").is_file()
     conf = tmp_path / "httpd.conf"
-    for path, expected in ((modules / "mod_nothere.so", modules.is_dir()),
-                           (tmp_path / "elsewhere" / "mod_nothere.so", False)):
-        conf.write_text(f"{httpd.load_module_line('mpm_event')}\nLoadModule nothere_module {path}\n")
+    mpm_elsewhere = f"LoadModule mpm_event_module {tmp_path}/other/mod_mpm_event.so"
+    for mpm_line, path, expected in (
+            (httpd.load_module_line("mpm_event"), modules / "mod_nothere.so", modules.is_dir()),
+            (httpd.load_module_line("mpm_event"), tmp_path / "elsewhere" / "mod_nothere.so", here),
+            (mpm_elsewhere, tmp_path / "elsewhere" / "mod_nothere.so", False)):
+        conf.write_text(f"{mpm_line}\nLoadModule nothere_module {path}\n")
         result = lint_file(conf, LintOptions(ResolveOptions(env={}), Settings()))
-        assert any(f.rule == "AT510" and "Cannot load" in f.message for f in result.findings) == expected
+        assert any(f.rule == "AT510" and f"Cannot load {path}" in f.message for f in result.findings) == expected
 
 
 AUTHZ_CASES = [

@@ -140,3 +140,62 @@ def test_a_changed_value_in_the_whole_stock_tree_gets_httpds_verdict(tmp_path, s
             disagreements.append((path.name, index + 1, text[index], proc.stderr.strip()[-200:], errors[:2]))
         path.write_text(original)
     assert disagreements == []
+
+
+# Mistakes a hand edit of Debian's stock tree makes, each in its file: (file, text, replaced by).
+# Found by a differential fuzz (one character dropped or swapped, a word doubled or dropped, a
+# quote or '>' lost, a digit changed: apache2 -t against lint); the LoadModule path was passed
+# silently until a missing module directory was judged for a tree installed here.
+_HAND_EDITS = [
+    ("mods-available/authn_core.load", "/usr/lib/apache2/modules/", "/usr/lib/apache2/modles/"),
+    ("mods-available/status.load", "/usr/lib/apache2/", "/usr/lib/apache8/"),
+    ("mods-available/status.load", "mod_status.so", "mod_stats.so"),
+    ("apache2.conf", "<Directory /var/www/>", "<Directory /var/www/"),
+    ("apache2.conf", "</Directory>", "</Directry>"),
+    ("apache2.conf", "Require all granted", "Require all grantd"),
+    ("apache2.conf", "Options Indexes FollowSymLinks", "Options Indexes FolowSymLinks"),
+    ("apache2.conf", "AllowOverride None", "AllowOverride Nne"),
+    ("apache2.conf", "Include ports.conf", "Include port.conf"),
+    ("apache2.conf", "IncludeOptional conf-enabled/*.conf", "IncludeOptional conf-enabled/*.con"),
+    ("apache2.conf", '"%h %l %u %t \\"%r\\" %>s %O" common', '"%h %l %u %t \\"%r\\" %>s %O common'),
+    ("apache2.conf", "ErrorLog ${APACHE_LOG_DIR}/error.log", "ErrorLog ${APACHE_LOG_DIR/error.log"),
+    ("apache2.conf", "KeepAlive On", "KeepAlive Onn"),
+    ("apache2.conf", "MaxKeepAliveRequests 100", "MaxKeepAliveRequests 1OO"),
+    ("apache2.conf", "User ${APACHE_RUN_USER}", "User ${APACHE_RUN_USR}"),
+    ("apache2.conf", "Group ${APACHE_RUN_GROUP}", "Group www-dta"),
+    ("apache2.conf", "User ${APACHE_RUN_USER}", "User #33"),
+    ("apache2.conf", "AccessFileName .htaccess", "AccessFileName .htaccess .htaccess"),
+    ("ports.conf", "Listen 80", "Listen 8O"),
+    ("ports.conf", "<IfModule ssl_module>", "<IfModule ssl_module"),
+    ("mods-available/mpm_event.conf", "StartServers", "StartServer"),
+    ("mods-available/mpm_event.conf", "ThreadsPerChild         25", "ThreadsPerChild         2 5"),
+    ("mods-available/mpm_event.conf", "ThreadsPerChild         25", "ThreadsPerChild         x25"),
+    ("sites-available/000-default.conf", "<VirtualHost *:80>", "<VirtualHost *:80"),
+    ("sites-available/000-default.conf", "ServerAdmin webmaster@localhost", "ServerAdmin"),
+    ("sites-available/000-default.conf", "</VirtualHost>", "</Virtualhost>\n</VirtualHost>"),
+]
+
+
+@pytest.mark.skipif(APACHE2 is None or not (DEBIAN / "apache2.conf").exists(), reason="needs Debian's apache2")
+@pytest.mark.parametrize("name, old, new", _HAND_EDITS)
+def test_a_hand_edit_of_the_stock_tree_gets_httpds_verdict(tmp_path, name, old, new):
+    from apachetune.config.envvars import read_envvars
+
+    tree = tmp_path / "apache2"
+    shutil.copytree(DEBIAN, tree, symlinks=True)
+    path = tree / name
+    text = path.read_text()
+    if old not in text:
+        pytest.skip(f"{name} has no {old!r} in this Debian release")
+    path.write_text(text.replace(old, new, 1))
+    env = read_envvars(tree / "envvars")
+    proc = run_httpd("-t", "-d", str(tree), "-f", str(tree / "apache2.conf"), env=env)
+    result = lint_file(tree / "apache2.conf", LintOptions(ResolveOptions(env=env), Settings()))
+    errors = [f.message for f in result.findings  # AT1xx errors are changes httpd makes and goes on
+              if f.severity == "error" and (f.rule.startswith("AT5") or f.rule == "AT116")]
+    assert bool(errors) == (proc.returncode != 0), (proc.stderr, errors)
+    if proc.returncode:
+        lines = [line for line in proc.stderr.strip().splitlines()
+                 if not line.startswith(("AH00014", "AH00558", "[")) and line.strip()]  # the reason, not the banner
+        said = lines[-1].rsplit(": ", 1)[-1].strip()
+        assert any(said in e for e in errors), (said, errors)

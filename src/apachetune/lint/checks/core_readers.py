@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 
+from apachetune import httpd
 from apachetune.config import observed
 from apachetune.config.apr import AddressError, libc_ipv6, parse_addr_port
 from apachetune.config.conditions import Version, at_least
@@ -354,6 +355,31 @@ def _root_user(ctx: LintContext) -> Iterator[Finding]:
                            "designed to serve pages while running as root\")", item)
 
 
+def _unknown_users(ctx: LintContext) -> Iterator[Finding]:
+    """ap_uname2id / ap_gname2id at start-up: a name (not "#uid") this machine's user database
+    does not know ends httpd (AH00543, AH00544). Judged for a tree that runs here, at server
+    level (in a <VirtualHost>, User and Group are suEXEC's)."""
+    if not tree_runs_here(ctx):
+        return
+    import grp
+    import pwd
+
+    argv0 = os.path.basename(httpd.binary() or "httpd")
+    for lname, lookup_name, code, kind in (("user", pwd.getpwnam, "AH00543", "user"),
+                                           ("group", grp.getgrnam, "AH00544", "group")):
+        for item in ctx.items_named(lname):
+            if not isinstance(item, ResolvedDirective) or len(item.args) != 1 or item.args[0].startswith("#") \
+                    or any(p.lname == "virtualhost" for p in item.parents):
+                continue
+            try:
+                lookup_name(item.args[0])
+            except KeyError:
+                yield ctx.finding("AT510", f"{code}: {argv0}: bad {kind} name {item.args[0]} (httpd will not start)",
+                                  item)
+            except (OSError, UnicodeEncodeError, ValueError):
+                continue  # the user database could not answer: not judged
+
+
 # modules/http/http_protocol.c status_lines: the codes ErrorDocument accepts (others are
 # "Unsupported"; 500 always passes).
 _STATUS_CODES = frozenset({
@@ -569,6 +595,15 @@ def tree_is_here(ctx: LintContext) -> bool:
     return ctx.memo("tree_is_here", compute)
 
 
+def tree_runs_here(ctx: LintContext) -> bool:
+    """tree_is_here, and its modules are on this machine too (a LoadModule file of it exists):
+    then what it names that this machine lacks (a module's directory, a user) is a mistake in
+    it, not another machine's name. A Debian tree copied to a laptop without httpd is not
+    judged so."""
+    return ctx.memo("tree_runs_here", lambda: tree_is_here(ctx) and any(
+        observed.isfile(path) for path in ctx.eff.modules.values()))
+
+
 def path_to_check(ctx: LintContext, arg: str) -> tuple[str, str] | None:
     """(the path as httpd names it, where it is on this machine) for a file-system check, or
     None when it is not judged: a tree not installed here, or an absolute path whose parent is
@@ -622,4 +657,5 @@ _DIRECTORY_SCOPES = {"directory", "directorymatch", "location", "locationmatch",
 _READERS = (_options, _overrides, _listen_addresses, _vhost_addresses, _else_without_if, _limit_trace,
             _keywords, _server_names, _root_user, _error_documents, _request_limits, _etags, _server_aliases,
             _ranges, _http_protocol_options, _mutexes, _errors)
-_READERS_OF_THIS_MACHINE = (_log_levels, _document_roots, _core_dump_directory, _error_log_directories)
+_READERS_OF_THIS_MACHINE = (_log_levels, _document_roots, _core_dump_directory, _error_log_directories,
+                            _unknown_users)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 
-from apachetune.config import observed
 from apachetune.config.builtin_mpm import refused_as_built_in
 from apachetune.config.effective import ResolvedSection
 from apachetune.lint.checks import (
@@ -99,8 +98,7 @@ def refused_values(ctx: LintContext) -> Iterator[Finding]:
                               position)
     # A LoadModule whose directory is absent here is judged only for a tree installed here whose
     # other modules are here too: then it is a mistyped path ("modles"), not another machine's.
-    elsewhere = ctx.eff.modules_elsewhere if ctx.eff.modules_elsewhere and core_readers.tree_is_here(ctx) and any(
-        observed.isfile(path) for path in ctx.eff.modules.values()) else []
+    elsewhere = ctx.eff.modules_elsewhere if ctx.eff.modules_elsewhere and core_readers.tree_runs_here(ctx) else []
     for module, path, position in [*ctx.eff.missing_modules, *elsewhere]:
         yield ctx.finding("AT510", f"Cannot load {path} into server: {path}: cannot open shared object "
                           f"file: No such file or directory ({module}; httpd will not start)", position)
