@@ -336,3 +336,31 @@ def test_the_readers_that_need_the_configuration_never_raise(tmp_path_factory, h
                     + "".join(httpd.load_module_line(m) + "\n" for m in mods) + body + "\n")
     result = lint_file(conf, LintOptions(ResolveOptions(env={}), Settings()))
     assert all(isinstance(f.message, str) for f in result.findings)
+
+
+def test_the_installed_tree_is_judged_for_what_a_copy_may_lack(tmp_path, monkeypatch):
+    """A copy of a server's tree may name the server's own users and certificates; the tree
+    this machine's httpd starts with (its -V SERVER_CONFIG_FILE) may not. An undefined
+    variable left in User ("${APACHE_RUN_USR}") is no user anywhere: judged in both."""
+    from apachetune import httpd
+    from apachetune.lint.checks import core_readers
+
+    if httpd.binary() is None or not (httpd.modules_dir() / "mod_mpm_event.so").is_file():
+        pytest.skip("needs the installed modules")
+    conf = tmp_path / "httpd.conf"
+
+    def refused(body: str, installed: bool) -> list[str]:
+        conf.write_text(f"{httpd.load_module_line('mpm_event')}\n{httpd.load_module_line('ssl')}\n"
+                        f"{httpd.load_module_line('socache_shmcb')}\nServerName x\n{body}\n")
+        monkeypatch.setattr(core_readers, "installed_main_file", lambda: str(conf) if installed else None)
+        return [f.message for f in lint_file(conf, LintOptions(ResolveOptions(env={}), Settings())).findings
+                if f.rule == "AT510"]
+
+    for installed in (False, True):
+        users = refused("User no-such-user-here", installed)
+        assert bool(users) is installed and (not users or "bad user name no-such-user-here" in users[0])
+        certs = refused(f"SSLCertificateFile {tmp_path}/elsewhere/cert.pem", installed)
+        assert bool(certs) is installed
+        assert refused("User ${APACHE_RUN_USR}", installed), installed
+        assert refused("Group ${APACHE_RUN_GRP}", installed), installed
+        assert not refused("User #33", installed)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
+from functools import cache
 
 from apachetune import httpd
 from apachetune.config import observed
@@ -357,10 +358,13 @@ def _root_user(ctx: LintContext) -> Iterator[Finding]:
 
 def _unknown_users(ctx: LintContext) -> Iterator[Finding]:
     """ap_uname2id / ap_gname2id at start-up: a name (not "#uid") this machine's user database
-    does not know ends httpd (AH00543, AH00544). Judged for a tree that runs here, at server
-    level (in a <VirtualHost>, User and Group are suEXEC's)."""
+    does not know ends httpd (AH00543, AH00544). Judged at server level (in a <VirtualHost>,
+    User and Group are suEXEC's) for a tree that runs here, when the name still holds "${" (an
+    undefined variable, no user on any machine) or the tree is the installed httpd's own (a copy
+    may name the server's own users)."""
     if not tree_runs_here(ctx):
         return
+    installed = tree_is_installed(ctx)
     import grp
     import pwd
 
@@ -369,7 +373,8 @@ def _unknown_users(ctx: LintContext) -> Iterator[Finding]:
                                            ("group", grp.getgrnam, "AH00544", "group")):
         for item in ctx.items_named(lname):
             if not isinstance(item, ResolvedDirective) or len(item.args) != 1 or item.args[0].startswith("#") \
-                    or any(p.lname == "virtualhost" for p in item.parents):
+                    or any(p.lname == "virtualhost" for p in item.parents) \
+                    or not (installed or "${" in item.args[0]):
                 continue
             try:
                 lookup_name(item.args[0])
@@ -604,18 +609,37 @@ def tree_runs_here(ctx: LintContext) -> bool:
         observed.isfile(path) for path in ctx.eff.modules.values()))
 
 
+def tree_is_installed(ctx: LintContext) -> bool:
+    """Whether the main file is the installed httpd's own (its -V SERVER_CONFIG_FILE): the tree
+    this machine's httpd starts with, so whatever it names must exist here."""
+    def compute() -> bool:
+        if ctx.from_dump:
+            return False
+        installed = installed_main_file()
+        return installed is not None and os.path.realpath(ctx.eff.main_file) == os.path.realpath(installed)
+    return ctx.memo("tree_is_installed", compute)
+
+
+@cache
+def installed_main_file() -> str | None:
+    from apachetune.config.locate import from_httpd_v
+
+    return from_httpd_v()
+
+
 def path_to_check(ctx: LintContext, arg: str) -> tuple[str, str] | None:
     """(the path as httpd names it, where it is on this machine) for a file-system check, or
     None when it is not judged: a tree not installed here, or an absolute path whose parent is
-    absent here (another machine's directory). A ServerRoot-relative path is the tree's own:
-    judged."""
+    absent here (another machine's directory: a copy whose certificates stayed on the server),
+    unless this is the installed httpd's own tree (tree_is_installed: then "/usr/share/apache9/"
+    is a typo httpd here stops at). A ServerRoot-relative path is the tree's own: judged."""
     if not tree_is_here(ctx):
         return None
     relative = not os.path.isabs(arg)
     path = os.path.join(ctx.eff.server_root, arg) if relative else arg
     local = ctx.eff.local(path)
-    if not relative and not observed.isdir(os.path.dirname(local.rstrip("/")) or "/"):
-        return None
+    if not relative and not observed.isdir(os.path.dirname(local.rstrip("/")) or "/") and not tree_is_installed(ctx):
+        return None  # another machine's directory, unless this is the installed httpd's own tree
     return path, local
 
 
