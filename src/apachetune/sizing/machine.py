@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,30 +67,41 @@ class CgroupMemory:
         return max(0.0, self.limit_mib - self.used_mib)
 
 
-def cgroup_memory(root: str | os.PathLike[str] = "/", pid: str = "self") -> CgroupMemory | None:
-    """The memory limit of `pid`'s cgroup (v2 `memory.max`, v1 `memory.limit_in_bytes`), the
-    lowest one up the hierarchy; None when there is none (no cgroup, or "max")."""
-    base = Path(root)
+def _cgroups(base: Path, pid: str) -> list[tuple[list[str], str]] | None:
+    """/proc/PID/cgroup's lines as (controllers, path); v2's unified line has no controller
+    ([""]). None when the file cannot be read."""
     try:
         lines = (base / "proc" / pid / "cgroup").read_text().splitlines()
     except OSError:
         return None
+    return [(parts[1].split(","), parts[2]) for parts in (line.split(":", 2) for line in lines) if len(parts) == 3]
+
+
+def _up_from(top: Path, rel: str) -> Iterator[Path]:
+    """The cgroup's directory under `top`, then each parent up to `top` itself."""
+    d = top / rel.lstrip("/")
+    while True:
+        yield d
+        if d == top or top not in d.parents:
+            return
+        d = d.parent
+
+
+def cgroup_memory(root: str | os.PathLike[str] = "/", pid: str = "self") -> CgroupMemory | None:
+    """The memory limit of `pid`'s cgroup (v2 `memory.max`, v1 `memory.limit_in_bytes`), the
+    lowest one up the hierarchy; None when there is none (no cgroup, or "max")."""
+    base = Path(root)
     best: CgroupMemory | None = None
-    for line in lines:
-        parts = line.split(":", 2)
-        if len(parts) != 3:
-            continue
-        _, controllers, rel = parts
-        if controllers == "":  # v2: one unified hierarchy
+    for controllers, rel in _cgroups(base, pid) or []:
+        if controllers == [""]:  # v2: one unified hierarchy
             top = base / "sys" / "fs" / "cgroup"
             limit_name, usage_name = "memory.max", "memory.current"
-        elif "memory" in controllers.split(","):  # v1: the memory controller's own hierarchy
+        elif "memory" in controllers:  # v1: the memory controller's own hierarchy
             top = base / "sys" / "fs" / "cgroup" / "memory"
             limit_name, usage_name = "memory.limit_in_bytes", "memory.usage_in_bytes"
         else:
             continue
-        d = top / rel.lstrip("/")
-        while True:
+        for d in _up_from(top, rel):
             limit = _read_int(d / limit_name)
             # v1 writes "unlimited" as a huge page-aligned number; anything above 2^60 is none.
             if limit is not None and limit < 1 << 60:
@@ -98,9 +109,6 @@ def cgroup_memory(root: str | os.PathLike[str] = "/", pid: str = "self") -> Cgro
                 found = CgroupMemory(limit / MIB, used / MIB, str(d / limit_name))
                 if best is None or found.available_mib < best.available_mib:
                     best = found
-            if d == top or top not in d.parents:
-                break
-            d = d.parent
     return best
 
 
@@ -150,36 +158,23 @@ def cgroup_cpus(root: str | os.PathLike[str] = "/", pid: str = "self") -> CpuLim
     size of its cpuset (`docker --cpuset-cpus`, systemd's AllowedCPUs=); None when neither
     limits it."""
     base = Path(root)
-    try:
-        lines = (base / "proc" / pid / "cgroup").read_text().splitlines()
-    except OSError:
-        return None
     best: CpuLimit | None = None
-    for line in lines:
-        parts = line.split(":", 2)
-        if len(parts) != 3:
-            continue
-        _, controllers, rel = parts
-        names = controllers.split(",")
+    for controllers, rel in _cgroups(base, pid) or []:
         readers: list[tuple[Path, str, Callable[[Path], float | None]]] = []
-        if controllers == "":  # v2: one hierarchy holds both
+        if controllers == [""]:  # v2: one hierarchy holds both
             top = base / "sys" / "fs" / "cgroup"
             readers = [(top, "cpu.max", _quota_v2), (top, "cpuset.cpus.effective", _cpuset("cpuset.cpus.effective"))]
         else:  # v1: each controller its own hierarchy
-            if "cpu" in names:
+            if "cpu" in controllers:
                 readers.append((base / "sys" / "fs" / "cgroup" / "cpu", "cpu.cfs_quota_us", _quota_v1))
-            if "cpuset" in names:
+            if "cpuset" in controllers:
                 readers.append((base / "sys" / "fs" / "cgroup" / "cpuset", "cpuset.effective_cpus",
                                 _cpuset("cpuset.effective_cpus", "cpuset.cpus")))
         for top, name, read in readers:
-            d = top / rel.lstrip("/")
-            while True:
+            for d in _up_from(top, rel):
                 cpus = read(d)
                 if cpus is not None and (best is None or cpus < best.cpus):
                     best = CpuLimit(cpus, str(d / name))
-                if d == top or top not in d.parents:
-                    break
-                d = d.parent
     return best
 
 
