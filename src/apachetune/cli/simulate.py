@@ -341,11 +341,10 @@ def _from_log(path, log_format, speed, service_time, synthetic, seconds):
 
 def _curves(results, workload, seconds, seed, cores, by_version):
     """(label, result, knee, points) for each run: its section at loads around its knee."""
-    import os
-
     from apachetune.simulate.curve import curve, knee
+    from apachetune.sizing.machine import usable_cpus
 
-    machine = cores or os.cpu_count() or 1
+    machine = cores or usable_cpus()[0]
     curves = []
     for r in results:
         k = knee(r.mpm, r.section, workload, machine, r.costs)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 import random
 import time
 from dataclasses import dataclass, field, replace
@@ -30,6 +29,7 @@ from apachetune.simulate.parent import Parent
 from apachetune.simulate.server import DEFER_ACCEPT, Server
 from apachetune.simulate.stats import Stats, percentile
 from apachetune.simulate.workload import Workload
+from apachetune.sizing.machine import usable_cpus
 
 DEFAULT_SOMAXCONN = 4096  # Linux since 5.4
 MAX_EVENTS = 5_000_000  # about 45 s here: a run asked for more stops there and says so
@@ -151,7 +151,8 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
         backlog = min(int(section.get("ListenBacklog", 511)), somaxconn()) + 1  # type: ignore[call-overload]
     if costs and not workload.clients:  # only a closed loop's client has threads (an open loop's CPU is the request's)
         costs = replace(costs, client_threads=0)
-    cpu = Processors(clock, cores or os.cpu_count() or 1) if workload.cpu_fraction or costs else None
+    # this machine's CPUs by default: what its cgroup's quota or cpuset and the affinity allow
+    cpu = Processors(clock, cores or usable_cpus()[0]) if workload.cpu_fraction or costs else None
     ratio = section.get("ListenCoresBucketsRatio")
     buckets = listen_buckets(ratio, cores) if rules_for(version).buckets and isinstance(ratio, int) else 1
     server = Server(clock, mpm, section, workload.service, rng, stats, backlog, version, cpu, workload.cpu_fraction,
