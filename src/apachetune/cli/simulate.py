@@ -117,7 +117,7 @@ class Turnaround(click.ParamType):
 @click.option("--cpu-fraction", type=Finite(0, 1), default=0, show_default=True,
               help="Share of the service time spent on CPU, shared over --cores (0: CPUs never limit).")
 @click.option("--cores", type=Finite(1, 4096, integer=True), default=None,
-              help="CPUs the server has, for --cpu-fraction [default: this machine's].")
+              help="CPUs the server has, for --cpu-fraction [default: this machine's, as its cgroup and CPU affinity allow].")
 @click.option("--httpd-cpu", default="machine", show_default=True,
               help="httpd's own CPU a request, shared over the cores with --cpu-fraction's: machine (measured "
                    "here by `apachetune mpmd calibrate`, else a lab machine's), 0 (not modelled), or a request's "
