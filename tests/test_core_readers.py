@@ -364,3 +364,28 @@ def test_the_installed_tree_is_judged_for_what_a_copy_may_lack(tmp_path, monkeyp
         assert refused("User ${APACHE_RUN_USR}", installed), installed
         assert refused("Group ${APACHE_RUN_GRP}", installed), installed
         assert not refused("User #33", installed)
+
+
+@pytest.mark.parametrize("line, at_2_4_62, at_2_4_71", [
+    ("AuthDigestQop none", None, "AuthDigestQop is deprecated: only 'auth' is supported"),
+    ("AuthDigestQop auth-int", "AuthDigestQop auth-int is not implemented",
+     "AuthDigestQop is deprecated: only 'auth' is supported"),
+    ("AuthDigestQop x", "Unrecognized qop: x", "AuthDigestQop is deprecated: only 'auth' is supported"),
+    ("AuthDigestAlgorithm MD5-sess", "AuthDigestAlgorithm: ERROR: algorithm `MD5-sess' is not implemented",
+     "Unsupported algorithm in AuthDigestAlgorithm: MD5-sess"),
+    ("AuthDigestAlgorithm x", "Invalid algorithm in AuthDigestAlgorithm: x",
+     "Unsupported algorithm in AuthDigestAlgorithm: x"),
+    ("AuthDigestAlgorithm md5", None, None),
+])
+def test_mod_auth_digest_readers_by_version(tmp_path, line, at_2_4_62, at_2_4_71):
+    """2.4.62's source (set_qop, set_algorithm) and what the installed 2.4.71 says
+    (test_reading_rules_oracle.py): the release between is taken as 2.4.64."""
+    conf = tmp_path / "httpd.conf"
+    conf.write_text("LoadModule mpm_event_module modules/mod_mpm_event.so\n"
+                    "LoadModule auth_digest_module modules/mod_auth_digest.so\n"
+                    f"<Directory /srv>\n{line}\n</Directory>\n")
+    for version, expected in (("2.4.62", at_2_4_62), ("2.4.71", at_2_4_71)):
+        found = [f.message for f in lint_file(conf, LintOptions(ResolveOptions(env={}, httpd_version=version),
+                                                                Settings())).findings if f.rule == "AT510"]
+        assert (found[0] if found else None) == (None if expected is None else
+                                                 f"AH00526: {expected} (httpd will not start)"), (version, found)

@@ -803,6 +803,13 @@ READER_CASES = [
                          "VirtualDocumentRoot /srv/%1.x", "VirtualDocumentRoot /srv/%", "VirtualDocumentRoot None",
                          "VirtualScriptAliasIP srv/%1", "VirtualDocumentRoot /srv/%p/%%", "VirtualScriptAlias /x/%1.-2+")),
         ("dbd", ("DBDMin 5", "DBDMax 5x", "DBDExptime -1")),
+        ("auth_digest", tuple(f"<Directory /srv>\n{v}\n</Directory>" for v in (
+            "AuthDigestQop auth", "AuthDigestQop AUTH auth-int", "AuthDigestQop none", "AuthDigestAlgorithm md5",
+            "AuthDigestAlgorithm MD5-sess", "AuthDigestAlgorithm SHA-256", "AuthDigestNonceLifetime 5x",
+            "AuthDigestNonceLifetime '5 x'", "AuthDigestNonceLifetime x", "AuthDigestNonceLifetime 300"))),
+        ("auth_basic", tuple(f"<Directory /srv>\nAuthBasicUseDigestAlgorithm {v}\n</Directory>"
+                             for v in ("OFF", "md5", "SHA-256"))),
+        ("socache_shmcb+ssl", ("SSLVHostSNIPolicy Secure", "SSLVHostSNIPolicy authonly", "SSLVHostSNIPolicy x")),
         ("session", ("<Directory /srv>\nSessionExpiryUpdateInterval -1\n</Directory>",
                      "<Directory /srv>\nSessionExpiryUpdateInterval 5\n</Directory>")),
         ("cache+cache_socache", ("CacheSocacheMaxSize 1023", "CacheSocacheMaxSize 1024x", "CacheSocacheMaxTime x",

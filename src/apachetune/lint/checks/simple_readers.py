@@ -24,7 +24,7 @@ from apachetune.config.directives import lookup
 from apachetune.config.effective import ResolvedDirective
 from apachetune.config.pcre import regex_surely_invalid
 from apachetune.config.words import split_words
-from apachetune.lint.checks.core_readers import refusal, strtoff_error
+from apachetune.lint.checks.core_readers import AFTER_2_4_63, refusal, strtoff_error
 from apachetune.lint.checks.errorlog_format import error_log_format
 from apachetune.lint.checks.module_readers import PATH_SECTIONS, SOCACHE_PROVIDERS
 from apachetune.lint.context import LintContext
@@ -418,6 +418,48 @@ def _watchdog_interval(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return "Invalid WatchdogInterval: minimal value 100ms" if us < 100_000 else None
 
 
+def _newer(ctx: LintContext) -> bool:
+    """Past 2.4.63: mod_auth_digest's readers as 2.4.71 has them (measured; the release that
+    changed them is not at hand, taken as core_readers.AFTER_2_4_63)."""
+    return at_least(Version.parse(ctx.eff.httpd_version), AFTER_2_4_63)
+
+
+def _digest_qop(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """set_qop (ITERATE): 2.4.71 takes auth alone; 2.4.x before took none too and said auth-int
+    is not implemented."""
+    for word in item.args:
+        low = word.lower()
+        if _newer(ctx):
+            if low != "auth":
+                return "AuthDigestQop is deprecated: only 'auth' is supported"
+        elif low == "auth-int":
+            return "AuthDigestQop auth-int is not implemented"
+        elif low not in ("auth", "none"):
+            return f"Unrecognized qop: {word}"
+    return None
+
+
+def _digest_algorithm(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """set_algorithm: MD5 (any case); 2.4.71 names anything else unsupported."""
+    alg = item.args[0]
+    if alg.lower() == "md5":
+        return None
+    if _newer(ctx):
+        return f"Unsupported algorithm in AuthDigestAlgorithm: {alg}"
+    if alg.lower() == "md5-sess":
+        return "AuthDigestAlgorithm: ERROR: algorithm `MD5-sess' is not implemented"
+    return f"Invalid algorithm in AuthDigestAlgorithm: {alg}"
+
+
+def _nonce_lifetime(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """set_nonce_lifetime: strtol, then the end of the text or white space."""
+    got = strtol(item.args[0])
+    rest = got.rest if got.value is not None else item.args[0]
+    if rest and rest[0] not in " \t\n\v\f\r":
+        return f"Invalid time in AuthDigestNonceLifetime: {item.args[0]}"
+    return None
+
+
 # mod_md (modules/md/mod_md_config.c) compares with apr_strnatcasecmp: case and white space
 # do not count. Its sections: the directives below are judged outside them, where the values
 # are checked the same way whatever the directive's context rules.
@@ -543,6 +585,15 @@ _READERS: dict[str, tuple[str, Reader]] = {
     "cachesocache": ("cache_socache_module", _socache("", whole=False)),
     "cachedisable": ("cache_module", _cache_disable),
     "errorlogformat": ("core", error_log_format),
+    "authdigestqop": ("auth_digest_module", _digest_qop),
+    "authdigestalgorithm": ("auth_digest_module", _digest_algorithm),
+    "authdigestnoncelifetime": ("auth_digest_module", _nonce_lifetime),
+    "authbasicusedigestalgorithm": ("auth_basic_module", lambda ctx, item: (
+        None if item.args[0].lower() in ("off", "md5")
+        else f"Invalid algorithm in AuthBasicUseDigestAlgorithm: {item.args[0]}")),
+    "sslvhostsnipolicy": ("ssl_module", lambda ctx, item: (
+        None if item.args[0].lower() in ("strict", "secure", "authonly", "insecure")
+        else f"Invalid SSLVhostSNIPolicy argument '{item.args[0]}'")),
     "readbuffersize": ("core", _strtoff_within(0, 2**32 - 1, "parameter must be a number between 0 and "
                                                              "(4294967295U)): ")),
     "watchdoginterval": ("core", _watchdog_interval),  # mod_watchdog, compiled into Debian's httpd
@@ -621,7 +672,7 @@ _READERS: dict[str, tuple[str, Reader]] = {
 # RAW_ARGS: every word, or none
 _ANY_COUNT = {"rewriteoptions", "fancyindexing", "ssllog", "sslloglevel", "sslcarevocationcheck",
               "sslproxycarevocationcheck", "sslocspenable", "cacheenable", "allowconnect", "regexdefaultoptions",
-              "errorlogformat", "charsetoptions", "extfilteroptions", "mdmember", "mdmembers"}
+              "errorlogformat", "charsetoptions", "extfilteroptions", "mdmember", "mdmembers", "authdigestqop"}
 
 
 # multiviews_match's flags; each word adds one, and some may not be combined
