@@ -810,6 +810,14 @@ READER_CASES = [
         ("auth_basic", tuple(f"<Directory /srv>\nAuthBasicUseDigestAlgorithm {v}\n</Directory>"
                              for v in ("OFF", "md5", "SHA-256"))),
         ("socache_shmcb+ssl", ("SSLVHostSNIPolicy Secure", "SSLVHostSNIPolicy authonly", "SSLVHostSNIPolicy x")),
+        ("lua", tuple(f"<Directory /srv>\n{v}\n</Directory>" for v in (
+            "LuaInherit Parent-First", "LuaInherit x", "LuaCodeCache STAT", "LuaCodeCache x", "LuaScope server 1 5",
+            "LuaScope Server", "LuaScope thread"))),
+        ("socache_memcache", ("MemcacheConnTTL 30", "MemcacheConnTTL 2h", "MemcacheConnTTL x")),
+        ("socache_redis", ("RedisTimeout 3600", "RedisTimeout 3601", "RedisConnPoolTTL 500ms", "RedisConnPoolTTL -1")),
+        ("proxy+proxy_hcheck", ("ProxyHCTPsize -1", "ProxyHCTPsize 16")),
+        ("socache_shmcb+ssl+md", ("MDRetryFailover 0", "MDRetryFailover 3", "MDChallengeDns01Version 2",
+                                  "MDChallengeDns01Version 02")),
         ("session", ("<Directory /srv>\nSessionExpiryUpdateInterval -1\n</Directory>",
                      "<Directory /srv>\nSessionExpiryUpdateInterval 5\n</Directory>")),
         ("cache+cache_socache", ("CacheSocacheMaxSize 1023", "CacheSocacheMaxSize 1024x", "CacheSocacheMaxTime x",

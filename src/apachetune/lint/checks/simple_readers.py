@@ -460,6 +460,24 @@ def _nonce_lifetime(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return None
 
 
+def _up_to_an_hour(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """mod_socache_memcache's and mod_socache_redis's times: ap_timeout_parameter_parse, 0 to 3600 s."""
+    us = timeout_parameter(item.args[0], "s")
+    if us is None:
+        return f"{_name(item)} has wrong format"
+    return f"{_name(item)} can only be 0 or up to one hour." if us > 3600 * 10**6 else None
+
+
+_LUA_SCOPES = ("once", "request", "conn", "thread", "server")
+
+
+def _lua_keyword(name: str, words: tuple[str, ...]) -> Reader:
+    """register_lua_inherit / register_lua_codecache: a keyword in any case."""
+    quoted = ", ".join(f"'{w}'" for w in words[:-1]) + f", and '{words[-1]}'"
+    return lambda ctx, item: (None if item.args[0].lower() in words else
+                              f"{name} type of '{item.args[0]}' not recognized, valid options are {quoted}")
+
+
 # mod_md (modules/md/mod_md_config.c) compares with apr_strnatcasecmp: case and white space
 # do not count. Its sections: the directives below are judged outside them, where the values
 # are checked the same way whatever the directive's context rules.
@@ -585,6 +603,23 @@ _READERS: dict[str, tuple[str, Reader]] = {
     "cachesocache": ("cache_socache_module", _socache("", whole=False)),
     "cachedisable": ("cache_module", _cache_disable),
     "errorlogformat": ("core", error_log_format),
+    "memcacheconnttl": ("socache_memcache_module", _up_to_an_hour),
+    "redisconnpoolttl": ("socache_redis_module", _up_to_an_hour),
+    "redistimeout": ("socache_redis_module", _up_to_an_hour),
+    "luainherit": ("lua_module", _lua_keyword("LuaInherit", ("none", "parent-first", "parent-last"))),
+    "luacodecache": ("lua_module", _lua_keyword("LuaCodeCache", ("never", "stat", "forever"))),
+    # register_lua_scope (TAKE123): the scope as written (strcmp), then numbers it reads with atoi
+    "luascope": ("lua_module", lambda ctx, item: (
+        None if not item.args or item.args[0] in _LUA_SCOPES else
+        f"Invalid value for LuaScope, '{item.args[0]}', acceptable values are: "
+        "'once', 'request', 'conn', 'thread', 'server'")),
+    "proxyhctpsize": ("proxy_hcheck_module", _between(0, None, "Invalid ProxyHCTPsize parameter. Parameter must be >= 0")),
+    "mdretryfailover": ("md_module", lambda ctx, item: (
+        None if any(p.lname in _MD_SECTIONS for p in item.parents) or atoi(item.args[0]) > 0
+        else "invalid argument, must be a number > 0")),
+    "mdchallengedns01version": ("md_module", lambda ctx, item: (
+        None if any(p.lname in _MD_SECTIONS for p in item.parents) or item.args[0] in ("1", "2")
+        else "Only versions `1` and `2` are supported")),
     "authdigestqop": ("auth_digest_module", _digest_qop),
     "authdigestalgorithm": ("auth_digest_module", _digest_algorithm),
     "authdigestnoncelifetime": ("auth_digest_module", _nonce_lifetime),
@@ -672,7 +707,7 @@ _READERS: dict[str, tuple[str, Reader]] = {
 # RAW_ARGS: every word, or none
 _ANY_COUNT = {"rewriteoptions", "fancyindexing", "ssllog", "sslloglevel", "sslcarevocationcheck",
               "sslproxycarevocationcheck", "sslocspenable", "cacheenable", "allowconnect", "regexdefaultoptions",
-              "errorlogformat", "charsetoptions", "extfilteroptions", "mdmember", "mdmembers", "authdigestqop"}
+              "errorlogformat", "charsetoptions", "extfilteroptions", "mdmember", "mdmembers", "authdigestqop", "luascope"}
 
 
 # multiviews_match's flags; each word adds one, and some may not be combined
