@@ -627,3 +627,28 @@ def test_the_open_loop_s_overhead_is_timed_again_while_others_took_the_cpus(monk
 
     monkeypatch.setattr(plans, "OthersCpu", _meters([0.5, 0.05]))
     assert plans.quietest_median(_plan_run("event", 4), measure) == 0.0017 and len(timed) == 2
+
+
+def test_a_short_saturation_is_measured_once_more(monkeypatch):
+    """One step is a sample: when the top steps fall short, the sweep runs MaxRequestWorkers
+    connections once more and keeps the best, saying so. Here the first steps at and beyond
+    MaxRequestWorkers are made to report half of what they served."""
+    from apachetune.validate import plans
+
+    real = plans._sweep_step
+    calls: list[int] = []
+
+    def halved(run, c):
+        pt = real(run, c)
+        calls.append(c)
+        if len(calls) <= 4 and c >= run.mrw:  # the sweep's own steps, not the one more
+            pt = {**pt, "throughput_rps": pt["throughput_rps"] / 2}
+        return pt
+
+    monkeypatch.setattr(plans, "_sweep_step", halved)
+    code, data = run("validate", "--mpm", "event", "--plan", "sweep", *FAST)
+    sat = verdicts(data)["saturation throughput"]
+    assert calls == [2, 4, 6, 8, 4]
+    assert sat["passed"], sat
+    assert any(n.startswith("saturation measured once more at 4 connections") for n in data["notes"]), data["notes"]
+    assert [p["x"] for p in data["points"] if p.get("again")] == [4]

@@ -210,14 +210,34 @@ def sweep(run: PlanRun) -> None:
                 if pt["throughput_rps"] > best:
                     best, best_cpu, best_driver = pt["throughput_rps"], step_cpu, pt.get("driver")
                 closed_by_server += sum(pt.get("errors", {}).values())
+        capacity, why, pool = _saturation_bound(mrw, lone_s, setup.service_ms, half_cpu, half_rps,
+                                                half_driver == "asyncio")
+
+        def judge() -> tuple[Verdict, str | None]:
+            return saturation_verdict(capacity, best, why, share_over(top_cpu),
+                                      half_cpu.share if capacity < pool else 0.0, pool,
+                                      at_top=_cpus_bound_at_top(best_cpu, best, best_driver == "asyncio")
+                                      if capacity < pool else None)
+
+        verdict, note = judge()
+        if verdict.passed is False:
+            # One step is a sample: a short one is measured once more at MaxRequestWorkers and the
+            # best kept, as the simulate plan does (a fresh VM's mpmd event once reached 6,611
+            # req/s against 7,857 predicted with nothing else running, and 7,600-8,000 on reruns).
+            first_best = best
+            progress(f"sweep: {mrw} connections, once more")
+            step_cpu = OthersCpu(target.pids).start()
+            pt = _sweep_step(run, mrw)
+            step_cpu.stop()
+            report.points.append({**pt, "again": True})
+            top_cpu.append(step_cpu)
+            if pt["throughput_rps"] > best:
+                best, best_cpu, best_driver = pt["throughput_rps"], step_cpu, pt.get("driver")
+            verdict, note = judge()
+            report.notes.append(f"saturation measured once more at {mrw} connections: the top steps first reached "
+                                f"{first_best:.0f} req/s, then {pt['throughput_rps']:.0f}")
     report.samples += sampler.samples
     others_share = share_over(top_cpu)
-    capacity, why, pool = _saturation_bound(mrw, lone_s, setup.service_ms, half_cpu, half_rps,
-                                            half_driver == "asyncio")
-    verdict, note = saturation_verdict(capacity, best, why, others_share,
-                                       half_cpu.share if capacity < pool else 0.0, pool,
-                                       at_top=_cpus_bound_at_top(best_cpu, best, best_driver == "asyncio")
-                                       if capacity < pool else None)
     report.verdicts.append(verdict)
     if note:
         report.notes.append(note)
