@@ -129,13 +129,22 @@ def test_mpmd_loses_what_the_simulation_loses_to_a_busy_bucket():
     cores = os.sysconf("SC_NPROCESSORS_ONLN")
     if listen_buckets(cores // 2, cores) != 2:
         pytest.skip("no ratio gives this machine two buckets")
+    from apachetune.validate.cpu_share import OthersCpu
+    from apachetune.validate.plans import OTHERS_CPU_LIMIT
+
     got = []
-    for ratio in (None, cores // 2):
-        section = {**TWO_CHILDREN, **({"ListenCoresBucketsRatio": ratio} if ratio else {})}
-        with MpmdServer("prefork", section) as server:
-            r = closed_loop("127.0.0.1", server.port, "/app/sleep?ms=50", 2, 6.0, keepalive=False)
-        assert not r.errors
-        got.append(r.throughput)
+    # mpmd is this process's child: its CPU counts as ours once it is reaped, at the with's end
+    with OthersCpu(lambda: []) as others:
+        for ratio in (None, cores // 2):
+            section = {**TWO_CHILDREN, **({"ListenCoresBucketsRatio": ratio} if ratio else {})}
+            with MpmdServer("prefork", section) as server:
+                r = closed_loop("127.0.0.1", server.port, "/app/sleep?ms=50", 2, 6.0, keepalive=False)
+            assert not r.errors
+            got.append(r.throughput)
+    if others.share > OTHERS_CPU_LIMIT:
+        # which child of which bucket the kernel wakes, and when, is the scheduler's under
+        # contention: beside two CPU hogs a clean CI run measured 0.87 of the throughput kept
+        pytest.skip(f"other processes took {others.share:.0%} of the CPUs during the run")
     workload = Workload(ServiceTime.parse("50ms"), clients=2, keepalive=False)
     simulated = simulate("prefork", {**TWO_CHILDREN, "ListenCoresBucketsRatio": 1}, workload, 30, cores=2)
     assert got[1] / got[0] == pytest.approx(simulated.throughput / 40, abs=0.1)
