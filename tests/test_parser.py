@@ -148,7 +148,9 @@ def test_unreadable_file_is_a_positioned_error(tmp_path):
 
 _word = st.one_of(
     st.from_regex(r"[A-Za-z0-9_/.:*\-]{1,12}", fullmatch=True),
-    st.from_regex(r'"[^"\n\\]{0,10}"', fullmatch=True),
+    # (no NUL: httpd ends a line at its first NUL, so a quoted NUL is an unclosed quote there:
+    # test_stray_bytes.py)
+    st.from_regex(r'"[^"\n\\\x00]{0,10}"', fullmatch=True),
     st.sampled_from(["#", "'it\\'s'", '"a\\"b"', "a\\b", "${VAR}", "\udcff"]),
 )
 _ws = st.sampled_from([" ", "\t", "  ", " \\\n  "])
