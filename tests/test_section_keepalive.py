@@ -71,6 +71,8 @@ def test_a_fractional_time_is_written_in_milliseconds():
     assert directive_line("KeepAliveTimeout", 15.0) == "KeepAliveTimeout 15"
     assert directive_line("KeepAliveTimeout", 5) == "KeepAliveTimeout 5"
     assert directive_line("StartServers", 2) == "StartServers 2"
+    # only the time: a fractional factor is atof's number, not milliseconds
+    assert directive_line("AsyncRequestWorkerFactor", 1.5) == "AsyncRequestWorkerFactor 1.5"
 
 
 @needs_httpd

@@ -86,10 +86,10 @@ _ONE_ARGUMENT = {
 
 
 def directive_line(name: str, value: object) -> str:
-    """One line of a server's configuration. A time held in fractional seconds (a
-    KeepAliveTimeout of 500ms) is written in milliseconds: httpd reads "0.5" as zero seconds
-    followed by a unit it does not know."""
-    if isinstance(value, float):
+    """One line of a server's configuration. KeepAliveTimeout held in fractional seconds (500ms)
+    is written in milliseconds: httpd reads "0.5" as zero seconds followed by a unit it does not
+    know. Other numbers as they are (AsyncRequestWorkerFactor 1.5 is atof's)."""
+    if name == "KeepAliveTimeout" and isinstance(value, float):
         value = int(value) if value.is_integer() else f"{round(value * 1000)}ms"
     return f"{name} {value}"
 
