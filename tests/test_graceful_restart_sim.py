@@ -161,6 +161,15 @@ def _completions_by_second(server_limit: int, mpm: str = "event", ms: int = 1000
     return by, max(end - begin for begin, end in done), children
 
 
+def _longest_run_without_children(children: list[int]) -> int:
+    """The most consecutive tenth-of-a-second samples that found no child."""
+    longest = run = 0
+    for count in children:
+        run = run + 1 if count == 0 else 0
+        longest = max(longest, run)
+    return longest
+
+
 @needs_httpd
 @pytest.mark.httpd
 @pytest.mark.slow
@@ -182,12 +191,15 @@ def test_mpmd_restarts_gracefully_as_httpd_does():
     has it whatever ServerLimit says, but forks beside a stopping child once its idle threads
     are gone. Measured beside httpd: the same completions by second (265, 320 and 265 requests)
     and the same process counts."""
-    gap, slowest_gap, _ = _completions_by_second(2, target="mpmd")
+    gap, slowest_gap, children = _completions_by_second(2, target="mpmd")
     assert [s for s in (4, 5) if gap.get(s, 0) == 0], gap
     assert slowest_gap > 2.8
+    assert _longest_run_without_children(children) >= 5, children  # about a second (9 samples)
     smooth, slowest, children = _completions_by_second(4, target="mpmd")
     assert all(smooth.get(s, 0) > 0 for s in range(1, 8)), smooth
-    assert slowest < 2.5 and 0 not in children, children
+    # each stopping child is replaced as it is reaped: a sample may fall between a reap and
+    # its fork on a busy machine (CI saw one), never the second-long gap above
+    assert slowest < 2.5 and _longest_run_without_children(children) <= 2, children
     gap, slowest_gap, _ = _completions_by_second(4, "worker", target="mpmd")
     assert [s for s in (4, 5) if gap.get(s, 0) == 0], gap
     assert slowest_gap > 2.8

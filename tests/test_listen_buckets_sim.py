@@ -118,6 +118,7 @@ def test_an_idle_httpd_keeps_its_spares_a_bucket_as_simulated(mpm):
 
 
 @pytest.mark.slow
+@pytest.mark.cpu_heavy  # run alone: beside the suite's other worker it skipped most of the time
 @pytest.mark.skipif(os.sysconf("SC_NPROCESSORS_ONLN") < 2, reason="one core: one bucket")
 def test_mpmd_loses_what_the_simulation_loses_to_a_busy_bucket():
     """Two prefork children in two buckets, two clients without keep-alive on 50 ms: about a
