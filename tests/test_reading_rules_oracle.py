@@ -391,9 +391,11 @@ def test_lint_and_httpd_agree_on_the_module_identifier(tmp_path, identifier, mod
 @pytest.mark.parametrize("line, socache", [
     ("SSLSessionCache shmcb:/tmp/x(512000)", None), ("SSLSessionCache shmcb:/tmp/x(512000)", "socache_shmcb"),
     ("SSLSessionCache dbm:/tmp/x", "socache_shmcb"), ("SSLSessionCache none", None),
-    ("SSLSessionCache nonenotnull", None), ("SSLSessionCache SHMCB:/tmp/x", "socache_shmcb")])
+    ("SSLSessionCache nonenotnull", None), ("SSLSessionCache SHMCB:/tmp/x", "socache_shmcb"),
+    ("SSLStaplingCache nosuch:foo", "socache_shmcb"), ("SSLStaplingCache none", "socache_shmcb"),
+    ("SSLStaplingCache SHMCB", "socache_shmcb"), ("SSLStaplingCache dbm:/tmp/x", None)])
 def test_lint_and_httpd_agree_on_the_session_cache(tmp_path, line, socache):
-    """SSLSessionCache needs the socache module of its provider loaded."""
+    """SSLSessionCache and SSLStaplingCache need the socache module of their provider loaded."""
     import re
 
     modules = [httpd.load_module_line("ssl")] + ([httpd.load_module_line(socache)] if socache else [])
@@ -859,6 +861,22 @@ READER_CASES = [
             "MDMembers auto manual", "MDMember manual", "MDMember x", "MDCertificateFile /x",
             "<MDomainSet a.org>\nMDMembers b.org\n</MDomainSet>", "<MDomainSet a.org>\nMDStapling x\n</MDomainSet>",
             "<MDomainSet a.org>\nMDRenewMode x\n</MDomainSet>", "<MDomainSet a.org>\nMDRequireHttps x\n</MDomainSet>")),
+        # libxml2's charset names (this machine's library, as httpd's), an xml2EncAlias first
+        ("xml2enc", ("xml2EncDefault nosuchcharset", "xml2EncDefault utf8", "xml2EncDefault latin1",
+                     "xml2EncDefault windows-1252", "xml2EncDefault 'iso latin 1'", "xml2EncDefault ISO-8859-9",
+                     "xml2EncAlias UTF-8 mine\nxml2EncDefault MINE", "xml2EncDefault html")),
+        ("xml2enc+proxy+proxy_html", ("ProxyHTMLBufSize abc", "proxyhtmlbufsize 10x", "ProxyHTMLBufSize ' 10'",
+                                      "ProxyHTMLBufSize -5", "ProxyHTMLBufSize ''")),
+        ("", ("ChrootDir /nonexistent", "ChrootDir /tmp", "ChrootDir /etc/passwd")),
+        ("remoteip", ("RemoteIPTrustedProxyList /nonexistent", "RemoteIPTrustedProxyList /tmp",
+                      "RemoteIPInternalProxyList /dev/null", "RemoteIPInternalProxyList /etc/hostname")),
+        ("heartbeat", ("HeartbeatAddress foo", "HeartbeatAddress 239.0.0.1:27999", "HeartbeatAddress [::1]:27999",
+                       "HeartbeatAddress :80", "HeartbeatAddress 27999", "HeartbeatAddress 239.0.0.1:99999",
+                       "HeartbeatAddress 239.0.0.1:27999\nHeartbeatAddress 239.0.0.2:27999")),
+        ("socache_shmcb+ssl", ("SSLStaplingCache shmcb", "SSLStaplingCache shmcb:/tmp/x(100)",
+                               "SSLStaplingCache shmcb:/tmp/x(512000)")),
+        ("proxy", ('<Proxy "http://x/">\nProxyPassReverse / http://x/\n</Proxy>',
+                   '<Proxy "http://x/">\nProxyPassReverse http://x/\n</Proxy>')),
     ) for line in lines),
 ]
 

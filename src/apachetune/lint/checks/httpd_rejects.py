@@ -7,15 +7,18 @@ ap_check_cmd_context), so the finding reads like the error httpd would print.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from functools import cache
 
 from apachetune.config.conditions import Version, at_least
 from apachetune.config.directives import ARG_WORDS, DirectiveSpec, lookup, shipped_modules, suggest
 from apachetune.config.effective import ResolvedDirective, ResolvedSection
+from apachetune.datafiles import load_yaml
 from apachetune.lint.checks import core_readers
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Finding, Fix, Location
 from apachetune.mpm.directives import ALL_MPM_DIRECTIVES, MPM_DIRECTIVES, canonical
 from apachetune.mpm.numbers import atoi, is_plain_number
+from apachetune.paths import rules_dir
 
 _DIR_SECTIONS = {"directory", "directorymatch", "location", "locationmatch", "files", "filesmatch",
                  "if", "elseif", "else", "proxy", "proxymatch", "limit", "limitexcept"}
@@ -24,6 +27,50 @@ _GLOBAL_ONLY = frozenset(n.lower() for names in MPM_DIRECTIVES.values() for n in
     "maxclients", "maxrequestsperchild", "listen", "mutex", "pidfile", "scoreboardfile",
     "coredumpdirectory", "gracefulshutdowntimeout", "maxmemfree", "threadstacksize", "user", "group",
     "servertokens", "traceenable", "defaultruntimedir", "virtualhost"}
+
+
+# ap_check_cmd_context's flags (include/http_config.h) and the sections each one refuses, in the
+# order it looks for them (find_parent: the nearest enclosing section of that name).
+_FLAG_BITS = {"NOT_IN_VIRTUALHOST": 0x01, "NOT_IN_LIMIT": 0x02, "NOT_IN_DIRECTORY": 0x04, "NOT_IN_LOCATION": 0x08,
+              "NOT_IN_FILES": 0x10, "NOT_IN_HTACCESS": 0x20, "NOT_IN_PROXY": 0x40}
+_DIR_LOC_FILE = 0x04 | 0x08 | 0x10
+_DIR_CONTEXT = 0x02 | _DIR_LOC_FILE | 0x40
+_FOUND_IN = ((0x04, ("directory", "directorymatch")), (0x08, ("location", "locationmatch")),
+             (0x10, ("files", "filesmatch", "if", "elseif", "else")), (0x40, ("proxy", "proxymatch")))
+# sections that set cmd->path (a per-directory context)
+_PATH_SECTIONS = _DIR_SECTIONS - {"limit", "limitexcept"}
+
+
+@cache
+def _forbidden() -> dict[str, int]:
+    """rules/registry/cmd_context.yaml (tools/gen_cmd_context.py): lower-case name -> flags."""
+    (table,) = load_yaml([rules_dir() / "registry" / "cmd_context.yaml"], "cmd_context")
+    out = {}
+    for name, flags in table.items():
+        value = 0
+        for flag in flags:
+            value |= _FLAG_BITS[flag]
+        out[name.lower()] = value
+    return out
+
+
+def cmd_context_error(name: str, forbidden: int, parents: tuple[ResolvedSection, ...]) -> str | None:
+    """ap_check_cmd_context's verdict on a line of `name` (as registered) inside `parents`."""
+    gt = ">" if name.startswith("<") and not name.endswith(">") else ""
+    lnames = [p.lname for p in parents]
+    if forbidden & 0x01 and "virtualhost" in lnames:
+        return f"{name}{gt} cannot occur within <VirtualHost> section"
+    if forbidden & _DIR_CONTEXT and ("limit" in lnames or "limitexcept" in lnames):
+        return f"{name}{gt} cannot occur within <Limit> or <LimitExcept> section"
+    if forbidden & _DIR_LOC_FILE == _DIR_LOC_FILE and any(n in _PATH_SECTIONS for n in lnames):
+        return f"{name}{gt} cannot occur within directory context"
+    for bit, sections in _FOUND_IN:
+        if forbidden & bit:
+            for section in sections:
+                found = next((p for p in reversed(parents) if p.lname == section), None)
+                if found is not None:
+                    return f"{name}{gt} cannot occur within <{found.name}> section"
+    return None
 
 
 def _third_party_loaded(ctx: LintContext) -> list[str]:
@@ -148,6 +195,7 @@ def context(ctx: LintContext) -> Iterator[Finding]:
     # by identity of its few members), not by a new int per section; values interned (a few)
     scopes: dict[tuple[ResolvedSection, ...], tuple[str | None, bool, bool]] = {}
     distinct: dict[tuple[str | None, bool, bool], tuple[str | None, bool, bool]] = {}
+    forbidden_table = _forbidden()
     for lname, items in ctx.by_name().items():  # a directive's allowed contexts: once a name
         global_only = lname in _GLOBAL_ONLY or canonical(lname) is not None
         for is_section in (False, True):
@@ -158,7 +206,10 @@ def context(ctx: LintContext) -> Iterator[Finding]:
             top_bad = bool(allowed) and "server config" not in allowed
             dir_bad = bool(allowed) and "directory" not in allowed
             vhost_bad = bool(allowed) and "virtual host" not in allowed
-            if not (top_bad or dir_bad or vhost_bad or global_only):
+            forbidden = forbidden_table.get(("<" if is_section else "") + lname, 0)
+            # a handler runs only where its module is loaded (else the line is AT502's)
+            handled = any(ctx.module_loaded(m) for m in spec.modules)
+            if not (top_bad or dir_bad or vhost_bad or global_only or forbidden):
                 continue  # allowed everywhere: no line of this name to look at
             for item in items:
                 if isinstance(item, ResolvedSection) is not is_section:
@@ -173,13 +224,15 @@ def context(ctx: LintContext) -> Iterator[Finding]:
                     computed = _scope(parents)
                     scope = scopes[parents] = distinct.setdefault(computed, computed)
                 in_dir, in_vhost, parent_is_vhost = scope
-                if global_only and in_vhost and in_dir is None:
+                if global_only and in_vhost and in_dir is None and handled:
                     gt = ">" if is_section else ""  # ap_check_cmd_context closes a section's name
                     yield ctx.finding("AT504", f"{spec.name}{gt} cannot occur within <VirtualHost> section", item)
                 elif in_dir is not None and dir_bad:
                     yield ctx.finding("AT504", f"{spec.name} not allowed in <{in_dir}> context", item)
                 elif in_dir is None and parent_is_vhost and vhost_bad:
                     yield ctx.finding("AT504", f"{spec.name} not allowed here", item)
+                elif forbidden and handled and (refused := cmd_context_error(spec.name, forbidden, parents)):
+                    yield ctx.finding("AT504", refused, item)  # the handler's own check
 
 
 def _scope(parents: tuple[ResolvedSection, ...]) -> tuple[str | None, bool, bool]:

@@ -494,7 +494,8 @@ def _proxy_pass_reverse(ctx: LintContext, item: ResolvedDirective) -> str | None
     if not 1 <= len(item.args) <= 3:
         return None  # the count is AT503's
     second = item.args[1] if len(item.args) > 1 else None
-    if any(p.lname in ("location", "locationmatch") for p in item.parents):
+    # cmd->path: a <Location>'s or a <Proxy>'s (in <Directory>, <Files> or <If> refused before)
+    if any(p.lname in ("location", "locationmatch", "proxy", "proxymatch") for p in item.parents):
         if second is not None and second.lower() != "interpolate":
             return "ProxyPassReverse can not have a path when defined in a location"
     elif second is None or second.lower() == "interpolate":
@@ -562,17 +563,30 @@ def shmcb_error(arg: str) -> str | None:
 
 def _session_cache(ctx: LintContext, item: ResolvedDirective) -> str | None:
     """ssl_cmd_SSLSessionCache: the cache's provider must be a loaded socache module."""
-    if len(item.args) != 1 or item.args[0].lower() in ("none", "nonenotnull") or ctx.from_dump:
+    if len(item.args) == 1 and item.args[0].lower() in ("none", "nonenotnull"):
+        return None
+    return _socache_error(ctx, item, "SSLSessionCache", "session cache", ".")
+
+
+def _stapling_cache(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """ssl_cmd_SSLStaplingCache: as SSLSessionCache, without its "none"."""
+    return _socache_error(ctx, item, "SSLStaplingCache", "stapling cache", "")
+
+
+def _socache_error(ctx: LintContext, item: ResolvedDirective, name: str, kind: str, stop: str) -> str | None:
+    """The provider before the first ':' (ap_lookup_provider, case-sensitive) among the loaded
+    socache modules', then shmcb's reading of what follows."""
+    if len(item.args) != 1 or ctx.from_dump:
         return None  # (a dump shows no LoadModule: the socache modules define no directive to see)
     if any(m not in SOCACHE_PROVIDERS and m.startswith("socache_") for m in ctx.eff.modules):
         return None  # a socache module apachetune has no table for
-    name, _, rest = item.args[0].partition(":")
-    loaded = [name for module, names in SOCACHE_PROVIDERS.items() if ctx.module_loaded(module) for name in names]
-    if name in loaded:
-        err = shmcb_error(rest) if name in ("shmcb", "default") else None
-        return f"SSLSessionCache: {err}" if err else None
-    return (f"SSLSessionCache: '{name}' session cache not supported (known names: {','.join(loaded)}). "
-            f"Maybe you need to load the appropriate socache module (mod_socache_{name}?).")
+    provider, _, rest = item.args[0].partition(":")
+    loaded = [n for module, names in SOCACHE_PROVIDERS.items() if ctx.module_loaded(module) for n in names]
+    if provider in loaded:
+        err = shmcb_error(rest) if provider in ("shmcb", "default") else None
+        return f"{name}: {err}" if err else None
+    return (f"{name}: '{provider}' {kind} not supported (known names: {','.join(loaded)}){stop} "
+            f"Maybe you need to load the appropriate socache module (mod_socache_{provider}?){stop}")
 
 
 _EXPIRES_TYPES = (("years", 1), ("months", 2), ("weeks", 1), ("days", 1), ("hours", 1), ("minutes", 2),
@@ -896,6 +910,7 @@ _READERS = (
     ("sslverifyclient", "ssl_module", _ssl_verify),
     ("sslproxyverify", "ssl_module", _ssl_verify),
     ("sslsessioncache", "ssl_module", _session_cache),
+    ("sslstaplingcache", "ssl_module", _stapling_cache),
     ("expiresdefault", "expires_module", _expires),
     ("expiresbytype", "expires_module", _expires),
     ("customlog", "log_config_module", _custom_log),

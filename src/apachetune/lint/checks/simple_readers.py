@@ -17,16 +17,20 @@ tests/test_reading_rules_oracle.py (READER_CASES)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 
+from apachetune.config import observed
+from apachetune.config.apr import AddressError, apr_inet_pton6, parse_addr_port
 from apachetune.config.conditions import Version, at_least
 from apachetune.config.directives import lookup
 from apachetune.config.effective import ResolvedDirective
 from apachetune.config.pcre import regex_surely_invalid
 from apachetune.config.words import split_words
-from apachetune.lint.checks.core_readers import AFTER_2_4_63, refusal, strtoff_error
+from apachetune.lint.checks.core_readers import AFTER_2_4_63, path_to_check, refusal, strtoff_error
 from apachetune.lint.checks.errorlog_format import error_log_format
 from apachetune.lint.checks.module_readers import PATH_SECTIONS, SOCACHE_PROVIDERS
+from apachetune.lint.checks.xml_charsets import ERROR, NONE, parse_char_encoding
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Finding
 from apachetune.mpm.numbers import atoi, starts_with_float, strtol, timeout_parameter
@@ -518,6 +522,77 @@ def _md_inside_only(ctx: LintContext, item: ResolvedDirective) -> str | None:
 _MD_ON_OFF = "unknown '{arg}', supported parameter values are 'on' and 'off'"
 
 
+def _xml2enc_default(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """set_default: libxml2's xmlParseCharEncoding on the name, or on what an xml2EncAlias
+    (any, GLOBAL_ONLY, read by libxml2 before) makes of it."""
+    name = item.args[0]
+    for alias in ctx.items_named("xml2encalias"):
+        if isinstance(alias, ResolvedDirective) and len(alias.args) == 2 and alias.args[1].upper() == name.upper():
+            return None  # (the alias's charset is libxml2's to judge, when it is added)
+    code = parse_char_encoding(name)
+    if code == NONE:
+        return "Default charset not found"
+    return "Invalid or unsupported default charset" if code == ERROR else None
+
+
+def _int_slot(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """ap_set_int_slot: strtol over the whole word; the message names the directive as written."""
+    read = strtol(item.args[0])
+    if item.args[0] == "" or read.value is None or read.rest:
+        return f"Invalid value for directive {item.name}, expected integer"
+    return None
+
+
+def _chroot_dir(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """unixd_set_chroot_dir: ap_is_directory on the word as written (a relative one is the
+    working directory's: not judged); judged as path_to_check says."""
+    if not os.path.isabs(item.args[0]):
+        return None
+    checked = path_to_check(ctx, item.args[0])
+    return "ChrootDir must be a valid directory" if checked and not observed.isdir(checked[1]) else None
+
+
+def _proxy_list_file(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """mod_remoteip's proxylist_read: the ServerRoot-relative file opened at start-up
+    (ap_pcfg_openfile: a regular file, or /dev/null). Its addresses are not judged (names are
+    resolved then)."""
+    checked = path_to_check(ctx, item.args[0])
+    if checked is None:
+        return None
+    path, local = checked
+    name = _name(item)
+    if not observed.exists(local):
+        return f"{name}: Could not open file {os.path.normpath(path)}: No such file or directory"
+    if not observed.isfile(local) and path != "/dev/null":
+        return f"{name}: Could not open file {os.path.normpath(path)}: Bad file descriptor"
+    return None
+
+
+def _heartbeat_address(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """cmd_hb_address: apr_parse_addr_port, a host and a port, then an IPv4 address for the
+    host (a name is resolved at start-up: not judged)."""
+    try:
+        host, _, port = parse_addr_port(item.args[0])
+    except AddressError:
+        return "HeartbeatAddress: Unable to parse address."
+    if host is None:
+        return "HeartbeatAddress: No host provided in address"
+    if port == 0:
+        return "HeartbeatAddress: No port provided in address"
+    return "HeartbeatAddress: apr_sockaddr_info_get failed." if apr_inet_pton6(host) else None
+
+
+def _heartbeat_once(ctx: LintContext) -> Iterator[Finding]:
+    """cmd_hb_address: a second HeartbeatAddress of the main server is refused."""
+    seen = False
+    for item in ctx.items_named("heartbeataddress"):
+        if isinstance(item, ResolvedDirective) and len(item.args) == 1 and not item.parents:
+            if seen and not _heartbeat_address(ctx, item):
+                yield refusal(ctx, "HeartbeatAddress: May only be specified once.", item)
+                return
+            seen = True
+
+
 # name -> (module, reader); the module "core" is always there, and a space separates modules any
 # one of which registers the directive. Readers see exactly one argument unless the name is in
 # _ANY_COUNT.
@@ -703,6 +778,12 @@ _READERS: dict[str, tuple[str, Reader]] = {
     "mdmembers": ("md_module", _md_members),
     "mdcertificatefile": ("md_module", _md_inside_only),
     "mdcertificatekeyfile": ("md_module", _md_inside_only),
+    "xml2encdefault": ("xml2enc_module", _xml2enc_default),
+    "proxyhtmlbufsize": ("proxy_html_module", _int_slot),
+    "chrootdir": ("core", _chroot_dir),  # mod_unixd, compiled into httpd
+    "remoteiptrustedproxylist": ("remoteip_module", _proxy_list_file),
+    "remoteipinternalproxylist": ("remoteip_module", _proxy_list_file),
+    "heartbeataddress": ("heartbeat_module", _heartbeat_address),
 }
 # RAW_ARGS: every word, or none
 _ANY_COUNT = {"rewriteoptions", "fancyindexing", "ssllog", "sslloglevel", "sslcarevocationcheck",
@@ -742,6 +823,8 @@ def _multiviews_match(ctx: LintContext) -> Iterator[Finding]:
 def refused(ctx: LintContext) -> Iterator[Finding]:
     if ctx.module_loaded("mime_module"):
         yield from _multiviews_match(ctx)
+    if ctx.module_loaded("heartbeat_module"):
+        yield from _heartbeat_once(ctx)
     for lname, (module, reader) in _READERS.items():
         if module != "core" and not any(ctx.module_loaded(m) for m in module.split()):
             continue

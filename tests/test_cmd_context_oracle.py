@@ -1,0 +1,71 @@
+"""Each directive of rules/registry/cmd_context.yaml (its handler's ap_check_cmd_context, read from
+httpd's source by tools/gen_cmd_context.py) inside each section its flags forbid, with every
+shipped module loaded: lint says what `apache2 -t` says ("X cannot occur within <Y> section",
+"... within directory context", "... within <Limit> or <LimitExcept> section"), and says
+nothing of the kind where httpd refuses the line for another reason first."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from apachetune import httpd
+from apachetune.config.directives import lookup
+from apachetune.config.resolver import ResolveOptions
+from apachetune.lint.engine import LintOptions, lint_file
+from apachetune.lint.settings import Settings
+from apachetune.paths import rules_dir
+from httpd_oracle import needs_httpd, run_httpd
+
+TABLE = yaml.safe_load((rules_dir() / "registry" / "cmd_context.yaml").read_text())
+# (the flag whose section it is, the lines before the directive, the lines after it)
+PLACES = [("NOT_IN_VIRTUALHOST", "<VirtualHost *:80>", "</VirtualHost>"),
+          ("NOT_IN_DIRECTORY", "<Directory /srv>", "</Directory>"),
+          ("NOT_IN_DIRECTORY", "<DirectoryMatch ^/srv>", "</DirectoryMatch>"),
+          ("NOT_IN_LOCATION", "<Location /x>", "</Location>"),
+          ("NOT_IN_FILES", "<Files x>", "</Files>"),
+          ("NOT_IN_FILES", '<If "true">', "</If>"),
+          ("NOT_IN_PROXY", "<Proxy http://x/>", "</Proxy>"),
+          ("NOT_IN_LIMIT", "<Location /x>\n<Limit GET>", "</Limit>\n</Location>")]
+ARGS = {"FLAG": "On", "NO_ARGS": "", "TAKE2": "x y", "TAKE3": "x y z", "TAKE23": "x y", "ITERATE2": "x y"}
+
+
+def _modules() -> str:
+    """Every shipped module but the other MPMs (and mod_cgi beside mod_cgid)."""
+    lines = []
+    for so in sorted(httpd.modules_dir().glob("mod_*.so")):
+        name = so.stem[4:]
+        if name not in ("mpm_prefork", "mpm_worker", "cgi"):
+            lines.append(f"LoadModule {name}_module {so}")
+    return "\n".join(lines)
+
+
+def _line(name: str) -> str | None:
+    spec = lookup(name)
+    if spec is None:
+        return None
+    if name.startswith("<"):
+        return f"{name} /x>\n</{name[1:]}>"
+    return f"{name} {ARGS.get(spec.kind or '', 'x')}".rstrip()
+
+
+@needs_httpd
+@pytest.mark.parametrize("name", sorted((n for n in TABLE if set(TABLE[n]) - {"NOT_IN_HTACCESS"}), key=str.lower))
+def test_lint_and_httpd_agree_on_where_a_handler_refuses_its_directive(tmp_path, name):
+    line = _line(name)
+    if line is None:
+        pytest.skip(f"{name}: not in this httpd's registry")
+    places = [(before, after) for flag, before, after in PLACES if flag in TABLE[name]]
+    assert places, name
+    for before, after in places:
+        conf = tmp_path / "httpd.conf"
+        conf.write_text(f"{_modules()}\nServerName x\nErrorLog {tmp_path / 'e.log'}\n{before}\n{line}\n{after}\n")
+        proc = run_httpd("-t", "-f", str(conf), "-d", str(tmp_path))
+        said = proc.stderr.strip().splitlines()[-1].split(f"{conf}:", 1)[-1].strip() if proc.returncode else ""
+        findings = lint_file(conf, LintOptions(ResolveOptions(env={}), Settings())).findings
+        ours = [f.message for f in findings if "cannot occur within" in f.message]
+        where = (name, before)
+        if "cannot occur within" in said:
+            assert any(said in m for m in ours), (where, said, ours)
+        else:
+            assert ours == [], (where, said, ours)
