@@ -503,6 +503,103 @@ def _proxy_pass_reverse(ctx: LintContext, item: ResolvedDirective) -> str | None
     return None
 
 
+def _de_socketfy_fails(url: str) -> bool:
+    """ap_proxy_de_socketfy returns NULL: "unix:...|" followed by no scheme."""
+    return url[:5].lower() == "unix:" and "|" in url[5:] and ":" not in url[url.index("|", 5) + 1:]
+
+
+def _balancer_member(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """add_member: the balancer (the section's path, else the first plain word) and the member's
+    URL, then the worker's URL and its key=value parameters (unless an earlier member may share
+    the worker: proxy_params.shared)."""
+    section = next((p for p in reversed(item.parents) if p.lname in PATH_SECTIONS), None)
+    path = section.args[0].rstrip(">") if section is not None and section.args else None
+    name = None
+    params = []
+    for word in item.args:
+        if "=" in word:
+            params.append(word)
+        elif path is None:
+            path = word
+        elif name is None:
+            name = word
+        elif section is not None:
+            return "BalancerMember can not have a balancer name when defined in a location"
+        else:
+            return "Invalid BalancerMember parameter. Parameter must be in the form 'key=value'"
+    if path is None:
+        return "BalancerMember must define balancer name when outside <Proxy > section"
+    if name is None:
+        return "BalancerMember must define remote proxy server"
+    if _de_socketfy_fails(name):
+        return 'BalancerMember uses an invalid "unix:" URL'
+    path = path.lower()
+    colon = path.find(":")
+    if colon < 0 or path[colon + 1:colon + 3] != "//" or len(path) == colon + 3:
+        return f"BalancerMember Bad syntax for a balancer name ({path})"
+    err = worker_url_error(name)
+    if err:
+        return f"BalancerMember {err}"
+    # a worker is shared only within its balancer (ap_proxy_get_worker(balancer, ...))
+    if "$" in name or proxy_params.shared(ctx, item, name, frozenset({"balancermember"})):
+        return None
+    hcheck = ctx.module_loaded("proxy_hcheck_module")
+    for key, val in proxy_params.table(params):
+        if err := proxy_params.worker_param_error(key, val, ctx.eff.httpd_version, hcheck):
+            return f"BalancerMember {err}"
+    return None
+
+
+def _proxy_set(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """set_proxy_param: the worker or balancer (the enclosing <Proxy>'s, else the first word: one
+    no directive anywhere names is not found), then each key=value applied in order."""
+    parent = item.parents[-1] if item.parents else None
+    in_proxy = parent is not None and parent.lname in ("proxy", "proxymatch")
+    if in_proxy:
+        assert parent is not None
+        name, rest = (parent.args[0].split(">")[0] if parent.args else ""), item.args
+    elif item.args:
+        name, rest = item.args[0], item.args[1:]
+    else:
+        return None
+    balancer = name[:9].lower() == "balancer:"
+    if not balancer and _de_socketfy_fails(name):
+        return 'ProxySet uses an invalid "unix:" URL'
+    # (a name without "://" names no worker: httpd's lookups parse scheme://host first)
+    if not in_proxy and name[:5].lower() != "unix:" and ("://" not in name or not _named_anywhere(ctx, name)):
+        return f"ProxySet can not find '{name}' {'Balancer' if balancer else 'Worker'}."
+    lbmethods = None
+    if not ctx.third_party_loaded():
+        lbmethods = frozenset(n for module, n in proxy_params.LBMETHODS.items() if ctx.module_loaded(module))
+    hcheck = ctx.module_loaded("proxy_hcheck_module")
+    for word in rest:
+        if "=" not in word:
+            return "Invalid ProxySet parameter. Parameter must be in the form 'key=value'"
+        key, _, val = word.partition("=")
+        err = (proxy_params.balancer_param_error(key, val, lbmethods) if balancer
+               else proxy_params.worker_param_error(key, val, ctx.eff.httpd_version, hcheck))
+        if err:
+            return f"ProxySet: {err} {key}={val}; {name}"
+    return None
+
+
+def _named_anywhere(ctx: LintContext, name: str) -> bool:
+    """Whether any worker-defining line or <Proxy> names name's host (a lenient stand-in for
+    httpd's lookup among the workers of that server defined so far: any server, any order,
+    any port)."""
+    wanted = _host(name)
+    for it in ctx.eff.in_order():
+        if it.lname in proxy_params.DEFINES_WORKERS and any(
+                "://" in w and _host(w.split(">")[0]) == wanted for w in it.args):
+            return True
+    return False
+
+
+def _host(url: str) -> str:
+    hostinfo = url.partition("://")[2].split("/", 1)[0].rpartition("@")[2].lower()
+    return hostinfo[1:].partition("]")[0] if hostinfo.startswith("[") else hostinfo.partition(":")[0]
+
+
 _PROTOCOLS = frozenset({"sslv3", "tlsv1", "tlsv1.1", "tlsv1.2", "tlsv1.3", "all"})
 
 
@@ -911,6 +1008,8 @@ _READERS = (
     ("sslproxyverify", "ssl_module", _ssl_verify),
     ("sslsessioncache", "ssl_module", _session_cache),
     ("sslstaplingcache", "ssl_module", _stapling_cache),
+    ("balancermember", "proxy_module", _balancer_member),
+    ("proxyset", "proxy_module", _proxy_set),
     ("expiresdefault", "expires_module", _expires),
     ("expiresbytype", "expires_module", _expires),
     ("customlog", "log_config_module", _custom_log),

@@ -27,7 +27,7 @@ _FLAGS = frozenset({"nocanon", "interpolate", "noquery"})
 _SINCE = {"upgrade": "2.4.26", "responsefieldsize": "2.4.34", "secret": "2.4.42", "addressttl": "2.4.59"}
 _NAMES_ONLY = frozenset({"route", "redirect", "flusher", "upgrade", "secret"})  # strings (length limits not judged)
 _STATUS_FLAGS = frozenset("OINGUDSEHRFC")  # proxy_wstat_tbl's flags, compared after toupper()
-_LBMETHODS = {"lbmethod_byrequests_module": "byrequests", "lbmethod_bytraffic_module": "bytraffic",
+LBMETHODS = {"lbmethod_byrequests_module": "byrequests", "lbmethod_bytraffic_module": "bytraffic",
               "lbmethod_bybusyness_module": "bybusyness", "lbmethod_heartbeat_module": "heartbeat"}
 _INT32_MAX_S = 2**31 - 1
 
@@ -179,26 +179,26 @@ def balancer_param_error(key: str, val: str, lbmethods: frozenset[str] | None) -
     return check(val) if check else "unknown Balancer parameter"
 
 
-def _authority(url: str) -> str:
+def authority(url: str) -> str:
     scheme, sep, rest = url.partition("://")
     return (scheme + sep + rest.split("/", 1)[0]).lower()
 
 
-_DEFINES_WORKERS = frozenset({"proxypass", "proxypassmatch", "balancermember", "proxy", "proxymatch"})
+DEFINES_WORKERS = frozenset({"proxypass", "proxypassmatch", "balancermember", "proxy", "proxymatch"})
 
 
-def _shared(ctx: LintContext, item: object, url: str) -> bool:
-    """Whether an earlier worker definition names the same scheme://host:port (then httpd may
-    share that worker and ignore these parameters)."""
+def shared(ctx: LintContext, item: object, url: str, among: frozenset[str] = DEFINES_WORKERS) -> bool:
+    """Whether an earlier worker definition (of the kinds `among`) names the same
+    scheme://host:port (then httpd may share that worker and ignore these parameters)."""
     def in_order() -> list[tuple[int, str]]:
-        return [(id(it), _authority(w)) for it in ctx.eff.in_order() if it.lname in _DEFINES_WORKERS
+        return [(id(it), authority(w)) for it in ctx.eff.in_order() if it.lname in among
                 for w in it.args if "://" in w]
     before = set()
-    for ident, authority in ctx.memo("proxy-worker-authorities", in_order):
+    for ident, named in ctx.memo(f"proxy-worker-authorities {sorted(among)}", in_order):
         if ident == id(item):
             break
-        before.add(authority)
-    return _authority(url) in before
+        before.add(named)
+    return authority(url) in before
 
 
 def params_error(ctx: LintContext, item: ResolvedDirective, location: bool) -> str | None:
@@ -211,12 +211,12 @@ def params_error(ctx: LintContext, item: ResolvedDirective, location: bool) -> s
     if url[:11].lower() == "balancer://":
         lbmethods = None
         if not ctx.third_party_loaded():
-            lbmethods = frozenset(name for module, name in _LBMETHODS.items() if ctx.module_loaded(module))
+            lbmethods = frozenset(name for module, name in LBMETHODS.items() if ctx.module_loaded(module))
         for key, val in table(params):
             if err := balancer_param_error(key, val, lbmethods):
                 return f"ProxyPass {err}"
         return None
-    if not params or "$" in _authority(url) or _shared(ctx, item, url):
+    if not params or "$" in authority(url) or shared(ctx, item, url):
         return None
     hcheck = ctx.module_loaded("proxy_hcheck_module")
     for key, val in table(params):
