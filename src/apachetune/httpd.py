@@ -151,9 +151,20 @@ def run(*args: str, env: Mapping[str, str] | None = None, timeout: float = 60) -
 
 def query(*args: str, timeout: float = 20) -> str | None:
     """The installed httpd's standard output for `args` (`-V`, `-l`), or None when there is no
-    httpd or it cannot answer: what it says is a hint, and a broken httpd must not break lint."""
-    if binary() is None:
+    httpd or it cannot answer: what it says is a hint, and a broken httpd must not break lint.
+    Asked once a process for a binary (its path, size and time: another binary asks again)."""
+    exe = binary()
+    if exe is None:
         return None
+    try:
+        st = os.stat(exe)
+    except OSError:
+        return None
+    return _asked(f"{os.path.realpath(exe)}:{st.st_size}:{st.st_mtime_ns}", args, timeout)
+
+
+@cache
+def _asked(identity: str, args: tuple[str, ...], timeout: float) -> str | None:
     import subprocess
 
     try:

@@ -558,10 +558,8 @@ def _proxy_set(ctx: LintContext, item: ResolvedDirective) -> str | None:
     if in_proxy:
         assert parent is not None
         name, rest = (parent.args[0].split(">")[0] if parent.args else ""), item.args
-    elif item.args:
-        name, rest = item.args[0], item.args[1:]
     else:
-        return None
+        name, rest = (item.args[0], item.args[1:]) if item.args else ("", [])
     balancer = name[:9].lower() == "balancer:"
     if not balancer and _de_socketfy_fails(name):
         return 'ProxySet uses an invalid "unix:" URL'

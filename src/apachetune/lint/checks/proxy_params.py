@@ -164,10 +164,17 @@ def worker_param_error(key: str, val: str, version: str = "2.4.71", hcheck: bool
     if known and lower in _NAMES_ONLY:
         return None
     if hcheck:  # set_worker_hc_param: its hc* keys, nothing else
-        if lower in _HCHECK:
-            return _HCHECK[lower](val)
-        return None if lower in ("hctemplate", "hcmethod", "hcuri", "hcexpr") else "unknown Worker hcheck parameter"
+        return hcheck_param_error(key, val)
     return "unknown Worker parameter"
+
+
+def hcheck_param_error(key: str, val: str) -> str | None:
+    """set_worker_hc_param (mod_proxy_hcheck) on one key=value (templates, methods, URIs and
+    expressions by name are not judged)."""
+    lower = key.lower()
+    if lower in _HCHECK:
+        return _HCHECK[lower](val)
+    return None if lower in ("hctemplate", "hcmethod", "hcuri", "hcexpr") else "unknown Worker hcheck parameter"
 
 
 def balancer_param_error(key: str, val: str, lbmethods: frozenset[str] | None) -> str | None:

@@ -21,7 +21,7 @@ import os
 from collections.abc import Callable, Iterator
 
 from apachetune.config import observed
-from apachetune.config.apr import AddressError, apr_inet_pton6, parse_addr_port
+from apachetune.config.apr import AddressError, apr_inet_pton6, ip_subnet_error, parse_addr_port
 from apachetune.config.conditions import Version, at_least
 from apachetune.config.directives import lookup
 from apachetune.config.effective import ResolvedDirective
@@ -30,6 +30,7 @@ from apachetune.config.words import split_words
 from apachetune.lint.checks.core_readers import AFTER_2_4_63, path_to_check, refusal, strtoff_error
 from apachetune.lint.checks.errorlog_format import error_log_format
 from apachetune.lint.checks.module_readers import PATH_SECTIONS, SOCACHE_PROVIDERS
+from apachetune.lint.checks.proxy_params import hcheck_param_error
 from apachetune.lint.checks.xml_charsets import ERROR, NONE, parse_char_encoding
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Finding
@@ -582,6 +583,77 @@ def _heartbeat_address(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return "HeartbeatAddress: apr_sockaddr_info_get failed." if apr_inet_pton6(host) else None
 
 
+def _argv(words: list[str]) -> list[str]:
+    """TAKE_ARGV's words (invoke_cmd): an empty word is kept unless it ends the line."""
+    return words[:-1] if words and words[-1] == "" else words
+
+
+def _requires_argument(message: str, reads: str) -> Reader:
+    """A handler that refuses no argument ({name}: the registered name), as it looks: "raw" text
+    empty (a quoted "" is not), its first "word" empty, or TAKE_ARGV's "argv" (httpd's word loop
+    ends at the first empty word)."""
+    def read(ctx: LintContext, item: ResolvedDirective) -> str | None:
+        if reads == "raw":
+            empty = not item.args_text.strip(" \t\n\v\f\r")
+        else:
+            empty = not _argv(item.args) if reads == "argv" else not item.args or item.args[0] == ""
+        return message.format(name=_name(item)) if empty else None
+    return read
+
+
+def _proxy_protocol_exceptions(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """remoteip_disable_networks: at least one word, each an address or a subnet
+    (apr_ipsubnet_create; the message names the address without its mask)."""
+    words = _argv(item.args)
+    if not words:
+        return f"{_name(item)} requires an argument"
+    for word in words:
+        addr, slash, mask = word.partition("/")
+        err = ip_subnet_error(addr, mask if slash else None)
+        if err is not None:
+            return f"ip address '{addr}' appears to be invalid" + (f": {err}" if err else "")
+    return None
+
+
+def _cookie_name(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """mod_session_cookie's check_string on the first word of the raw text (apr_strtok on blanks
+    and tabs, quotes kept): not empty, no '=' or '&'; the message names the directive as written."""
+    cookie = next((w for w in item.args_text.replace("\t", " ").split(" ") if w), "")  # (quotes kept)
+    return f"{item.name} cannot be empty, or contain '=' or '&'." if not cookie or "=" in cookie or "&" in cookie \
+        else None
+
+
+def _hc_expr(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """set_hc_condition: a name of at most 15 characters, then an expression (its reading,
+    ap_getword_conf2's {...} quoting, not judged)."""
+    if not item.args or item.args[0] == "":
+        return "Missing expression name for ProxyHCExpr"
+    if len(item.args[0]) > 15:
+        return "Expression name limited to 15 characters"
+    return "Missing expression for ProxyHCExpr" if len(item.args) == 1 else None
+
+
+def _hc_template(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """set_hc_template: a name, then key=value health-check parameters, applied in order."""
+    if not item.args or item.args[0] == "":
+        return "Missing template name for ProxyHCTemplate"
+    for word in item.args[1:]:
+        if "=" not in word:
+            return "Invalid ProxyHCTemplate parameter. Parameter must be in the form 'key=value'"
+        key, _, val = word.partition("=")
+        if err := hcheck_param_error(key, val):
+            return f"ProxyHCTemplate: {err} {key}={val}; {item.args[0]}"
+    return None
+
+
+def _md_domain(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """md_config_set_names: the words but "auto" and "manual" (any case) are the domain names."""
+    if any(p.lname in _MD_SECTIONS for p in item.parents):
+        return None
+    names = [w for w in _argv(item.args) if w.lower() not in ("auto", "manual")]
+    return None if names else "needs at least one domain name"
+
+
 def _heartbeat_once(ctx: LintContext) -> Iterator[Finding]:
     """cmd_hb_address: a second HeartbeatAddress of the main server is refused."""
     seen = False
@@ -784,11 +856,22 @@ _READERS: dict[str, tuple[str, Reader]] = {
     "remoteiptrustedproxylist": ("remoteip_module", _proxy_list_file),
     "remoteipinternalproxylist": ("remoteip_module", _proxy_list_file),
     "heartbeataddress": ("heartbeat_module", _heartbeat_address),
+    "userdir": ("userdir_module", _requires_argument("UserDir requires an argument.", "word")),
+    "remoteipproxyprotocolexceptions": ("remoteip_module", _proxy_protocol_exceptions),
+    **{name: ("session_dbd_module", _requires_argument("{name} requires at least one argument!", "raw"))
+       for name in ("sessiondbdcookiename", "sessiondbdcookiename2")},
+    **{name: ("session_cookie_module", _cookie_name) for name in ("sessioncookiename", "sessioncookiename2")},
+    "proxyhcexpr": ("proxy_hcheck_module", _hc_expr),
+    "proxyhctemplate": ("proxy_hcheck_module", _hc_template),
+    "mdomain": ("md_module", _md_domain),
+    "mdprivatekeys": ("md_module", _requires_argument("needs to specify the private key type", "argv")),
 }
 # RAW_ARGS: every word, or none
 _ANY_COUNT = {"rewriteoptions", "fancyindexing", "ssllog", "sslloglevel", "sslcarevocationcheck",
               "sslproxycarevocationcheck", "sslocspenable", "cacheenable", "allowconnect", "regexdefaultoptions",
-              "errorlogformat", "charsetoptions", "extfilteroptions", "mdmember", "mdmembers", "authdigestqop", "luascope"}
+              "errorlogformat", "charsetoptions", "extfilteroptions", "mdmember", "mdmembers", "authdigestqop", "luascope",
+              "userdir", "remoteipproxyprotocolexceptions", "sessiondbdcookiename", "sessiondbdcookiename2",
+              "sessioncookiename", "sessioncookiename2", "proxyhcexpr", "proxyhctemplate", "mdomain", "mdprivatekeys"}
 
 
 # multiviews_match's flags; each word adds one, and some may not be combined
