@@ -63,6 +63,19 @@ def test_keys_a_newer_apachetune_added_are_ignored(tmp_path):
     assert HostFacts.load(path).httpd.children[0].pss_mib == 12.5
 
 
+def test_a_cpu_quota_is_kept_through_a_facts_file(tmp_path):
+    from apachetune.sizing.facts import HostFacts
+
+    facts = HostFacts(8000, 7000, 1, cpu_source="cgroup limit x: 0.5 CPUs", cpu_quota=0.5)
+    facts.save(tmp_path / "f.json")
+    back = HostFacts.load(tmp_path / "f.json")
+    assert back == facts and back.cpu_time == 0.5
+    doc = json.loads((tmp_path / "f.json").read_text())
+    del doc["cpu_quota"]  # a file from before the field: whole cores
+    (tmp_path / "f.json").write_text(json.dumps(doc))
+    assert HostFacts.load(tmp_path / "f.json").cpu_time == 1.0
+
+
 @pytest.mark.parametrize("command", ["size", "lint"])
 @pytest.mark.parametrize("path, value, expected", [
     ("available_mib", "lots", "a number of MiB"),
@@ -72,6 +85,8 @@ def test_keys_a_newer_apachetune_added_are_ignored(tmp_path):
     ("cpus", 2.5, "a whole number of CPUs"),
     ("cpus", True, "a whole number of CPUs"),
     ("task_limit", "many", "null or a whole number"),
+    ("cpu_quota", 0, "null or CPUs' worth of time"),
+    ("cpu_quota", "half", "null or CPUs' worth of time"),
     ("services", [], "an object"),
     ("services.MySQL", "big", "a number of MiB"),
     ("httpd", [1], "an object"),

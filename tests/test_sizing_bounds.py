@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,7 +19,7 @@ from apachetune.sizing.machine import (
     usable_cpus,
 )
 from apachetune.sizing.plan import Given, build_inputs
-from apachetune.sizing.recommend import recommend
+from apachetune.sizing.recommend import cpu_demand, recommend
 from test_sizing_model import inputs
 
 
@@ -121,6 +122,26 @@ def test_a_cgroup_cpu_quota_bounds_the_recommendation_buckets_stay_httpds(tmp_pa
     assert ins_small.cpus.value == 2 and "cpu.max" in ins_small.cpus.source
     assert ins_small.listen_buckets.value == ins_big.listen_buckets.value == 8
     assert recommend(ins_small, "event").cpu_bound < recommend(ins_big, "event").cpu_bound
+
+
+def test_a_fractional_cpu_quota_bounds_the_rate_by_the_cpu_time_not_the_cores():
+    """A quota of a quarter CPU (measured on real httpd: 739 req/s against 3,178 on the whole
+    core, benchmarks/cgroup_cpu_bench.py) runs on one core but has a quarter of its time: the
+    CPU bound and the requests a second it allows are a quarter of the whole core's; the facts
+    file keeps the quota."""
+    quarter = HostFacts(8000, 7000, 1, task_limit=16000, cpu_source="cgroup limit x/cpu.cfs_quota_us: 0.25 CPUs",
+                        cpu_quota=0.25)
+    whole = HostFacts(8000, 7000, 1, task_limit=16000)
+    given = Given(rate=2000, service_time_ms=2, cpu_ms=0.3)
+    ins_quarter, _ = build_inputs(given, quarter, None)
+    ins_whole, _ = build_inputs(given, whole, None)
+    assert ins_quarter.cpus.value == 0.25 and "0.25 CPUs" in ins_quarter.cpus.source
+    assert cpu_demand(ins_quarter) == pytest.approx(4 * cpu_demand(ins_whole))
+    rec_quarter, rec_whole = recommend(ins_quarter, "event"), recommend(ins_whole, "event")
+    assert rec_quarter.cpu_bound < rec_whole.cpu_bound
+    said = " ".join(rec_quarter.notes) + rec_quarter.verdict
+    assert "at most 833 req/s" in said, said  # 0.25 CPU / 0.3 ms
+    assert quarter.cpu_time == 0.25 and whole.cpu_time == 1.0
 
 
 def test_no_load_on_a_big_idle_machine_is_not_all_of_memory():

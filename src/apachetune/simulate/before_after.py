@@ -90,7 +90,10 @@ def before_after(session: SizingSession, seed: int = 1) -> BeforeAfter | None:
         before: dict[str, object] | None = {**load_directives(file, current_mpm, listen_backlog=True), **keep}
     except UsageError:
         before = None
-    cores = int(_number(i.cpus) or 0) or None
+    # the simulation's cores are whole ones (a cgroup quota of 0.25 CPU runs on one): sizing's own
+    # CPU bound uses the quota itself
+    cpus = _number(i.cpus)
+    cores = max(1, round(cpus)) if cpus else None
     sides = [_side("after (recommended)", rec.mpm, after, workload, cores, seed)]
     if before is not None:
         sides.append(_side(f"before (current, {current_mpm})", current_mpm, before, workload, cores, seed))

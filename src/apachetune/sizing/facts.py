@@ -27,7 +27,7 @@ from apachetune.errors import UsageError
 from apachetune.inputs import read_small
 from apachetune.procmem import process_memory
 from apachetune.sizing.facts_file import read_facts
-from apachetune.sizing.machine import cgroup_memory, task_limits, usable_cpus
+from apachetune.sizing.machine import cgroup_cpus, cgroup_memory, task_limits, usable_cpus
 
 MIB = 1024 * 1024
 HTTPD_NAMES = ("apache2", "httpd")
@@ -82,6 +82,14 @@ class HostFacts:
     task_limit: int | None = None  # workers the kernel's task limits leave room for (machine.py)
     cpu_source: str = "CPUs online"  # or the affinity or cgroup limit that lowered it
     cpus_online: int | None = None  # what httpd's ListenCoresBucketsRatio counts (sysconf)
+    # a cgroup's CPU quota below `cpus` (0.25, 1.5): the CPU time the server really has, which
+    # bounds the requests a second; `cpus` stays the whole cores its threads may run on
+    cpu_quota: float | None = None
+
+    @property
+    def cpu_time(self) -> float:
+        """CPUs' worth of time: the quota when one binds, else the cores."""
+        return self.cpu_quota if self.cpu_quota is not None else float(self.cpus)
 
     @property
     def reserved_mib(self) -> float:
@@ -104,7 +112,7 @@ class HostFacts:
             httpd = HttpdFacts(**{**_known(HttpdFacts, httpd), "children": children})
         return cls(data["total_mib"], data["available_mib"], data["cpus"], data.get("services") or {}, httpd,
                    data.get("memory_source", "MemAvailable"), data.get("task_limit"),
-                   data.get("cpu_source", "CPUs online"), data.get("cpus_online"))
+                   data.get("cpu_source", "CPUs online"), data.get("cpus_online"), data.get("cpu_quota"))
 
 
 def _known(kind: type, values: dict[str, Any]) -> dict[str, Any]:
@@ -327,6 +335,8 @@ def gather(pid: int | None = None, pidfile: str | None = None, samples: int = 1,
     if cg is not None and cg.available_mib < available:
         available, source = cg.available_mib, f"cgroup limit {cg.where}"
     cpus, cpu_source = usable_cpus(pid=cgroup_of)
+    limit = cgroup_cpus(pid=cgroup_of)
+    quota = limit.cpus if limit is not None and limit.cpus != cpus and cpu_source.startswith("cgroup limit") else None
     return HostFacts(round(vm.total / MIB, 1), round(available, 1), cpus,
                      other_services(), httpd, source, task_limits().workers_allowed, cpu_source,
-                     os.cpu_count() or 1)
+                     os.cpu_count() or 1, quota)

@@ -61,6 +61,7 @@ TOP: dict[str, tuple[Check, str]] = {
     "cpu_source": (_string, "text"),
     "cpus_online": (_optional(_integer(1, 1 << 20)), "null or a whole number of CPUs, from 1 to 2^20"),
     "task_limit": (_optional(_integer()), "null or a whole number of workers"),
+    "cpu_quota": (_optional(_number(0.001)), "null or CPUs' worth of time (a number from 0.001)"),
 }
 LIMITS: dict[str, tuple[Check, str]] = {
     "somaxconn": (_optional(_integer()), "null or a whole number"),

@@ -118,7 +118,7 @@ def build_inputs(given: Given, host: HostFacts | None, eff: EffectiveConfig | No
         threads_per_child=_threads_per_child(given, eff, mpm),
         reqtimeout_loaded=Figure(module_loaded("reqtimeout_module", frozenset(eff.modules)), "config")
         if eff else Figure(True, "default"),
-        cpus=_pick(given.cpus, host.cpus if host else None, None, os.cpu_count() or 1, None)
+        cpus=_pick(given.cpus, host.cpu_time if host else None, None, os.cpu_count() or 1, None)
         if given.cpus or host else Figure(os.cpu_count() or 1, "this machine (assumed)"),
         cpu_seconds=_cpu_figure(given, load, chosen, service_time.num),
         cpu_under_way=Figure(round(load.under_way, 2), "mod_status: requests being served while the CPU was measured")
