@@ -95,6 +95,8 @@ CASES = [
     "Mutex default watchdog-callback",
     'Error bogus', 'Error "Need mod_ssl"', "Error", '<IfModule !ssl_module>\nError "mod_ssl is required"\n</IfModule>',
     "<IfModule mime_module>\nError x\n</IfModule>",
+    # an empty word among Options (lint's own Options reading raised IndexError on it)
+    'Options "" Indexes', 'Options ""', 'Options +Indexes ""',
 ]
 
 

@@ -88,6 +88,6 @@ def option_words(d: ResolvedDirective) -> tuple[tuple[str, str], ...]:
 def _option_words(args: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     out = []
     for word in args:
-        sign = word[0] if word[:1] in "+-" else ""
+        sign = word[0] if word[:1] in ("+", "-") else ""
         out.append((sign, word[len(sign):].lower()))
     return tuple(out)
