@@ -909,6 +909,13 @@ READER_CASES = [
                                   "MDPrivateKeys", 'MDPrivateKeys ""', "MDPrivateKeys RSA")),
         ("http2", ("H2MaxHeaderBlockLen", "H2MaxStreamErrors 1 2")),
         ("", ("ListenTCPDeferAccept", "WatchdogInterval")),
+        ("allowmethods", tuple(f"<Directory /srv>\n{line}\n</Directory>" for line in (
+            'AllowMethods "" x', 'AllowMethods GET ""', 'AllowMethods ""', 'AllowMethods reset ""', "AllowMethods GET BOGUS"))),
+        ("access_compat", tuple(f"<Directory /srv>\n{line}\n</Directory>" for line in (
+            "allow a b c d", "Allow from 10.0.0.0/33", "Allow from 10.0.0.1/abc", "Deny from x/8",
+            "Allow from 10.0.0.1 example.org env=!X All", "Allow from 10.1", "Allow from #x", "Allow from 10.0.0.256",
+            "Allow from ::1 fe80::/10 ::ffff:1.2.3.4", "Allow FROM 1.2.3.4/255.255.0.0", 'Allow from ""',
+            'Allow from "" 10.0.0.256', "Deny from all", "Deny from env=bad"))),
         ("proxy", ('<Proxy "http://x/">\nProxyPassReverse / http://x/\n</Proxy>',
                    '<Proxy "http://x/">\nProxyPassReverse http://x/\n</Proxy>')),
     ) for line in lines),

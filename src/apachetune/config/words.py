@@ -102,3 +102,8 @@ def is_url(text: str) -> bool:
     """ap_is_url: a scheme (letters, digits, + - .) and a colon."""
     scheme, colon, _ = text.partition(":")
     return bool(colon) and bool(scheme) and all(c.isascii() and (c.isalnum() or c in "+-.") for c in scheme)
+
+
+def take_argv(words: list[str]) -> list[str]:
+    """A TAKE_ARGV handler's words (invoke_cmd): an empty word is kept unless it ends the line."""
+    return words[:-1] if words and words[-1] == "" else words

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 from apachetune.config.apr import ip_subnet_error
 from apachetune.config.effective import ResolvedDirective
-from apachetune.config.words import join_words
+from apachetune.config.words import join_words, take_argv
 from apachetune.lint.checks.core_readers import refusal
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Finding, Fix
@@ -168,9 +168,10 @@ def authn_refused(ctx: LintContext) -> Iterator[Finding]:
     if ctx.module_loaded("allowmethods_module"):
         methods = _methods(ctx)
         for item in ctx.items_named("allowmethods"):
-            if not isinstance(item, ResolvedDirective) or (len(item.args) == 1 and item.args[0].lower() == "reset"):
+            words = take_argv(item.args) if isinstance(item, ResolvedDirective) else []
+            if not isinstance(item, ResolvedDirective) or (len(words) == 1 and words[0].lower() == "reset"):
                 continue
-            if not item.args:
+            if not words:
                 yield refusal(ctx, "AllowMethods: No method or 'reset' keyword given", item)
-            elif bad := next((w for w in item.args if w not in methods), None):
+            elif (bad := next((w for w in words if w not in methods), None)) is not None:
                 yield refusal(ctx, f"AllowMethods: Invalid Method '{bad}'", item)

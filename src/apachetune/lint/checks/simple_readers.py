@@ -26,7 +26,7 @@ from apachetune.config.conditions import Version, at_least
 from apachetune.config.directives import lookup
 from apachetune.config.effective import ResolvedDirective
 from apachetune.config.pcre import regex_surely_invalid
-from apachetune.config.words import split_words
+from apachetune.config.words import split_words, take_argv
 from apachetune.lint.checks.core_readers import AFTER_2_4_63, path_to_check, refusal, strtoff_error
 from apachetune.lint.checks.errorlog_format import error_log_format
 from apachetune.lint.checks.module_readers import PATH_SECTIONS, SOCACHE_PROVIDERS
@@ -583,11 +583,6 @@ def _heartbeat_address(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return "HeartbeatAddress: apr_sockaddr_info_get failed." if apr_inet_pton6(host) else None
 
 
-def _argv(words: list[str]) -> list[str]:
-    """TAKE_ARGV's words (invoke_cmd): an empty word is kept unless it ends the line."""
-    return words[:-1] if words and words[-1] == "" else words
-
-
 def _requires_argument(message: str, reads: str) -> Reader:
     """A handler that refuses no argument ({name}: the registered name), as it looks: "raw" text
     empty (a quoted "" is not), its first "word" empty, or TAKE_ARGV's "argv" (httpd's word loop
@@ -596,7 +591,7 @@ def _requires_argument(message: str, reads: str) -> Reader:
         if reads == "raw":
             empty = not item.args_text.strip(" \t\n\v\f\r")
         else:
-            empty = not _argv(item.args) if reads == "argv" else not item.args or item.args[0] == ""
+            empty = not take_argv(item.args) if reads == "argv" else not item.args or item.args[0] == ""
         return message.format(name=_name(item)) if empty else None
     return read
 
@@ -604,7 +599,7 @@ def _requires_argument(message: str, reads: str) -> Reader:
 def _proxy_protocol_exceptions(ctx: LintContext, item: ResolvedDirective) -> str | None:
     """remoteip_disable_networks: at least one word, each an address or a subnet
     (apr_ipsubnet_create; the message names the address without its mask)."""
-    words = _argv(item.args)
+    words = take_argv(item.args)
     if not words:
         return f"{_name(item)} requires an argument"
     for word in words:
@@ -612,6 +607,35 @@ def _proxy_protocol_exceptions(ctx: LintContext, item: ResolvedDirective) -> str
         err = ip_subnet_error(addr, mask if slash else None)
         if err is not None:
             return f"ip address '{addr}' appears to be invalid" + (f": {err}" if err else "")
+    return None
+
+
+def _allow_deny(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """mod_access_compat's allow_cmd (ITERATE2): "from", then each host, address, subnet,
+    env=[!]VAR or all."""
+    if len(item.args) < 2:
+        return None  # the count is AT503's
+    if item.args[0].lower() != "from":
+        return "allow and deny must be followed by 'from'"
+    for where in item.args[1:]:
+        if where == "":
+            break  # ITERATE2's loop ends at an empty word
+        lower = where.lower()
+        if lower.startswith("env=") or lower == "all":
+            continue
+        if "/" in where:
+            ip, _, mask = where.partition("/")
+            err = ip_subnet_error(ip, mask)
+            if err is not None:
+                return err or "An IP address was expected"
+            continue
+        err = ip_subnet_error(where, None)
+        if err:  # (None: an address; "": not one, a host name)
+            return err
+        if err is None:
+            continue
+        if "#" in where:
+            return "No comments are allowed here"
     return None
 
 
@@ -650,7 +674,7 @@ def _md_domain(ctx: LintContext, item: ResolvedDirective) -> str | None:
     """md_config_set_names: the words but "auto" and "manual" (any case) are the domain names."""
     if any(p.lname in _MD_SECTIONS for p in item.parents):
         return None
-    names = [w for w in _argv(item.args) if w.lower() not in ("auto", "manual")]
+    names = [w for w in take_argv(item.args) if w.lower() not in ("auto", "manual")]
     return None if names else "needs at least one domain name"
 
 
@@ -858,6 +882,8 @@ _READERS: dict[str, tuple[str, Reader]] = {
     "heartbeataddress": ("heartbeat_module", _heartbeat_address),
     "userdir": ("userdir_module", _requires_argument("UserDir requires an argument.", "word")),
     "remoteipproxyprotocolexceptions": ("remoteip_module", _proxy_protocol_exceptions),
+    "allow": ("access_compat_module", _allow_deny),
+    "deny": ("access_compat_module", _allow_deny),
     **{name: ("session_dbd_module", _requires_argument("{name} requires at least one argument!", "raw"))
        for name in ("sessiondbdcookiename", "sessiondbdcookiename2")},
     **{name: ("session_cookie_module", _cookie_name) for name in ("sessioncookiename", "sessioncookiename2")},
@@ -871,7 +897,8 @@ _ANY_COUNT = {"rewriteoptions", "fancyindexing", "ssllog", "sslloglevel", "sslca
               "sslproxycarevocationcheck", "sslocspenable", "cacheenable", "allowconnect", "regexdefaultoptions",
               "errorlogformat", "charsetoptions", "extfilteroptions", "mdmember", "mdmembers", "authdigestqop", "luascope",
               "userdir", "remoteipproxyprotocolexceptions", "sessiondbdcookiename", "sessiondbdcookiename2",
-              "sessioncookiename", "sessioncookiename2", "proxyhcexpr", "proxyhctemplate", "mdomain", "mdprivatekeys"}
+              "sessioncookiename", "sessioncookiename2", "proxyhcexpr", "proxyhctemplate", "mdomain", "mdprivatekeys",
+              "allow", "deny"}
 
 
 # multiviews_match's flags; each word adds one, and some may not be combined
