@@ -909,6 +909,13 @@ READER_CASES = [
                                   "MDPrivateKeys", 'MDPrivateKeys ""', "MDPrivateKeys RSA")),
         ("http2", ("H2MaxHeaderBlockLen", "H2MaxStreamErrors 1 2")),
         ("", ("ListenTCPDeferAccept", "WatchdogInterval")),
+        ("ext_filter", ("ExtFilterDefine a b c d", 'ExtFilterDefine "" x', 'ExtFilterDefine f mode=output cmd="/bin/tr a-z A-Z"',
+                        "ExtFilterDefine f mode=sideways cmd=/bin/cat", 'ExtFilterDefine f cmd="/bin/cat',
+                        'ExtFilterDefine f cmd=""', "ExtFilterDefine f preservescontentlengthx cmd=/bin/cat",
+                        "ExtFilterDefine f PreservesContentLength intype=text/html outtype=text/plain ftype=20 "
+                        "enableenv=x disableenv=y cmd=/bin/cat", "ExtFilterDefine f cmd=/bin/cat\nExtFilterDefine F cmd=/bin/cat",
+                        "ExtFilterDefine f cmd=/bin/cat\n<VirtualHost *:80>\nExtFilterDefine f cmd=/bin/cat\n</VirtualHost>",
+                        "ExtFilterDefine f", 'ExtFilterDefine f cmd="/bin/echo \\"x\\"" mode=input')),
         ("allowmethods", tuple(f"<Directory /srv>\n{line}\n</Directory>" for line in (
             'AllowMethods "" x', 'AllowMethods GET ""', 'AllowMethods ""', 'AllowMethods reset ""', "AllowMethods GET BOGUS"))),
         ("access_compat", tuple(f"<Directory /srv>\n{line}\n</Directory>" for line in (

@@ -639,6 +639,72 @@ def _allow_deny(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return None
 
 
+_WHITE = " \t\n\v\f\r"
+
+
+def _getword_white(text: str) -> tuple[str, str]:
+    """ap_getword_white: up to the next whitespace, then past it."""
+    end = next((i for i, c in enumerate(text) if c in _WHITE), len(text))
+    return text[:end], text[end:].lstrip(_WHITE)
+
+
+_EXT_FILTER_WORDS = ("mode=", "ftype=", "enableenv=", "disableenv=", "intype=", "outtype=")
+
+
+def _ext_filter_params(args: str) -> str | None:
+    """define_filter's scan of what follows the name (its own "nasty parsing": cmd="..." keeps
+    its blanks)."""
+    while args:
+        args = args.lstrip(_WHITE)
+        lower = args.lower()
+        if lower.startswith("preservescontentlength"):
+            token, args = _getword_white(args)
+            if token.lower() != "preservescontentlength":
+                return f"mangled argument `{token}'"
+            continue
+        key = next((k for k in _EXT_FILTER_WORDS if lower.startswith(k)), None)
+        if key is not None:
+            token, args = _getword_white(args[len(key):])
+            if key == "mode=" and token.lower() not in ("output", "input"):
+                return f"Invalid mode: `{token}'"
+            continue
+        if lower.startswith("cmd="):
+            args = args[4:]
+            if args.startswith('"'):
+                i, escaping = 1, False
+                while i < len(args) and (args[i] != '"' or escaping):
+                    escaping = not escaping and args[i] == "\\"
+                    i += 1
+                if i >= len(args):
+                    return "Expected cmd= delimiter"
+                if not args[1:i].strip(_WHITE):
+                    return "Invalid cmd= parameter"  # (apr_tokenize_to_argv: no word)
+                args = args[i + 1:]
+            else:
+                _, args = _getword_white(args)
+            continue
+        return f"Unexpected parameter: `{args}'"
+    return None
+
+
+def _ext_filter_define(ctx: LintContext) -> Iterator[Finding]:
+    """mod_ext_filter's define_filter on the raw line: a name not defined before in that
+    server (any case), then its parameters."""
+    defined: dict[int, set[str]] = {}
+    for item in ctx.items_named("extfilterdefine"):
+        if not isinstance(item, ResolvedDirective):
+            continue
+        name, rest = _getword_white(item.args_text.lstrip(_WHITE))
+        vhost = next((p for p in item.parents if p.lname == "virtualhost"), None)
+        names = defined.setdefault(id(vhost) if vhost else 0, set())
+        if name.lower() in names:
+            yield refusal(ctx, f"ExtFilter {name} is already defined", item)
+            continue
+        names.add(name.lower())
+        if message := _ext_filter_params(rest):
+            yield refusal(ctx, message, item)
+
+
 def _cookie_name(ctx: LintContext, item: ResolvedDirective) -> str | None:
     """mod_session_cookie's check_string on the first word of the raw text (apr_strtok on blanks
     and tabs, quotes kept): not empty, no '=' or '&'; the message names the directive as written."""
@@ -935,6 +1001,8 @@ def refused(ctx: LintContext) -> Iterator[Finding]:
         yield from _multiviews_match(ctx)
     if ctx.module_loaded("heartbeat_module"):
         yield from _heartbeat_once(ctx)
+    if ctx.module_loaded("ext_filter_module"):
+        yield from _ext_filter_define(ctx)
     for lname, (module, reader) in _READERS.items():
         if module != "core" and not any(ctx.module_loaded(m) for m in module.split()):
             continue
