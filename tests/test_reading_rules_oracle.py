@@ -291,6 +291,11 @@ HEADER_CASES = [
 
 
 PROXY_CASES = [
+    # a regex worker's URL: parsed as any, but for the $n references of its port
+    "ProxyPassMatch ^/(.*) $1", "ProxyPassMatch ^/(.*) http://$1/", "ProxyPassMatch ^/x x", "ProxyPassMatch ^/x http://a:b/",
+    "ProxyPass ~ ^/x x", "ProxyPassMatch ^/(.*) http://backend:$1/", "ProxyPassMatch ^/(a|b)(/.*)? http://host:80$2",
+    "ProxyPassMatch ^/(.*) http://host:8$1x/", 'ProxyPassMatch "" x',
+    "ProxyPassMatch ^/(.*)$ unix:/run/php.sock|fcgi://localhost/var/www/$1",
     "ProxyPass /a", "ProxyPass /a http://b/", "ProxyPass /a http://b/ retry=abc", "ProxyPass /a b",
     "ProxyPass /a !", "<Location /a>\nProxyPass /a http://b/\n</Location>", "<Location /a>\nProxyPass http://b/\n</Location>",
     "ProxyPassReverse /a", "ProxyPass /a http://b/ connectiontimeout", "ProxyPass /a unix:/run/php.sock|fcgi://localhost/",
@@ -904,7 +909,10 @@ READER_CASES = [
         ("proxy+proxy_hcheck", ("ProxyHCExpr", 'ProxyHCExpr ""', "ProxyHCExpr abcdefghijklmnop {true}",
                                 "ProxyHCExpr abcdefghijklmno {true}", "ProxyHCExpr ok", "ProxyHCTemplate",
                                 "ProxyHCTemplate t hcinterval=x", "ProxyHCTemplate t bogus=1", "ProxyHCTemplate t hcpasses",
-                                "ProxyHCTemplate t hcmethod=GET hcpasses=2", "ProxySet")),
+                                "ProxyHCTemplate t hcmethod=GET hcpasses=2", "ProxySet", "ProxyHCExpr a b c d",
+                                'ProxyHCExpr ok "%{REQUEST_STATUS} =~ /^[234]/"',
+                                'ProxyHCExpr ok "%{REQUEST_STATUS} =~ /^[234]/" extra', 'ProxyHCExpr ok "%{NOPE} = 1"',
+                                "ProxyHCExpr ok {%{REQUEST_STATUS} =~ /^[234]/}", 'ProxyHCExpr ok "hc(\\"body\\") =~ /x/"')),
         ("socache_shmcb+ssl+md", ("MDomain", "MDomain auto", 'MDomain ""', 'MDomain a.org ""', "MDomain Manual example.org",
                                   "MDPrivateKeys", 'MDPrivateKeys ""', "MDPrivateKeys RSA")),
         ("http2", ("H2MaxHeaderBlockLen", "H2MaxStreamErrors 1 2")),

@@ -426,9 +426,32 @@ def _header(ctx: LintContext, item: ResolvedDirective) -> str | None:
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 
 
-def worker_url_error(url: str) -> str | None:
-    """ap_proxy_define_worker_ex's verdict on a worker URL (a plain, not a regex, one): a
-    scheme and a host ("unix:/path|scheme://..." needs no host)."""
+def _match_worker_url(url: str) -> str:
+    """A regex worker's URL as ap_proxy_define_worker_ex parses it: the $n references of its
+    :port part (from the first one to the path) cut out, the rest kept."""
+    scheme_end = url.find("://")
+    if scheme_end < 0:
+        return url
+    pos = scheme_end + 3
+    while pos < len(url) and url[pos] not in ":/":
+        pos += 1
+    if pos >= len(url) or url[pos] != ":":
+        return url
+    pos += 1
+    while pos < len(url) and url[pos] != "/" and not (url[pos] == "$" and url[pos + 1:pos + 2].isdigit()):
+        pos += 1
+    if pos < len(url) and url[pos] == "$":
+        path = url.find("/", pos)
+        return url[:pos] + (url[path:] if path >= 0 else "")
+    return url
+
+
+def worker_url_error(url: str, regex: bool = False) -> str | None:
+    """ap_proxy_define_worker_ex's verdict on a worker URL: a scheme and a host
+    ("unix:/path|scheme://..." needs no host); a regex worker's port may hold $n references."""
+    shown = url
+    if regex:
+        url = _match_worker_url(url)
     socket_path = False
     target = url
     if url[:5].lower() == "unix:" and "|" in url[5:]:
@@ -446,8 +469,8 @@ def worker_url_error(url: str) -> str | None:
         else:
             host, _, port = hostinfo.partition(":")
         if port and not (port.isascii() and port.isdigit()):
-            return f"Unable to parse URL: {url}"
-    return None if host or socket_path else f"URL must be absolute!: {url}"
+            return f"Unable to parse URL: {shown}"
+    return None if host or socket_path else f"URL must be absolute!: {shown}"
 
 
 def proxy_pass_error(name: str, words: list[str], location: bool) -> str | None:
@@ -478,9 +501,9 @@ def proxy_pass_error(name: str, words: list[str], location: bool) -> str | None:
         return "ProxyPass|ProxyPassMatch needs a path when not defined in a location"
     if real[:5].lower() == "unix:" and real.endswith("|") and "|" in real[5:] and real.index("|", 5) == len(real) - 1:
         return 'ProxyPass|ProxyPassMatch uses an invalid "unix:" URL'
-    if real == "!" or real[:11].lower() == "balancer://" or regex:
-        return None  # no worker; a balancer's parameters; a regex worker's $n substitutions
-    err = worker_url_error(real)
+    if real == "!" or real[:11].lower() == "balancer://":
+        return None  # no worker; a balancer's parameters
+    err = worker_url_error(real, regex)
     return f"ProxyPass {err}" if err else None
 
 

@@ -29,6 +29,7 @@ from apachetune.config.pcre import regex_surely_invalid
 from apachetune.config.words import split_words, take_argv
 from apachetune.lint.checks.core_readers import AFTER_2_4_63, path_to_check, refusal, strtoff_error
 from apachetune.lint.checks.errorlog_format import error_log_format
+from apachetune.lint.checks.expressions import expression_error
 from apachetune.lint.checks.module_readers import PATH_SECTIONS, SOCACHE_PROVIDERS
 from apachetune.lint.checks.proxy_params import hcheck_param_error
 from apachetune.lint.checks.xml_charsets import ERROR, NONE, parse_char_encoding
@@ -714,13 +715,21 @@ def _cookie_name(ctx: LintContext, item: ResolvedDirective) -> str | None:
 
 
 def _hc_expr(ctx: LintContext, item: ResolvedDirective) -> str | None:
-    """set_hc_condition: a name of at most 15 characters, then an expression (its reading,
-    ap_getword_conf2's {...} quoting, not judged)."""
+    """set_hc_condition: a name of at most 15 characters, then an expression parsed at once, and
+    nothing after it (a line with ap_getword_conf2's {...} quoting is not judged beyond its name)."""
     if not item.args or item.args[0] == "":
         return "Missing expression name for ProxyHCExpr"
     if len(item.args[0]) > 15:
         return "Expression name limited to 15 characters"
-    return "Missing expression for ProxyHCExpr" if len(item.args) == 1 else None
+    if len(item.args) == 1 or item.args[1] == "":
+        return "Missing expression for ProxyHCExpr"
+    raw = item.args_text.strip(" \t").split(None, 1)
+    if raw[0][:1] in ('"', "'") or len(raw) < 2 or raw[1].startswith("{"):
+        return None  # ap_getword_conf2's {...} quoting: the words are not the ones split here
+    expr = item.args[1]
+    if err := expression_error(ctx, expr, False):
+        return f'Could not parse expression "{expr}": {err}'
+    return "error: extra parameter(s)" if len(item.args) > 2 and item.args[2] != "" else None
 
 
 def _hc_template(ctx: LintContext, item: ResolvedDirective) -> str | None:
