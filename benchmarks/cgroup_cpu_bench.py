@@ -24,6 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "tests"))  # cgroup_sandbox: the tests' cgroup of its own
 
 from parse_bench import write_section  # noqa: E402
 
@@ -32,60 +33,14 @@ from apachetune.sizing.facts import gather  # noqa: E402
 from apachetune.validate.load import wrk_available, wrk_closed_loop  # noqa: E402
 from apachetune.validate.section import load_directives  # noqa: E402
 from apachetune.validate.targets import make_target  # noqa: E402
+from cgroup_sandbox import Sandbox  # noqa: E402
 
 ROUNDS, DURATION = 3, 3
 SECTION = {"StartServers": 1, "ServerLimit": 1, "ThreadsPerChild": 25, "MinSpareThreads": 1,
            "MaxSpareThreads": 25, "MaxRequestWorkers": 25}
-V1, V2 = Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/unified")
-
-
-class Cgroup:
-    """One cgroup (v1: in the cpu and cpuset hierarchies; v2: one directory) on CPU 0 with an
-    optional CFS quota; `procs` files a process is written into."""
-
-    def __init__(self, name: str):
-        self.dirs: list[Path] = []
-        if (V1 / "cpu" / "cpu.cfs_period_us").exists() and (V1 / "cpuset" / "cpuset.cpus").exists():
-            cpu, cpuset = V1 / "cpu" / name, V1 / "cpuset" / name
-            cpu.mkdir(exist_ok=True)
-            cpuset.mkdir(exist_ok=True)
-            (cpuset / "cpuset.cpus").write_text("0")
-            (cpuset / "cpuset.mems").write_text((V1 / "cpuset" / "cpuset.mems").read_text().strip())
-            self.dirs, self.quota_file = [cpu, cpuset], cpu / "cpu.cfs_quota_us"
-            self.v2 = False
-            return
-        for top in (V2, V1):
-            if "cpu" in (top / "cgroup.controllers").read_text().split() if (top / "cgroup.controllers").exists() else []:
-                (top / "cgroup.subtree_control").write_text("+cpu +cpuset")
-                d = top / name
-                d.mkdir(exist_ok=True)
-                (d / "cpuset.cpus").write_text("0")
-                self.dirs, self.quota_file, self.v2 = [d], d / "cpu.max", True
-                return
-        raise RuntimeError("no writable cgroup hierarchy with the cpu and cpuset controllers")
-
-    def quota(self, cpus: float | None) -> None:
-        if self.v2:
-            self.quota_file.write_text("max 100000" if cpus is None else f"{int(cpus * 100000)} 100000")
-        else:
-            self.quota_file.write_text("-1" if cpus is None else str(int(cpus * 100000)))
-
-    def wrapper(self) -> list[str]:
-        joins = "; ".join(f"echo $$ > {d}/cgroup.procs" for d in self.dirs)
-        return ["sh", "-c", f'{joins}; exec "$@"', "sh"]
-
-    def remove(self) -> None:
-        for d in self.dirs:
-            try:
-                d.rmdir()
-            except OSError:
-                pass
-
-
-def measure(group: Cgroup, cpus: float | None) -> tuple[int, float, str, float]:
-    group.quota(cpus)
+def measure(cpus: float | None) -> tuple[int, float, str, float]:
     section = {**load_directives(None, "event", keep_server_limit=True), **SECTION}
-    with make_target("httpd", "event", section, wrapper=group.wrapper()) as target:
+    with Sandbox(cpus=cpus) as box, make_target("httpd", "event", section, wrapper=box.wrapper()) as target:
         pid = int((target.tmp / "httpd.pid").read_text())
         facts = gather(pid=pid)
         rates = [wrk_closed_loop("127.0.0.1", target.port, "/app/sleep?ms=0", 16, DURATION,
@@ -98,16 +53,11 @@ def main() -> int:
             or shutil.which("taskset") is None:
         print("skipped: needs root, two CPUs, httpd, wrk and taskset", file=sys.stderr)
         return 0  # (make bench runs it wherever it can; elsewhere the recorded section stays)
-    try:
-        group = Cgroup(f"apachetune-bench-{os.getpid()}")
-    except (OSError, RuntimeError) as e:
-        print(f"skipped: {e}", file=sys.stderr)
+    if (why := Sandbox.why_not()) is not None:
+        print(f"skipped: {why}", file=sys.stderr)
         return 0
-    try:
-        rows = [(label, *measure(group, cpus)) for label, cpus in (("CFS quota 0.5 CPU", 0.5), ("no quota", None),
-                                                                   ("CFS quota 0.25 CPU", 0.25))]
-    finally:
-        group.remove()
+    rows = [(label, *measure(cpus)) for label, cpus in (("CFS quota 0.5 CPU", 0.5), ("no quota", None),
+                                                        ("CFS quota 0.25 CPU", 0.25))]
     whole = next(r for r in rows if r[0] == "no quota")
     cpu_s = 1 / whole[4]  # the CPU a request: one core, saturated, serves 1 / that a second
     lines = ["| httpd's cgroup (cpuset: CPU 0) | cores | CPU time `size` counts | from | req/s (wrk on CPU 1) "

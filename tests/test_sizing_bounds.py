@@ -20,6 +20,7 @@ from apachetune.sizing.machine import (
 )
 from apachetune.sizing.plan import Given, build_inputs
 from apachetune.sizing.recommend import cpu_demand, recommend
+from httpd_oracle import needs_httpd
 from test_sizing_model import inputs
 
 
@@ -234,3 +235,28 @@ def test_a_bound_lifted_to_whole_processes_says_so():
     whole = recommend(inputs)
     why = next(s.reason for s in whole.settings if s.directive == "MaxRequestWorkers")
     assert whole.max_request_workers == 15 and "raised to whole processes" in why, why
+
+
+@needs_httpd
+def test_a_real_httpd_in_a_cgroup_of_its_own_is_sized_by_that_cgroup():
+    """httpd started inside a cgroup (CPU 0, a 0.5 CPU quota, 300 MiB), as a systemd unit's
+    CPUQuota=/MemoryMax= or a container puts it: size's facts for that httpd read its cgroup's
+    limits, and the facts of this process (another cgroup) do not."""
+    from apachetune.sizing.facts import gather
+    from apachetune.validate.section import load_directives
+    from apachetune.validate.targets import make_target
+    from cgroup_sandbox import Sandbox
+
+    if (why := Sandbox.why_not()) is not None:
+        pytest.skip(why)
+    section = {**load_directives(None, "event", keep_server_limit=True), "StartServers": 1, "ServerLimit": 1,
+               "MaxRequestWorkers": 25}
+    with Sandbox(cpus=0.5, memory_mib=300) as box, make_target("httpd", "event", section,
+                                                                wrapper=box.wrapper()) as target:
+        facts = gather(pid=int((target.tmp / "httpd.pid").read_text()))
+        ours = gather(include_httpd=False)
+    assert facts.cpu_quota == 0.5 and facts.cpus == 1, facts
+    assert ("cfs_quota_us" in facts.cpu_source or "cpu.max" in facts.cpu_source) and "0.5 CPUs" in facts.cpu_source
+    assert facts.memory_source.endswith(("memory.limit_in_bytes", "memory.max")), facts.memory_source
+    assert 200 < facts.available_mib <= 300, facts.available_mib  # the limit less what httpd holds
+    assert ours.cpu_quota is None and ours.memory_source != facts.memory_source
