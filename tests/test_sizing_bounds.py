@@ -145,6 +145,28 @@ def test_a_fractional_cpu_quota_bounds_the_rate_by_the_cpu_time_not_the_cores():
     assert quarter.cpu_time == 0.25 and whole.cpu_time == 1.0
 
 
+def test_the_memory_httpd_holds_when_measured_is_part_of_its_budget():
+    """The pool being sized replaces the one measured: what httpd holds now is its own, not
+    taken. A server measured under load (as it should be) holds more and leaves less free, so
+    without it the budget shrank by exactly what the load made httpd hold: measured in a
+    400 MiB cgroup, 197 MiB free under 12 clients (benchmarks/cgroup_memory_bench.py)."""
+    from apachetune.sizing.facts import HttpdFacts, WorkerSample
+
+    def measured(free: float, children: int, pss: float) -> HostFacts:
+        kids = tuple(WorkerSample(100 + i, 1, pss + 5, pss, pss - 2) for i in range(children))
+        return HostFacts(8000, free, 2, httpd=HttpdFacts(1, "prefork", kids, 10.0, 40.0, 0.0, 1))
+
+    loaded, idle = measured(800.0, 10, 40.0), measured(1180.0, 10, 2.0)
+    given = Given(per_worker_mib=40, rate=500, service_time_ms=300, cpu_ms=1)
+    ins_loaded, _ = build_inputs(given, loaded, None)
+    ins_idle, _ = build_inputs(given, idle, None)
+    assert ins_loaded.available_mib.value == ins_idle.available_mib.value == 1210.0
+    assert "800 free plus the 410.0 MiB httpd holds now" in ins_loaded.available_mib.source
+    assert recommend(ins_loaded, "prefork").memory_bound == recommend(ins_idle, "prefork").memory_bound == 27
+    bare, _ = build_inputs(given, HostFacts(8000, 800.0, 2), None)
+    assert bare.available_mib.value == 800.0 and bare.available_mib.source == "measured"
+
+
 def test_no_load_on_a_big_idle_machine_is_not_all_of_memory():
     """The reported case: 2 cores, 24 GB, nothing measured: it recommended 226175 workers."""
     host = HostFacts(24000, 23400, 2, task_limit=16000)

@@ -97,9 +97,15 @@ def load_facts(path: str | os.PathLike[str]) -> HostLimits:
     data = read_facts(path, for_sizing=False)
     limits = data.get("limits") or {}
     httpd = data.get("httpd") or {}
+    available = free = data.get("available_mib")
+    held = (httpd.get("parent_pss_mib") or 0.0) + sum(c.get("pss_mib") or 0.0 for c in httpd.get("children") or ())
+    if free is not None and held:  # what httpd held when measured is its pool's too (as size counts it)
+        available = free + held
     return HostLimits(
         somaxconn=limits.get("somaxconn"), nofile=limits.get("nofile"),
         mounts=tuple((point, kind) for point, kind in limits.get("mounts", ())),
-        available_mib=data.get("available_mib"),
+        available_mib=available,
         per_worker_mib=httpd.get("per_worker_mib"), per_process_mib=httpd.get("per_process_mib"),
-        parent_mib=httpd.get("parent_pss_mib"), source=f"facts file {path}")
+        parent_mib=httpd.get("parent_pss_mib"),
+        source=f"facts file {path}" + (f": {free:g} MiB free plus the {held:.1f} MiB httpd held" if free is not None
+                                       and held else ""))

@@ -110,7 +110,7 @@ def build_inputs(given: Given, host: HostFacts | None, eff: EffectiveConfig | No
                          chosen.name)
     inputs = SizingInputs(
         mpm=mpm_fig,
-        available_mib=_pick(given.memory_mib, host.available_mib if host else None, None, 2048, None),
+        available_mib=_pick(given.memory_mib, _available_to_httpd(host) if host else None, None, 2048, None),
         reserved_mib=_pick(given.reserve_mib, host.reserved_mib if host else None, None, 0, None),
         headroom=_pick(given.headroom, None, None, 0.10, None),
         rate=_pick(given.rate, load.peak_rate if load else None, None, None, None),
@@ -189,6 +189,14 @@ def _from_config(eff: EffectiveConfig | None, directive: str, read: Callable[[st
     return Figure(read(d.args[0]), "config")
 
 
+def _available_to_httpd(host: HostFacts) -> float:
+    """The memory the pool being sized may have: what is free (MemAvailable, or the cgroup's
+    limit less its use) plus what the measured httpd holds now, which the new pool replaces
+    (without it, a server measured under load, as it should be, shrank its own budget)."""
+    held = host.httpd.total_pss_mib if host.httpd is not None else 0.0
+    return round(host.available_mib + held, 1)
+
+
 def _listen_buckets(eff: EffectiveConfig | None, given: Given, host: HostFacts | None) -> Figure:
     """ListenCoresBucketsRatio's listener buckets on the server's CPUs (given, measured, or here)."""
     d = eff.get("ListenCoresBucketsRatio") if eff is not None else None
@@ -213,8 +221,12 @@ def _say_where_from(inputs: SizingInputs, host: HostFacts | None, load: LoadSamp
     the sample the load came from."""
     if idle_note is not None:
         inputs.per_worker_mib = Figure(inputs.per_worker_mib.value, f"{inputs.per_worker_mib.source}; {idle_note}")
-    if host is not None and host.memory_source != "MemAvailable" and inputs.available_mib.source == "measured":
-        inputs.available_mib = Figure(inputs.available_mib.value, f"measured ({host.memory_source})")
+    if host is not None and inputs.available_mib.source == "measured":
+        said = [] if host.memory_source == "MemAvailable" else [host.memory_source]
+        if host.httpd is not None and host.httpd.total_pss_mib > 0:
+            said.append(f"{host.available_mib:g} free plus the {host.httpd.total_pss_mib:.1f} MiB httpd holds now")
+        if said:
+            inputs.available_mib = Figure(inputs.available_mib.value, f"measured ({'; '.join(said)})")
     if host is not None and host.cpu_source != "CPUs online" and inputs.cpus.source == "measured":
         inputs.cpus = Figure(inputs.cpus.value, f"measured ({host.cpu_source})")
     if load is not None:
