@@ -107,7 +107,9 @@ def main() -> int:
 
     def fig(name: str) -> str:
         f = inputs.get(name, {})
-        return f"{f.get('value')} ({f.get('source')})" if isinstance(f, dict) else str(f)
+        value = f.get("value") if isinstance(f, dict) else f
+        shown = f"{value:.1f} MiB" if isinstance(value, float) else str(value)
+        return f"{shown} ({f.get('source')})" if isinstance(f, dict) else shown
 
     body = (
         "## A memory limit on real httpd\n\n"
