@@ -854,6 +854,14 @@ READER_CASES = [
         ("proxy", ("ProxyDomain example.com", "ProxyDomain .example.com")),
         ("charset_lite", ("<Directory /srv>\nCharsetOptions ImplicitAdd bogus\n</Directory>",
                           "<Directory /srv>\nCharsetOptions notranslateallmimetypes\n</Directory>")),
+        ("auth_form+session", tuple(f"<Directory /srv>\n{line}\n</Directory>" for line in (
+            "AuthFormUsername x=y", "AuthFormUsername user", "authformbody a&b", "AuthFormSize -1", "AuthFormSize 10k",
+            "AuthFormLoginRequiredLocation %{x", 'AuthFormLoginSuccessLocation "https://%{HTTP_HOST}/ok"',
+            "AuthFormLogoutLocation %{NOPE}", 'AuthFormMethod ""'))),
+        ("auth_basic", tuple(f"<Directory /srv>\n{line}\n</Directory>" for line in (
+            "AuthBasicFake %{x", "AuthBasicFake demo %{x", "AuthBasicFake off", 'AuthBasicFake "%{SSL_CLIENT_S_DN_CN}" pw'))),
+        ("log_debug", ("LogMessage %{x", 'LogMessage "hello %{REQUEST_URI}" hook=fixups', "LogMessage x hook=nope",
+                       "LogMessage x hook=ALL expr=%{x", "LogMessage x bogus", "LogMessage x expr=true hook=*")),
         ("ext_filter", ("<Directory /srv>\nExtFilterOptions onfail=REMOVE LogStderr\n</Directory>",
                         "<Directory /srv>\nExtFilterOptions Onfail=x\n</Directory>")),
         ("dav", ("<Directory /srv>\nDAVMinTimeout -5\n</Directory>", "<Directory /srv>\nDAVMinTimeout 5x\n</Directory>")),

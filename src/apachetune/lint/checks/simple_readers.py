@@ -706,6 +706,56 @@ def _ext_filter_define(ctx: LintContext) -> Iterator[Finding]:
             yield refusal(ctx, message, item)
 
 
+def _form_string(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """mod_auth_form's check_string: not empty, no '=' or '&' (named as written)."""
+    word = item.args[0]
+    return f"{item.name} cannot be empty, or contain '=' or '&'." if not word or "=" in word or "&" in word else None
+
+
+def _string_expression(what: str) -> Reader:
+    """A handler that parses its one argument as a string expression at once."""
+    def read(ctx: LintContext, item: ResolvedDirective) -> str | None:
+        err = expression_error(ctx, item.args[0], True)
+        return f"Could not parse {what} expression '{item.args[0]}': {err}" if err else None
+    return read
+
+
+def _basic_fake(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """add_basic_fake (TAKE12): "off", or a user and a password expression ("password" when none)."""
+    if not 1 <= len(item.args) <= 2 or item.args[0].lower() == "off":
+        return None
+    user = item.args[0]
+    if err := expression_error(ctx, user, True):
+        return f"Could not parse fake username expression '{user}': {err}"
+    if len(item.args) == 2 and (err := expression_error(ctx, item.args[1], True)):
+        return f"Could not parse fake password expression associated to user '{user}': {err}"
+    return None
+
+
+_LOG_HOOKS = ("log_transaction", "quick_handler", "handler", "translate_name", "map_to_storage", "fixups",
+              "type_checker", "check_access", "check_access_ex", "check_authn", "check_authz", "insert_filter",
+              "pre_translate_name", "all", "*")
+
+
+def _log_message(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """mod_log_debug's cmd_log_message (TAKE123): a message expression, then hook= and expr=."""
+    if not 1 <= len(item.args) <= 3:
+        return None
+    if err := expression_error(ctx, item.args[0], True):
+        return f"Could not parse message expression '{item.args[0]}': {err}"
+    for word in item.args[1:]:
+        key = word[:5].lower()
+        if key == "hook=":
+            if word[5:].lower() not in _LOG_HOOKS:
+                return f"Invalid hook name: {word[5:]}"
+        elif key == "expr=":
+            if err := expression_error(ctx, word[5:], False):
+                return f"Could not parse expression '{word[5:]}': {err}"
+        else:
+            return f"Invalid argument {word}"
+    return None
+
+
 def _cookie_name(ctx: LintContext, item: ResolvedDirective) -> str | None:
     """mod_session_cookie's check_string on the first word of the raw text (apr_strtok on blanks
     and tabs, quotes kept): not empty, no '=' or '&'; the message names the directive as written."""
@@ -957,6 +1007,15 @@ _READERS: dict[str, tuple[str, Reader]] = {
     "heartbeataddress": ("heartbeat_module", _heartbeat_address),
     "userdir": ("userdir_module", _requires_argument("UserDir requires an argument.", "word")),
     "remoteipproxyprotocolexceptions": ("remoteip_module", _proxy_protocol_exceptions),
+    **{name: ("auth_form_module", _form_string) for name in (
+        "authformusername", "authformpassword", "authformlocation", "authformmethod", "authformmimetype",
+        "authformbody")},
+    "authformsize": ("auth_form_module", _strtoff_at_least(0, "AuthCookieFormSize must be a size in bytes, or zero.")),
+    "authformloginrequiredlocation": ("auth_form_module", _string_expression("login required")),
+    "authformloginsuccesslocation": ("auth_form_module", _string_expression("login success")),
+    "authformlogoutlocation": ("auth_form_module", _string_expression("logout required")),
+    "authbasicfake": ("auth_basic_module", _basic_fake),
+    "logmessage": ("log_debug_module", _log_message),
     "allow": ("access_compat_module", _allow_deny),
     "deny": ("access_compat_module", _allow_deny),
     **{name: ("session_dbd_module", _requires_argument("{name} requires at least one argument!", "raw"))
@@ -973,7 +1032,7 @@ _ANY_COUNT = {"rewriteoptions", "fancyindexing", "ssllog", "sslloglevel", "sslca
               "errorlogformat", "charsetoptions", "extfilteroptions", "mdmember", "mdmembers", "authdigestqop", "luascope",
               "userdir", "remoteipproxyprotocolexceptions", "sessiondbdcookiename", "sessiondbdcookiename2",
               "sessioncookiename", "sessioncookiename2", "proxyhcexpr", "proxyhctemplate", "mdomain", "mdprivatekeys",
-              "allow", "deny"}
+              "allow", "deny", "authbasicfake", "logmessage"}
 
 
 # multiviews_match's flags; each word adds one, and some may not be combined
