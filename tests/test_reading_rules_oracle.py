@@ -97,6 +97,9 @@ CASES = [
     "<IfModule mime_module>\nError x\n</IfModule>",
     # an empty word among Options (lint's own Options reading raised IndexError on it)
     'Options "" Indexes', 'Options ""', 'Options +Indexes ""',
+    # a path as httpd names it (apr_filepath_merge: "//" one, "." dropped, ".." back a segment)
+    "DocumentRoot a/./b/../c//d/", "DocumentRoot ../nosuch-x", "DocumentRoot http://", "CoreDumpDirectory http://",
+    "DocumentRoot ./",
 ]
 
 
@@ -883,7 +886,7 @@ READER_CASES = [
         ("xml2enc+proxy+proxy_html", ("ProxyHTMLBufSize abc", "proxyhtmlbufsize 10x", "ProxyHTMLBufSize ' 10'",
                                       "ProxyHTMLBufSize -5", "ProxyHTMLBufSize ''")),
         ("", ("ChrootDir /nonexistent", "ChrootDir /tmp", "ChrootDir /etc/passwd")),
-        ("remoteip", ("RemoteIPTrustedProxyList /nonexistent", "RemoteIPTrustedProxyList /tmp",
+        ("remoteip", ("RemoteIPTrustedProxyList /nonexistent", "RemoteIPTrustedProxyList /tmp", "RemoteIPTrustedProxyList http://",
                       "RemoteIPInternalProxyList /dev/null", "RemoteIPInternalProxyList /etc/hostname")),
         ("heartbeat", ("HeartbeatAddress foo", "HeartbeatAddress 239.0.0.1:27999", "HeartbeatAddress [::1]:27999",
                        "HeartbeatAddress :80", "HeartbeatAddress 27999", "HeartbeatAddress 239.0.0.1:99999",

@@ -153,3 +153,20 @@ def ipv4_mapped(text: str) -> bool:
         return ipaddress.IPv6Address(text).ipv4_mapped is not None
     except ValueError:
         return False  # a form only APR's parser takes ("00000::..."): not an IPv4-mapped one
+
+
+def filepath_merge(root: str, path: str) -> str:
+    """apr_filepath_merge as ap_server_root_relative calls it (Unix): `path` under `root` unless
+    absolute, with runs of '/' made one, '.' dropped and '..' taking the segment before it back
+    (never above '/'); a trailing '/' is kept. "http://" under /srv is "/srv/http:/"."""
+    segments: list[str] = []
+    for part in ((path if path.startswith("/") else f"{root}/{path}").split("/")):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if segments:
+                segments.pop()
+            continue
+        segments.append(part)
+    merged = "/" + "/".join(segments)
+    return merged + "/" if path.endswith("/") and merged != "/" else merged

@@ -19,7 +19,7 @@ from functools import cache
 
 from apachetune import httpd
 from apachetune.config import observed
-from apachetune.config.apr import AddressError, libc_ipv6, parse_addr_port
+from apachetune.config.apr import AddressError, filepath_merge, libc_ipv6, parse_addr_port
 from apachetune.config.conditions import Version, at_least
 from apachetune.config.effective import ResolvedDirective, ResolvedSection
 from apachetune.config.words import WHITESPACE, join_words
@@ -636,7 +636,7 @@ def path_to_check(ctx: LintContext, arg: str) -> tuple[str, str] | None:
     if not tree_is_here(ctx):
         return None
     relative = not os.path.isabs(arg)
-    path = os.path.join(ctx.eff.server_root, arg) if relative else arg
+    path = filepath_merge(ctx.eff.server_root, arg)  # as httpd names it: "a//b/../c" is "a/c"
     local = ctx.eff.local(path)
     if not relative and not observed.isdir(os.path.dirname(local.rstrip("/")) or "/") and not tree_is_installed(ctx):
         return None  # another machine's directory, unless this is the installed httpd's own tree

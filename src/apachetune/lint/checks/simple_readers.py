@@ -564,9 +564,9 @@ def _proxy_list_file(ctx: LintContext, item: ResolvedDirective) -> str | None:
     path, local = checked
     name = _name(item)
     if not observed.exists(local):
-        return f"{name}: Could not open file {os.path.normpath(path)}: No such file or directory"
+        return f"{name}: Could not open file {path}: No such file or directory"
     if not observed.isfile(local) and path != "/dev/null":
-        return f"{name}: Could not open file {os.path.normpath(path)}: Bad file descriptor"
+        return f"{name}: Could not open file {path}: Bad file descriptor"
     return None
 
 
