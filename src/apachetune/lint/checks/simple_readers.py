@@ -570,29 +570,33 @@ def _proxy_list_file(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return None
 
 
-def _heartbeat_address(ctx: LintContext, item: ResolvedDirective) -> str | None:
-    """cmd_hb_address: apr_parse_addr_port, a host and a port, then an IPv4 address for the
-    host (a name is resolved at start-up: not judged)."""
-    try:
-        host, _, port = parse_addr_port(item.args[0])
-    except AddressError:
-        return "HeartbeatAddress: Unable to parse address."
-    if host is None:
-        return "HeartbeatAddress: No host provided in address"
-    if port == 0:
-        return "HeartbeatAddress: No port provided in address"
-    return "HeartbeatAddress: apr_sockaddr_info_get failed." if apr_inet_pton6(host) else None
+def _heartbeat(label: str, where: str, resolve_failed: str) -> Callable[[ResolvedDirective], str | None]:
+    """cmd_hb_address / cmd_hm_listen: apr_parse_addr_port, a host and a port, then an IPv4
+    address for the host (a name is resolved at start-up: not judged)."""
+    def read(item: ResolvedDirective) -> str | None:
+        try:
+            host, _, port = parse_addr_port(item.args[0])
+        except AddressError:
+            return f"{label}: Unable to parse {where}."
+        if host is None:
+            return f"{label}: No host provided in {where}"
+        if port == 0:
+            return f"{label}: No port provided in {where}"
+        return f"{label}: {resolve_failed}" if apr_inet_pton6(host) else None
+    return read
+
+
+_HEARTBEATS = {"heartbeataddress": ("heartbeat_module", _heartbeat("HeartbeatAddress", "address",
+                                                                   "apr_sockaddr_info_get failed.")),
+               "heartbeatlisten": ("heartmonitor_module", _heartbeat(
+                   "HeartbeatListen", "multicast address", "apr_sockaddr_info_get failed on multicast address"))}
 
 
 def _requires_argument(message: str, reads: str) -> Reader:
-    """A handler that refuses no argument ({name}: the registered name), as it looks: "raw" text
-    empty (a quoted "" is not), its first "word" empty, or TAKE_ARGV's "argv" (httpd's word loop
-    ends at the first empty word)."""
+    """A handler that refuses no argument ({name}: the registered name), as it looks: its first
+    "word" empty, or TAKE_ARGV's "argv" empty (config/words.take_argv)."""
     def read(ctx: LintContext, item: ResolvedDirective) -> str | None:
-        if reads == "raw":
-            empty = not item.args_text.strip(" \t\n\v\f\r")
-        else:
-            empty = not take_argv(item.args) if reads == "argv" else not item.args or item.args[0] == ""
+        empty = not take_argv(item.args) if reads == "argv" else not item.args or item.args[0] == ""
         return message.format(name=_name(item)) if empty else None
     return read
 
@@ -756,6 +760,37 @@ def _log_message(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return None
 
 
+def _shmem_size(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """mod_auth_digest's set_shmem_size: strtol, blanks, then nothing, b, k or m; at least the
+    client list's own size (88 bytes on a 64-bit build)."""
+    got = strtol(item.args[0])
+    rest = got.rest.lstrip(" \t\n\v\f\r")
+    if rest[:1] not in ("", "b", "B", "k", "K", "m", "M"):
+        return f"Invalid size in AuthDigestShmemSize: {item.args[0]}"
+    size = (got.value or 0) * {"k": 1024, "m": 1048576}.get(rest[:1].lower(), 1)
+    return f"size in AuthDigestShmemSize too small: {size} < 88" if size < 88 else None
+
+
+def _cache_key_base_url(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """set_cache_key_base_url: apr_uri_parse, then a scheme, a host or a port; text with no ':'
+    that does not start with '//' is a path alone (other forms are not judged here)."""
+    arg = item.args[0]
+    if ":" in arg or arg.startswith("//"):
+        return None
+    return f"URL '{arg}' must contain at least one of a scheme, a hostname or a port."
+
+
+_MODEM_STANDARDS = ("v.21", "v.26bis", "v.32", "v.34", "v.92", "i-was-rich-and-got-a-leased-line")
+
+
+def _dbd_cookie_name(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """mod_session_dbd: the first word of the raw text (quotes kept) has no '=', ';' or '&'."""
+    first = next((w for w in item.args_text.replace("\t", " ").split(" ") if w), "")
+    if not first:
+        return f"{_name(item)} requires at least one argument!"
+    return f"{_name(item)} cannot contain '=', ';' or '&'." if any(c in first for c in "=;&") else None
+
+
 def _cookie_name(ctx: LintContext, item: ResolvedDirective) -> str | None:
     """mod_session_cookie's check_string on the first word of the raw text (apr_strtok on blanks
     and tabs, quotes kept): not empty, no '=' or '&'; the message names the directive as written."""
@@ -804,14 +839,20 @@ def _md_domain(ctx: LintContext, item: ResolvedDirective) -> str | None:
 
 
 def _heartbeat_once(ctx: LintContext) -> Iterator[Finding]:
-    """cmd_hb_address: a second HeartbeatAddress of the main server is refused."""
-    seen = False
-    for item in ctx.items_named("heartbeataddress"):
-        if isinstance(item, ResolvedDirective) and len(item.args) == 1 and not item.parents:
-            if seen and not _heartbeat_address(ctx, item):
-                yield refusal(ctx, "HeartbeatAddress: May only be specified once.", item)
-                return
+    """The main server's first HeartbeatAddress (HeartbeatListen) is read; a second one is
+    refused before it is read (ctx->active). In a virtual host GLOBAL_ONLY refuses it first."""
+    for lname, (module, read) in _HEARTBEATS.items():
+        if not ctx.module_loaded(module):
+            continue
+        seen = False
+        for item in ctx.items_named(lname):
+            if not isinstance(item, ResolvedDirective) or len(item.args) != 1 or item.parents:
+                continue
+            message = f"{_name(item)}: May only be specified once." if seen else read(item)
             seen = True
+            if message:
+                yield refusal(ctx, message, item)
+                break
 
 
 # name -> (module, reader); the module "core" is always there, and a space separates modules any
@@ -1004,7 +1045,6 @@ _READERS: dict[str, tuple[str, Reader]] = {
     "chrootdir": ("core", _chroot_dir),  # mod_unixd, compiled into httpd
     "remoteiptrustedproxylist": ("remoteip_module", _proxy_list_file),
     "remoteipinternalproxylist": ("remoteip_module", _proxy_list_file),
-    "heartbeataddress": ("heartbeat_module", _heartbeat_address),
     "userdir": ("userdir_module", _requires_argument("UserDir requires an argument.", "word")),
     "remoteipproxyprotocolexceptions": ("remoteip_module", _proxy_protocol_exceptions),
     **{name: ("auth_form_module", _form_string) for name in (
@@ -1018,8 +1058,15 @@ _READERS: dict[str, tuple[str, Reader]] = {
     "logmessage": ("log_debug_module", _log_message),
     "allow": ("access_compat_module", _allow_deny),
     "deny": ("access_compat_module", _allow_deny),
-    **{name: ("session_dbd_module", _requires_argument("{name} requires at least one argument!", "raw"))
-       for name in ("sessiondbdcookiename", "sessiondbdcookiename2")},
+    **{name: ("session_dbd_module", _dbd_cookie_name) for name in ("sessiondbdcookiename", "sessiondbdcookiename2")},
+    "authdigestshmemsize": ("auth_digest_module", _shmem_size),
+    "cachekeybaseurl": ("cache_module", _cache_key_base_url),
+    "modemstandard": ("dialup_module", lambda ctx, item: (
+        None if item.args[0].lower() in _MODEM_STANDARDS else "mod_dialup: Unknown Modem Standard specified.")),
+    "sessioncryptopassphrasefile": ("session_crypto_module", _proxy_list_file),
+    "heartbeatmaxservers": ("heartmonitor_module", lambda ctx, item: (
+        None if atoi(item.args[0]) == 0 or atoi(item.args[0]) >= 10 else
+        "HeartbeatMaxServers: Should be 0 for file storage, or greater or equal than 10 for slotmem")),
     **{name: ("session_cookie_module", _cookie_name) for name in ("sessioncookiename", "sessioncookiename2")},
     "proxyhcexpr": ("proxy_hcheck_module", _hc_expr),
     "proxyhctemplate": ("proxy_hcheck_module", _hc_template),
@@ -1067,8 +1114,7 @@ def _multiviews_match(ctx: LintContext) -> Iterator[Finding]:
 def refused(ctx: LintContext) -> Iterator[Finding]:
     if ctx.module_loaded("mime_module"):
         yield from _multiviews_match(ctx)
-    if ctx.module_loaded("heartbeat_module"):
-        yield from _heartbeat_once(ctx)
+    yield from _heartbeat_once(ctx)
     if ctx.module_loaded("ext_filter_module"):
         yield from _ext_filter_define(ctx)
     for lname, (module, reader) in _READERS.items():
