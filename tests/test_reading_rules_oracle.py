@@ -875,6 +875,13 @@ READER_CASES = [
                           "HeartbeatListen 239.0.0.1:27999\nHeartbeatListen bad", "HeartbeatMaxServers 5",
                           "HeartbeatMaxServers 0", "HeartbeatMaxServers 10")),
         ("heartbeat", ("HeartbeatAddress 239.0.0.1:27999\nHeartbeatAddress bad",)),
+        ("socache_shmcb+ssl+md", (
+            "MDCheckInterval x=y", "MDCheckInterval 12h", "MDCheckInterval 30", "MDCheckInterval 5mx", "MDCheckInterval 5mi",
+            "MDCheckInterval 500ms", "MDCheckInterval 0", "MDRetryDelay *", "MDRetryDelay 5d", "MDRetryDelay 0",
+            "MDRetryDelay -5", "MDRetryDelay 1ms", "MDActivationDelay 2", "MDActivationDelay -1h", "MDInitialDelay 3x",
+            "MDInitialDelay 0", "MDInitialDelay -1", "MDRenewWindow 33%", "MDRenewWindow -5%", "MDRenewWindow 30d",
+            "MDRenewWindow x", "MDWarnWindow 10", "MDStaplingKeepResponse 7", "MDStaplingRenewWindow 33%%",
+            "MDStoreLocks On", "MDStoreLocks 5s", "MDStoreLocks maybe", "MDCheckInterval ' 5'")),
         ("log_debug", ("LogMessage %{x", 'LogMessage "hello %{REQUEST_URI}" hook=fixups', "LogMessage x hook=nope",
                        "LogMessage x hook=ALL expr=%{x", "LogMessage x bogus", "LogMessage x expr=true hook=*")),
         ("ext_filter", ("<Directory /srv>\nExtFilterOptions onfail=REMOVE LogStderr\n</Directory>",

@@ -505,6 +505,63 @@ def _md(words: tuple[str, ...], message: str, in_sections: bool = False) -> Read
     return read
 
 
+def md_duration_us(value: str, default_unit: str) -> int | None:
+    """mod_md's md_duration_parse in microseconds: a number (strtoll) and a unit from its first
+    letters (d, h, s, ms, mi, any case; none: `default_unit`); None where it fails."""
+    got = strtol(value)
+    if got.overflow or (got.value is None and got.rest):
+        return None  # out of range, or nothing read
+    n = got.value or 0
+    unit = got.rest or default_unit
+    first, second = unit[:1].lower(), unit[1:2].lower()
+    scale = {"d": 86400 * 10**6, "h": 3600 * 10**6, "s": 10**6}.get(first)
+    if scale is None and first == "m":
+        scale = {"s": 1000, "i": 60 * 10**6}.get(second)
+    return n * scale if scale is not None else None
+
+
+def md_duration_ok(value: str, default_unit: str) -> bool:
+    return md_duration_us(value, default_unit) is not None
+
+
+def _md_duration(default_unit: str, at_least_a_second: str | None = None, positive: str | None = None,
+                 not_negative: str | None = None) -> Reader:
+    """A duration reader of mod_md (outside its sections); `at_least_a_second` / `positive` /
+    `not_negative`: the message for one shorter than a second / not above 0 / below 0."""
+    def read(ctx: LintContext, item: ResolvedDirective) -> str | None:
+        if any(p.lname in _MD_SECTIONS for p in item.parents):
+            return None
+        us = md_duration_us(item.args[0], default_unit)
+        if us is None:
+            return "unrecognized duration format"
+        if at_least_a_second and us < 10**6:
+            return at_least_a_second
+        if positive and us <= 0:
+            return positive
+        return not_negative if not_negative and us < 0 else None
+    return read
+
+
+def _md_timeslice(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """md_timeslice_parse: a duration (in days by default), or a percentage of the lifetime."""
+    if any(p.lname in _MD_SECTIONS for p in item.parents):
+        return None
+    value = item.args[0]
+    if md_duration_ok(value, "d"):
+        return None
+    got = strtol(value)
+    if not got.overflow and got.rest[:1] == "%":
+        return None if (got.value or 0) >= 0 else f"{_name(item)} percent must be less than 100"
+    return f"{_name(item)} has unrecognized format"
+
+
+def _md_store_locks(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    value = item.args[0]
+    if value.lower() in ("on", "off") or md_duration_ok(value, "s"):
+        return None
+    return "neither 'on', 'off' or a duration specified"
+
+
 def _md_members(ctx: LintContext, item: ResolvedDirective) -> str | None:
     """md_config_sec_add_members outside a section: one word, auto or manual."""
     if any(p.lname in _MD_SECTIONS for p in item.parents) or not item.args:
@@ -1036,6 +1093,13 @@ _READERS: dict[str, tuple[str, Reader]] = {
                                in_sections=True))
        for name in ("mdrenewmode", "mddrivemode")},
     "mdmatchnames": ("md_module", _md(("all", "servernames"), "invalid argument, must be a 'all' or 'servernames'")),
+    "mdcheckinterval": ("md_module", _md_duration("s", "check interval cannot be less than one second")),
+    "mdretrydelay": ("md_module", _md_duration("s", positive="minimum delay must be greater than 0")),
+    "mdinitialdelay": ("md_module", _md_duration("s", not_negative="initial delay must not be negative")),
+    "mdactivationdelay": ("md_module", _md_duration("d")),
+    **{name: ("md_module", _md_timeslice) for name in (
+        "mdrenewwindow", "mdwarnwindow", "mdstaplingkeepresponse", "mdstaplingrenewwindow")},
+    "mdstorelocks": ("md_module", _md_store_locks),
     "mdmember": ("md_module", _md_members),
     "mdmembers": ("md_module", _md_members),
     "mdcertificatefile": ("md_module", _md_inside_only),
