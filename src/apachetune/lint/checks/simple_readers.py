@@ -562,6 +562,49 @@ def _md_store_locks(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return "neither 'on', 'off' or a duration specified"
 
 
+def _md_port_map_error(value: str) -> str | None:
+    """mod_md's set_port_map on one "80:8080" / "http:-" word."""
+    if value.startswith("http:"):
+        net, rest = 80, value[4:]
+    elif value.startswith("https:"):
+        net, rest = 443, value[5:]
+    else:
+        got = strtol(value)
+        if got.overflow:
+            return "unable to parse first port number"
+        net, rest = got.value or 0, got.rest
+    if rest[:1] != ":":
+        return "no ':' after first port number"
+    rest = rest[1:]
+    if rest[:1] != "-":
+        local = strtol(rest)
+        if local.overflow:
+            return "unable to parse second port number"
+        if not 0 < (local.value or 0) <= 65535:
+            return "invalid number for port map, must be in ]0,65535]"
+    return None if net in (80, 443) else "mapped port number must be 80 or 443"
+
+
+def _md_port_map(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    if any(p.lname in _MD_SECTIONS for p in item.parents) or not 1 <= len(item.args) <= 2:
+        return None
+    return next((err for word in item.args if (err := _md_port_map_error(word))), None)
+
+
+def _md_http_proxy(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """md_util_abs_http_uri_check: a scheme, and it is http or https."""
+    if any(p.lname in _MD_SECTIONS for p in item.parents):
+        return None
+    value = item.args[0]
+    if ":" not in value:
+        return "missing uri scheme"
+    scheme = value.split(":", 1)[0]  # apr_uri_parse: scheme characters up to the first ':'
+    if not scheme[:1].isascii() or not scheme[:1].isalpha() \
+            or not all(c.isascii() and (c.isalnum() or c in "+-.") for c in scheme):
+        return None  # (no scheme: parsed otherwise, not judged here)
+    return None if scheme.lower() in ("http", "https") else "uri scheme must be http or https"
+
+
 def _md_members(ctx: LintContext, item: ResolvedDirective) -> str | None:
     """md_config_sec_add_members outside a section: one word, auto or manual."""
     if any(p.lname in _MD_SECTIONS for p in item.parents) or not item.args:
@@ -1100,6 +1143,8 @@ _READERS: dict[str, tuple[str, Reader]] = {
     **{name: ("md_module", _md_timeslice) for name in (
         "mdrenewwindow", "mdwarnwindow", "mdstaplingkeepresponse", "mdstaplingrenewwindow")},
     "mdstorelocks": ("md_module", _md_store_locks),
+    "mdportmap": ("md_module", _md_port_map),
+    "mdhttpproxy": ("md_module", _md_http_proxy),
     "mdmember": ("md_module", _md_members),
     "mdmembers": ("md_module", _md_members),
     "mdcertificatefile": ("md_module", _md_inside_only),
@@ -1143,7 +1188,7 @@ _ANY_COUNT = {"rewriteoptions", "fancyindexing", "ssllog", "sslloglevel", "sslca
               "errorlogformat", "charsetoptions", "extfilteroptions", "mdmember", "mdmembers", "authdigestqop", "luascope",
               "userdir", "remoteipproxyprotocolexceptions", "sessiondbdcookiename", "sessiondbdcookiename2",
               "sessioncookiename", "sessioncookiename2", "proxyhcexpr", "proxyhctemplate", "mdomain", "mdprivatekeys",
-              "allow", "deny", "authbasicfake", "logmessage"}
+              "allow", "deny", "authbasicfake", "logmessage", "mdportmap"}
 
 
 # multiviews_match's flags; each word adds one, and some may not be combined
