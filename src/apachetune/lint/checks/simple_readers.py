@@ -654,10 +654,10 @@ def _chroot_dir(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return "ChrootDir must be a valid directory" if checked and not observed.isdir(checked[1]) else None
 
 
-def _proxy_list_file(ctx: LintContext, item: ResolvedDirective) -> str | None:
-    """mod_remoteip's proxylist_read: the ServerRoot-relative file opened at start-up
-    (ap_pcfg_openfile: a regular file, or /dev/null). Its addresses are not judged (names are
-    resolved then)."""
+def _file_opened_at_start(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """A ServerRoot-relative file its handler opens while reading (ap_pcfg_openfile: a regular
+    file, or /dev/null): mod_remoteip's proxy lists, mod_session_crypto's passphrase file. What
+    is in it is not judged (names are resolved then)."""
     checked = path_to_check(ctx, item.args[0])
     if checked is None:
         return None
@@ -1152,8 +1152,8 @@ _READERS: dict[str, tuple[str, Reader]] = {
     "xml2encdefault": ("xml2enc_module", _xml2enc_default),
     "proxyhtmlbufsize": ("proxy_html_module", _int_slot),
     "chrootdir": ("core", _chroot_dir),  # mod_unixd, compiled into httpd
-    "remoteiptrustedproxylist": ("remoteip_module", _proxy_list_file),
-    "remoteipinternalproxylist": ("remoteip_module", _proxy_list_file),
+    "remoteiptrustedproxylist": ("remoteip_module", _file_opened_at_start),
+    "remoteipinternalproxylist": ("remoteip_module", _file_opened_at_start),
     "userdir": ("userdir_module", _requires_argument("UserDir requires an argument.", "word")),
     "remoteipproxyprotocolexceptions": ("remoteip_module", _proxy_protocol_exceptions),
     **{name: ("auth_form_module", _form_string) for name in (
@@ -1172,7 +1172,7 @@ _READERS: dict[str, tuple[str, Reader]] = {
     "cachekeybaseurl": ("cache_module", _cache_key_base_url),
     "modemstandard": ("dialup_module", lambda ctx, item: (
         None if item.args[0].lower() in _MODEM_STANDARDS else "mod_dialup: Unknown Modem Standard specified.")),
-    "sessioncryptopassphrasefile": ("session_crypto_module", _proxy_list_file),
+    "sessioncryptopassphrasefile": ("session_crypto_module", _file_opened_at_start),
     "heartbeatmaxservers": ("heartmonitor_module", lambda ctx, item: (
         None if atoi(item.args[0]) == 0 or atoi(item.args[0]) >= 10 else
         "HeartbeatMaxServers: Should be 0 for file storage, or greater or equal than 10 for slotmem")),
