@@ -69,3 +69,23 @@ def test_lint_and_httpd_agree_on_where_a_handler_refuses_its_directive(tmp_path,
             assert any(said in m for m in ours), (where, said, ours)
         else:
             assert ours == [], (where, said, ours)
+
+
+def test_an_mpm_directive_in_a_virtual_host_without_its_module(tmp_path):
+    """With no MPM loaded (a compiled-in one, a lone snippet) an MPM directive in a virtual host
+    is still GLOBAL_ONLY's; another MPM's directive is AT403's only (httpd: "Invalid command")."""
+    none = tmp_path / "none.conf"
+    none.write_text("<VirtualHost *:80>\nMaxRequestWorkers 10\n</VirtualHost>\n")
+    other = tmp_path / "other.conf"
+    other.write_text(f"{httpd.load_module_line('mpm_event')}\n<VirtualHost *:80>\nMaxSpareServers 10\n"
+                     "MaxRequestWorkers 5\n</VirtualHost>\n")
+
+    def said(conf):
+        return [(f.rule, f.message.split(":")[0]) for f in lint_file(conf, LintOptions(ResolveOptions(env={}),
+                                                                                     Settings())).findings
+                if f.rule in ("AT403", "AT504")]
+
+    assert said(none) == [("AT504", "MaxRequestWorkers cannot occur within <VirtualHost> section")]
+    assert said(other) == [("AT403", "Invalid command 'MaxSpareServers', perhaps misspelled or defined by a module "
+                                     "not included in the server configuration"),
+                           ("AT504", "MaxRequestWorkers cannot occur within <VirtualHost> section")]

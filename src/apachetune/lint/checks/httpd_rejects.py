@@ -207,8 +207,11 @@ def context(ctx: LintContext) -> Iterator[Finding]:
             dir_bad = bool(allowed) and "directory" not in allowed
             vhost_bad = bool(allowed) and "virtual host" not in allowed
             forbidden = forbidden_table.get(("<" if is_section else "") + lname, 0)
-            # a handler runs only where its module is loaded (else the line is AT502's)
-            handled = any(ctx.module_loaded(m) for m in spec.modules)
+            # a handler runs only where its module is loaded (else the line is AT502's, or AT403's
+            # for another MPM's directive); with no MPM loaded at all (a compiled-in one, a lone
+            # MPM snippet) an MPM directive is taken as the running MPM's
+            handled = any(ctx.module_loaded(m) for m in spec.modules) or (
+                canonical(lname) is not None and not ctx.eff.mpms_loaded)
             if not (top_bad or dir_bad or vhost_bad or global_only or forbidden):
                 continue  # allowed everywhere: no line of this name to look at
             for item in items:
