@@ -26,7 +26,7 @@ from apachetune.config.conditions import Version, at_least
 from apachetune.config.directives import lookup
 from apachetune.config.effective import ResolvedDirective
 from apachetune.config.pcre import regex_surely_invalid
-from apachetune.config.words import split_words, take_argv
+from apachetune.config.words import WHITESPACE, split_words, take_argv
 from apachetune.lint.checks.core_readers import AFTER_2_4_63, path_to_check, refusal, strtoff_error
 from apachetune.lint.checks.errorlog_format import error_log_format
 from apachetune.lint.checks.expressions import expression_error
@@ -744,13 +744,10 @@ def _allow_deny(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return None
 
 
-_WHITE = " \t\n\v\f\r"
-
-
 def _getword_white(text: str) -> tuple[str, str]:
     """ap_getword_white: up to the next whitespace, then past it."""
-    end = next((i for i, c in enumerate(text) if c in _WHITE), len(text))
-    return text[:end], text[end:].lstrip(_WHITE)
+    end = next((i for i, c in enumerate(text) if c in WHITESPACE), len(text))
+    return text[:end], text[end:].lstrip(WHITESPACE)
 
 
 _EXT_FILTER_WORDS = ("mode=", "ftype=", "enableenv=", "disableenv=", "intype=", "outtype=")
@@ -760,7 +757,7 @@ def _ext_filter_params(args: str) -> str | None:
     """define_filter's scan of what follows the name (its own "nasty parsing": cmd="..." keeps
     its blanks)."""
     while args:
-        args = args.lstrip(_WHITE)
+        args = args.lstrip(WHITESPACE)
         lower = args.lower()
         if lower.startswith("preservescontentlength"):
             token, args = _getword_white(args)
@@ -782,7 +779,7 @@ def _ext_filter_params(args: str) -> str | None:
                     i += 1
                 if i >= len(args):
                     return "Expected cmd= delimiter"
-                if not args[1:i].strip(_WHITE):
+                if not args[1:i].strip(WHITESPACE):
                     return "Invalid cmd= parameter"  # (apr_tokenize_to_argv: no word)
                 args = args[i + 1:]
             else:
@@ -799,7 +796,7 @@ def _ext_filter_define(ctx: LintContext) -> Iterator[Finding]:
     for item in ctx.items_named("extfilterdefine"):
         if not isinstance(item, ResolvedDirective):
             continue
-        name, rest = _getword_white(item.args_text.lstrip(_WHITE))
+        name, rest = _getword_white(item.args_text.lstrip(WHITESPACE))
         vhost = next((p for p in item.parents if p.lname == "virtualhost"), None)
         names = defined.setdefault(id(vhost) if vhost else 0, set())
         if name.lower() in names:
@@ -812,8 +809,7 @@ def _ext_filter_define(ctx: LintContext) -> Iterator[Finding]:
 
 def _form_string(ctx: LintContext, item: ResolvedDirective) -> str | None:
     """mod_auth_form's check_string: not empty, no '=' or '&' (named as written)."""
-    word = item.args[0]
-    return f"{item.name} cannot be empty, or contain '=' or '&'." if not word or "=" in word or "&" in word else None
+    return _check_string(item, item.args[0])
 
 
 def _string_expression(what: str) -> Reader:
@@ -864,7 +860,7 @@ def _shmem_size(ctx: LintContext, item: ResolvedDirective) -> str | None:
     """mod_auth_digest's set_shmem_size: strtol, blanks, then nothing, b, k or m; at least the
     client list's own size (88 bytes on a 64-bit build)."""
     got = strtol(item.args[0])
-    rest = got.rest.lstrip(" \t\n\v\f\r")
+    rest = got.rest.lstrip(WHITESPACE)
     if rest[:1] not in ("", "b", "B", "k", "K", "m", "M"):
         return f"Invalid size in AuthDigestShmemSize: {item.args[0]}"
     size = (got.value or 0) * {"k": 1024, "m": 1048576}.get(rest[:1].lower(), 1)
@@ -885,18 +881,26 @@ _MODEM_STANDARDS = ("v.21", "v.26bis", "v.32", "v.34", "v.92", "i-was-rich-and-g
 
 def _dbd_cookie_name(ctx: LintContext, item: ResolvedDirective) -> str | None:
     """mod_session_dbd: the first word of the raw text (quotes kept) has no '=', ';' or '&'."""
-    first = next((w for w in item.args_text.replace("\t", " ").split(" ") if w), "")
+    first = _first_raw_token(item)
     if not first:
         return f"{_name(item)} requires at least one argument!"
     return f"{_name(item)} cannot contain '=', ';' or '&'." if any(c in first for c in "=;&") else None
 
 
+def _first_raw_token(item: ResolvedDirective) -> str:
+    """apr_strtok(args, " \t") on a RAW_ARGS line: its first token, quotes kept ("" when none)."""
+    return next((w for w in item.args_text.replace("\t", " ").split(" ") if w), "")
+
+
+def _check_string(item: ResolvedDirective, word: str) -> str | None:
+    """check_string of mod_session_cookie and mod_auth_form: not empty, no '=' or '&'; the
+    message names the directive as written."""
+    return f"{item.name} cannot be empty, or contain '=' or '&'." if not word or "=" in word or "&" in word else None
+
+
 def _cookie_name(ctx: LintContext, item: ResolvedDirective) -> str | None:
-    """mod_session_cookie's check_string on the first word of the raw text (apr_strtok on blanks
-    and tabs, quotes kept): not empty, no '=' or '&'; the message names the directive as written."""
-    cookie = next((w for w in item.args_text.replace("\t", " ").split(" ") if w), "")  # (quotes kept)
-    return f"{item.name} cannot be empty, or contain '=' or '&'." if not cookie or "=" in cookie or "&" in cookie \
-        else None
+    """mod_session_cookie's check_string on the first token of the raw text."""
+    return _check_string(item, _first_raw_token(item))
 
 
 def _hc_expr(ctx: LintContext, item: ResolvedDirective) -> str | None:
