@@ -727,6 +727,43 @@ def test_a_cpu_bound_application_saturates_at_cores_over_cpu_time_whatever_the_w
     assert alone.latency_ms["max"] == pytest.approx(10, rel=0.005)  # one request alone is never slowed (0.1% spread)
 
 
+def test_a_cpu_quota_shares_its_time_not_the_cores():
+    """A cgroup quota of 0.25 CPU (docker --cpus 0.25) on 2 cores: 10 ms of CPU a request is
+    served 25 times a second, not 200; one request alone takes 40 ms (a quarter of a core's
+    time, spread evenly); 1.5 CPUs on 2 cores gives each of two requests 0.75 of a core, and
+    one alone a whole core. The utilisation counts the quota's time."""
+    from apachetune.simulate.clock import Clock
+    from apachetune.simulate.cpu import Processors
+
+    w = Workload(ServiceTime.parse("10ms"), clients=20, keepalive=False, cpu_fraction=1.0)
+    section = load_directives(None, "prefork", 10)
+    section.update(StartServers=10, MinSpareServers=10, MaxSpareServers=11)
+    r = run("prefork", section, w, 30, warmup=5, cores=2, cpu_quota=0.25)
+    assert r.throughput == pytest.approx(25, rel=0.03) and r.cpu_utilisation > 0.8
+    assert r.cores == 2 and r.cpu_quota == 0.25 and r.to_json()["cpu_quota"] == 0.25
+    whole = run("prefork", section, w, 30, warmup=5, cores=2)
+    assert whole.throughput == pytest.approx(200, rel=0.03) and whole.cpu_quota is None
+    alone = run("prefork", section, dataclasses.replace(w, clients=1), 5, warmup=1, cores=2, cpu_quota=0.25)
+    assert alone.latency_ms["max"] == pytest.approx(40, rel=0.01)
+    clock = Clock()
+    cpu = Processors(clock, cores=2, quota=1.5)
+    done = {}
+    clock.at(0.0, cpu.run, 0.75, lambda: done.setdefault("a", clock.now))
+    clock.at(0.0, cpu.run, 1.5, lambda: done.setdefault("b", clock.now))
+    clock.run(10, 1000)
+    assert done["a"] == pytest.approx(1.0)  # 0.75 of a core each, beside b
+    assert done["b"] == pytest.approx(1.75)  # 0.75 left, alone: a whole core
+    for bad in (0, -1):
+        with pytest.raises(ValueError):
+            Processors(Clock(), cores=1, quota=bad)
+    text = CliRunner().invoke(cli, ["simulate", "--mpm", "prefork", "--clients", "4", "--service", "10ms",
+                                    "--cpu-fraction", "1", "--cores", "2", "--cpu-quota", "0.5", "--httpd-cpu", "0",
+                                    "--seconds", "5"]).output
+    assert "of a 0.5-CPU quota on 2 cores busy" in " ".join(text.split()), text
+    r = CliRunner().invoke(cli, ["simulate", "--clients", "1", "--seconds", "1", "--cpu-quota", "0"])
+    assert r.exit_code == 2 and "--cpu-quota" in r.output and "Traceback" not in r.output, r.output
+
+
 def test_below_saturation_the_cores_are_busy_as_rate_times_cpu_time():
     w = Workload(ServiceTime.parse("exp:10ms"), rate=100, cpu_fraction=0.6)
     section = load_directives(None, "event", 150, 25)

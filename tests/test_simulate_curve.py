@@ -119,3 +119,21 @@ def test_size_plot_writes_the_before_and_after_pngs(tmp_path):
         data = (tmp_path / "plots" / name).read_bytes()
         assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 10_000, name
     assert "before (current, prefork)" in res.output  # --plot implies the table too
+
+
+def test_size_curve_under_a_cpu_quota_simulates_the_quota_not_a_whole_core(tmp_path):
+    """`--cpus 0.25` (a container's quota) with 2 ms of CPU a request: the CPUs carry 125 req/s,
+    and the simulated curve of both sections tops out there (a whole core would carry 500: the
+    rounding the simulation did before). The CPU figure keeps its fraction as given."""
+    res = CliRunner().invoke(cli, ["size", str(_small_prefork(tmp_path)), *SIZE, "--rate", "300", "--cpus", "0.25",
+                                   "--curve", "--target-mpm", "prefork", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert doc["inputs"]["cpus"] == {"value": 0.25, "source": "given"}
+    for side in ("after", "before"):
+        sim = doc["simulated"][side]
+        assert sim["knee_rps"] == pytest.approx(125, rel=0.01), sim
+        assert max(p["throughput_rps"] for p in sim["points"]) < 125 * 1.1, sim["points"]
+    whole = CliRunner().invoke(cli, ["size", str(_small_prefork(tmp_path)), *SIZE, "--rate", "300", "--cpus", "1",
+                                     "--curve", "--target-mpm", "prefork", "--format", "json"])
+    assert json.loads(whole.stdout)["simulated"]["after"]["knee_rps"] > 300

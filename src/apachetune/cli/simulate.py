@@ -118,6 +118,9 @@ class Turnaround(click.ParamType):
               help="Share of the service time spent on CPU, shared over --cores (0: CPUs never limit).")
 @click.option("--cores", type=Finite(1, 4096, integer=True), default=None,
               help="CPUs the server has, for --cpu-fraction [default: this machine's, as its cgroup and CPU affinity allow].")
+@click.option("--cpu-quota", type=Finite(0.01, 4096), default=None,
+              help="CPU time a second the server's cgroup allows, when less than its cores (docker --cpus 0.5, "
+                   "CPUQuota=50%): shared by all its threads [default: this machine's quota, without --cores].")
 @click.option("--httpd-cpu", default="machine", show_default=True,
               help="httpd's own CPU a request, shared over the cores with --cpu-fraction's: machine (measured "
                    "here by `apachetune mpmd calibrate`, else a lab machine's), 0 (not modelled), or a request's "
@@ -158,7 +161,7 @@ class Turnaround(click.ParamType):
               help="Restart gracefully (apachectl graceful) this many seconds into the load (repeatable).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout, clients, rate, keepalive, think,
-            turnaround, worker_return, client_first, fin_after, ab_requests, requests_per_connection, gap, crowd, silent, service, documents, per_kib, access_log, log_format, speed, cpu_fraction, cores, httpd_cpu,
+            turnaround, worker_return, client_first, fin_after, ab_requests, requests_per_connection, gap, crowd, silent, service, documents, per_kib, access_log, log_format, speed, cpu_fraction, cores, cpu_quota, httpd_cpu,
             client_cpu, client_threads, timeout, syn_schedule, seconds, warmup, seed, per_worker_mib,
             per_process_mib, httpd_version, versus, compare, curve, plot_dir, graceful_at, fmt):
     """Predict what an MPM section does under a workload: throughput, latency percentiles,
@@ -213,10 +216,10 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
         results.append(simulate(m, section, workload, seconds, warmup=warmup, seed=seed, memory=memory,
                                 version=v, cores=cores, graceful_at=tuple(graceful_at),
                                 costs=_costs(m, httpd_cpu, client, threads), accept_defer=defer, read_timeout=read_timeout,
-                                worker_return=worker_return, client_first=client_first))
+                                worker_return=worker_return, client_first=client_first, cpu_quota=cpu_quota))
         results[-1].startup_messages = said
     several = compare or versus
-    curves = _curves(results, workload, seconds, seed, cores, bool(versus)) if curve or plot_dir else []
+    curves = _curves(results, workload, seconds, seed, cores, cpu_quota, bool(versus)) if curve or plot_dir else []
     written = []
     if plot_dir:
         from apachetune.report.plots import write_simulation_plots
@@ -339,18 +342,21 @@ def _from_log(path, log_format, speed, service_time, synthetic, seconds):
     return service_time, replay, source
 
 
-def _curves(results, workload, seconds, seed, cores, by_version):
+def _curves(results, workload, seconds, seed, cores, cpu_quota, by_version):
     """(label, result, knee, points) for each run: its section at loads around its knee."""
     from apachetune.simulate.curve import curve, knee
-    from apachetune.sizing.machine import usable_cpus
+    from apachetune.sizing.machine import cpu_allowance
 
-    machine = cores or usable_cpus()[0]
+    machine = cpu_allowance()
+    on = cores or machine.cores
+    quota = cpu_quota if cpu_quota is not None else None if cores else machine.quota
+    cpus = min(float(on), quota) if quota is not None else float(on)  # the CPU time the knee counts
     curves = []
     for r in results:
-        k = knee(r.mpm, r.section, workload, machine, r.costs)
+        k = knee(r.mpm, r.section, workload, cpus, r.costs)
         points = curve(r.mpm, r.section, workload, k, seconds=seconds, seed=seed, version=r.httpd_version,
                        cores=cores, costs=r.costs, accept_defer=r.accept_defer, read_timeout=r.read_timeout,
-                       worker_return=r.worker_return, client_first=r.client_first)
+                       worker_return=r.worker_return, client_first=r.client_first, cpu_quota=cpu_quota)
         curves.append((f"{r.mpm} {r.httpd_version}" if by_version else r.mpm, r, k, points))
     return curves
 

@@ -28,8 +28,9 @@ def sizing_options(func):
         click.option("--service-time-ms", type=Finite(0.01, 3.6e6), help="Mean time a worker spends on a request, ms."),
         click.option("--requests-per-connection", type=Finite(1, 1e6), help="Requests a client sends on one keep-alive connection."),
         click.option("--threads-per-child", type=Finite(1, 100000, integer=True), help="ThreadsPerChild for worker/event."),
-        click.option("--cpus", type=Finite(1, 100000, integer=True),
-                     help="CPU cores of the server (default: measured, or this machine's)."),
+        click.option("--cpus", type=Finite(0.01, 100000),
+                     help="CPU cores of the server, or a container's CPU quota (docker --cpus 0.5) "
+                          "(default: measured, or this machine's)."),
         click.option("--cpu-ms", type=Finite(0.001, 3.6e6),
                      help="CPU time one request uses, ms (default: measured with --status-url when that "
                           "server runs on this machine, else assumed from the profile). A peak rate asking "

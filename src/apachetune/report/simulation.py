@@ -48,7 +48,8 @@ def rows(r: SimResult) -> list[tuple[str, str]]:
         out_rows.append(("crowd's requests", f"p50 {r.crowd_latency_ms['p50']:,.1f} ms, "
                                              f"p99 {r.crowd_latency_ms['p99']:,.1f} ms"))
     if r.cpu_utilisation is not None:
-        out_rows.append(("CPU", f"{r.cpu_utilisation:.0%} of {r.cores} cores busy"))
+        of = f"a {r.cpu_quota:g}-CPU quota on {r.cores} cores" if r.cpu_quota is not None else f"{r.cores} cores"
+        out_rows.append(("CPU", f"{r.cpu_utilisation:.0%} of {of} busy"))
     if r.costs:
         out_rows.append(("CPU a request", cost_line(r.costs)))
     if r.worker_return and r.mpm == "event":

@@ -4,6 +4,7 @@ three times it, so that the operator sees what the change buys before deploying 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -90,20 +91,21 @@ def before_after(session: SizingSession, seed: int = 1) -> BeforeAfter | None:
         before: dict[str, object] | None = {**load_directives(file, current_mpm, listen_backlog=True), **keep}
     except UsageError:
         before = None
-    # the simulation's cores are whole ones (a cgroup quota of 0.25 CPU runs on one): sizing's own
-    # CPU bound uses the quota itself
+    # a fractional CPU figure is a cgroup's quota (0.25, 1.5): its time shared on the whole cores
+    # the threads run on
     cpus = _number(i.cpus)
-    cores = max(1, round(cpus)) if cpus else None
-    sides = [_side("after (recommended)", rec.mpm, after, workload, cores, seed)]
+    cores = max(1, math.ceil(cpus)) if cpus else None
+    quota = cpus if cpus and cores and cpus < cores else None
+    sides = [_side("after (recommended)", rec.mpm, after, workload, cores, quota, seed)]
     if before is not None:
-        sides.append(_side(f"before (current, {current_mpm})", current_mpm, before, workload, cores, seed))
+        sides.append(_side(f"before (current, {current_mpm})", current_mpm, before, workload, cores, quota, seed))
     return BeforeAfter(workload, workload.rate, sides[0], sides[1] if len(sides) > 1 else None)
 
 
 def _side(label: str, mpm: str, section: dict[str, object], workload: Workload, cores: int | None,
-          seed: int) -> Side:
-    k = knee(mpm, section, workload, cores or 1)
+          quota: float | None, seed: int) -> Side:
+    k = knee(mpm, section, workload, quota or cores or 1)
     points = points_at(mpm, section, workload, "rate", [round(workload.rate * f, 1) for f in RATE_FACTORS],
-                       seconds=SECONDS, seed=seed, cores=cores)
-    start = simulate(mpm, section, workload, SECONDS, seed=seed, cores=cores)
+                       seconds=SECONDS, seed=seed, cores=cores, cpu_quota=quota)
+    start = simulate(mpm, section, workload, SECONDS, seed=seed, cores=cores, cpu_quota=quota)
     return Side(label, mpm, section, start, points, k)

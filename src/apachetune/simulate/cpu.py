@@ -148,10 +148,17 @@ class Processors:
     has grown by w. A heap of those finishing points makes each step O(log n), where updating
     every job's work left was O(n) (hundreds of workers on CPU at thousands of requests a second)."""
 
-    def __init__(self, clock: Clock, cores: int):
+    def __init__(self, clock: Clock, cores: int, quota: float | None = None):
         if cores < 1:
             raise ValueError("cores must be at least 1")
+        if quota is not None and quota <= 0:
+            raise ValueError("a CPU quota must be above 0")
         self.clock, self.cores = clock, cores
+        # What the jobs share: the cores, or less under a cgroup's CPU quota (docker --cpus 0.25,
+        # CPUQuota=150%), which the kernel's CFS bandwidth control enforces over each 100 ms
+        # period; spread evenly here (a fluid model: the throttled part of a period is not a gap)
+        self.capacity = float(cores) if quota is None else min(float(cores), quota)
+        self.quota = quota if quota is not None and quota < cores else None
         self.virtual = 0.0  # core-seconds each job on CPU has received since the start
         self.heap: list[tuple[float, int, Callable[..., Any], tuple[Any, ...]]] = []  # (virtual finish, ...)
         self._ids = itertools.count()
@@ -162,14 +169,14 @@ class Processors:
     def _rate(self) -> float:
         """The share of a core each job gets now."""
         n = len(self.heap)
-        return 1.0 if n <= self.cores else self.cores / n
+        return 1.0 if n <= self.capacity else self.capacity / n
 
     def _advance(self) -> None:
         now = self.clock.now
         elapsed = now - self._since
         if elapsed > 0 and self.heap:
             self.virtual += elapsed * self._rate()
-            self.busy += elapsed * min(len(self.heap), self.cores)
+            self.busy += elapsed * min(len(self.heap), self.capacity)
         self._since = now
 
     def run(self, work: float, fn: Callable[..., Any], *args: Any) -> None:
@@ -197,6 +204,7 @@ class Processors:
             fn(*args)
 
     def utilisation(self, seconds: float) -> float:
-        """Share of the cores busy over the first `seconds` of the run."""
+        """Share of the CPU time the cores (or the quota) allow that was spent over the first
+        `seconds` of the run."""
         self._advance()
-        return self.busy / (seconds * self.cores) if seconds > 0 else 0.0
+        return self.busy / (seconds * self.capacity) if seconds > 0 else 0.0

@@ -43,7 +43,7 @@ class CurvePoint:
                 "p99_ms": None if self.p99_ms is None else round(self.p99_ms, 1), "errors": self.errors}
 
 
-def knee(mpm: str, section: dict[str, object], workload: Workload, cores: int,
+def knee(mpm: str, section: dict[str, object], workload: Workload, cores: float,
          costs: CpuCosts | None = None) -> Knee:
     service = workload.service.mean
     capacity = int(section["MaxRequestWorkers"]) / service  # type: ignore[call-overload]
@@ -66,7 +66,7 @@ def curve(mpm: str, section: dict[str, object], workload: Workload, the_knee: Kn
           seed: int = 1, version: str | None = None, cores: int | None = None,
           costs: CpuCosts | None = None, accept_defer: float = DEFER_ACCEPT,
           read_timeout: float | None = None, worker_return: float = 0.0,
-          client_first: float = 0.0) -> list[CurvePoint]:
+          client_first: float = 0.0, cpu_quota: float | None = None) -> list[CurvePoint]:
     """The workload at each load around the knee (the crowd, silent connections, think time and
     service as given; `accept_defer`, `read_timeout`, `worker_return` and `client_first` as
     simulate takes them)."""
@@ -77,14 +77,14 @@ def curve(mpm: str, section: dict[str, object], workload: Workload, the_knee: Kn
         loads = [round(the_knee.at * f, 1) for f in fractions]
     return points_at(mpm, section, workload, the_knee.axis, loads, seconds=seconds, seed=seed, version=version,
                      cores=cores, costs=costs, accept_defer=accept_defer, read_timeout=read_timeout,
-                     worker_return=worker_return, client_first=client_first)
+                     worker_return=worker_return, client_first=client_first, cpu_quota=cpu_quota)
 
 
 def points_at(mpm: str, section: dict[str, object], workload: Workload, axis: str, loads: list[float], *,
               seconds: float, seed: int = 1, version: str | None = None, cores: int | None = None,
               costs: CpuCosts | None = None, accept_defer: float = DEFER_ACCEPT,
               read_timeout: float | None = None, worker_return: float = 0.0,
-              client_first: float = 0.0) -> list[CurvePoint]:
+              client_first: float = 0.0, cpu_quota: float | None = None) -> list[CurvePoint]:
     """The workload with its clients (axis "clients") or rate set to each load in turn, each
     measured for up to POINT_SECONDS after the spawn ramp."""
     span = min(seconds, POINT_SECONDS)
@@ -97,7 +97,7 @@ def points_at(mpm: str, section: dict[str, object], workload: Workload, axis: st
              else dataclasses.replace(steady, rate=load))
         r = simulate(mpm, section, w, warmup + span, warmup=warmup, seed=seed, version=version, cores=cores,
                      costs=costs, accept_defer=accept_defer, read_timeout=read_timeout, worker_return=worker_return,
-                     client_first=client_first)
+                     client_first=client_first, cpu_quota=cpu_quota)
         points.append(_point(load, r))
     return points
 

@@ -29,7 +29,7 @@ from apachetune.simulate.parent import Parent
 from apachetune.simulate.server import DEFER_ACCEPT, Server
 from apachetune.simulate.stats import Stats, percentile
 from apachetune.simulate.workload import Workload
-from apachetune.sizing.machine import usable_cpus
+from apachetune.sizing.machine import cpu_allowance
 
 DEFAULT_SOMAXCONN = 4096  # Linux since 5.4
 MAX_EVENTS = 5_000_000  # about 45 s here: a run asked for more stops there and says so
@@ -64,6 +64,7 @@ class SimResult:
     stopped_at: float | None = None  # simulated time where MAX_EVENTS ran out, if it did
     latencies: list[float] = field(default_factory=list, repr=False)  # seconds, each counted request
     cores: int | None = None  # the CPUs shared, when the workload has a CPU part
+    cpu_quota: float | None = None  # the CPU time a second a cgroup's quota leaves them, when less
     cpu_utilisation: float | None = None  # share of those cores busy over the run
     ab: dict[str, float] | None = None  # workload.requests: what `ab -n` would print
     costs: CpuCosts | None = None  # httpd's own CPU a request (and the client's), when modelled
@@ -96,7 +97,7 @@ class SimResult:
             "peak_memory_mib": None if self.peak_memory_mib is None else round(self.peak_memory_mib, 1),
             "accept_queue": self.accept_queue, "timeline": self.timeline,
             "wall_seconds": round(self.wall_seconds, 3), "stopped_at": self.stopped_at,
-            "cores": self.cores, "cpu_utilisation": self.cpu_utilisation, "ab": self.ab,
+            "cores": self.cores, "cpu_quota": self.cpu_quota, "cpu_utilisation": self.cpu_utilisation, "ab": self.ab,
             "cpu_costs": self.costs.to_json() if self.costs else None,
             "worker_return_us": round(self.worker_return * 1e6, 3) if self.mpm == "event" else None,
             "client_first": self.client_first if self.mpm == "event" else None,
@@ -106,6 +107,15 @@ class SimResult:
         }
 
 
+def _processors(clock: Clock, cores: int | None, quota: float | None) -> Processors:
+    """The CPUs the server's work shares: `cores` under `quota`, or this machine's (its
+    affinity, its cgroup's cpuset and quota) when no cores are given."""
+    if cores is None:
+        allowance = cpu_allowance()
+        cores, quota = allowance.cores, quota if quota is not None else allowance.quota
+    return Processors(clock, cores, quota)
+
+
 def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: float = 30.0, *,
              warmup: float = 0.0, seed: int = 1, backlog: int | None = None,
              memory: tuple[float, float] | None = None, spawn_delay: float = 0.005,
@@ -113,7 +123,8 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
              graceful_at: tuple[float, ...] = (), restart_start_servers: int | None = None,
              drain: bool = False, costs: CpuCosts | None = None, first_pass: float = 1.0,
              accept_defer: float = DEFER_ACCEPT, read_timeout: float | None = None,
-             worker_return: float = 0.0, client_first: float = 0.0) -> SimResult:
+             worker_return: float = 0.0, client_first: float = 0.0,
+             cpu_quota: float | None = None) -> SimResult:
     """Run `workload` against httpd's `mpm` with `section` (the effective directives, as
     validate.section.load_directives gives them) for `seconds` of simulated time.
 
@@ -138,7 +149,10 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     worker waits for a request line (mod_reqtimeout's header timeout; None: the section's
     Timeout); `worker_return`: event's way back to idle after a request (Server; 0: none);
     `client_first`: the share of event's keep-alive responses whose next request is in before
-    their worker is idle again (a client preempting the worker on its core; Server)."""
+    their worker is idle again (a client preempting the worker on its core; Server);
+    `cpu_quota`: the CPU time a second the server's cgroup allows when below its cores (docker
+    --cpus 0.5: half a core's time shared by all its threads; default with `cores` not given:
+    this machine's own quota)."""
     if not 0 <= client_first <= 1:
         raise ValueError("client_first is a share, from 0 to 1")
     if seconds <= 0 or not 0 <= warmup < seconds:
@@ -152,8 +166,9 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     if costs and not workload.clients:  # only a closed loop's client has threads (an open loop's CPU is the request's)
         costs = replace(costs, client_threads=0)
     # this machine's CPUs by default: what its cgroup's quota or cpuset and the affinity allow
-    cpu = Processors(clock, cores or usable_cpus()[0]) if workload.cpu_fraction or costs else None
+    cpu = _processors(clock, cores, cpu_quota) if workload.cpu_fraction or costs else None
     ratio = section.get("ListenCoresBucketsRatio")
+    # httpd's buckets count the CPUs online (sysconf), whatever a quota allows
     buckets = listen_buckets(ratio, cores) if rules_for(version).buckets and isinstance(ratio, int) else 1
     server = Server(clock, mpm, section, workload.service, rng, stats, backlog, version, cpu, workload.cpu_fraction,
                     buckets, workload.fin_after, costs, accept_defer, read_timeout, worker_return, client_first)
@@ -207,7 +222,7 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
         timeline=stats.timeline, peak_memory_mib=stats.peak_memory_mib if memory else None,
         accept_queue=backlog, wall_seconds=time.perf_counter() - started,
         crowd_latency_ms=summary_ms(stats.crowd_latencies), stopped_at=None if finished else round(end, 3),
-        latencies=stats.latencies, cores=cpu.cores if cpu else None,
+        latencies=stats.latencies, cores=cpu.cores if cpu else None, cpu_quota=cpu.quota if cpu else None,
         cpu_utilisation=round(cpu.utilisation(lead + end), 3) if cpu else None,
         ab=ab_report(count, end, lead) if count else None, costs=costs or None,
         workload_cpu=workload.cpu_fraction, recycled=stats.recycled, accept_defer=accept_defer,

@@ -27,7 +27,7 @@ from apachetune.errors import UsageError
 from apachetune.inputs import read_small
 from apachetune.procmem import process_memory
 from apachetune.sizing.facts_file import read_facts
-from apachetune.sizing.machine import cgroup_cpus, cgroup_memory, task_limits, usable_cpus
+from apachetune.sizing.machine import cgroup_memory, cpu_allowance, task_limits
 
 MIB = 1024 * 1024
 HTTPD_NAMES = ("apache2", "httpd")
@@ -89,7 +89,7 @@ class HostFacts:
     @property
     def cpu_time(self) -> float:
         """CPUs' worth of time: the quota when one binds, else the cores."""
-        return self.cpu_quota if self.cpu_quota is not None else float(self.cpus)
+        return self.cpu_quota if self.cpu_quota is not None else self.cpus  # (an int shows as 2, not 2.0)
 
     @property
     def reserved_mib(self) -> float:
@@ -334,9 +334,7 @@ def gather(pid: int | None = None, pidfile: str | None = None, samples: int = 1,
     cg = cgroup_memory(pid=cgroup_of)  # in a container, its memory.max is the limit, not the host's memory
     if cg is not None and cg.available_mib < available:
         available, source = cg.available_mib, f"cgroup limit {cg.where}"
-    cpus, cpu_source = usable_cpus(pid=cgroup_of)
-    limit = cgroup_cpus(pid=cgroup_of)
-    quota = limit.cpus if limit is not None and limit.cpus != cpus and cpu_source.startswith("cgroup limit") else None
-    return HostFacts(round(vm.total / MIB, 1), round(available, 1), cpus,
-                     other_services(), httpd, source, task_limits().workers_allowed, cpu_source,
-                     os.cpu_count() or 1, quota)
+    cpu = cpu_allowance(pid=cgroup_of)
+    return HostFacts(round(vm.total / MIB, 1), round(available, 1), cpu.cores,
+                     other_services(), httpd, source, task_limits().workers_allowed, cpu.source,
+                     os.cpu_count() or 1, cpu.quota)

@@ -191,11 +191,26 @@ def _cpuset(*names: str) -> Callable[[Path], float | None]:
     return read
 
 
-def usable_cpus(root: str | os.PathLike[str] = "/", pid: str = "self",
-                online: int | None = None) -> tuple[int, str]:
-    """CPUs the server can keep busy, and where the figure came from: the CPUs online (or the
-    process's affinity, on this machine), lowered by its cgroup's quota or cpuset. A fractional
-    quota is rounded to the nearest whole CPU (at least 1): sizing counts whole cores."""
+@dataclass(frozen=True)
+class CpuAllowance:
+    """The CPUs a server can use: whole `cores` its threads may run on (the CPUs online, or
+    fewer by affinity, cpuset or a quota rounded to the nearest whole one, at least 1), the
+    cgroup's `quota` when it allows less time than those cores (0.25, 1.5), and where the
+    figure came from."""
+
+    cores: int
+    quota: float | None
+    source: str
+
+    @property
+    def cpu_time(self) -> float:
+        """CPUs' worth of time a second: the quota when one binds, else the cores."""
+        return self.quota if self.quota is not None else float(self.cores)
+
+
+def cpu_allowance(root: str | os.PathLike[str] = "/", pid: str = "self", online: int | None = None) -> CpuAllowance:
+    """What `pid` may use of this machine's CPUs (its affinity and its cgroup's quota or
+    cpuset), each limit read once."""
     count = online or os.cpu_count() or 1
     source = "CPUs online"
     if str(root) == "/" and hasattr(os, "sched_getaffinity"):
@@ -207,5 +222,17 @@ def usable_cpus(root: str | os.PathLike[str] = "/", pid: str = "self",
             count, source = allowed, "CPU affinity"
     limit = cgroup_cpus(root, pid)
     if limit is not None and limit.cpus < count:
-        return max(1, math.floor(limit.cpus + 0.5)), f"cgroup limit {limit.where}: {limit.cpus:g} CPUs"
-    return count, source
+        cores = max(1, math.floor(limit.cpus + 0.5))
+        return CpuAllowance(cores, limit.cpus if limit.cpus != cores else None,
+                            f"cgroup limit {limit.where}: {limit.cpus:g} CPUs")
+    return CpuAllowance(count, None, source)
+
+
+def usable_cpus(root: str | os.PathLike[str] = "/", pid: str = "self",
+                online: int | None = None) -> tuple[int, str]:
+    """CPUs the server can keep busy, and where the figure came from: the CPUs online (or the
+    process's affinity, on this machine), lowered by its cgroup's quota or cpuset. A fractional
+    quota is rounded to the nearest whole CPU (at least 1): sizing counts whole cores
+    (cpu_allowance keeps the quota too)."""
+    allowance = cpu_allowance(root, pid, online)
+    return allowance.cores, allowance.source

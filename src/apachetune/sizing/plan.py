@@ -32,7 +32,7 @@ class Given:
     requests_per_connection: float | None = None
     mpm: str | None = None
     threads_per_child: int | None = None
-    cpus: int | None = None
+    cpus: float | None = None  # cores, or a quota's CPU time (0.5)
     keepalive_clients: float | None = None  # idle keep-alive clients expected at the peak
     burst: int | None = None  # requests arriving together that the pool must be ready for
     cpu_ms: float | None = None  # CPU time one request uses

@@ -213,29 +213,13 @@ def sweep(run: PlanRun) -> None:
         capacity, why, pool = _saturation_bound(mrw, lone_s, setup.service_ms, half_cpu, half_rps,
                                                 half_driver == "asyncio")
 
-        def judge() -> tuple[Verdict, str | None]:
+        def judge(best: float, best_cpu: OthersCpu | None, best_driver: str | None) -> tuple[Verdict, str | None]:
             return saturation_verdict(capacity, best, why, share_over(top_cpu),
                                       half_cpu.share if capacity < pool else 0.0, pool,
                                       at_top=_cpus_bound_at_top(best_cpu, best, best_driver == "asyncio")
                                       if capacity < pool else None)
 
-        verdict, note = judge()
-        if verdict.passed is False:
-            # One step is a sample: a short one is measured once more at MaxRequestWorkers and the
-            # best kept, as the simulate plan does (a fresh VM's mpmd event once reached 6,611
-            # req/s against 7,857 predicted with nothing else running, and 7,600-8,000 on reruns).
-            first_best = best
-            progress(f"sweep: {mrw} connections, once more")
-            step_cpu = OthersCpu(target.pids).start()
-            pt = _sweep_step(run, mrw)
-            step_cpu.stop()
-            report.points.append({**pt, "again": True})
-            top_cpu.append(step_cpu)
-            if pt["throughput_rps"] > best:
-                best, best_cpu, best_driver = pt["throughput_rps"], step_cpu, pt.get("driver")
-            verdict, note = judge()
-            report.notes.append(f"saturation measured once more at {mrw} connections: the top steps first reached "
-                                f"{first_best:.0f} req/s, then {pt['throughput_rps']:.0f}")
+        verdict, note = _judged_again(run, judge, (best, best_cpu, best_driver), top_cpu)
     report.samples += sampler.samples
     others_share = share_over(top_cpu)
     report.verdicts.append(verdict)
@@ -324,6 +308,41 @@ def _max_mem_free(setup: ValidationSetup) -> int:
         return int(setup.directives.get("MaxMemFree", 2048))
     except (TypeError, ValueError):
         return 2048
+
+
+def _judged_again(run: PlanRun, judge: Callable[[float, OthersCpu | None, str | None], tuple[Verdict, str | None]],
+                  best: tuple[float, OthersCpu | None, str | None], top_cpu: list[OthersCpu],
+                  ) -> tuple[Verdict, str | None]:
+    """The saturation verdict on the best top step (req/s, its CPU meter, its driver); while it fails, MaxRequestWorkers
+    connections measured again (at most SATURATION_RETRIES times, each meter added to
+    `top_cpu`) and the best kept, as the simulate plan does, with every try in the notes. One
+    step is a sample, and event churns there: a process whose workers are all busy closes the
+    keep-alive connections it holds, as httpd does, and the clients' reconnections land on any
+    process, so a 2 s step can end before the connections have spread (mpmd, 400 workers, 7,849
+    predicted: 5,670 req/s with 3,717 connections closed, then 7,526 with 4; in CI twice 6,5xx
+    two steps running with nothing else on the machine)."""
+    mrw, report = run.mrw, run.report
+    verdict, note = judge(*best)
+    tries: list[str] = []
+    while verdict.passed is False and len(tries) < SATURATION_RETRIES:
+        run.progress(f"sweep: {mrw} connections, once more")
+        step_cpu = OthersCpu(run.target.pids).start()
+        pt = _sweep_step(run, mrw)
+        step_cpu.stop()
+        report.points.append({**pt, "again": True})
+        top_cpu.append(step_cpu)
+        if pt["throughput_rps"] > best[0]:
+            best = (pt["throughput_rps"], step_cpu, pt.get("driver"))
+        closed = sum(pt.get("errors", {}).values())
+        tries.append(f"{pt['throughput_rps']:.0f}" + (f" ({closed} connections closed)" if closed else ""))
+        verdict, note = judge(*best)
+    if tries:
+        first = max(p["throughput_rps"] for p in report.points
+                    if p["plan"] == "sweep" and p["x"] >= mrw and not p.get("again"))
+        times = "once more" if len(tries) == 1 else f"{len(tries)} more times"
+        report.notes.append(f"saturation measured {times} at {mrw} connections: the top steps first reached "
+                            f"{first:.0f} req/s, then {', '.join(tries)}")
+    return verdict, note
 
 
 def _sweep_step(run: PlanRun, c: int) -> dict:
@@ -561,6 +580,7 @@ def _beside_crowd(run: PlanRun, crowd: int, measure: Callable[[], LoadResult]) -
 
 OTHERS_CPU_LIMIT = 0.15  # beyond this share of the CPUs taken by others, a short saturation is not judged
 SATURATION_TOLERANCE = 0.15
+SATURATION_RETRIES = 3  # top steps measured again at MaxRequestWorkers while the verdict fails
 
 
 def saturation_verdict(capacity: float, best: float, why: str, others_share: float,
