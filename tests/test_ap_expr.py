@@ -73,6 +73,10 @@ def test_the_modules_loaded_and_the_version_decide_the_names():
 
 def test_the_error_log_escapes_what_it_prints():
     assert as_logged("Parse error near '\\'") == "Parse error near '\\\\'"
+    # httpd's lexer reads bytes: a character beyond ASCII is named by its first byte
+    assert as_logged(expr_error("é")) == "Parse error near '\\xc3'"
+    assert as_logged(expr_error("-n é")) == "syntax error, unexpected T_ERROR: Parse error near '\\xc3'"
+    assert as_logged(expr_error("\udcff")) == "Parse error near '\\xff'"  # a byte not UTF-8, as the parser keeps it
     assert as_logged("tab\there \"quoted\" \x01 é") == "tab\\there \"quoted\" \\x01 \\xc3\\xa9"
 
 

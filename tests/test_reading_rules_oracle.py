@@ -908,6 +908,14 @@ READER_CASES = [
                      "xml2EncAlias UTF-8 mine\nxml2EncDefault MINE", "xml2EncDefault html")),
         ("xml2enc+proxy+proxy_html", ("ProxyHTMLBufSize abc", "proxyhtmlbufsize 10x", "ProxyHTMLBufSize ' 10'",
                                       "ProxyHTMLBufSize -5", "ProxyHTMLBufSize ''")),
+        # ProxyHTMLURLMap's condition, after old_expr's rewrite (which breaks `var` and `!var`)
+        ("xml2enc+proxy+proxy_html", (
+            "ProxyHTMLURLMap", "ProxyHTMLURLMap a b", "ProxyHTMLURLMap ( b R", "ProxyHTMLURLMap a b i var",
+            "ProxyHTMLURLMap a b i var=1", "ProxyHTMLURLMap a b i !var", "ProxyHTMLURLMap a b i !var=1",
+            "ProxyHTMLURLMap a b i var=", "ProxyHTMLURLMap a b i var='", "ProxyHTMLURLMap a b R $x",
+            "ProxyHTMLURLMap a b R \"%{x\"", "ProxyHTMLURLMap a b x \"-n %{x}\"", "ProxyHTMLURLMap a b \"\" $x",
+            "ProxyHTMLURLMap a b x \"reqenv('v') == 'a'\" extra", "ProxyHTMLURLMap a b x \"v=a b\"",
+            "ProxyHTMLURLMap a b x é", "<Location /x>\nProxyHTMLURLMap http://in/ /out/ Ri \"%{HTTP_HOSTX} == 'a'\"\n</Location>")),
         ("", ("ChrootDir /nonexistent", "ChrootDir /tmp", "ChrootDir /etc/passwd")),
         ("remoteip", ("RemoteIPTrustedProxyList /nonexistent", "RemoteIPTrustedProxyList /tmp", "RemoteIPTrustedProxyList http://",
                       "RemoteIPInternalProxyList /dev/null", "RemoteIPInternalProxyList /etc/hostname")),

@@ -237,7 +237,7 @@ class _Scanner:
         length, kind, value = _longest_match(text, pos)
         if not length:
             self.pos += 1
-            return _Token("T_ERROR", error=f"Parse error near '{c}'")
+            return _Token("T_ERROR", error=f"Parse error near '{_first_byte(c)}'")
         self.pos += length
         if kind == "regex":
             self.delim, self.buf, self.state = text[self.pos - 1], [], "regex"
@@ -502,3 +502,12 @@ def tokens(text: str, string_result: bool = False) -> Iterator[str]:
         yield token.kind
         if token.kind in ("$end", "T_ERROR"):
             return
+
+
+def _first_byte(c: str) -> str:
+    """httpd's lexer reads bytes: a character beyond ASCII is named by its first UTF-8 byte
+    ('\xc3' for 'é'), kept as a lone surrogate so that the log's escaping writes that byte."""
+    if c.isascii():
+        return c
+    first = c.encode("utf-8", "surrogateescape")[0]
+    return chr(0xDC00 + first) if first >= 0x80 else chr(first)

@@ -24,7 +24,7 @@ from apachetune.config import observed
 from apachetune.config.conditions import Version, at_least
 from apachetune.config.effective import ResolvedDirective
 from apachetune.config.pcre import regex_surely_invalid
-from apachetune.config.words import WHITESPACE, is_url, join_words, split_words
+from apachetune.config.words import WHITESPACE, is_url, join_words, next_word, split_words
 from apachetune.lint.checks import filters, proxy_params
 from apachetune.lint.checks.core_readers import (
     AFTER_2_4_63,
@@ -1004,6 +1004,32 @@ def _in_document_order(ctx: LintContext, items: list[ResolvedDirective]) -> list
     return [i for i in ctx.eff.in_order() if isinstance(i, ResolvedDirective) and id(i) in wanted]
 
 
+# mod_proxy_html's old_expr: an old-style condition (var, var=val, !var) rewritten to ap_expr
+_OLD_CONDITION = re.compile(r"^(!)?([A-Za-z0-9_]+)((=)(.+))?$", re.DOTALL)
+
+
+def _proxy_html_url_map(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    r"""set_urlmap (RAW_ARGS): from, to and flags by ap_getword_conf, a condition after non-empty
+    flags; nothing is refused but the condition, which old_expr rewrites first
+    (s/^(!)?(\w+)((=)(.+))?$/reqenv('$2')$1$4'$5'/, then '!' moved to the front of a negation
+    without '=', dropping the last character) and ap_expr parses as a condition. The rewrite
+    breaks the forms it was meant for but var=val: `ProxyHTMLURLMap a b i var` is refused by
+    httpd 2.4 with "syntax error, unexpected T_STR_BEGIN". The pattern is not compiled here
+    (httpd does not check it)."""
+    text = item.args_text
+    pos = next_word(text, next_word(text)[1])[1]
+    flags, pos = next_word(text, pos)
+    cond = next_word(text, pos)[0] if flags else ""
+    if not cond:
+        return None
+    if m := _OLD_CONDITION.match(cond):
+        new = f"reqenv('{m[2]}'){m[1] or ''}{m[4] or ''}'{m[5] or ''}'"
+        if cond[0] == "!" and "=" not in cond:
+            new = "!" + new[:-1]
+        cond = new
+    return expression_error(ctx, cond)
+
+
 _READERS = (
     ("alias", "alias_module", _alias),
     ("scriptalias", "alias_module", _alias),
@@ -1046,6 +1072,7 @@ _READERS = (
     ("proxyiobuffersize", "proxy_module", lambda ctx, item: _at_least_512("ProxyIOBufferSize", item, atol)),
     ("proxytimeout", "proxy_module", lambda ctx, item: (
         "Proxy Timeout must be at least 1 second." if len(item.args) == 1 and atoi(item.args[0]) < 1 else None)),
+    ("proxyhtmlurlmap", "proxy_html_module", _proxy_html_url_map),
     ("balancergrowth", "proxy_module", lambda ctx, item: (
         "BalancerGrowth must be between 0 and 1000" if len(item.args) == 1 and not 0 <= atoi(item.args[0]) <= 1000
         else None)),
