@@ -822,6 +822,13 @@ READER_CASES = [
         ("auth_basic", tuple(f"<Directory /srv>\nAuthBasicUseDigestAlgorithm {v}\n</Directory>"
                              for v in ("OFF", "md5", "SHA-256"))),
         ("socache_shmcb+ssl", ("SSLVHostSNIPolicy Secure", "SSLVHostSNIPolicy authonly", "SSLVHostSNIPolicy x")),
+        # SSLRequire: its raw text (quotes and all) parsed as a condition, the old syntax's words included
+        ("socache_shmcb+ssl", tuple(f"<Location /x>\nSSLRequire{line}\n</Location>" for line in (
+            " %{SSL_CIPHER} !~ m/^(EXP|NULL)-/ and %{SSL_CLIENT_S_DN_O} eq \"Snake Oil, Ltd.\"",
+            " \"%{SSL_CIPHER} == 'x'\"", " %{SSL_CIPHERX} == \"x\"", " ( %{TIME_WDAY} >= 1 and %{TIME_WDAY} <= 5 )",
+            " %{SSL_CLIENT_VERIFY} eq \"SUCCESS\" and file(\"/etc/x\") =~ /y/", " %{TIME_WDAY} >= 1 and", "",
+            " %{SSL_CLIENT_S_DN_OU} in {\"Staff\", \"CA\", \"Dev\"}", " é", " %{HTTP_HOST} =~ m#(#",
+            " %{FOO} == \"a\"", "   true   ", " not (%{A} eq \"x\")", " %{SSL_CIPHER_USEKEYSIZE} >= 128"))),
         ("lua", tuple(f"<Directory /srv>\n{v}\n</Directory>" for v in (
             "LuaInherit Parent-First", "LuaInherit x", "LuaCodeCache STAT", "LuaCodeCache x", "LuaScope server 1 5",
             "LuaScope Server", "LuaScope thread"))),
@@ -917,6 +924,10 @@ READER_CASES = [
             "ProxyHTMLURLMap a b x \"reqenv('v') == 'a'\" extra", "ProxyHTMLURLMap a b x \"v=a b\"",
             "ProxyHTMLURLMap a b x é", "<Location /x>\nProxyHTMLURLMap http://in/ /out/ Ri \"%{HTTP_HOSTX} == 'a'\"\n</Location>")),
         ("", ("ChrootDir /nonexistent", "ChrootDir /tmp", "ChrootDir /etc/passwd")),
+        # APR-util's driver files, as this machine has them (Debian ships sqlite3's; mysql, pgsql
+        # and odbc are packages of their own)
+        ("dbd", ("DBDriver sqlite3", "DBDriver bogus", "DBDriver SQLite3", "DBDriver pgsql", "DBDriver ../x",
+                 "DBDriver ''", "<VirtualHost *:80>\nDBDriver mysql\n</VirtualHost>", "DBDriver sqlite3\nDBDriver x")),
         ("remoteip", ("RemoteIPTrustedProxyList /nonexistent", "RemoteIPTrustedProxyList /tmp", "RemoteIPTrustedProxyList http://",
                       "RemoteIPInternalProxyList /dev/null", "RemoteIPInternalProxyList /etc/hostname")),
         ("heartbeat", ("HeartbeatAddress foo", "HeartbeatAddress 239.0.0.1:27999", "HeartbeatAddress [::1]:27999",

@@ -8,7 +8,9 @@ parse_network, looks_like_ip) and network_io/unix/inet_pton.c."""
 from __future__ import annotations
 
 import ipaddress
+import os
 import socket
+from collections.abc import Callable
 
 from apachetune.mpm.numbers import strtol
 
@@ -170,3 +172,31 @@ def filepath_merge(root: str, path: str) -> str:
         segments.append(part)
     merged = "/" + "/".join(segments)
     return merged + "/" if path.endswith("/") and merged != "/" else merged
+
+
+# Where the APR-util library may be (multi-arch Debian/Ubuntu, RHEL's lib64, a source build);
+# its DSO drivers are in its apr-util-1/ directory (APU_DSO_LIBDIR)
+_LIB_DIRS = ("/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+             "/lib/aarch64-linux-gnu", "/usr/lib64", "/lib64", "/usr/lib", "/usr/local/lib", "/usr/local/apr/lib")
+
+
+def dbd_driver_dirs(local: Callable[[str], str] = lambda p: p) -> list[str]:
+    """The directories apr_dbd_get_driver looks for apr_dbd_NAME-1.so in (apu_dso_load: each
+    LD_LIBRARY_PATH entry and its apr-util-1/, then APU_DSO_LIBDIR), as far as they can be known
+    here: the apr-util-1/ beside each libaprutil-1 found (`local` maps a path into --root).
+    Empty when no APR-util with DSO drivers is found (a build with the drivers linked in, or
+    none): nothing can be said."""
+    found = []
+    for d in _LIB_DIRS:
+        here = local(d)
+        try:
+            names = os.listdir(here)
+        except OSError:
+            continue
+        if any(n.startswith("libaprutil-1.so") for n in names) and os.path.isdir(os.path.join(here, "apr-util-1")):
+            found.append(os.path.join(here, "apr-util-1"))
+    if not found:
+        return []
+    for d in filter(None, os.environ.get("LD_LIBRARY_PATH", "").split(":")):
+        found += [d, os.path.join(d, "apr-util-1")]
+    return found

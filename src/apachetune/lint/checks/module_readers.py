@@ -1004,6 +1004,14 @@ def _in_document_order(ctx: LintContext, items: list[ResolvedDirective]) -> list
     return [i for i in ctx.eff.in_order() if isinstance(i, ResolvedDirective) and id(i) in wanted]
 
 
+def _ssl_require(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """ssl_cmd_SSLRequire (RAW_ARGS): the raw text, quotes and all, parsed as a condition (the
+    old syntax's `and`, `eq`, file() are the parser's own; AP_EXPR_FLAG_SSL_EXPR_COMPAT only
+    changes how it is evaluated)."""
+    err = expression_error(ctx, item.args_text)
+    return f"SSLRequire: {err}" if err else None
+
+
 # mod_proxy_html's old_expr: an old-style condition (var, var=val, !var) rewritten to ap_expr
 _OLD_CONDITION = re.compile(r"^(!)?([A-Za-z0-9_]+)((=)(.+))?$", re.DOTALL)
 
@@ -1073,6 +1081,7 @@ _READERS = (
     ("proxytimeout", "proxy_module", lambda ctx, item: (
         "Proxy Timeout must be at least 1 second." if len(item.args) == 1 and atoi(item.args[0]) < 1 else None)),
     ("proxyhtmlurlmap", "proxy_html_module", _proxy_html_url_map),
+    ("sslrequire", "ssl_module", _ssl_require),
     ("balancergrowth", "proxy_module", lambda ctx, item: (
         "BalancerGrowth must be between 0 and 1000" if len(item.args) == 1 and not 0 <= atoi(item.args[0]) <= 1000
         else None)),

@@ -21,13 +21,25 @@ import os
 from collections.abc import Callable, Iterator
 
 from apachetune.config import observed
-from apachetune.config.apr import AddressError, apr_inet_pton6, ip_subnet_error, parse_addr_port
+from apachetune.config.apr import (
+    AddressError,
+    apr_inet_pton6,
+    dbd_driver_dirs,
+    ip_subnet_error,
+    parse_addr_port,
+)
 from apachetune.config.conditions import Version, at_least
 from apachetune.config.directives import lookup
 from apachetune.config.effective import ResolvedDirective
 from apachetune.config.pcre import regex_surely_invalid
 from apachetune.config.words import WHITESPACE, split_words, take_argv
-from apachetune.lint.checks.core_readers import AFTER_2_4_63, path_to_check, refusal, strtoff_error
+from apachetune.lint.checks.core_readers import (
+    AFTER_2_4_63,
+    path_to_check,
+    refusal,
+    strtoff_error,
+    tree_is_here,
+)
 from apachetune.lint.checks.errorlog_format import error_log_format
 from apachetune.lint.checks.expressions import expression_error
 from apachetune.lint.checks.module_readers import PATH_SECTIONS, SOCACHE_PROVIDERS
@@ -654,6 +666,20 @@ def _chroot_dir(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return "ChrootDir must be a valid directory" if checked and not observed.isdir(checked[1]) else None
 
 
+def _dbd_driver(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """dbd_param(cmd_name): apr_dbd_get_driver loads apr_dbd_NAME-1.so, the name as written.
+    Judged on a tree installed here (its httpd loads this machine's APR-util drivers) when the
+    drivers' directory is found (config/apr.dbd_driver_dirs); a file that is there but lacks
+    the driver's symbol is not looked into."""
+    name = item.args[0]
+    if not name or not tree_is_here(ctx) or not (dirs := dbd_driver_dirs(ctx.eff.local)):  # "": the count's refusal
+        return None
+    module = f"apr_dbd_{name}-1.so"
+    if any(os.path.isfile(os.path.join(d, module)) for d in dirs):
+        return None
+    return f"Can't load driver file apr_dbd_{name}.so"
+
+
 def _file_opened_at_start(ctx: LintContext, item: ResolvedDirective) -> str | None:
     """A ServerRoot-relative file its handler opens while reading (ap_pcfg_openfile: a regular
     file, or /dev/null): mod_remoteip's proxy lists, mod_session_crypto's passphrase file. What
@@ -1156,6 +1182,7 @@ _READERS: dict[str, tuple[str, Reader]] = {
     "xml2encdefault": ("xml2enc_module", _xml2enc_default),
     "proxyhtmlbufsize": ("proxy_html_module", _int_slot),
     "chrootdir": ("core", _chroot_dir),  # mod_unixd, compiled into httpd
+    "dbdriver": ("dbd_module", _dbd_driver),
     "remoteiptrustedproxylist": ("remoteip_module", _file_opened_at_start),
     "remoteipinternalproxylist": ("remoteip_module", _file_opened_at_start),
     "userdir": ("userdir_module", _requires_argument("UserDir requires an argument.", "word")),
