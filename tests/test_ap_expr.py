@@ -71,6 +71,17 @@ def test_the_modules_loaded_and_the_version_decide_the_names():
     assert expr_error("-R 'x'", lookups=Lookups(others=True)) == "parsing of subnet/netmask failed"
 
 
+def test_a_restricted_parse_refuses_core_s_file_functions_and_tests():
+    """AP_EXPR_FLAG_RESTRICTED (mod_authnz_fcgi's UserExpr): file() and filesize(), any case,
+    and the unary file tests, case-sensitive as those are; the rest as usual."""
+    restricted = Lookups(restricted=True)
+    assert expr_error("%{FILE:/x}", string_result=True, lookups=restricted) == "file not available in restricted context"
+    assert expr_error("filesize('/x') -gt 1", lookups=restricted) == "filesize not available in restricted context"
+    assert expr_error("-x '/bin/sh'", lookups=restricted) == "-x not available in restricted context"
+    assert expr_error("-F '/x' && -n %{md5:a}", lookups=restricted) is None
+    assert expr_error("%{FILE:/x}", string_result=True) is None
+
+
 def test_the_error_log_escapes_what_it_prints():
     assert as_logged("Parse error near '\\'") == "Parse error near '\\\\'"
     # httpd's lexer reads bytes: a character beyond ASCII is named by its first byte

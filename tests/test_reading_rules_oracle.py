@@ -924,6 +924,29 @@ READER_CASES = [
             "ProxyHTMLURLMap a b x \"reqenv('v') == 'a'\" extra", "ProxyHTMLURLMap a b x \"v=a b\"",
             "ProxyHTMLURLMap a b x é", "<Location /x>\nProxyHTMLURLMap http://in/ /out/ Ri \"%{HTTP_HOSTX} == 'a'\"\n</Location>")),
         ("", ("ChrootDir /nonexistent", "ChrootDir /tmp", "ChrootDir /etc/passwd")),
+        # mod_authnz_fcgi: a provider's type, name and backend (resolved at once: addresses and
+        # localhost only), a FastCGI authz provider's Require line, the authn check's options
+        ("authnz_fcgi+authn_core+authz_core+auth_basic", (
+            "AuthnzFcgiDefineProvider", "AuthnzFcgiDefineProvider x", "AuthnzFcgiDefineProvider AuthZ",
+            "AuthnzFcgiDefineProvider authz n", "AuthnzFcgiDefineProvider authz n http://a:1/",
+            "AuthnzFcgiDefineProvider authz n fcgi://a:99999/", "AuthnzFcgiDefineProvider authz n fcgi://:9000/",
+            "AuthnzFcgiDefineProvider authz n fcgi://[::1]:9000", "AuthnzFcgiDefineProvider authz n fcgi://::1:9000",
+            "AuthnzFcgiDefineProvider authz n fcgi://127.0.0.1:9000/ x", "AuthnzFcgiDefineProvider authz n FCGI://a:9/",
+            "AuthnzFcgiDefineProvider authz n fcgi://127.0.0.1:123456/", "AuthnzFcgiDefineProvider authz n fcgi://a:b:9/",
+            "AuthnzFcgiDefineProvider authz n fcgi://localhost:9000//", "AuthnzFcgiDefineProvider authz n fcgi://[a:b]:9",
+            "AuthnzFcgiDefineProvider authz n fcgi://localhost:9000 ''", "AuthnzFcgiDefineProvider authz n fcgi://1.2.3:0",
+            "<VirtualHost *:80>\nAuthnzFcgiDefineProvider x\n</VirtualHost>",
+            "AuthnzFcgiDefineProvider authz myp fcgi://127.0.0.1:10103/\n<Location /x>\nRequire myp\n</Location>",
+            "AuthnzFcgiDefineProvider authnz myp fcgi://127.0.0.1:10103/\n<Location /x>\nRequire myp a\n</Location>",
+            "AuthnzFcgiDefineProvider AuthN myp fcgi://127.0.0.1:10103/\n<Location /x>\nRequire myp a\n</Location>",
+            "AuthnzFcgiDefineProvider authn myp fcgi://127.0.0.1:1/\n<Location /x>\nAuthType Basic\nAuthName x\n"
+            "AuthBasicProvider myp\nRequire valid-user\n</Location>",
+            "AuthnzFcgiCheckAuthnProvider", "AuthnzFcgiCheckAuthnProvider none",
+            *(f"<Location /x>\nAuthnzFcgiCheckAuthnProvider {args}\n</Location>" for args in (
+                "None x", "p Authoritative", "p Authoritative maybe", "p RequireBasicAuth ON DefaultUser u",
+                "p UserExpr %{FOO}", "p UserExpr \"%{reqenv:U}\" x y", "p UserExpr \"%{file:/etc/passwd}\"",
+                "p UserExpr \"%{tolower:%{REMOTE_USER}}\"", "p Bogus 1", "p UserExpr \"%{FILESIZE:/x}\"",
+                "p DefaultUser ''", "p DefaultUser '' ''", "p UserExpr \"%{md5:%{REMOTE_USER}}\"")))),
         # APR-util's driver files, as this machine has them (Debian ships sqlite3's; mysql, pgsql
         # and odbc are packages of their own)
         ("dbd", ("DBDriver sqlite3", "DBDriver bogus", "DBDriver SQLite3", "DBDriver pgsql", "DBDriver ../x",

@@ -42,6 +42,9 @@ class Lookups:
     hcheck: bool = False
     version: str = "2.4.71"
     others: bool = False  # a module apachetune has no table for is loaded: it may answer any name
+    # AP_EXPR_FLAG_RESTRICTED (mod_authnz_fcgi's UserExpr, mod_include): core's file functions
+    # and file tests are refused
+    restricted: bool = False
 
     def has(self, name: str) -> bool:
         """Whether core's table has `name` (lower case) in this version."""
@@ -68,6 +71,8 @@ _SINCE = {"remote_port": "2.4.26", "http2": "2.4.19", "ldap": "2.4.53"}  # the n
 _CORE_UNARY = frozenset("nzRTdefsLhxFUA")  # compared case-sensitively, unlike the rest
 _CORE_BINARY = frozenset(("ipmatch", "fnmatch", "strmatch", "strcmatch"))
 _SUBNET_OPERATORS = {("unary", "R"), ("binary", "ipmatch")}
+_FILE_FUNCTIONS = frozenset(("file", "filesize"))  # the providers marked restricted
+_FILE_TESTS = frozenset("defsLhx")
 
 _KIND_WORDS = {"var": "Variable", "func": "Function", "list": "List-returning function",
                "unary": "Unary operator", "binary": "Binary operator"}
@@ -85,7 +90,8 @@ def _lookup(kind: str, name: str, arg: str | None, lookups: Lookups) -> str | No
             return None
     elif kind == "func":
         if lower in _CORE_FUNCTIONS and lookups.has(lower):
-            return None
+            return f"{lower} not available in restricted context" if lookups.restricted and lower in _FILE_FUNCTIONS \
+                else None
         if (lookups.ssl and lower == "ssl") or (lookups.hcheck and lower == "hc"):
             return None
     elif kind == "list":
@@ -93,6 +99,8 @@ def _lookup(kind: str, name: str, arg: str | None, lookups: Lookups) -> str | No
             return None
     elif kind == "unary":
         if name in _CORE_UNARY:
+            if lookups.restricted and name in _FILE_TESTS:
+                return f"-{name} not available in restricted context"
             return _subnet_error(name, arg) if name == "R" else None
     elif lower in _CORE_BINARY:
         return _subnet_error(name, arg) if lower == "ipmatch" else None

@@ -41,7 +41,7 @@ def _providers(ctx: LintContext) -> set[str] | None:
     names = {n for module, provided in AUTHZ_PROVIDERS.items() if ctx.module_loaded(module) for n in provided}
     for lname, index in _NAMED_PROVIDERS.items():
         for item in ctx.items_named(lname):
-            if len(item.args) > index and not (lname == "authnzfcgidefineprovider" and item.args[0] == "authn"):
+            if len(item.args) > index and not (lname == "authnzfcgidefineprovider" and item.args[0].lower() == "authn"):
                 names.add(item.args[index])
     return names
 
@@ -55,6 +55,7 @@ def refused(ctx: LintContext) -> Iterator[Finding]:
     known = _providers(ctx)
     methods = _methods(ctx)
     ldap = ctx.module_loaded("authnz_ldap_module")
+    fcgi = _fcgi_authz_providers(ctx)
     for item in items:
         words = list(item.args)
         negated = bool(words) and words[0].lower() == "not"
@@ -77,6 +78,10 @@ def refused(ctx: LintContext) -> Iterator[Finding]:
         if provider == "ip" and (message := require_ip_error(words[1:])):
             yield refusal(ctx, message, item)
             continue
+        if provider in fcgi and len(words) > 1:
+            yield refusal(ctx, "mod_authnz_fcgi doesn't support restrictions on providers (i.e., multiple require "
+                               "args)", item)
+            continue
         if negated:
             logic = next((p.lname for p in reversed(item.parents)
                           if p.lname in ("requireall", "requireany", "requirenone")), "requireany")
@@ -91,6 +96,17 @@ BUILTIN_METHODS = frozenset({
     "GET", "HEAD", "PUT", "POST", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH", "PROPFIND", "PROPPATCH", "MKCOL",
     "COPY", "MOVE", "LOCK", "UNLOCK", "VERSION-CONTROL", "CHECKOUT", "UNCHECKOUT", "CHECKIN", "UPDATE", "LABEL",
     "REPORT", "MKWORKSPACE", "MKACTIVITY", "BASELINE-CONTROL", "MERGE"})
+
+
+def _fcgi_authz_providers(ctx: LintContext) -> set[str]:
+    """The authz providers AuthnzFcgiDefineProvider registers (type authz or authnz), whose
+    Require line takes no more words (fcgi_authz_parse); a shipped module's own name is left
+    to that module."""
+    if not ctx.module_loaded("authnz_fcgi_module"):
+        return set()
+    builtin = {n for names in AUTHZ_PROVIDERS.values() for n in names}
+    return {item.args[1] for item in ctx.items_named("authnzfcgidefineprovider")
+            if len(item.args) > 1 and item.args[0].lower() in ("authz", "authnz") and item.args[1] not in builtin}
 
 
 def _methods(ctx: LintContext) -> frozenset[str]:

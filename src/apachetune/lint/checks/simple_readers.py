@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 
 from apachetune.config import observed
+from apachetune.config.ap_expr import expr_error
 from apachetune.config.apr import (
     AddressError,
     apr_inet_pton6,
@@ -33,6 +35,7 @@ from apachetune.config.directives import lookup
 from apachetune.config.effective import ResolvedDirective
 from apachetune.config.pcre import regex_surely_invalid
 from apachetune.config.words import WHITESPACE, split_words, take_argv
+from apachetune.lint.checks.authnz_fcgi import check_authn_error, define_provider_error
 from apachetune.lint.checks.core_readers import (
     AFTER_2_4_63,
     path_to_check,
@@ -42,6 +45,7 @@ from apachetune.lint.checks.core_readers import (
 )
 from apachetune.lint.checks.errorlog_format import error_log_format
 from apachetune.lint.checks.expressions import expression_error
+from apachetune.lint.checks.expressions import lookups as expr_lookups
 from apachetune.lint.checks.module_readers import PATH_SECTIONS, SOCACHE_PROVIDERS
 from apachetune.lint.checks.proxy_params import hcheck_param_error
 from apachetune.lint.checks.xml_charsets import ERROR, NONE, parse_char_encoding
@@ -680,6 +684,22 @@ def _dbd_driver(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return f"Can't load driver file apr_dbd_{name}.so"
 
 
+def _fcgi_define(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """AuthnzFcgiDefineProvider (authnz_fcgi.py); in a virtual host its GLOBAL_ONLY check refuses
+    it first (a check AT504's table leaves out: a regex compiled before it could fail)."""
+    if any(p.lname == "virtualhost" for p in item.parents):
+        return "AuthnzFcgiDefineProvider cannot occur within <VirtualHost> section"
+    return None if item.parents else define_provider_error(take_argv(item.args))
+
+
+def _fcgi_check_authn(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """AuthnzFcgiCheckAuthnProvider (authnz_fcgi.py): UserExpr is parsed restricted (no file
+    functions or tests) for a string."""
+    lookups = replace(expr_lookups(ctx), restricted=True)
+    return check_authn_error(take_argv(item.args), lambda text: expr_error(
+        text, string_result=True, lookups=lookups, regex_invalid=regex_surely_invalid))
+
+
 def _file_opened_at_start(ctx: LintContext, item: ResolvedDirective) -> str | None:
     """A ServerRoot-relative file its handler opens while reading (ap_pcfg_openfile: a regular
     file, or /dev/null): mod_remoteip's proxy lists, mod_session_crypto's passphrase file. What
@@ -1183,6 +1203,8 @@ _READERS: dict[str, tuple[str, Reader]] = {
     "proxyhtmlbufsize": ("proxy_html_module", _int_slot),
     "chrootdir": ("core", _chroot_dir),  # mod_unixd, compiled into httpd
     "dbdriver": ("dbd_module", _dbd_driver),
+    "authnzfcgidefineprovider": ("authnz_fcgi_module", _fcgi_define),
+    "authnzfcgicheckauthnprovider": ("authnz_fcgi_module", _fcgi_check_authn),
     "remoteiptrustedproxylist": ("remoteip_module", _file_opened_at_start),
     "remoteipinternalproxylist": ("remoteip_module", _file_opened_at_start),
     "userdir": ("userdir_module", _requires_argument("UserDir requires an argument.", "word")),
@@ -1219,7 +1241,8 @@ _ANY_COUNT = {"rewriteoptions", "fancyindexing", "ssllog", "sslloglevel", "sslca
               "errorlogformat", "charsetoptions", "extfilteroptions", "mdmember", "mdmembers", "authdigestqop", "luascope",
               "userdir", "remoteipproxyprotocolexceptions", "sessiondbdcookiename", "sessiondbdcookiename2",
               "sessioncookiename", "sessioncookiename2", "proxyhcexpr", "proxyhctemplate", "mdomain", "mdprivatekeys",
-              "allow", "deny", "authbasicfake", "logmessage", "mdportmap"}
+              "allow", "deny", "authbasicfake", "logmessage", "mdportmap", "authnzfcgidefineprovider",
+              "authnzfcgicheckauthnprovider"}
 
 
 # multiviews_match's flags; each word adds one, and some may not be combined
