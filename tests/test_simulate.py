@@ -405,7 +405,7 @@ def test_the_same_seed_gives_the_same_run_in_another_process():
     import sys
 
     argv = [sys.executable, "-m", "apachetune", "simulate", "--mpm", "event", "--clients", "100", "--service",
-            "exp:2ms", "--seconds", "3", "--worker-return", "45us", "--client-first", "0.13", "--turnaround",
+            "exp:2ms", "--seconds", "1", "--worker-return", "45us", "--client-first", "0.13", "--turnaround",
             "lognormal:111us:0.44", "--format", "json"]
 
     def once() -> dict:

@@ -174,6 +174,10 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
     from apachetune.simulate.workload import ServiceTime, Workload
     from apachetune.validate.section import load_directives, silent_connection_timeouts
 
+    if plot_dir:
+        from apachetune.report.plots import require_matplotlib
+
+        require_matplotlib()
     service_time = _documents(ServiceTime.parse(service), documents, per_kib, access_log)
     replay: tuple[tuple[float, float | None], ...] = ()
     source = ""

@@ -13,6 +13,14 @@ if TYPE_CHECKING:
     from apachetune.simulate.run import SimResult
 
 
+def require_matplotlib() -> None:
+    """Refuse --plot at once without matplotlib, before seconds of simulation are spent."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise UsageError("--plot needs matplotlib: pip install 'apachetune[plots]'") from None
+
+
 def write_simulation_plots(directory: str, runs: list[tuple[str, SimResult, list[CurvePoint]]],
                            knee: Knee) -> list[Path]:
     """`runs`: (label, the simulation, its curve). Writes curve.png and processes.png."""
