@@ -169,15 +169,13 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
     (seconds of real time for minutes of load)."""
     from apachetune.cli.options import httpd_version_or_installed, modelled_version
     from apachetune.errors import UsageError
+    from apachetune.report.plots import require_matplotlib
     from apachetune.simulate import simulate
     from apachetune.simulate.syn import SynSchedule
     from apachetune.simulate.workload import ServiceTime, Workload
     from apachetune.validate.section import load_directives, silent_connection_timeouts
 
-    if plot_dir:
-        from apachetune.report.plots import require_matplotlib
-
-        require_matplotlib()
+    require_matplotlib(plot_dir)
     service_time = _documents(ServiceTime.parse(service), documents, per_kib, access_log)
     replay: tuple[tuple[float, float | None], ...] = ()
     source = ""

@@ -13,8 +13,11 @@ if TYPE_CHECKING:
     from apachetune.simulate.run import SimResult
 
 
-def require_matplotlib() -> None:
-    """Refuse --plot at once without matplotlib, before seconds of simulation are spent."""
+def require_matplotlib(plot_dir: str | None) -> None:
+    """Refuse --plot (a `plot_dir` given) at once without matplotlib, before seconds of
+    simulation are spent."""
+    if not plot_dir:
+        return
     try:
         import matplotlib  # noqa: F401
     except ImportError:
