@@ -924,6 +924,11 @@ READER_CASES = [
             "ProxyHTMLURLMap a b x \"reqenv('v') == 'a'\" extra", "ProxyHTMLURLMap a b x \"v=a b\"",
             "ProxyHTMLURLMap a b x é", "<Location /x>\nProxyHTMLURLMap http://in/ /out/ Ri \"%{HTTP_HOSTX} == 'a'\"\n</Location>")),
         ("", ("ChrootDir /nonexistent", "ChrootDir /tmp", "ChrootDir /etc/passwd")),
+        # mod_md's CA names (the installed module's own) or a URI
+        ("md+socache_shmcb+ssl+watchdog", (
+            "MDCertificateAuthority letsencrypt-staging", "MDCertificateAuthority https://acme.example/dir",
+            "MDCertificateAuthority LetsEncrypt-Test buypass zzzca", "MDCertificateAuthority x:y",
+            "<MDomainSet a.org>\nMDCertificateAuthority bogus\n</MDomainSet>", "MDCertificateAuthority '' letsencrypt")),
         # mod_authnz_fcgi: a provider's type, name and backend (resolved at once: addresses and
         # localhost only), a FastCGI authz provider's Require line, the authn check's options
         ("authnz_fcgi+authn_core+authz_core+auth_basic", (

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from functools import cache
 
 from apachetune.config import observed
 from apachetune.config.ap_expr import expr_error
@@ -621,6 +622,48 @@ def _md_http_proxy(ctx: LintContext, item: ResolvedDirective) -> str | None:
     return None if scheme.lower() in ("http", "https") else "uri scheme must be http or https"
 
 
+# md_core.c's KNOWN_CAs (httpd 2.4.71's mod_md), in its order, for the message
+_MD_KNOWN_CAS = ("LetsEncrypt", "LetsEncrypt-Test", "Buypass", "Buypass-Test")
+
+
+def _md_ca(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """md_get_ca_url_from_name for each word: a known CA name (without case), else an absolute
+    URI. Judged for a plain word (no ':', so surely no URI: "missing uri scheme") when the mod_md
+    loaded here is at hand and its file does not hold the word as a name of its own (a newer
+    mod_md may know more CAs than 2.4.71's four; any short string of the file counts, so "x"
+    passes: lenient, never a false refusal). An empty word is no name and no URI."""
+    names = _md_module_strings(ctx)
+    if names is None:
+        return None
+    for word in take_argv(item.args):
+        if not all(c.isascii() and (c.isalnum() or c in "._-") for c in word):
+            continue  # (a URI, or text apr_uri_parse may read otherwise: not judged)
+        if word.lower() in names:
+            continue
+        return (f"The CA name '{word}' is not known and it is not a URL either (missing uri scheme). "
+                f"Known CA names are: {' '.join(_MD_KNOWN_CAS)}.")
+    return None
+
+
+def _md_module_strings(ctx: LintContext) -> frozenset[str] | None:
+    """The lower-cased NUL-terminated words of the mod_md file this tree loads, when the tree is
+    installed here and the file holds 2.4.71's CA names; else None."""
+    so = ctx.eff.modules.get("md_module")
+    if not tree_is_here(ctx) or not so or so == "(built-in)":
+        return None
+    return _nul_words(ctx.eff.local(so))
+
+
+@cache
+def _nul_words(path: str) -> frozenset[str] | None:
+    try:
+        data = open(path, "rb").read()  # noqa: SIM115 (read at once)
+    except OSError:
+        return None
+    words = frozenset(w.decode("ascii", "replace").lower() for w in data.split(b"\0") if 0 < len(w) < 64)
+    return words if all(n.lower() in words for n in _MD_KNOWN_CAS) else None
+
+
 def _md_members(ctx: LintContext, item: ResolvedDirective) -> str | None:
     """md_config_sec_add_members outside a section: one word, auto or manual."""
     if any(p.lname in _MD_SECTIONS for p in item.parents) or not item.args:
@@ -1203,6 +1246,7 @@ _READERS: dict[str, tuple[str, Reader]] = {
     "proxyhtmlbufsize": ("proxy_html_module", _int_slot),
     "chrootdir": ("core", _chroot_dir),  # mod_unixd, compiled into httpd
     "dbdriver": ("dbd_module", _dbd_driver),
+    "mdcertificateauthority": ("md_module", _md_ca),
     "authnzfcgidefineprovider": ("authnz_fcgi_module", _fcgi_define),
     "authnzfcgicheckauthnprovider": ("authnz_fcgi_module", _fcgi_check_authn),
     "remoteiptrustedproxylist": ("remoteip_module", _file_opened_at_start),
@@ -1241,7 +1285,7 @@ _ANY_COUNT = {"rewriteoptions", "fancyindexing", "ssllog", "sslloglevel", "sslca
               "errorlogformat", "charsetoptions", "extfilteroptions", "mdmember", "mdmembers", "authdigestqop", "luascope",
               "userdir", "remoteipproxyprotocolexceptions", "sessiondbdcookiename", "sessiondbdcookiename2",
               "sessioncookiename", "sessioncookiename2", "proxyhcexpr", "proxyhctemplate", "mdomain", "mdprivatekeys",
-              "allow", "deny", "authbasicfake", "logmessage", "mdportmap", "authnzfcgidefineprovider",
+              "allow", "deny", "authbasicfake", "logmessage", "mdportmap", "authnzfcgidefineprovider", "mdcertificateauthority",
               "authnzfcgicheckauthnprovider"}
 
 
