@@ -928,7 +928,11 @@ READER_CASES = [
         ("md+socache_shmcb+ssl+watchdog", (
             "MDCertificateAuthority letsencrypt-staging", "MDCertificateAuthority https://acme.example/dir",
             "MDCertificateAuthority LetsEncrypt-Test buypass zzzca", "MDCertificateAuthority x:y",
-            "<MDomainSet a.org>\nMDCertificateAuthority bogus\n</MDomainSet>", "MDCertificateAuthority '' letsencrypt")),
+            "<MDomainSet a.org>\nMDCertificateAuthority bogus\n</MDomainSet>", "MDCertificateAuthority '' letsencrypt",
+            # the external account binding's JSON file, ServerRoot-relative (what it holds is not judged)
+            "MDExternalAccountBinding NONE", "MDExternalAccountBinding a", "MDExternalAccountBinding a b",
+            "mdexternalaccountbinding /nonexistent", "MDExternalAccountBinding /tmp",
+            "<MDomainSet a.org>\nMDExternalAccountBinding /nonexistent\n</MDomainSet>")),
         # mod_authnz_fcgi: a provider's type, name and backend (resolved at once: addresses and
         # localhost only), a FastCGI authz provider's Require line, the authn check's options
         ("authnz_fcgi+authn_core+authz_core+auth_basic", (

@@ -759,6 +759,17 @@ def _file_opened_at_start(ctx: LintContext, item: ResolvedDirective) -> str | No
     return None
 
 
+def _md_eab(ctx: LintContext, item: ResolvedDirective) -> str | None:
+    """md_config_set_eab with one word: "none" (any case), else a ServerRoot-relative JSON file
+    that must be a regular file (md_file_exists); what it holds is not judged here."""
+    if len(item.args) != 1 or item.args[0].lower() == "none" or not item.args[0]:
+        return None
+    checked = path_to_check(ctx, item.args[0])
+    if checked is None or observed.isfile(checked[1]):
+        return None
+    return f"MDExternalAccountBinding: file not found: {checked[0]}"
+
+
 def _heartbeat(label: str, where: str, resolve_failed: str) -> Callable[[ResolvedDirective], str | None]:
     """cmd_hb_address / cmd_hm_listen: apr_parse_addr_port, a host and a port, then an IPv4
     address for the host (a name is resolved at start-up: not judged)."""
@@ -1247,6 +1258,7 @@ _READERS: dict[str, tuple[str, Reader]] = {
     "chrootdir": ("core", _chroot_dir),  # mod_unixd, compiled into httpd
     "dbdriver": ("dbd_module", _dbd_driver),
     "mdcertificateauthority": ("md_module", _md_ca),
+    "mdexternalaccountbinding": ("md_module", _md_eab),
     "authnzfcgidefineprovider": ("authnz_fcgi_module", _fcgi_define),
     "authnzfcgicheckauthnprovider": ("authnz_fcgi_module", _fcgi_check_authn),
     "remoteiptrustedproxylist": ("remoteip_module", _file_opened_at_start),
@@ -1285,7 +1297,7 @@ _ANY_COUNT = {"rewriteoptions", "fancyindexing", "ssllog", "sslloglevel", "sslca
               "errorlogformat", "charsetoptions", "extfilteroptions", "mdmember", "mdmembers", "authdigestqop", "luascope",
               "userdir", "remoteipproxyprotocolexceptions", "sessiondbdcookiename", "sessiondbdcookiename2",
               "sessioncookiename", "sessioncookiename2", "proxyhcexpr", "proxyhctemplate", "mdomain", "mdprivatekeys",
-              "allow", "deny", "authbasicfake", "logmessage", "mdportmap", "authnzfcgidefineprovider", "mdcertificateauthority",
+              "allow", "deny", "authbasicfake", "logmessage", "mdportmap", "authnzfcgidefineprovider", "mdcertificateauthority", "mdexternalaccountbinding",
               "authnzfcgicheckauthnprovider"}
 
 
