@@ -384,7 +384,8 @@ def test_httpd_event_connections_fall_back_to_the_lab_figure_when_not_measured(m
     from apachetune.validate import plans
 
     event = ValidationSetup("httpd", "event", {"ThreadsPerChild": 25}, 400, 50, 1)
-    for measured, why in ((None, "not measured here"), (0.5 / 1024, "0.5 KiB measured here is noise")):
+    for measured, why in ((None, "not measured here"), (0.5 / 1024, "0.5 KiB measured here is noise"),
+                          (49.4 / 1024, "49.4 KiB measured here took more than the connections")):
         monkeypatch.setattr(plans, "connection_mib", lambda *a, m=measured: m)
         figure, source = plans.connection_cost(None, event, 10)
         assert figure == model.EVENT_CONNECTION_MIB and why in source
