@@ -630,25 +630,32 @@ def test_the_open_loop_s_overhead_is_timed_again_while_others_took_the_cpus(monk
     assert plans.quietest_median(_plan_run("event", 4), measure) == 0.0017 and len(timed) == 2
 
 
-def test_a_short_saturation_is_measured_once_more(monkeypatch):
-    """One step is a sample: when the top steps fall short, the sweep runs MaxRequestWorkers
-    connections once more and keeps the best, saying so. Here the first steps at and beyond
-    MaxRequestWorkers are made to report half of what they served."""
+def _sweep_with_halved_steps(monkeypatch, halved_steps: int | None) -> tuple[list[int], int, dict, dict]:
+    """validate's sweep on mpmd event with its steps at and beyond MaxRequestWorkers made to
+    report half of what they served (the first `halved_steps` calls only, or all): (the steps'
+    connections in order, the exit code, the report, its saturation verdict)."""
     from apachetune.validate import plans
 
     real = plans._sweep_step
     calls: list[int] = []
 
-    def halved(run, c):
-        pt = real(run, c)
+    def halved(run_, c):
+        pt = real(run_, c)
         calls.append(c)
-        if len(calls) <= 4 and c >= run.mrw:  # the sweep's own steps, not the one more
+        if c >= run_.mrw and (halved_steps is None or len(calls) <= halved_steps):
             pt = {**pt, "throughput_rps": pt["throughput_rps"] / 2}
         return pt
 
     monkeypatch.setattr(plans, "_sweep_step", halved)
     code, data = run("validate", "--mpm", "event", "--plan", "sweep", *FAST)
-    sat = verdicts(data)["saturation throughput"]
+    return calls, code, data, verdicts(data)["saturation throughput"]
+
+
+def test_a_short_saturation_is_measured_once_more(monkeypatch):
+    """One step is a sample: when the top steps fall short, the sweep runs MaxRequestWorkers
+    connections once more and keeps the best, saying so. Here the first steps at and beyond
+    MaxRequestWorkers are made to report half of what they served."""
+    calls, code, data, sat = _sweep_with_halved_steps(monkeypatch, 4)  # the sweep's own steps, not the one more
     if calls == [2, 4, 6, 8]:  # a miss while other processes took the CPUs is not judged, nor measured again
         assert sat["passed"] is None and any("saturation throughput not judged" in n for n in data["notes"]), data
         return
@@ -665,17 +672,7 @@ def test_a_saturation_that_keeps_missing_is_measured_at_most_three_more_times(mo
     beyond MaxRequestWorkers reports half of what it served."""
     from apachetune.validate import plans
 
-    real = plans._sweep_step
-    calls: list[int] = []
-
-    def halved(run, c):
-        pt = real(run, c)
-        calls.append(c)
-        return {**pt, "throughput_rps": pt["throughput_rps"] / 2} if c >= run.mrw else pt
-
-    monkeypatch.setattr(plans, "_sweep_step", halved)
-    code, data = run("validate", "--mpm", "event", "--plan", "sweep", *FAST)
-    sat = verdicts(data)["saturation throughput"]
+    calls, code, data, sat = _sweep_with_halved_steps(monkeypatch, None)
     if calls == [2, 4, 6, 8]:  # a miss while other processes took the CPUs is not judged, nor measured again
         assert sat["passed"] is None and any("saturation throughput not judged" in n for n in data["notes"]), data
         return

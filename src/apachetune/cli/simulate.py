@@ -347,15 +347,11 @@ def _from_log(path, log_format, speed, service_time, synthetic, seconds):
 def _curves(results, workload, seconds, seed, cores, cpu_quota, by_version):
     """(label, result, knee, points) for each run: its section at loads around its knee."""
     from apachetune.simulate.curve import curve, knee
-    from apachetune.sizing.machine import cpu_allowance
 
-    machine = cpu_allowance()
-    on = cores or machine.cores
-    quota = cpu_quota if cpu_quota is not None else None if cores else machine.quota
-    cpus = min(float(on), quota) if quota is not None else float(on)  # the CPU time the knee counts
     curves = []
     for r in results:
-        k = knee(r.mpm, r.section, workload, cpus, r.costs)
+        # the CPU time the run's processors shared (its quota, else its cores); none: CPUs never bind
+        k = knee(r.mpm, r.section, workload, r.cpu_quota or r.cores or 1, r.costs)
         points = curve(r.mpm, r.section, workload, k, seconds=seconds, seed=seed, version=r.httpd_version,
                        cores=cores, costs=r.costs, accept_defer=r.accept_defer, read_timeout=r.read_timeout,
                        worker_return=r.worker_return, client_first=r.client_first, cpu_quota=cpu_quota)

@@ -321,7 +321,7 @@ def _judged_again(run: PlanRun, judge: Callable[[float, OthersCpu | None, str | 
     process, so a 2 s step can end before the connections have spread (mpmd, 400 workers, 7,849
     predicted: 5,670 req/s with 3,717 connections closed, then 7,526 with 4; in CI twice 6,5xx
     two steps running with nothing else on the machine)."""
-    mrw, report = run.mrw, run.report
+    mrw, report, first = run.mrw, run.report, best[0]
     verdict, note = judge(*best)
     tries: list[str] = []
     while verdict.passed is False and len(tries) < SATURATION_RETRIES:
@@ -337,8 +337,6 @@ def _judged_again(run: PlanRun, judge: Callable[[float, OthersCpu | None, str | 
         tries.append(f"{pt['throughput_rps']:.0f}" + (f" ({closed} connections closed)" if closed else ""))
         verdict, note = judge(*best)
     if tries:
-        first = max(p["throughput_rps"] for p in report.points
-                    if p["plan"] == "sweep" and p["x"] >= mrw and not p.get("again"))
         times = "once more" if len(tries) == 1 else f"{len(tries)} more times"
         report.notes.append(f"saturation measured {times} at {mrw} connections: the top steps first reached "
                             f"{first:.0f} req/s, then {', '.join(tries)}")

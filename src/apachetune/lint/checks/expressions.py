@@ -19,6 +19,7 @@ modules/metadata/mod_setenvif.c add_setenvifexpr, modules/filters/mod_filter.c f
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 from apachetune.config.ap_expr import Lookups, expr_error
 from apachetune.config.effective import ResolvedDirective, ResolvedSection
@@ -47,9 +48,12 @@ def lookups(ctx: LintContext) -> Lookups:
                                                     others=ctx.third_party_loaded()))
 
 
-def expression_error(ctx: LintContext, text: str, string_result: bool = False) -> str | None:
-    """ap_expr_parse's message for `text` in this configuration, or None."""
-    return expr_error(text, string_result=string_result, lookups=lookups(ctx), regex_invalid=regex_surely_invalid)
+def expression_error(ctx: LintContext, text: str, string_result: bool = False, restricted: bool = False) -> str | None:
+    """ap_expr_parse's message for `text` in this configuration, or None (`restricted`:
+    AP_EXPR_FLAG_RESTRICTED)."""
+    found = lookups(ctx)
+    return expr_error(text, string_result=string_result, regex_invalid=regex_surely_invalid,
+                      lookups=replace(found, restricted=True) if restricted else found)
 
 
 def refused(ctx: LintContext) -> Iterator[Finding]:

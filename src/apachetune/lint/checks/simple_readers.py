@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from functools import cache
+from pathlib import Path
 
 from apachetune.config import observed
-from apachetune.config.ap_expr import expr_error
 from apachetune.config.apr import (
     AddressError,
     apr_inet_pton6,
@@ -46,7 +45,6 @@ from apachetune.lint.checks.core_readers import (
 )
 from apachetune.lint.checks.errorlog_format import error_log_format
 from apachetune.lint.checks.expressions import expression_error
-from apachetune.lint.checks.expressions import lookups as expr_lookups
 from apachetune.lint.checks.module_readers import PATH_SECTIONS, SOCACHE_PROVIDERS
 from apachetune.lint.checks.proxy_params import hcheck_param_error
 from apachetune.lint.checks.xml_charsets import ERROR, NONE, parse_char_encoding
@@ -657,7 +655,7 @@ def _md_module_strings(ctx: LintContext) -> frozenset[str] | None:
 @cache
 def _nul_words(path: str) -> frozenset[str] | None:
     try:
-        data = open(path, "rb").read()  # noqa: SIM115 (read at once)
+        data = Path(path).read_bytes()
     except OSError:
         return None
     words = frozenset(w.decode("ascii", "replace").lower() for w in data.split(b"\0") if 0 < len(w) < 64)
@@ -738,9 +736,8 @@ def _fcgi_define(ctx: LintContext, item: ResolvedDirective) -> str | None:
 def _fcgi_check_authn(ctx: LintContext, item: ResolvedDirective) -> str | None:
     """AuthnzFcgiCheckAuthnProvider (authnz_fcgi.py): UserExpr is parsed restricted (no file
     functions or tests) for a string."""
-    lookups = replace(expr_lookups(ctx), restricted=True)
-    return check_authn_error(take_argv(item.args), lambda text: expr_error(
-        text, string_result=True, lookups=lookups, regex_invalid=regex_surely_invalid))
+    return check_authn_error(take_argv(item.args),
+                             lambda text: expression_error(ctx, text, string_result=True, restricted=True))
 
 
 def _file_opened_at_start(ctx: LintContext, item: ResolvedDirective) -> str | None:
