@@ -15,9 +15,10 @@ import pytest
 
 from apachetune.procmem import process_memory, total_pss_uss
 from apachetune.sizing import model
+from apachetune.validate import sockdiag
 from apachetune.validate.cpu_share import cpus
 from apachetune.validate.plans import _saturation_bound
-from apachetune.validate.sampler import established
+from apachetune.validate.sampler import _established_inodes, established
 from apachetune.validate.targets import Target
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
@@ -52,6 +53,42 @@ def test_established_counts_the_connections_taken_from_the_queue_not_those_waiti
         taken.pop().close()  # the server closes one: no longer held
         assert _settled(lambda: established(port, me), 2) == 2
         assert established(port, []) == 0  # held by no process of the server's
+    finally:
+        for s in clients + taken:
+            s.close()
+        listener.close()
+
+
+@pytest.mark.parametrize("family, host", [(socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")])
+def test_the_kernel_s_socket_table_and_proc_net_tcp_name_the_same_sockets(family, host, monkeypatch):
+    """sock_diag (the kernel filters ESTABLISHED) names the inodes /proc/net/tcp{,6} does, the
+    closed ones (TIME_WAIT, FIN_WAIT) in neither; where netlink is refused, the table is read."""
+    if family == socket.AF_INET6 and not socket.has_ipv6:
+        pytest.skip("no IPv6")
+    listener = socket.socket(family)
+    try:
+        listener.bind((host, 0))
+    except OSError:
+        listener.close()
+        pytest.skip(f"{host} cannot be bound here")
+    listener.listen(16)
+    port = listener.getsockname()[1]
+    clients = [socket.create_connection((host, port)) for _ in range(6)]
+    taken = [listener.accept()[0] for _ in range(6)]
+    try:
+        for s in taken[:2]:  # the server closes two first: they leave ESTABLISHED
+            s.close()
+        want = {str(os.fstat(s.fileno()).st_ino) for s in taken[2:]}
+        asked = _settled(lambda: sockdiag.established_inodes(port) - {"0"}, want)
+        assert asked == want == _established_inodes(port) - {"0"}
+        me = [os.getpid()]
+        assert established(port, me) == 4
+
+        def refused(_port):
+            raise sockdiag.Unavailable("netlink refused")
+
+        monkeypatch.setattr(sockdiag, "established_inodes", refused)
+        assert established(port, me) == 4
     finally:
         for s in clients + taken:
             s.close()

@@ -8,19 +8,23 @@ import time
 from typing import Any
 
 from apachetune.procmem import pss_uss_by_pid, totals
+from apachetune.validate import sockdiag
 from apachetune.validate.targets import Target
 
 
 def established(port: int, pids: list[int]) -> int | None:
     """Client connections the server's processes `pids` hold open on `port`: ESTABLISHED TCP
-    sockets of that local port (/proc/net/tcp{,6}, one read each) that are open in one of the
-    processes (their fds' socket inodes). A connection still in the listening socket's accept
-    queue has no inode yet and is not counted. None when the tables or the processes' fds
+    sockets of that local port (asked of the kernel, sockdiag; else read from /proc/net/tcp{,6})
+    that are open in one of the processes (their fds' socket inodes). A connection still in the
+    listening socket's accept queue has no inode yet and is not counted. None when the tables or the processes' fds
     cannot be read (another user's processes without root). psutil's per-process listing read
     the whole table once per process: 0.4 s of CPU a look at 800 connections, taken from the
     server under test; subtracting the listener's queue from the table's count instead raced
     with connections arriving during the read (338 counted on 256 prefork children)."""
-    inodes = _established_inodes(port)
+    try:
+        inodes: set[str] | None = sockdiag.established_inodes(port)
+    except sockdiag.Unavailable:
+        inodes = _established_inodes(port)
     if inodes is None:
         return None
     n = 0
@@ -42,7 +46,8 @@ def established(port: int, pids: list[int]) -> int | None:
 
 
 def _established_inodes(port: int) -> set[str] | None:
-    """The inodes of the ESTABLISHED sockets whose local port is `port`."""
+    """The inodes of the ESTABLISHED sockets whose local port is `port`, from /proc/net/tcp{,6}:
+    where netlink cannot be asked."""
     found, inodes = False, set()
     hex_port = f":{port:04X}"
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
