@@ -24,6 +24,7 @@ import os
 import signal
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -161,6 +162,13 @@ def _completions_by_second(server_limit: int, mpm: str = "event", ms: int = 1000
     return by, max(end - begin for begin, end in done), children
 
 
+def _at_once(*runs: dict) -> list[tuple[dict[int, int], float, list[int]]]:
+    """_completions_by_second for each set of arguments, all at once (each run waits on its
+    own server for 8 s or more: side by side, not one after the other)."""
+    with ThreadPoolExecutor(len(runs)) as pool:
+        return list(pool.map(lambda kw: _completions_by_second(**kw), runs))
+
+
 def _longest_run_without_children(children: list[int]) -> int:
     """The most consecutive tenth-of-a-second samples that found no child."""
     longest = run = 0
@@ -177,10 +185,9 @@ def test_httpd_restarts_gracefully_as_simulated():
     """Without spare slots a second passes with nothing done and a request waits 3-4 s; with
     them every second has completions, and no request waits more than the pass a restart
     takes (a request sent just after the signal waits for the first pass, 1 s, then is served)."""
-    gap, slowest_gap, _ = _completions_by_second(2)
+    (gap, slowest_gap, _), (smooth, slowest, _) = _at_once({"server_limit": 2}, {"server_limit": 4})
     assert [s for s in (4, 5) if gap.get(s, 0) == 0], gap
     assert slowest_gap > 2.8
-    smooth, slowest, _ = _completions_by_second(4)
     assert all(smooth.get(s, 0) > 0 for s in range(1, 8)), smooth
     assert slowest < 2.5
 
@@ -191,22 +198,25 @@ def test_mpmd_restarts_gracefully_as_httpd_does():
     has it whatever ServerLimit says, but forks beside a stopping child once its idle threads
     are gone. Measured beside httpd: the same completions by second (265, 320 and 265 requests)
     and the same process counts."""
-    gap, slowest_gap, children = _completions_by_second(2, target="mpmd")
+    runs = _at_once({"server_limit": 2, "target": "mpmd"}, {"server_limit": 4, "target": "mpmd"},
+                    {"server_limit": 4, "mpm": "worker", "target": "mpmd"},
+                    {"server_limit": 2, "mpm": "worker", "ms": 4000, "target": "mpmd", "after_first_round": True})
+    gap, slowest_gap, children = runs[0]
     assert [s for s in (4, 5) if gap.get(s, 0) == 0], gap
     assert slowest_gap > 2.8
     assert _longest_run_without_children(children) >= 5, children  # about a second (9 samples)
-    smooth, slowest, children = _completions_by_second(4, target="mpmd")
+    smooth, slowest, children = runs[1]
     assert all(smooth.get(s, 0) > 0 for s in range(1, 8)), smooth
     # each stopping child is replaced as it is reaped: a sample may fall between a reap and
     # its fork on a busy machine (CI saw one), never the second-long gap above
     assert slowest < 2.5 and _longest_run_without_children(children) <= 2, children
-    gap, slowest_gap, _ = _completions_by_second(4, "worker", target="mpmd")
+    gap, slowest_gap, _ = runs[2]
     assert [s for s in (4, 5) if gap.get(s, 0) == 0], gap
     assert slowest_gap > 2.8
     # long requests: a new worker child forks beside a stopping one, nothing waits beyond its own
     # length (not the slowest request: 3.2 s for 3 s requests on a quiet machine, 5.0 on httpd
     # and mpmd alike beside two CPU hogs); 4 s requests leave the third process two seconds
-    _, _, children = _completions_by_second(2, "worker", 4000, target="mpmd", after_first_round=True)
+    _, _, children = runs[3]
     assert max(children) >= 3, children
 
 
@@ -217,7 +227,8 @@ def test_httpd_worker_restarts_gracefully_as_simulated():
     """worker with ServerLimit 4 still has event's gap at ServerLimit 2 (no process for a while,
     requests waiting 3 s); with 3 s requests a new child forks beside a stopping one (a third
     process; on a quiet machine no request then waits beyond its own 3 s)."""
-    gap, slowest_gap, _ = _completions_by_second(4, "worker")
+    (gap, slowest_gap, _), (_, _, children) = _at_once(
+        {"server_limit": 4, "mpm": "worker"}, {"server_limit": 2, "mpm": "worker", "ms": 4000, "after_first_round": True})
     assert [s for s in (4, 5) if gap.get(s, 0) == 0], gap
     assert slowest_gap > 2.8
     # (the third process lives from the maintenance pass two seconds after the signal until the
@@ -227,7 +238,6 @@ def test_httpd_worker_restarts_gracefully_as_simulated():
     # third can start only the stopping child's dead threads, 5 of 25: still too few idle), as
     # the model has it. A suite beside two CPU hogs also once began the first round so late that
     # a signal at 3.1 s found it ending: the signal waits for that round)
-    _, _, children = _completions_by_second(2, "worker", 4000, after_first_round=True)
     assert max(children) >= 3, children
 
 

@@ -196,3 +196,26 @@ def test_the_closed_network_meets_its_bounds_far_from_the_knee_and_falls_short_n
     xs = [model.closed_loop_throughput(n, 0.036, 2, 0.5) for n in range(1, 80)]
     assert xs == sorted(xs)
     assert model.closed_loop_throughput(0, 0.036, 2, 0.5) == 0.0
+
+
+def test_the_warm_up_stops_when_the_pool_stops_growing(monkeypatch):
+    """A pool the load cannot grow further (CPU-bound event keeps more idle workers than its
+    spares) ends the warm-up after WARM_UP_STALL_ROUNDS rounds without a new worker, not at the
+    60 s limit; one that grows is loaded until it is full."""
+    from apachetune.validate import plans
+    from apachetune.validate.results import ValidationReport, ValidationSetup
+
+    def warm(counts: list[int]) -> tuple[str, int]:
+        readings = iter(counts)
+        rounds = []
+        monkeypatch.setattr(plans, "closed_loop", lambda *a, **k: rounds.append(a[3]))
+        target = SimpleNamespace(host="127.0.0.1", port=1, status=lambda: {"BusyWorkers": "0",
+                                                                           "IdleWorkers": str(next(readings))})
+        setup = ValidationSetup("httpd", "event", {"ThreadsPerChild": 25}, 400, 50, 1)
+        run = plans.PlanRun(setup, target, ValidationReport(setup), lambda _m: None)
+        return plans.warm_up(run), len(rounds)
+
+    note, rounds = warm([75, 100, 150, 250, 350, 350, 325, 350, 350, 350, 350])
+    assert rounds == 4 + plans.WARM_UP_STALL_ROUNDS and "stopped growing at 350" in note, note
+    note, rounds = warm([75, 150, 300, 300, 400])
+    assert rounds == 4 and "(pool grown)" in note and "400 of MaxRequestWorkers 400" in note, note
