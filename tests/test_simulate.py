@@ -729,9 +729,12 @@ def test_a_cpu_bound_application_saturates_at_cores_over_cpu_time_whatever_the_w
 
 def test_a_cpu_quota_shares_its_time_not_the_cores():
     """A cgroup quota of 0.25 CPU (docker --cpus 0.25) on 2 cores: 10 ms of CPU a request is
-    served 25 times a second, not 200; one request alone takes 40 ms (a quarter of a core's
-    time, spread evenly); 1.5 CPUs on 2 cores gives each of two requests 0.75 of a core, and
-    one alone a whole core. The utilisation counts the quota's time."""
+    served 25 times a second, not 200; one client's requests run at a whole core's speed until
+    the period's 25 ms are spent, and the one caught at the end waits out the other 75 ms (CFS
+    bandwidth control: 40 ms on average, not every one); 1.5 CPUs on 2 cores runs two requests
+    on both cores for 75 ms of each 100 ms, and one alone on a core unthrottled. The
+    utilisation counts the quota's time. (Measured against the kernel in
+    test_cpu_quota_cgroup.py.)"""
     from apachetune.simulate.clock import Clock
     from apachetune.simulate.cpu import Processors
 
@@ -744,15 +747,19 @@ def test_a_cpu_quota_shares_its_time_not_the_cores():
     whole = run("prefork", section, w, 30, warmup=5, cores=2)
     assert whole.throughput == pytest.approx(200, rel=0.03) and whole.cpu_quota is None
     alone = run("prefork", section, dataclasses.replace(w, clients=1), 5, warmup=1, cores=2, cpu_quota=0.25)
-    assert alone.latency_ms["max"] == pytest.approx(40, rel=0.01)
+    assert alone.throughput == pytest.approx(25, rel=0.03)
+    assert alone.latency_ms["p50"] == pytest.approx(10, rel=0.01)  # two of each period's 2.5 at full speed
+    assert alone.latency_ms["mean"] == pytest.approx(40, rel=0.03)
+    assert alone.latency_ms["max"] == pytest.approx(85, rel=0.01)  # 5 ms, 75 ms throttled, 5 ms
     clock = Clock()
     cpu = Processors(clock, cores=2, quota=1.5)
     done = {}
     clock.at(0.0, cpu.run, 0.75, lambda: done.setdefault("a", clock.now))
     clock.at(0.0, cpu.run, 1.5, lambda: done.setdefault("b", clock.now))
     clock.run(10, 1000)
-    assert done["a"] == pytest.approx(1.0)  # 0.75 of a core each, beside b
-    assert done["b"] == pytest.approx(1.75)  # 0.75 left, alone: a whole core
+    assert done["a"] == pytest.approx(0.975)  # 75 ms a period on a core each, beside b: the 10th period's
+    # 0.75 left, throttled to the period's end (a spent it with b), then alone on a core, under the quota
+    assert done["b"] == pytest.approx(1.75)
     for bad in (0, -1):
         with pytest.raises(ValueError):
             Processors(Clock(), cores=1, quota=bad)
