@@ -16,8 +16,8 @@ def established(port: int, pids: list[int]) -> int | None:
     """Client connections the server's processes `pids` hold open on `port`: ESTABLISHED TCP
     sockets of that local port (asked of the kernel, sockdiag; else read from /proc/net/tcp{,6})
     that are open in one of the processes (their fds' socket inodes). A connection still in the
-    listening socket's accept queue has no inode yet and is not counted. None when the tables or the processes' fds
-    cannot be read (another user's processes without root). psutil's per-process listing read
+    listening socket's accept queue has no inode yet and is not counted. None when the tables or
+    the processes' fds cannot be read (another user's processes without root). psutil's per-process listing read
     the whole table once per process: 0.4 s of CPU a look at 800 connections, taken from the
     server under test; subtracting the listener's queue from the table's count instead raced
     with connections arriving during the read (338 counted on 256 prefork children)."""

@@ -17,6 +17,7 @@ SOCK_DIAG_BY_FAMILY = 20
 NLM_F_REQUEST, NLM_F_DUMP = 0x1, 0x300
 NLMSG_ERROR, NLMSG_DONE = 2, 3
 TCP_ESTABLISHED = 1
+ANSWER_TIMEOUT_S = 2.0
 _HEADER = struct.Struct("=IHHII")  # nlmsghdr: length, type, flags, sequence, port id
 # inet_diag_req_v2: family, protocol, extensions, pad, states; then an all-zero inet_diag_sockid
 _REQUEST = struct.Struct("=BBBxI48x")
@@ -36,6 +37,7 @@ def established_inodes(port: int) -> set[str]:
     inodes: set[str] = set()
     try:
         with socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, NETLINK_SOCK_DIAG) as s:
+            s.settimeout(ANSWER_TIMEOUT_S)  # never a hang: an answer that stops is refused, the table read
             for family in (socket.AF_INET, socket.AF_INET6):
                 _dump(s, family, port, inodes)
     except (OSError, AttributeError) as e:  # AttributeError: a platform without AF_NETLINK
@@ -48,6 +50,8 @@ def _dump(s: socket.socket, family: int, port: int, inodes: set[str]) -> None:
     s.send(_HEADER.pack(_HEADER.size + len(body), SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, 1, 0) + body)
     while True:
         data = s.recv(1 << 16)
+        if not data:
+            raise Unavailable("netlink closed before the dump ended")
         at = 0
         while at + _HEADER.size <= len(data):
             length, kind, _flags, _seq, _pid = _HEADER.unpack_from(data, at)
