@@ -63,6 +63,10 @@ class Sandbox:
                 (cpu / "cpu.cfs_quota_us").write_text(str(int(self.cpus * int((cpu / "cpu.cfs_period_us").read_text()))))
             if self.memory_mib is not None:
                 (memory / "memory.limit_in_bytes").write_text(str(self.memory_mib << 20))
+            acct = V1 / "cpuacct"  # the CPU time the quota meters (a hierarchy of its own unless co-mounted with cpu)
+            if (acct / "cgroup.procs").exists() and acct.resolve() != (V1 / "cpu").resolve():
+                (acct / self.name).mkdir(exist_ok=True)
+                self.dirs.append(acct / self.name)
             return self
         top = _v2_top()
         if top is None:
@@ -78,6 +82,16 @@ class Sandbox:
         if self.memory_mib is not None:
             (d / "memory.max").write_text(str(self.memory_mib << 20))
         return self
+
+    def cpu_seconds(self) -> float:
+        """The CPU time the cgroup's processes have used (what its quota meters: the kernel's
+        work on their behalf included), from cpuacct.usage (v1) or cpu.stat's usage_usec (v2)."""
+        for d in self.dirs:
+            if (d / "cpuacct.usage").exists():
+                return int((d / "cpuacct.usage").read_text()) / 1e9
+            if (d / "cpu.stat").exists() and "usage_usec" in (text := (d / "cpu.stat").read_text()):
+                return int(text.split("usage_usec", 1)[1].split()[0]) / 1e6
+        raise RuntimeError("no CPU usage counter in the sandbox's cgroups")
 
     def wrapper(self) -> list[str]:
         """A command prefix that moves itself into the cgroup, then runs the rest."""
