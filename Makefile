@@ -40,7 +40,7 @@ lint: setup
 test: setup mpmd native
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -n 2 -q -m "not cpu_heavy" --durations=25 tests
+	$(BIN)/python -m pytest -n 2 --dist worksteal -q -m "not cpu_heavy" --durations=25 tests
 	@# Tests that take every CPU run after the rest, alone: beside the suite's other worker a
 	@# neighbour's CPU time skews what they measure (a CI run: 5,279 req/s predicted, 6,133 measured)
 	$(BIN)/python -m pytest -q -m cpu_heavy --durations=0 tests
