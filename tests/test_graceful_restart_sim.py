@@ -201,25 +201,22 @@ def test_mpmd_restarts_gracefully_as_httpd_does():
     # One after the other: the gap is counted in tenth-of-a-second looks at the children, and
     # with four runs' 160 client threads in this process the watcher missed them (a clean CI run
     # saw one look without a child where a second passes without one)
-    runs = [_completions_by_second(2, target="mpmd"), _completions_by_second(4, target="mpmd"),
-            _completions_by_second(4, "worker", target="mpmd"),
-            _completions_by_second(2, "worker", 4000, target="mpmd", after_first_round=True)]
-    gap, slowest_gap, children = runs[0]
+    gap, slowest_gap, children = _completions_by_second(2, target="mpmd")
     assert [s for s in (4, 5) if gap.get(s, 0) == 0], gap
     assert slowest_gap > 2.8
     assert _longest_run_without_children(children) >= 5, children  # about a second (9 samples)
-    smooth, slowest, children = runs[1]
+    smooth, slowest, children = _completions_by_second(4, target="mpmd")
     assert all(smooth.get(s, 0) > 0 for s in range(1, 8)), smooth
     # each stopping child is replaced as it is reaped: a sample may fall between a reap and
     # its fork on a busy machine (CI saw one), never the second-long gap above
     assert slowest < 2.5 and _longest_run_without_children(children) <= 2, children
-    gap, slowest_gap, _ = runs[2]
+    gap, slowest_gap, _ = _completions_by_second(4, "worker", target="mpmd")
     assert [s for s in (4, 5) if gap.get(s, 0) == 0], gap
     assert slowest_gap > 2.8
     # long requests: a new worker child forks beside a stopping one, nothing waits beyond its own
     # length (not the slowest request: 3.2 s for 3 s requests on a quiet machine, 5.0 on httpd
     # and mpmd alike beside two CPU hogs); 4 s requests leave the third process two seconds
-    _, _, children = runs[3]
+    _, _, children = _completions_by_second(2, "worker", 4000, target="mpmd", after_first_round=True)
     assert max(children) >= 3, children
 
 

@@ -219,3 +219,17 @@ def test_the_warm_up_stops_when_the_pool_stops_growing(monkeypatch):
     assert rounds == 4 + plans.WARM_UP_STALL_ROUNDS and "stopped growing at 350" in note, note
     note, rounds = warm([75, 150, 300, 300, 400])
     assert rounds == 4 and "(pool grown)" in note and "400 of MaxRequestWorkers 400" in note, note
+
+
+def test_event_s_busy_figure_counts_its_open_connections():
+    """On event a look's serving workers are its open connections (at most MaxRequestWorkers);
+    looks without a count are left out, and with no count at all the looks stay as they are
+    (the status page's busy workers), as for prefork and worker."""
+    from apachetune.validate.plans import busy_worker_mib, connected_workers
+
+    looks = [{"busy": 151, "connections": 400, "pss_mib": 78.0}, {"busy": 121, "connections": 450, "pss_mib": 76.0},
+             {"busy": 190, "connections": None, "pss_mib": 90.0}]
+    assert [s["serving"] for s in connected_workers(looks, 400)] == [400, 400]
+    assert busy_worker_mib(connected_workers(looks, 400), 58.0, 100) == pytest.approx(0.05)  # (78 - 58) / 400
+    uncounted = [{**s, "connections": None} for s in looks]
+    assert connected_workers(uncounted, 400) == uncounted

@@ -130,8 +130,12 @@ def warm_up(run: PlanRun) -> str:
         if workers >= mrw or elapsed >= WARM_UP_LIMIT_S or stalled >= WARM_UP_STALL_ROUNDS:
             break
         closed_loop(target.host, target.port, run.path, mrw, 1.0)
-    grown = ("grown" if workers >= mrw else f"not grown after the {WARM_UP_LIMIT_S:g} s limit"
-             if elapsed >= WARM_UP_LIMIT_S else f"stopped growing at {most} for {WARM_UP_STALL_ROUNDS} rounds")
+    if workers >= mrw:
+        grown = "grown"
+    elif elapsed >= WARM_UP_LIMIT_S:
+        grown = f"not grown after the {WARM_UP_LIMIT_S:g} s limit"
+    else:
+        grown = f"stopped growing at {most} for {WARM_UP_STALL_ROUNDS} rounds"
     note = (f"measured after a warm-up: {workers} of MaxRequestWorkers {mrw} workers running after "
             f"{elapsed:.1f} s of full load (pool {grown})")
     run.progress(note)
@@ -1139,7 +1143,10 @@ def connected_workers(samples: list[dict], mrw: int) -> list[dict]:
     while 400 connections were open, and the server's PSS over the busy count made a worker
     0.13 MiB (126.7 MiB predicted, 85.0 peak); over its connections, 0.04-0.05. The half step is
     left out: with half the threads of each process busy, a connection cost a quarter of what
-    it costs once every thread is (0.01 MiB against 0.04)."""
+    it costs once every thread is (0.01 MiB against 0.04). As pinned_workers, the samples as
+    they are (the status page's count) when no look counted the connections."""
+    if not any(s.get("connections") for s in samples):
+        return samples
     return [{**s, "serving": min(s["connections"], mrw)} for s in samples if s.get("connections")]
 
 
@@ -1172,8 +1179,9 @@ def busy_worker_mib(samples: list[dict], idle_pss: float | None, min_busy: int =
     """What a busy worker holds beyond an idle one, sampled under load as `apachetune size
     --sample` samples a live server: the server's PSS above its idle PSS, per busy worker
     (the status page's BusyWorkers, less the one serving the status request; the workers the
-    connections pin when the page did not answer, pinned_workers), the highest seen
-    in the samples of the sweep's first two steps (half, then all of MaxRequestWorkers busy), as
+    connections pin, pinned_workers; on event the open connections, connected_workers), the
+    highest seen in the samples of the sweep's first two steps (half, then all of
+    MaxRequestWorkers busy; event: the second only), as
     `size` keeps the highest figure. Both steps: on a threaded MPM what a busy worker holds grows
     with the busy threads of its process (httpd event, mod_lua: 0.01 MiB a busy worker at half
     load, 0.05 with every worker busy, the peak 33% over a half-load prediction). And the
