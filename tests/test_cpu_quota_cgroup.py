@@ -6,7 +6,7 @@ out the period (measured: 24.6-24.9 req/s, median 15-18 ms, p99 88-90 ms); the s
 Processors do the same (25 req/s, 10 ms, 85 ms), where spreading the quota evenly made every
 request 40 ms and put the tail at less than half of the kernel's. The same on real httpd 2.4.71
 (prefork, its mod_lua page building 512 KiB; the simulation's service time is the CPU a request
-costs httpd's cgroup, 4.6 ms): under 0.25 CPU 53.6 req/s, median 5.0 ms, p95 79.4, p99 81.0;
+costs httpd's cgroup under the quota, 4.6 ms): under 0.25 CPU 53.6 req/s, median 5.0 ms, p95 79.4, p99 81.0;
 simulated 53.8, 4.65, 79.65, 79.65 (more in docs/simulate.md)."""
 
 import os
@@ -60,10 +60,13 @@ def test_a_cpu_quota_throttles_a_period_at_a_time_as_simulated():
 @pytest.mark.httpd
 @pytest.mark.cpu_heavy
 def test_httpd_under_a_cpu_quota_serves_as_simulated():
-    """httpd's own page (mod_lua building 512 KiB, CPU-bound): the CPU time a request costs its
-    cgroup (without a quota) is the simulation's service time (httpd's processes' own clocks
-    counted 3.75 ms of the 4.6 the quota meters: the kernel's work on their behalf); under 0.25
-    CPU the throughput, median and p95 are the simulation's."""
+    """httpd's own page (mod_lua building 512 KiB, CPU-bound) under 0.25 CPU: given the CPU time
+    a request costs its cgroup as the quota meters it (the cgroup's time over the run / the
+    requests: the kernel's work for httpd's loopback included, which its processes' own clocks
+    miss, 3.75 ms of 4.6), the throughput, median and p95 are the simulation's. The same
+    request's cost measured without a quota moves from run to run (3.86-4.66 ms in 10 quiet
+    runs: the loopback's kernel work is charged to whoever it interrupts; the simulation from it
+    was 13-17% fast with the client on another CPU, docs/benchmarks.md): told, not judged."""
     from cgroup_sandbox import Sandbox
 
     if (why := Sandbox.why_not()) is not None:
@@ -78,7 +81,7 @@ def test_httpd_under_a_cpu_quota_serves_as_simulated():
     if len(cpus) > 1:
         os.sched_setaffinity(0, cpus - {0})
     try:
-        real, lone, others = _lone_then_quota(Sandbox, section, path)
+        real, lone, metered, others = _lone_then_quota(Sandbox, section, path)
     finally:
         os.sched_setaffinity(0, cpus)
     if others.share > OTHERS_CPU_LIMIT:
@@ -86,21 +89,21 @@ def test_httpd_under_a_cpu_quota_serves_as_simulated():
         # cgroup was charged 3.05 ms a request, and 4.3 under the quota (58.3 req/s)
         pytest.skip(f"other processes took {others.share:.0%} of the CPUs while the request's CPU was measured")
     rps, p50, p95 = _shape(real.latencies, real.elapsed)
-    sim = simulate("prefork", section, Workload(ServiceTime("fixed", lone), clients=1, keepalive=True,
+    sim = simulate("prefork", section, Workload(ServiceTime("fixed", metered), clients=1, keepalive=True,
                                                 cpu_fraction=1.0), 30, warmup=1, cores=1, cpu_quota=QUOTA)
-    said = (f"CPU {lone * 1000:.2f} ms a request; real: {rps:.1f} req/s, p50 {p50:.1f} ms, p95 {p95:.1f} ms; "
-            f"simulated: {sim.throughput:.1f}, {sim.latency_ms}")
-    # The throughput within 20%: the cgroup's time a request moves from run to run on a quiet
-    # machine too (3.86-4.66 ms in 10 runs, where the quota metered 4.5-4.7): the kernel's work
-    # for the loopback is charged to whoever it interrupts. mpmd's test, with its CPU given,
-    # holds 10%. The shape is the point: the period's gap in the p95, most at full speed.
-    assert sim.throughput == pytest.approx(rps, rel=0.2), said
+    said = (f"CPU {metered * 1000:.2f} ms a request under the quota ({lone * 1000:.2f} without); real: "
+            f"{rps:.1f} req/s, p50 {p50:.1f} ms, p95 {p95:.1f} ms; simulated: {sim.throughput:.1f}, {sim.latency_ms}")
+    # the quota's CPU time, nearly all of it (the client's turnaround is the cgroup's idle time)
+    assert metered * rps == pytest.approx(QUOTA, rel=0.1), said
+    assert sim.throughput == pytest.approx(rps, rel=0.1), said
+    # The shape is the point: the period's gap in the p95, most at full speed.
     assert sim.latency_ms["p95"] == pytest.approx(p95, rel=0.25) and p95 > 60, said
-    assert p50 < 0.75 * sim.latency_ms["mean"], said  # most at full speed, not the mean for all
+    assert p50 < 0.75 * sim.latency_ms["mean"], said
 
 
 def _lone_then_quota(Sandbox, section: dict, path: str):
-    """The CPU a request costs httpd's cgroup without a quota, then a run under QUOTA."""
+    """The CPU a request costs httpd's cgroup without a quota, then a run under QUOTA and what
+    a request cost the cgroup there."""
     with Sandbox() as box, make_target("httpd", "prefork", section, box.wrapper()) as target:
         closed_loop(target.host, target.port, path, 1, 0.5, keepalive=True)
         # its cgroup's CPU time, not its wall time: a busy CPU 0 stretches the one, not the other
@@ -110,5 +113,7 @@ def _lone_then_quota(Sandbox, section: dict, path: str):
         lone = (box.cpu_seconds() - before) / max(1, served)
     with Sandbox(cpus=QUOTA) as box, make_target("httpd", "prefork", section, box.wrapper()) as target:
         closed_loop(target.host, target.port, path, 1, 0.5, keepalive=True)
+        before = box.cpu_seconds()
         real = closed_loop(target.host, target.port, path, 1, SECONDS, keepalive=True)
-    return real, lone, others
+        metered = (box.cpu_seconds() - before) / max(1, real.ok)
+    return real, lone, metered, others

@@ -96,8 +96,10 @@ def _classify(exc: BaseException) -> str:
     return "other"
 
 
-async def _closed(host, port, path, concurrency, duration, keepalive, timeout, result, paths=None, fin_after=0.0):
+async def _closed(host, port, path, concurrency, duration, keepalive, timeout, result, paths=None, fin_after=0.0,
+                  flights=None):
     deadline = time.monotonic() + duration
+    flights = [None] * concurrency if flights is None else flights
     counter = [0]
     held: list[asyncio.StreamWriter] = []  # fin_after: connections the server ended, kept open a while
     loop = asyncio.get_running_loop()
@@ -112,7 +114,7 @@ async def _closed(host, port, path, concurrency, duration, keepalive, timeout, r
         counter[0] += 1
         return paths[counter[0] % len(paths)]
 
-    async def client():
+    async def client(i: int):
         reader = writer = None
         while time.monotonic() < deadline:
             start = time.monotonic()
@@ -120,7 +122,9 @@ async def _closed(host, port, path, concurrency, duration, keepalive, timeout, r
                 if writer is None:
                     reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
                 writer.write(_request(next_path(), keepalive))
+                flights[i] = time.monotonic()
                 status, server_keeps = await asyncio.wait_for(_read_response(reader), timeout)
+                flights[i] = None
                 if status >= 500:
                     result.error("5xx")
                 else:
@@ -133,6 +137,7 @@ async def _closed(host, port, path, concurrency, duration, keepalive, timeout, r
                     writer = None
             except Exception as e:  # noqa: BLE001 - every failure is counted by kind
                 result.error(_classify(e))
+                flights[i] = None
                 if writer is not None:
                     writer.close()
                 writer = None
@@ -140,7 +145,7 @@ async def _closed(host, port, path, concurrency, duration, keepalive, timeout, r
             writer.close()
 
     start = time.monotonic()
-    await asyncio.gather(*(client() for _ in range(concurrency)))
+    await asyncio.gather(*(client(i) for i in range(concurrency)))
     result.elapsed = time.monotonic() - start
     for writer in held:
         writer.close()
@@ -148,14 +153,17 @@ async def _closed(host, port, path, concurrency, duration, keepalive, timeout, r
 
 def closed_loop(host: str, port: int, path: str, concurrency: int, duration: float,
                 keepalive: bool = True, timeout: float = 10.0, paths: list[str] | None = None,
-                fin_after: float = 0.0) -> LoadResult:
+                fin_after: float = 0.0, flights: list[float | None] | None = None) -> LoadResult:
     """`concurrency` connections for `duration` s; with `paths`, requests cycle through them.
     `fin_after`: a connection the server ends (keep-alive off, or refused) is closed on this
     side only that many seconds later, as a client that does not close (the next request goes
-    on a new connection at once)."""
+    on a new connection at once). `flights`: a list as long as `concurrency` where each client
+    keeps the monotonic time its request in flight was sent (None between requests), for
+    another thread to time something against the requests."""
     check_loopback(host)
     result = LoadResult()
-    asyncio.run(_closed(host, port, path, concurrency, duration, keepalive, timeout, result, paths, fin_after))
+    asyncio.run(_closed(host, port, path, concurrency, duration, keepalive, timeout, result, paths, fin_after,
+                        flights))
     return result
 
 
@@ -253,21 +261,34 @@ class IdleClients:
 
         check_loopback(host)
         self.socks: list = []
-        self.answered = 0
-        full = False
+        self.waiting: list = []  # sent, not answered yet: in the listen backlog while the server is full
         try:
             for _ in range(n):
                 s = socket.create_connection((host, port), timeout=10)
                 self.socks.append(s)
                 s.sendall(_request(path, True))
-                if not full:
-                    full = not self._answer(s, quiet)
-                    self.answered += not full
-            if full:  # served meanwhile (a connection closed): one look at all the rest
-                self.answered += self._answered_meanwhile(self.socks[self.answered + 1:], quiet)
+                if self.waiting or not self._answer(s, quiet):
+                    self.waiting.append(s)
+            if self.waiting:  # served meanwhile (a connection closed): one look at all the rest
+                self._answered_meanwhile(quiet)
         except BaseException:
             self.close()
             raise
+
+    @property
+    def answered(self) -> int:
+        return len(self.socks) - len(self.waiting)
+
+    def await_pool(self, most: int, deadline: float, pass_s: float = 1.2) -> None:
+        """While fewer than `most` of the crowd are answered, waits for more until a maintenance
+        pass (`pass_s`) answers none or the monotonic `deadline`: a pool reaped since the last
+        load grows back as the crowd queues (httpd worker, 400 clients on the pool a sweep left:
+        387 answered, and the new request served in 1,000 ms, by the process the next pass
+        started, where the section pins it)."""
+        while self.waiting and self.answered < most:
+            wait = min(pass_s, deadline - time.monotonic())
+            if wait <= 0 or not self._answered_meanwhile(wait):
+                return
 
     @staticmethod
     def _answer(s, timeout: float) -> bool:
@@ -286,19 +307,19 @@ class IdleClients:
         finally:
             s.settimeout(10)
 
-    @staticmethod
-    def _answered_meanwhile(socks: list, wait: float) -> int:
-        """Of `socks`, those whose response has begun within `wait` seconds, all watched at once
-        (one at a time, a large crowd would outlast KeepAliveTimeout before the probe)."""
+    def _answered_meanwhile(self, wait: float) -> int:
+        """Of the clients waiting, those whose response has begun within `wait` seconds, all
+        watched at once (one at a time, a large crowd would outlast KeepAliveTimeout before the
+        probe); they are no longer waiting."""
         import selectors
 
-        if not socks:
-            return 0
         with selectors.DefaultSelector() as sel:  # epoll: a crowd's descriptors pass FD_SETSIZE
-            for s in socks:
+            for s in self.waiting:
                 sel.register(s, selectors.EVENT_READ)
             ready = [key.fileobj for key, _ in sel.select(wait)]
-        return sum(IdleClients._answer(s, 0.05) for s in ready)
+        served = [s for s in ready if self._answer(s, 0.05)]
+        self.waiting = [s for s in self.waiting if s not in served]
+        return len(served)
 
     def closed_by_server(self) -> int:
         """Connections of the crowd the server has closed (no longer idle clients: event closes

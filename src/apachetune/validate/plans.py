@@ -574,7 +574,11 @@ def keepalive(run: PlanRun) -> None:
               "AsyncRequestWorkerFactor": setup.directives.get("AsyncRequestWorkerFactor", 2)}
     limit = connection_limit(setup.mpm, values)
     progress(f"keep-alive: {crowd} idle clients")
+    # The new request waits at most 1.5 s, and the crowd's first clients must not meet
+    # KeepAliveTimeout before it does: what is left of that window is the pool's to grow in.
+    deadline = time.monotonic() + float(setup.directives.get("KeepAliveTimeout", 5)) - 2.0
     with IdleClients(target.host, target.port, crowd) as idle:
+        idle.await_pool(min(crowd, limit), deadline)
         elapsed = time_one_request(target.host, target.port, "/index.html", 1.5)
         closed = idle.closed_by_server()
     pinned = elapsed is None
@@ -714,28 +718,105 @@ def simulated(run: PlanRun) -> None:
         _judge_simulated(run, label, measure, workload, real_seconds, section, lone_s,
                          lone=lambda: lone_request_s(run, keepalive=False))
     # Last, as it leaves a new generation of processes: a graceful restart (apachectl graceful)
-    # under keep-alive clients on every worker, about a third of the way into the run, half-way
-    # through a request: the clients start together and stay in step, and a signal between two
-    # rounds found every child idle, so whether it exited at once (and was replaced at once) or
-    # held its slot through the next pass was a race of microseconds (mpmd, 2 x 10 workers,
-    # 250 ms: 240 requests and no wait in one run, 100 and a 2.5 s wait in the next).
+    # under keep-alive clients on every worker, about a third of the way into the run, on a full
+    # pool, with every request half-way through (below).
     at = round((round(seconds / 3 / lone_s) + 0.5) * lone_s, 3)
     label = f"closed loop, {mrw} keep-alive clients, graceful restart at {at:g} s"
     progress(f"simulate: {label}")
-    _judge_simulated(run, label, lambda: _restarted_at(run, at, lambda: closed_loop(
-        target.host, target.port, path, mrw, seconds)), Workload(ServiceTime("fixed", lone_s), clients=mrw),
-        seconds, section, lone_s, graceful_at=at)
+    restart = GracefulRestart(run, at, mrw, path, seconds)
+    _judge_simulated(run, label, restart.measure, Workload(ServiceTime("fixed", lone_s), clients=mrw),
+                     seconds, section, lone_s, restart=restart)
 
 
-def _restarted_at(run: PlanRun, at: float, measure: Callable[[], LoadResult]) -> LoadResult:
-    """`measure()` with the server told to restart gracefully (SIGUSR1, as apachectl graceful
-    sends httpd; mpmd does the same) `at` seconds in."""
-    timer = threading.Timer(at, os.kill, (run.target.proc.pid, signal.SIGUSR1))
-    timer.start()
-    try:
-        return measure()
-    finally:
-        timer.cancel()
+MID_REQUEST_WAIT_S = 1.0  # how long past its moment a restart waits for every request to be mid-way
+
+
+@dataclass
+class GracefulRestart:
+    """A closed loop of keep-alive clients that restarts the server gracefully (SIGUSR1, as
+    apachectl graceful sends httpd; mpmd does the same) `at` seconds in, on the pool grown full.
+
+    Two races made the same case two cases, and a clean CI run failed each once (mpmd prefork,
+    10 workers of 50 ms: 59.2 req/s measured where 136.4 was simulated, then 73.7 where 59.7):
+    - a child idle at the signal exits at once and its slot takes the new generation at once,
+      where a busy one holds its slot until it is reaped and the next pass, two seconds on. A
+      signal timed `at` seconds from the start missed the middle of the requests once the
+      clients had drifted (a busy machine's turnarounds), so it waits (at most
+      MID_REQUEST_WAIT_S) until every client's request was sent a margin ago and is due no
+      sooner than a margin from now, and the simulation restarts at that moment;
+    - a pool read before the run, not full, grew while it ran (prefork forks while idle workers
+      are short) on a maintenance tick whose phase is chance; the restart then met a pool the
+      simulation did not have. The pool is grown full first, under the same clients."""
+
+    run: PlanRun
+    at: float
+    clients: int
+    path: str
+    seconds: float
+    fired_at: float | None = None  # when the signal went, from the start of the run
+    mid_request: bool = False
+
+    def fill_pool(self) -> None:
+        """The clients until every process the section allows runs: a full pool stays full
+        under them, and nothing reaps a busy one. At most the spawn ramp's length, 3 s more, and a
+        pass for each of the HOLD_OFF_AFTER_RESTART that spawn one at a time after a restart (a
+        case measured again meets the first run's new generation: mpmd prefork grew 1 -> 7 of 10
+        processes in 6 s, where the ramp from StartServers takes 3)."""
+        from apachetune.simulate.curve import ramp_seconds
+        from apachetune.simulate.parent import HOLD_OFF_AFTER_RESTART
+
+        run = self.run
+        full = min(int(run.setup.directives.get("ServerLimit", run.mrw)), -(-run.mrw // run.setup.threads_per_child))
+        section = {**run.setup.directives, "StartServers": _running_processes(run)}
+        end = time.monotonic() + ramp_seconds(run.setup.mpm, section) + 3.0 + HOLD_OFF_AFTER_RESTART
+        while _running_processes(run) < full and time.monotonic() < end:
+            closed_loop(run.target.host, run.target.port, self.path, self.clients, 0.5)
+        if _running_processes(run) < full:
+            run.report.notes.append(f"simulate: the pool did not grow to {full} processes before the restart "
+                                    f"({_running_processes(run)} running)")
+
+    def measure(self) -> LoadResult:
+        run = self.run
+        flights: list[float | None] = [None] * self.clients
+        stop = threading.Event()
+        service = run.service_s
+        margin = min(0.005, service / 5)
+        start = time.monotonic()
+        self.fired_at, self.mid_request = None, False
+
+        def send() -> None:
+            if stop.wait(self.at):
+                return
+            give_up = start + self.at + MID_REQUEST_WAIT_S
+            while not stop.is_set():
+                now = time.monotonic()
+                sent = list(flights)
+                if all(t is not None and margin <= now - t <= service - margin for t in sent):
+                    self.mid_request = True
+                    break
+                if now >= give_up:
+                    break
+                time.sleep(0.0005)
+            else:
+                return
+            self.fired_at = time.monotonic() - start
+            os.kill(run.target.proc.pid, signal.SIGUSR1)
+
+        signaller = threading.Thread(target=send, daemon=True)
+        signaller.start()
+        try:
+            return closed_loop(run.target.host, run.target.port, self.path, self.clients, self.seconds,
+                               flights=flights)
+        finally:
+            stop.set()
+            signaller.join()
+
+    def told(self) -> str:
+        if self.fired_at is None:
+            return "; the run ended before the signal"
+        how = "every request half-way" if self.mid_request else \
+            f"no moment with every request half-way within {MID_REQUEST_WAIT_S:g} s"
+        return f"; signalled at {self.fired_at:.3f} s ({how})"
 
 
 REPLAY_SECONDS = 30.0  # the simulate plan replays at most an access log's first seconds
@@ -784,7 +865,7 @@ def _running_processes(run: PlanRun) -> int:
 
 def _judge_simulated(run: PlanRun, label: str, measure: Callable[[], LoadResult], workload: Workload,
                      real_seconds: float, section: dict[str, object], lone_s: float,
-                     graceful_at: float | None = None, lone: Callable[[], float] | None = None) -> None:
+                     restart: GracefulRestart | None = None, lone: Callable[[], float] | None = None) -> None:
     """One case of the simulate plan: its prediction (a long run, a crowd that does not come
     back only for the window it was measured in; and the spread of runs as long as the real
     one), then the real run, judged. A case that fails is measured once more, and the first
@@ -796,31 +877,32 @@ def _judge_simulated(run: PlanRun, label: str, measure: Callable[[], LoadResult]
     from apachetune.simulate.workload import ServiceTime
     from apachetune.validate.hiccups import HiccupMeter
 
-    long_seconds = 60.0 if workload.crowd == 0 and not workload.replay and graceful_at is None else real_seconds
+    long_seconds = 60.0 if workload.crowd == 0 and not workload.replay and restart is None else real_seconds
     warmup = 2.0 if long_seconds >= 10 and not workload.replay else 0.0  # a replay counts every request
-    # a restart at its moment of the run, its new generation the section's StartServers (the
-    # pool simulated before it is the one found running); the requests in flight at the end
-    # counted, as the client waits for them (a request sent into the restart's gap is the tail)
-    restart = {} if graceful_at is None else {
-        "graceful_at": (warmup + graceful_at,), "restart_start_servers": int(run.setup.directives["StartServers"]),
-        "drain": True}
     round_ms = lone_s * 1000 if workload.service.kind == "fixed" else 0.0
     for attempt in (1, 2):
         # The pool as the run meets it, read just before it and simulated after it: prefork reaps
         # an idle child a second above MaxSpareServers, so a pool read before the simulations
         # (seconds of CPU for the p99 band) was one short by the run (19 of 20 processes: 35.7 req/s
         # predicted against 39.8 with 10 idle keep-alive clients holding half of them).
-        if attempt == 2 and graceful_at is not None:
-            _await_pool(run, int(section["StartServers"]))  # the first restart's new generation
+        if restart is not None:
+            restart.fill_pool()
         section = {**section, "StartServers": _running_processes(run)}
         with HiccupMeter() as hiccups, OthersCpu(run.target.pids) as others:
             real = measure()
-        sim = simulate(run.setup.mpm, section, workload, warmup + long_seconds, warmup=warmup, seed=7, **restart)
-        band = p99_band(run.setup.mpm, section, workload, real_seconds, warmup, **restart)
+        # a restart at the moment it was signalled, its new generation the section's StartServers
+        # (the pool simulated before it is the one found running); the requests in flight at the
+        # end counted, as the client waits for them (a request sent into the restart's gap is the tail)
+        restarting: dict[str, Any] = {} if restart is None or restart.fired_at is None else {
+            "graceful_at": (warmup + restart.fired_at,),
+            "restart_start_servers": int(run.setup.directives["StartServers"]), "drain": True}
+        sim = simulate(run.setup.mpm, section, workload, warmup + long_seconds, warmup=warmup, seed=7, **restarting)
+        band = p99_band(run.setup.mpm, section, workload, real_seconds, warmup, **restarting)
         sim_p99 = sim.latency_ms.get("p99")  # none when nothing completed
         detail = (f"simulated {long_seconds:g} s with service {lone_s * 1000:.1f} ms (a lone request here), the pool "
                   f"of {section['StartServers']} processes; errors measured {dict(real.errors) or 0}, "
-                  f"simulated {sim.errors or 0}; the client stalled up to {hiccups.worst_ms:.0f} ms")
+                  f"simulated {sim.errors or 0}; the client stalled up to {hiccups.worst_ms:.0f} ms"
+                  + ("" if restart is None else restart.told()))
         real_p99 = real.percentile(99)
         verdicts = [
             Verdict(f"simulated throughput: {label}", round(sim.throughput, 1), round(real.throughput, 1), "req/s",
@@ -835,7 +917,7 @@ def _judge_simulated(run: PlanRun, label: str, measure: Callable[[], LoadResult]
         if not failed:
             break
         if attempt == 2:
-            verdicts = _busy_machine_not_judged(run, label, verdicts, others.share, either_way=graceful_at is not None)
+            verdicts = _busy_machine_not_judged(run, label, verdicts, others.share, either_way=restart is not None)
             break
         run.report.notes.append(f"simulate: {label}: measured again (the first run: {', '.join(failed)}; "
                                 f"the client stalled up to {hiccups.worst_ms:.0f} ms)")
@@ -849,16 +931,6 @@ def _judge_simulated(run: PlanRun, label: str, measure: Callable[[], LoadResult]
             workload = replace(workload, service=ServiceTime(workload.service.kind, lone_s))
     run.report.points.append({**point("simulate", label, real), "simulated": sim.to_json() | {"timeline": []}})
     run.report.verdicts.extend(verdicts)
-
-
-def _await_pool(run: PlanRun, processes: int, timeout: float = 5.0) -> None:
-    """Wait (at most `timeout` s) until `processes` run again: a restart case measured again
-    meets the first run's new generation, which grows a process a second when the old one held
-    every slot; measured half-grown, it is another case (one process of two: a free slot, no gap;
-    seen once in CI, where the simulation and mpmd agreed on it)."""
-    end = time.monotonic() + timeout
-    while _running_processes(run) < processes and time.monotonic() < end:
-        time.sleep(0.1)
 
 
 def _busy_machine_not_judged(run: PlanRun, label: str, verdicts: list[Verdict], others_share: float,
