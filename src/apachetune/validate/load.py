@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import json
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -97,7 +98,7 @@ def _classify(exc: BaseException) -> str:
 
 
 async def _closed(host, port, path, concurrency, duration, keepalive, timeout, result, paths=None, fin_after=0.0,
-                  flights=None):
+                  flights=None, stop=None):
     deadline = time.monotonic() + duration
     flights = [None] * concurrency if flights is None else flights
     counter = [0]
@@ -116,7 +117,7 @@ async def _closed(host, port, path, concurrency, duration, keepalive, timeout, r
 
     async def client(i: int):
         reader = writer = None
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and not (stop is not None and stop.is_set()):
             start = time.monotonic()
             try:
                 if writer is None:
@@ -153,17 +154,19 @@ async def _closed(host, port, path, concurrency, duration, keepalive, timeout, r
 
 def closed_loop(host: str, port: int, path: str, concurrency: int, duration: float,
                 keepalive: bool = True, timeout: float = 10.0, paths: list[str] | None = None,
-                fin_after: float = 0.0, flights: list[float | None] | None = None) -> LoadResult:
+                fin_after: float = 0.0, flights: list[float | None] | None = None,
+                stop: threading.Event | None = None) -> LoadResult:
     """`concurrency` connections for `duration` s; with `paths`, requests cycle through them.
     `fin_after`: a connection the server ends (keep-alive off, or refused) is closed on this
     side only that many seconds later, as a client that does not close (the next request goes
     on a new connection at once). `flights`: a list as long as `concurrency` where each client
     keeps the monotonic time its request in flight was sent (None between requests), for
-    another thread to time something against the requests."""
+    another thread to time something against the requests. `stop`: set by another thread, ends
+    the run before `duration` (each client after its request in flight)."""
     check_loopback(host)
     result = LoadResult()
     asyncio.run(_closed(host, port, path, concurrency, duration, keepalive, timeout, result, paths, fin_after,
-                        flights))
+                        flights, stop))
     return result
 
 

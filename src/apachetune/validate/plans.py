@@ -574,6 +574,9 @@ def keepalive(run: PlanRun) -> None:
               "AsyncRequestWorkerFactor": setup.directives.get("AsyncRequestWorkerFactor", 2)}
     limit = connection_limit(setup.mpm, values)
     progress(f"keep-alive: {crowd} idle clients")
+    # On the pool grown full (the crowd then forms in well under KeepAliveTimeout: a client at a
+    # time on httpd worker's 3 processes as started, it took 3 s to be served by 10 of 16)
+    fill_pool(run, run.mrw)
     # The new request waits at most 1.5 s, and the crowd's first clients must not meet
     # KeepAliveTimeout before it does: what is left of that window is the pool's to grow in.
     deadline = time.monotonic() + float(setup.directives.get("KeepAliveTimeout", 5)) - 2.0
@@ -728,6 +731,44 @@ def simulated(run: PlanRun) -> None:
                      seconds, section, lone_s, restart=restart)
 
 
+FILL_PATH = "/app/sleep?ms=500"  # slow enough that this client keeps every worker busy (256 prefork children)
+
+
+def fill_pool(run: PlanRun, clients: int) -> None:
+    """`clients` closed-loop clients on FILL_PATH until every process the section allows runs: a
+    full pool stays full under a load, and nothing reaps a busy process. At most the spawn
+    ramp's length, 3 s more, and a pass for each of the HOLD_OFF_AFTER_RESTART that spawn one
+    process at a time after a restart (a case measured again meets the first run's new
+    generation: mpmd prefork grew 1 -> 7 of 10 processes in 6 s, where the ramp from
+    StartServers takes 3)."""
+    from apachetune.simulate.curve import ramp_seconds
+    from apachetune.simulate.parent import HOLD_OFF_AFTER_RESTART
+
+    full = min(int(run.setup.directives.get("ServerLimit", run.mrw)), -(-run.mrw // run.setup.threads_per_child))
+    if _running_processes(run) >= full:
+        return
+    section = {**run.setup.directives, "StartServers": _running_processes(run)}
+    seconds = ramp_seconds(run.setup.mpm, section) + 3.0 + HOLD_OFF_AFTER_RESTART
+    # One load throughout, a connection a request so that the status page is served between
+    # them: in rounds of 0.5 s the pool idled between rounds and prefork reaped a process a
+    # pass above MaxSpareServers (5 -> 36 processes of 256 in 5 s, then 50 by 12 s). Requests
+    # of 50 ms asked 5,000 connections a second of 256 clients, more than this client opens:
+    # workers stayed idle, and prefork stopped at 169 processes.
+    stop = threading.Event()
+    load = threading.Thread(target=closed_loop, args=(run.target.host, run.target.port, FILL_PATH, clients, seconds),
+                            kwargs={"keepalive": False, "stop": stop}, daemon=True)
+    load.start()
+    try:
+        while load.is_alive() and _running_processes(run) < full:
+            time.sleep(0.25)
+    finally:
+        stop.set()
+        load.join()
+    if _running_processes(run) < full:
+        run.report.notes.append(f"the pool did not grow to {full} processes under {clients} clients "
+                                f"({_running_processes(run)} running)")
+
+
 MID_REQUEST_WAIT_S = 1.0  # how long past its moment a restart waits for every request to be mid-way
 
 
@@ -757,23 +798,7 @@ class GracefulRestart:
     mid_request: bool = False
 
     def fill_pool(self) -> None:
-        """The clients until every process the section allows runs: a full pool stays full
-        under them, and nothing reaps a busy one. At most the spawn ramp's length, 3 s more, and a
-        pass for each of the HOLD_OFF_AFTER_RESTART that spawn one at a time after a restart (a
-        case measured again meets the first run's new generation: mpmd prefork grew 1 -> 7 of 10
-        processes in 6 s, where the ramp from StartServers takes 3)."""
-        from apachetune.simulate.curve import ramp_seconds
-        from apachetune.simulate.parent import HOLD_OFF_AFTER_RESTART
-
-        run = self.run
-        full = min(int(run.setup.directives.get("ServerLimit", run.mrw)), -(-run.mrw // run.setup.threads_per_child))
-        section = {**run.setup.directives, "StartServers": _running_processes(run)}
-        end = time.monotonic() + ramp_seconds(run.setup.mpm, section) + 3.0 + HOLD_OFF_AFTER_RESTART
-        while _running_processes(run) < full and time.monotonic() < end:
-            closed_loop(run.target.host, run.target.port, self.path, self.clients, 0.5)
-        if _running_processes(run) < full:
-            run.report.notes.append(f"simulate: the pool did not grow to {full} processes before the restart "
-                                    f"({_running_processes(run)} running)")
+        fill_pool(self.run, self.clients)
 
     def measure(self) -> LoadResult:
         run = self.run
