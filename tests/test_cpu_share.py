@@ -122,3 +122,64 @@ def test_a_simulate_case_slower_beside_a_busy_machine_is_not_judged_but_a_faster
     assert run.report.notes[0].startswith("simulated throughput: x not judged: other processes took 60%")
     # a quiet machine: every miss stays a miss
     assert [v.passed for v in _busy_machine_not_judged(run, "x", [slow, tail], 0.05)] == [False, False]  # type: ignore[arg-type]
+
+
+def _openloop_verdicts(overhead_share: float, run_share: float):
+    """plans.openloop on worker (4 workers, 50 ms) where the lone requests took 10 ms (a busy
+    machine's figure) while others took `overhead_share` of the CPUs, and each run's waits were
+    half of M/M/c's on its own arrivals while others took `run_share`."""
+    import random
+    from unittest import mock
+
+    from apachetune.sizing import model
+    from apachetune.validate import plans
+    from apachetune.validate.load import LoadResult
+
+    shares = iter([overhead_share] * plans.LONE_TRIES)
+
+    class Others:
+        def __init__(self, *_a):
+            self.share = next(shares, run_share)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    def open_loop(host, port, path, rate, seconds, exp_service_ms=None, **_kw):
+        if exp_service_ms is None:  # the lone requests
+            return LoadResult(latencies=[0.010] * 20, elapsed=1.0)
+        rng = random.Random(3)
+        t, jobs = 0.0, []
+        while t < seconds:
+            t += rng.expovariate(rate)
+            jobs.append((t, rng.expovariate(1000 / exp_service_ms)))
+        waits = [w / 2 for w in model.sample_path_waits([(a, s + 0.010) for a, s in jobs], 4)]
+        return LoadResult(latencies=[s + w + 0.010 for (_, s), w in zip(jobs, waits, strict=True)],
+                          waits=[w + 0.010 for w in waits], jobs=jobs, elapsed=seconds)
+
+    setup = SimpleNamespace(mpm="worker", max_request_workers=4, service_ms=50.0, duration=3.0, threads_per_child=2,
+                            directives={})
+    report = SimpleNamespace(notes=[], verdicts=[], points=[])
+    run = plans.PlanRun(setup, SimpleNamespace(host="127.0.0.1", port=1, pids=lambda: []), report,  # type: ignore[arg-type]
+                        lambda _m: None)
+    with mock.patch.object(plans, "OthersCpu", Others), mock.patch.object(plans, "open_loop", open_loop):
+        plans.openloop(run)
+    return report
+
+
+def test_an_open_loop_wait_shorter_than_m_m_c_fails_unless_its_overhead_was_timed_beside_others():
+    def at_70(report):  # (at 50% M/M/c's wait is within the verdict's 3 ms either way)
+        return next(v for v in report.verdicts if v.name == "queueing delay at 70% utilisation")
+
+    # the overhead timed quietly, the runs beside others: a shorter wait than M/M/c is a miss
+    v = at_70(_openloop_verdicts(0.05, 0.6))
+    assert v.passed is False and v.measured < 0.6 * v.predicted, v
+    # every window of the overhead beside others: it rests under every wait, not judged either way
+    report = _openloop_verdicts(0.6, 0.6)
+    assert at_70(report).passed is None
+    assert any(n.startswith("queueing delay at 70% utilisation not judged: other processes took 60%")
+               for n in report.notes), report.notes
+    # a quiet machine throughout: a miss stays a miss
+    assert at_70(_openloop_verdicts(0.0, 0.0)).passed is False
