@@ -25,8 +25,9 @@ def _v2_top() -> Path | None:
 
 
 class Sandbox:
-    def __init__(self, cpus: float | None = None, memory_mib: int | None = None, name: str | None = None):
-        self.cpus, self.memory_mib = cpus, memory_mib
+    def __init__(self, cpus: float | None = None, memory_mib: int | None = None, name: str | None = None,
+                 period_us: int = 100_000):
+        self.cpus, self.memory_mib, self.period_us = cpus, memory_mib, period_us
         self.name = name or f"apachetune-test-{os.getpid()}-{id(self):x}"
         self.dirs: list[Path] = []
 
@@ -60,7 +61,8 @@ class Sandbox:
             (cpuset / "cpuset.cpus").write_text("0" if one_cpu else (V1 / "cpuset" / "cpuset.cpus").read_text().strip())
             (cpuset / "cpuset.mems").write_text((V1 / "cpuset" / "cpuset.mems").read_text().strip())
             if self.cpus is not None:
-                (cpu / "cpu.cfs_quota_us").write_text(str(int(self.cpus * int((cpu / "cpu.cfs_period_us").read_text()))))
+                (cpu / "cpu.cfs_period_us").write_text(str(self.period_us))
+                (cpu / "cpu.cfs_quota_us").write_text(str(int(self.cpus * self.period_us)))
             if self.memory_mib is not None:
                 (memory / "memory.limit_in_bytes").write_text(str(self.memory_mib << 20))
             acct = V1 / "cpuacct"  # the CPU time the quota meters (a hierarchy of its own unless co-mounted with cpu)
@@ -78,7 +80,7 @@ class Sandbox:
         if one_cpu:
             (d / "cpuset.cpus").write_text("0")
         if self.cpus is not None:
-            (d / "cpu.max").write_text(f"{int(self.cpus * 100000)} 100000")
+            (d / "cpu.max").write_text(f"{int(self.cpus * self.period_us)} {self.period_us}")
         if self.memory_mib is not None:
             (d / "memory.max").write_text(str(self.memory_mib << 20))
         return self

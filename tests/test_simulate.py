@@ -771,6 +771,26 @@ def test_a_cpu_quota_shares_its_time_not_the_cores():
     assert r.exit_code == 2 and "--cpu-quota" in r.output and "Traceback" not in r.output, r.output
 
 
+def test_a_quota_s_period_sets_how_long_a_throttled_request_waits():
+    """0.25 CPU, one client of 10 ms: with the kernel's 100 ms period two requests of each
+    period run at full speed and the next waits out 75 ms (max 85); with a 20 ms period each
+    request runs 5 ms a period and spans them (every one about 40 ms, the mean the same)."""
+    w = Workload(ServiceTime.parse("10ms"), clients=1, keepalive=True, cpu_fraction=1.0)
+    section = load_directives(None, "prefork", 4)
+    long = run("prefork", section, w, 10, warmup=1, cores=1, cpu_quota=0.25)
+    short = run("prefork", section, w, 10, warmup=1, cores=1, cpu_quota=0.25, cpu_period=0.02)
+    assert long.throughput == pytest.approx(short.throughput, rel=0.03) == pytest.approx(25, rel=0.03)
+    assert long.latency_ms["p50"] == pytest.approx(10, rel=0.02) and long.latency_ms["max"] == pytest.approx(85, rel=0.02)
+    assert short.latency_ms["p50"] == pytest.approx(40, rel=0.02) and short.latency_ms["max"] < 60
+    assert short.cpu_period == 0.02 and short.to_json()["cpu_period_ms"] == 20 and long.cpu_period == 0.1
+    args = ["simulate", "--mpm", "prefork", "--clients", "1", "--service", "10ms", "--cpu-fraction", "1",
+            "--cores", "1", "--httpd-cpu", "0", "--seconds", "5"]
+    text = CliRunner().invoke(cli, [*args, "--cpu-quota", "0.25", "--cpu-period-ms", "20"]).output
+    assert "of a 0.25-CPU quota (a 20 ms period) on 1 cores busy" in " ".join(text.split()), text
+    r = CliRunner().invoke(cli, [*args, "--cpu-period-ms", "20"])  # a period without a quota to apply it to
+    assert r.exit_code == 2 and "--cpu-period-ms is a quota's period" in r.output, r.output
+
+
 def test_below_saturation_the_cores_are_busy_as_rate_times_cpu_time():
     w = Workload(ServiceTime.parse("exp:10ms"), rate=100, cpu_fraction=0.6)
     section = load_directives(None, "event", 150, 25)

@@ -35,6 +35,8 @@ OPTIONAL = {
     "--service": st.sampled_from(["5ms", "exp:50ms", "lognormal:5ms:1.5", "2s", "0ms", "x"]),
     "--cpu-fraction": st.sampled_from(["0", "0.5", "1", "2"]),
     "--cores": st.sampled_from(["1", "2", "0"]),
+    "--cpu-quota": st.sampled_from(["0.25", "1.5", "0"]),
+    "--cpu-period-ms": st.sampled_from(["20", "100", "0"]),
     "--httpd-cpu": st.sampled_from(["0", "55us,60us", "machine", "fast"]),
     "--client-cpu": st.sampled_from(["0", "ab", "wrk", "21us,45us"]),
     "--client-threads": st.sampled_from(["1", "2", "0"]),

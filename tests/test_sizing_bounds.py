@@ -14,6 +14,7 @@ from apachetune.sizing.facts import HostFacts
 from apachetune.sizing.machine import (
     cgroup_cpus,
     cgroup_memory,
+    cpu_allowance,
     cpu_list_size,
     task_limits,
     usable_cpus,
@@ -85,6 +86,12 @@ def test_cgroup_v2_cpu_quota_is_the_cpu_count(tmp_path):
     assert cpus == 2 and "cpu.max" in source and "1.5 CPUs" in source
     write(box / "cpu.max", "50000 100000\n")  # half a CPU: still one worker's core
     assert usable_cpus(tmp_path, online=64)[0] == 1
+    # the quota's period, for the simulation's throttling (Kubernetes' --cpu-cfs-quota-period 10ms)
+    write(box / "cpu.max", "5000 10000\n")
+    allowance = cpu_allowance(tmp_path, online=64)
+    assert (allowance.cores, allowance.quota, allowance.period) == (1, 0.5, 0.01)
+    write(box / "cpu.max", "100000 100000\n")  # a whole CPU: no quota below the cores, no period
+    assert cpu_allowance(tmp_path, online=64).period is None
 
 
 def test_cgroup_cpuset_and_v1_quota(tmp_path):
@@ -100,6 +107,10 @@ def test_cgroup_cpuset_and_v1_quota(tmp_path):
                                                 "cpuset.effective_cpus: 4 CPUs")
     write(cpu / "cpu.cfs_quota_us", "300000\n")  # 3 CPUs' time, on 4 CPUs
     assert usable_cpus(tmp_path, online=32)[0] == 3
+    write(cpu / "cpu.cfs_period_us", "50000\n")
+    write(cpu / "cpu.cfs_quota_us", "125000\n")  # 2.5 CPUs' time, a 50 ms period
+    allowance = cpu_allowance(tmp_path, online=32)
+    assert (allowance.cores, allowance.quota, allowance.period) == (3, 2.5, 0.05)
     assert usable_cpus(tmp_path / "nothing", online=32) == (32, "CPUs online")
 
 

@@ -121,6 +121,10 @@ class Turnaround(click.ParamType):
 @click.option("--cpu-quota", type=Finite(0.01, 4096), default=None,
               help="CPU time a second the server's cgroup allows, when less than its cores (docker --cpus 0.5, "
                    "CPUQuota=50%): shared by all its threads [default: this machine's quota, without --cores].")
+@click.option("--cpu-period-ms", "cpu_period_ms", type=Finite(1, 1000), default=None,
+              help="The quota's CFS period (cpu.max's second field, cpu.cfs_period_us; Kubernetes' "
+                   "--cpu-cfs-quota-period): a throttled cgroup waits out the rest of it [default: this machine's "
+                   "with its quota, else the kernel's 100 ms].")
 @click.option("--httpd-cpu", default="machine", show_default=True,
               help="httpd's own CPU a request, shared over the cores with --cpu-fraction's: machine (measured "
                    "here by `apachetune mpmd calibrate`, else a lab machine's), 0 (not modelled), or a request's "
@@ -161,7 +165,7 @@ class Turnaround(click.ParamType):
               help="Restart gracefully (apachectl graceful) this many seconds into the load (repeatable).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout, clients, rate, keepalive, think,
-            turnaround, worker_return, client_first, fin_after, ab_requests, requests_per_connection, gap, crowd, silent, service, documents, per_kib, access_log, log_format, speed, cpu_fraction, cores, cpu_quota, httpd_cpu,
+            turnaround, worker_return, client_first, fin_after, ab_requests, requests_per_connection, gap, crowd, silent, service, documents, per_kib, access_log, log_format, speed, cpu_fraction, cores, cpu_quota, cpu_period_ms, httpd_cpu,
             client_cpu, client_threads, timeout, syn_schedule, seconds, warmup, seed, per_worker_mib,
             per_process_mib, httpd_version, versus, compare, curve, plot_dir, graceful_at, fmt):
     """Predict what an MPM section does under a workload: throughput, latency percentiles,
@@ -197,6 +201,7 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
     if warmup >= seconds:
         raise UsageError("--warmup must be shorter than --seconds")
     memory = None if per_worker_mib is None else (per_process_mib, per_worker_mib)
+    period = _cpu_period(cpu_period_ms, cpu_quota, cores)
     if compare and versus:
         raise UsageError("--compare and --versus: one comparison at a time")
     version = httpd_version_or_installed(httpd_version)[0]
@@ -218,10 +223,11 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
         results.append(simulate(m, section, workload, seconds, warmup=warmup, seed=seed, memory=memory,
                                 version=v, cores=cores, graceful_at=tuple(graceful_at),
                                 costs=_costs(m, httpd_cpu, client, threads), accept_defer=defer, read_timeout=read_timeout,
-                                worker_return=worker_return, client_first=client_first, cpu_quota=cpu_quota))
+                                worker_return=worker_return, client_first=client_first, cpu_quota=cpu_quota,
+                                cpu_period=period))
         results[-1].startup_messages = said
     several = compare or versus
-    curves = _curves(results, workload, seconds, seed, cores, cpu_quota, bool(versus)) if curve or plot_dir else []
+    curves = _curves(results, workload, seconds, seed, cores, cpu_quota, period, bool(versus)) if curve or plot_dir else []
     written = []
     if plot_dir:
         from apachetune.report.plots import write_simulation_plots
@@ -344,7 +350,16 @@ def _from_log(path, log_format, speed, service_time, synthetic, seconds):
     return service_time, replay, source
 
 
-def _curves(results, workload, seconds, seed, cores, cpu_quota, by_version):
+def _cpu_period(ms: float | None, quota: float | None, cores: int | None) -> float | None:
+    """--cpu-period-ms in seconds; a period needs a quota (given, or this machine's)."""
+    from apachetune.errors import UsageError
+
+    if ms is not None and quota is None and cores is not None:
+        raise UsageError("--cpu-period-ms is a quota's period: give --cpu-quota too (or neither --cores)")
+    return None if ms is None else ms / 1000
+
+
+def _curves(results, workload, seconds, seed, cores, cpu_quota, cpu_period, by_version):
     """(label, result, knee, points) for each run: its section at loads around its knee."""
     from apachetune.simulate.curve import curve, knee
 
@@ -354,7 +369,8 @@ def _curves(results, workload, seconds, seed, cores, cpu_quota, by_version):
         k = knee(r.mpm, r.section, workload, r.cpu_quota or r.cores or 1, r.costs)
         points = curve(r.mpm, r.section, workload, k, seconds=seconds, seed=seed, version=r.httpd_version,
                        cores=cores, costs=r.costs, accept_defer=r.accept_defer, read_timeout=r.read_timeout,
-                       worker_return=r.worker_return, client_first=r.client_first, cpu_quota=cpu_quota)
+                       worker_return=r.worker_return, client_first=r.client_first, cpu_quota=cpu_quota,
+                       cpu_period=cpu_period)
         curves.append((f"{r.mpm} {r.httpd_version}" if by_version else r.mpm, r, k, points))
     return curves
 

@@ -8,6 +8,7 @@ from rich.table import Table
 from apachetune.console import out
 from apachetune.simulate import SimResult
 from apachetune.simulate.before_after import BeforeAfter
+from apachetune.simulate.cpu import CFS_PERIOD_S
 from apachetune.simulate.curve import CurvePoint, Knee
 
 _SECTION_ORDER = ("StartServers", "MinSpareServers", "MaxSpareServers", "MinSpareThreads", "MaxSpareThreads",
@@ -48,7 +49,8 @@ def rows(r: SimResult) -> list[tuple[str, str]]:
         out_rows.append(("crowd's requests", f"p50 {r.crowd_latency_ms['p50']:,.1f} ms, "
                                              f"p99 {r.crowd_latency_ms['p99']:,.1f} ms"))
     if r.cpu_utilisation is not None:
-        of = f"a {r.cpu_quota:g}-CPU quota on {r.cores} cores" if r.cpu_quota is not None else f"{r.cores} cores"
+        period = "" if r.cpu_period in (None, CFS_PERIOD_S) else f" (a {r.cpu_period * 1000:g} ms period)"
+        of = f"a {r.cpu_quota:g}-CPU quota{period} on {r.cores} cores" if r.cpu_quota is not None else f"{r.cores} cores"
         out_rows.append(("CPU", f"{r.cpu_utilisation:.0%} of {of} busy"))
     if r.costs:
         out_rows.append(("CPU a request", cost_line(r.costs)))

@@ -66,7 +66,8 @@ def curve(mpm: str, section: dict[str, object], workload: Workload, the_knee: Kn
           seed: int = 1, version: str | None = None, cores: int | None = None,
           costs: CpuCosts | None = None, accept_defer: float = DEFER_ACCEPT,
           read_timeout: float | None = None, worker_return: float = 0.0,
-          client_first: float = 0.0, cpu_quota: float | None = None) -> list[CurvePoint]:
+          client_first: float = 0.0, cpu_quota: float | None = None,
+          cpu_period: float | None = None) -> list[CurvePoint]:
     """The workload at each load around the knee (the crowd, silent connections, think time and
     service as given; `accept_defer`, `read_timeout`, `worker_return` and `client_first` as
     simulate takes them)."""
@@ -77,14 +78,15 @@ def curve(mpm: str, section: dict[str, object], workload: Workload, the_knee: Kn
         loads = [round(the_knee.at * f, 1) for f in fractions]
     return points_at(mpm, section, workload, the_knee.axis, loads, seconds=seconds, seed=seed, version=version,
                      cores=cores, costs=costs, accept_defer=accept_defer, read_timeout=read_timeout,
-                     worker_return=worker_return, client_first=client_first, cpu_quota=cpu_quota)
+                     worker_return=worker_return, client_first=client_first, cpu_quota=cpu_quota, cpu_period=cpu_period)
 
 
 def points_at(mpm: str, section: dict[str, object], workload: Workload, axis: str, loads: list[float], *,
               seconds: float, seed: int = 1, version: str | None = None, cores: int | None = None,
               costs: CpuCosts | None = None, accept_defer: float = DEFER_ACCEPT,
               read_timeout: float | None = None, worker_return: float = 0.0,
-              client_first: float = 0.0, cpu_quota: float | None = None) -> list[CurvePoint]:
+              client_first: float = 0.0, cpu_quota: float | None = None,
+          cpu_period: float | None = None) -> list[CurvePoint]:
     """The workload with its clients (axis "clients") or rate set to each load in turn, each
     measured for up to POINT_SECONDS after the spawn ramp."""
     span = min(seconds, POINT_SECONDS)
@@ -97,7 +99,7 @@ def points_at(mpm: str, section: dict[str, object], workload: Workload, axis: st
              else dataclasses.replace(steady, rate=load))
         r = simulate(mpm, section, w, warmup + span, warmup=warmup, seed=seed, version=version, cores=cores,
                      costs=costs, accept_defer=accept_defer, read_timeout=read_timeout, worker_return=worker_return,
-                     client_first=client_first, cpu_quota=cpu_quota)
+                     client_first=client_first, cpu_quota=cpu_quota, cpu_period=cpu_period)
         points.append(_point(load, r))
     return points
 

@@ -24,7 +24,7 @@ from apachetune.simulate.clients import (
     SilentClient,
 )
 from apachetune.simulate.clock import Clock
-from apachetune.simulate.cpu import CpuCosts, Processors
+from apachetune.simulate.cpu import CFS_PERIOD_S, CpuCosts, Processors
 from apachetune.simulate.parent import Parent
 from apachetune.simulate.server import DEFER_ACCEPT, Server
 from apachetune.simulate.stats import Stats, percentile
@@ -65,6 +65,7 @@ class SimResult:
     latencies: list[float] = field(default_factory=list, repr=False)  # seconds, each counted request
     cores: int | None = None  # the CPUs shared, when the workload has a CPU part
     cpu_quota: float | None = None  # the CPU time a second a cgroup's quota leaves them, when less
+    cpu_period: float | None = None  # that quota's CFS period, seconds
     cpu_utilisation: float | None = None  # share of those cores busy over the run
     ab: dict[str, float] | None = None  # workload.requests: what `ab -n` would print
     costs: CpuCosts | None = None  # httpd's own CPU a request (and the client's), when modelled
@@ -97,7 +98,8 @@ class SimResult:
             "peak_memory_mib": None if self.peak_memory_mib is None else round(self.peak_memory_mib, 1),
             "accept_queue": self.accept_queue, "timeline": self.timeline,
             "wall_seconds": round(self.wall_seconds, 3), "stopped_at": self.stopped_at,
-            "cores": self.cores, "cpu_quota": self.cpu_quota, "cpu_utilisation": self.cpu_utilisation, "ab": self.ab,
+            "cores": self.cores, "cpu_quota": self.cpu_quota,
+            "cpu_period_ms": None if self.cpu_period is None else round(self.cpu_period * 1000, 3), "cpu_utilisation": self.cpu_utilisation, "ab": self.ab,
             "cpu_costs": self.costs.to_json() if self.costs else None,
             "worker_return_us": round(self.worker_return * 1e6, 3) if self.mpm == "event" else None,
             "client_first": self.client_first if self.mpm == "event" else None,
@@ -107,13 +109,16 @@ class SimResult:
         }
 
 
-def _processors(clock: Clock, cores: int | None, quota: float | None) -> Processors:
-    """The CPUs the server's work shares: `cores` under `quota`, or this machine's (its
-    affinity, its cgroup's cpuset and quota) when no cores are given."""
+def _processors(clock: Clock, cores: int | None, quota: float | None, period: float | None) -> Processors:
+    """The CPUs the server's work shares: `cores` under `quota` (throttled a `period` at a time,
+    the kernel's default 100 ms when none is given), or this machine's (its affinity, its
+    cgroup's cpuset, quota and period) when no cores are given."""
     if cores is None:
         allowance = cpu_allowance()
-        cores, quota = allowance.cores, quota if quota is not None else allowance.quota
-    return Processors(clock, cores, quota)
+        if quota is None:
+            quota, period = allowance.quota, period or allowance.period
+        cores = allowance.cores
+    return Processors(clock, cores, quota, period or CFS_PERIOD_S)
 
 
 def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: float = 30.0, *,
@@ -124,7 +129,7 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
              drain: bool = False, costs: CpuCosts | None = None, first_pass: float = 1.0,
              accept_defer: float = DEFER_ACCEPT, read_timeout: float | None = None,
              worker_return: float = 0.0, client_first: float = 0.0,
-             cpu_quota: float | None = None) -> SimResult:
+             cpu_quota: float | None = None, cpu_period: float | None = None) -> SimResult:
     """Run `workload` against httpd's `mpm` with `section` (the effective directives, as
     validate.section.load_directives gives them) for `seconds` of simulated time.
 
@@ -152,7 +157,9 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     their worker is idle again (a client preempting the worker on its core; Server);
     `cpu_quota`: the CPU time a second the server's cgroup allows when below its cores (docker
     --cpus 0.5: half a core's time shared by all its threads; default with `cores` not given:
-    this machine's own quota)."""
+    this machine's own quota); `cpu_period`: that quota's CFS period in seconds (cpu.max's second
+    field; default the machine's with its quota, else the kernel's 100 ms): a throttled cgroup
+    waits for the rest of its period, so the period sets the length of a throttled request's wait."""
     if not 0 <= client_first <= 1:
         raise ValueError("client_first is a share, from 0 to 1")
     if seconds <= 0 or not 0 <= warmup < seconds:
@@ -166,7 +173,7 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     if costs and not workload.clients:  # only a closed loop's client has threads (an open loop's CPU is the request's)
         costs = replace(costs, client_threads=0)
     # this machine's CPUs by default: what its cgroup's quota or cpuset and the affinity allow
-    cpu = _processors(clock, cores, cpu_quota) if workload.cpu_fraction or costs else None
+    cpu = _processors(clock, cores, cpu_quota, cpu_period) if workload.cpu_fraction or costs else None
     ratio = section.get("ListenCoresBucketsRatio")
     # httpd's buckets count the CPUs online (sysconf), whatever a quota allows
     buckets = listen_buckets(ratio, cores) if rules_for(version).buckets and isinstance(ratio, int) else 1
@@ -223,6 +230,7 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
         accept_queue=backlog, wall_seconds=time.perf_counter() - started,
         crowd_latency_ms=summary_ms(stats.crowd_latencies), stopped_at=None if finished else round(end, 3),
         latencies=stats.latencies, cores=cpu.cores if cpu else None, cpu_quota=cpu.quota if cpu else None,
+        cpu_period=cpu.period if cpu and cpu.quota is not None else None,
         cpu_utilisation=round(cpu.utilisation(lead + end), 3) if cpu else None,
         ab=ab_report(count, end, lead) if count else None, costs=costs or None,
         workload_cpu=workload.cpu_fraction, recycled=stats.recycled, accept_defer=accept_defer,

@@ -116,6 +116,7 @@ def cgroup_memory(root: str | os.PathLike[str] = "/", pid: str = "self") -> Cgro
 class CpuLimit:
     cpus: float  # CPUs' worth of time the cgroup may use (a quota of 1.5 is 1.5), or CPUs it may run on
     where: str  # what set it: the cgroup file, or the process's CPU affinity
+    period: float | None = None  # a quota's CFS period, seconds (the kernel's default is 0.1)
 
 
 def _quota_v2(d: Path) -> float | None:
@@ -129,6 +130,18 @@ def _quota_v2(d: Path) -> float | None:
 def _quota_v1(d: Path) -> float | None:
     quota, period = _read_signed(d / "cpu.cfs_quota_us"), _read_int(d / "cpu.cfs_period_us")
     return quota / period if quota is not None and quota > 0 and period else None  # -1: none
+
+
+def _period_v2(d: Path) -> float | None:
+    try:
+        return int((d / "cpu.max").read_text().split()[1]) / 1e6
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _period_v1(d: Path) -> float | None:
+    period = _read_int(d / "cpu.cfs_period_us")
+    return period / 1e6 if period else None
 
 
 def _read_signed(path: Path) -> int | None:
@@ -159,22 +172,24 @@ def cgroup_cpus(root: str | os.PathLike[str] = "/", pid: str = "self") -> CpuLim
     limits it."""
     base = Path(root)
     best: CpuLimit | None = None
+    Reader = tuple[Path, str, Callable[[Path], float | None], Callable[[Path], float | None] | None]
     for controllers, rel in _cgroups(base, pid) or []:
-        readers: list[tuple[Path, str, Callable[[Path], float | None]]] = []
+        readers: list[Reader] = []  # (hierarchy, file, its CPUs, a quota's period)
         if controllers == [""]:  # v2: one hierarchy holds both
             top = base / "sys" / "fs" / "cgroup"
-            readers = [(top, "cpu.max", _quota_v2), (top, "cpuset.cpus.effective", _cpuset("cpuset.cpus.effective"))]
+            readers = [(top, "cpu.max", _quota_v2, _period_v2),
+                       (top, "cpuset.cpus.effective", _cpuset("cpuset.cpus.effective"), None)]
         else:  # v1: each controller its own hierarchy
             if "cpu" in controllers:
-                readers.append((base / "sys" / "fs" / "cgroup" / "cpu", "cpu.cfs_quota_us", _quota_v1))
+                readers.append((base / "sys" / "fs" / "cgroup" / "cpu", "cpu.cfs_quota_us", _quota_v1, _period_v1))
             if "cpuset" in controllers:
                 readers.append((base / "sys" / "fs" / "cgroup" / "cpuset", "cpuset.effective_cpus",
-                                _cpuset("cpuset.effective_cpus", "cpuset.cpus")))
-        for top, name, read in readers:
+                                _cpuset("cpuset.effective_cpus", "cpuset.cpus"), None))
+        for top, name, read, period in readers:
             for d in _up_from(top, rel):
                 cpus = read(d)
                 if cpus is not None and (best is None or cpus < best.cpus):
-                    best = CpuLimit(cpus, str(d / name))
+                    best = CpuLimit(cpus, str(d / name), period(d) if period else None)
     return best
 
 
@@ -196,11 +211,13 @@ class CpuAllowance:
     """The CPUs a server can use: whole `cores` its threads may run on (the CPUs online, or
     fewer by affinity, cpuset or a quota rounded to the nearest whole one, at least 1), the
     cgroup's `quota` when it allows less time than those cores (0.25, 1.5), and where the
-    figure came from."""
+    figure came from; `period`: the quota's CFS period in seconds (cpu.max's second field,
+    cpu.cfs_period_us), which sets how long a throttled cgroup waits (None: no quota binds)."""
 
     cores: int
     quota: float | None
     source: str
+    period: float | None = None
 
     @property
     def cpu_time(self) -> float:
@@ -223,8 +240,9 @@ def cpu_allowance(root: str | os.PathLike[str] = "/", pid: str = "self", online:
     limit = cgroup_cpus(root, pid)
     if limit is not None and limit.cpus < count:
         cores = max(1, math.floor(limit.cpus + 0.5))
-        return CpuAllowance(cores, limit.cpus if limit.cpus != cores else None,
-                            f"cgroup limit {limit.where}: {limit.cpus:g} CPUs")
+        quota = limit.cpus if limit.cpus != cores else None
+        return CpuAllowance(cores, quota, f"cgroup limit {limit.where}: {limit.cpus:g} CPUs",
+                            limit.period if quota is not None else None)
     return CpuAllowance(count, None, source)
 
 
