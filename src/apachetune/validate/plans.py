@@ -756,8 +756,8 @@ def fill_pool(run: PlanRun, clients: int) -> None:
     from apachetune.simulate.parent import HOLD_OFF_AFTER_RESTART
 
     full = min(int(run.setup.directives.get("ServerLimit", run.mrw)), -(-run.mrw // run.setup.threads_per_child))
-    if _running_processes(run) >= full:
-        return
+    if _workers_running(run.target) == 0 or _running_processes(run) >= full:
+        return  # (no workers on the status page: no page to count them on)
     section = {**run.setup.directives, "StartServers": _running_processes(run)}
     seconds = ramp_seconds(run.setup.mpm, section) + 3.0 + HOLD_OFF_AFTER_RESTART
     # One load throughout, a connection a request so that the status page is served between
