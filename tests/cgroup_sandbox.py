@@ -1,5 +1,6 @@
 """A cgroup of its own for a server under test (root, and a writable cgroup v1 or v2 hierarchy):
-CPU 0 only (when the machine has two or more CPUs), an optional CFS quota and memory limit. Used
+CPU 0 only (when the machine has two or more CPUs; every CPU with every_cpu=True), an optional
+CFS quota and memory limit. Used
 by the tests and benchmarks that check what apachetune reads from a real httpd's cgroup.
 
     with Sandbox(cpus=0.5, memory_mib=300) as box:
@@ -26,8 +27,9 @@ def _v2_top() -> Path | None:
 
 class Sandbox:
     def __init__(self, cpus: float | None = None, memory_mib: int | None = None, name: str | None = None,
-                 period_us: int = 100_000):
+                 period_us: int = 100_000, every_cpu: bool = False):
         self.cpus, self.memory_mib, self.period_us = cpus, memory_mib, period_us
+        self.every_cpu = every_cpu  # run on every CPU (a quota of whole CPUs), not CPU 0 alone
         self.name = name or f"apachetune-test-{os.getpid()}-{id(self):x}"
         self.dirs: list[Path] = []
 
@@ -52,7 +54,7 @@ class Sandbox:
             raise
 
     def _make(self) -> Sandbox:
-        one_cpu = (os.cpu_count() or 1) >= 2
+        one_cpu = (os.cpu_count() or 1) >= 2 and not self.every_cpu
         if all((V1 / c / "cgroup.procs").exists() for c in ("cpu", "cpuset", "memory")):
             cpu, cpuset, memory = (V1 / c / self.name for c in ("cpu", "cpuset", "memory"))
             for d in (cpu, cpuset, memory):

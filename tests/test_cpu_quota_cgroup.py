@@ -149,3 +149,43 @@ def test_a_shorter_cfs_period_shortens_the_throttled_wait_as_simulated():
     assert p95 < 65 and sim.latency_ms["p95"] < 65, said
     assert sim.latency_ms["p50"] == pytest.approx(p50, rel=0.25), said
     assert sim.latency_ms["p95"] == pytest.approx(p95, rel=0.25), said
+
+
+@pytest.mark.cpu_heavy  # both CPUs' time decides each request's length: run alone
+def test_a_whole_cpu_quota_runs_on_every_cpu_then_waits_as_simulated():
+    """A quota of one CPU on a two-CPU machine (`docker --cpus 1`, cpu.max "100000 100000") is
+    not one core: two requests of 10 ms run side by side at full speed until the period's 100 ms
+    are spent (50 ms in), then both wait out the rest. Measured (mpmd prefork, two keep-alive
+    clients): 98.8 req/s, median 10.9 ms, p95 58.1; simulated on the CPUs read from the server's
+    cgroup (2 cores under a quota of 1.0): 100, 10.0, 60.0, where one core unthrottled, as the
+    quota was read before, made every request 20 ms."""
+    from apachetune.sizing.machine import cpu_allowance
+    from cgroup_sandbox import Sandbox
+
+    if (why := Sandbox.why_not()) is not None:
+        pytest.skip(why)
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs two CPUs")
+    section = {**load_directives(None, "prefork", 4, 1), "StartServers": 4, "MinSpareServers": 4,
+               "MaxSpareServers": 4, "RequestCPU": CPU_MS * 1000, "ConnectionCPU": 0}
+    with Sandbox(cpus=1.0, every_cpu=True) as box, \
+            make_target("mpmd", "prefork", section, box.wrapper()) as target:
+        allowance = cpu_allowance(pid=str(target.proc.pid))
+        closed_loop(target.host, target.port, "/app/sleep?ms=0", 2, 0.5, keepalive=True)
+        with OthersCpu(target.pids) as others:
+            real = closed_loop(target.host, target.port, "/app/sleep?ms=0", 2, 4.0, keepalive=True)
+    assert (allowance.cores, allowance.quota, allowance.runs_on) == (1, 1.0, 2), allowance
+    if others.share > OTHERS_CPU_LIMIT:
+        pytest.skip(f"other processes took {others.share:.0%} of the CPUs the quota runs on")
+    rps, p50, p95 = _shape(real.latencies, real.elapsed)
+    workload = Workload(ServiceTime.parse(f"{CPU_MS}ms"), clients=2, keepalive=True, cpu_fraction=1.0)
+    sim = simulate("prefork", section, workload, 30, warmup=1, cores=allowance.runs_on,
+                   cpu_quota=allowance.quota, cpu_period=allowance.period)
+    one_core = simulate("prefork", section, workload, 30, warmup=1, cores=1)
+    said = (f"real: {rps:.1f} req/s, p50 {p50:.1f} ms, p95 {p95:.1f} ms; simulated: {sim.throughput:.1f}, "
+            f"{sim.latency_ms}; one core: {one_core.latency_ms}")
+    assert rps == pytest.approx(1000 / CPU_MS, rel=0.1) and sim.throughput == pytest.approx(rps, rel=0.1), said
+    # both at full speed, then the period's wait: the shape one core cannot give (20 ms each)
+    assert p50 < 0.75 * one_core.latency_ms["p50"] and p95 > 2 * one_core.latency_ms["p95"], said
+    assert sim.latency_ms["p50"] == pytest.approx(p50, rel=0.25), said
+    assert sim.latency_ms["p95"] == pytest.approx(p95, rel=0.25), said

@@ -74,6 +74,11 @@ def test_a_cpu_quota_is_kept_through_a_facts_file(tmp_path):
     del doc["cpu_quota"]  # a file from before the field: whole cores
     (tmp_path / "f.json").write_text(json.dumps(doc))
     assert HostFacts.load(tmp_path / "f.json").cpu_time == 1.0
+    # a quota's shape: the CPUs its threads run on and its period, for the simulated curves
+    whole = HostFacts(8000, 7000, 1, cpu_quota=1.0, cpu_period=0.02, cpu_runs_on=2)
+    whole.save(tmp_path / "g.json")
+    back = HostFacts.load(tmp_path / "g.json")
+    assert back == whole and back.cpu_time == 1 and str(back.cpu_time) == "1"
 
 
 @pytest.mark.parametrize("command", ["size", "lint"])
@@ -86,6 +91,8 @@ def test_a_cpu_quota_is_kept_through_a_facts_file(tmp_path):
     ("cpus", True, "a whole number of CPUs"),
     ("task_limit", "many", "null or a whole number"),
     ("cpu_quota", 0, "null or CPUs' worth of time"),
+    ("cpu_period", 2, "null or a CFS period in seconds, from 0.001 to 1"),
+    ("cpu_runs_on", 0.5, "null or a whole number of CPUs"),
     ("cpu_quota", "half", "null or CPUs' worth of time"),
     ("services", [], "an object"),
     ("services.MySQL", "big", "a number of MiB"),

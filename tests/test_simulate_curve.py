@@ -142,3 +142,34 @@ def test_size_curve_under_a_cpu_quota_simulates_the_quota_not_a_whole_core(tmp_p
     section = doc["simulated"]["after"]["section"]
     workload = Workload(ServiceTime("exp", 0.05), rate=300, keepalive=False, cpu_fraction=0.04)
     assert knee("prefork", section, workload, 1).capacity > 300  # a whole core carries the peak
+
+
+def test_size_curve_under_a_machines_whole_cpu_quota_runs_on_its_cores_a_period_at_a_time(tmp_path):
+    """A facts file read in a container with a quota of one CPU on two (cpu.max "100000 100000"):
+    the curves run the requests on both cores until the period's 100 ms of CPU are spent, as the
+    kernel does (tests/test_cpu_quota_cgroup.py measures it), not on one core unthrottled; the
+    same figure given as --cpus 1 (no quota known) stays one core."""
+    facts = tmp_path / "facts.json"
+    facts.write_text(json.dumps({"total_mib": 8000, "available_mib": 2048, "cpus": 1, "cpu_quota": 1.0,
+                                 "cpu_period": 0.1, "cpu_runs_on": 2, "cpu_source": "cgroup limit x: 1 CPUs"}))
+    conf = str(_small_prefork(tmp_path))
+    args = ["--per-worker-mb", "20", "--service-time-ms", "10", "--cpu-ms", "10", "--rate", "60",
+            "--curve", "--target-mpm", "prefork"]
+    res = CliRunner().invoke(cli, ["size", conf, "--facts", str(facts), *args, "--format", "json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert doc["inputs"]["cpus"]["value"] == 1 and doc["inputs"]["cpu_runs_on"] == {"value": 2, "source": "measured"}
+    for side in ("after", "before"):
+        sim = doc["simulated"][side]
+        assert (sim["cores"], sim["cpu_quota"], sim["cpu_period_ms"]) == (2, 1.0, 100.0), sim
+        assert sim["knee_rps"] == pytest.approx(100, rel=0.01)  # the quota's CPU time, not two cores'
+    # 60 req/s of 10 ms on two cores rarely meet: the median request runs alone, at full speed
+    at_peak = doc["simulated"]["after"]["at_rate_from_start"]["latency_ms"]
+    given = CliRunner().invoke(cli, ["size", conf, "--no-measure", "--memory", "2048", "--cpus", "1", *args,
+                                     "--format", "json"])
+    assert given.exit_code == 0, given.output
+    one = json.loads(given.stdout)["simulated"]["after"]
+    assert (one["cores"], one["cpu_quota"]) == (1, None)
+    assert at_peak["p50"] < one["at_rate_from_start"]["latency_ms"]["p50"], (at_peak, one)
+    text = CliRunner().invoke(cli, ["size", conf, "--facts", str(facts), *args])
+    assert text.exit_code == 0 and "on a 1-CPU quota on 2 cores" in text.output, text.output

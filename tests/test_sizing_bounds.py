@@ -90,8 +90,16 @@ def test_cgroup_v2_cpu_quota_is_the_cpu_count(tmp_path):
     write(box / "cpu.max", "5000 10000\n")
     allowance = cpu_allowance(tmp_path, online=64)
     assert (allowance.cores, allowance.quota, allowance.period) == (1, 0.5, 0.01)
-    write(box / "cpu.max", "100000 100000\n")  # a whole CPU: no quota below the cores, no period
-    assert cpu_allowance(tmp_path, online=64).period is None
+    # a whole CPU's time on 64: still a quota, its threads on every CPU until the period's 100 ms
+    # are spent (measured on 2 CPUs under 1.0: two clients of 10 ms requests, p50 10.9 ms and p95
+    # 58.1, where one core unthrottled would make every request 20 ms)
+    write(box / "cpu.max", "100000 100000\n")
+    allowance = cpu_allowance(tmp_path, online=64)
+    assert (allowance.cores, allowance.quota, allowance.period, allowance.runs_on) == (1, 1.0, 0.1, 64)
+    assert usable_cpus(tmp_path, online=64)[0] == 1
+    write(box / "cpu.max", "max 100000\n")  # no quota: the cores, no period
+    allowance = cpu_allowance(tmp_path, online=64)
+    assert (allowance.cores, allowance.quota, allowance.period, allowance.runs_on) == (64, None, None, 64)
 
 
 def test_cgroup_cpuset_and_v1_quota(tmp_path):
@@ -107,10 +115,16 @@ def test_cgroup_cpuset_and_v1_quota(tmp_path):
                                                 "cpuset.effective_cpus: 4 CPUs")
     write(cpu / "cpu.cfs_quota_us", "300000\n")  # 3 CPUs' time, on 4 CPUs
     assert usable_cpus(tmp_path, online=32)[0] == 3
+    allowance = cpu_allowance(tmp_path, online=32)  # its threads run on the cpuset's 4
+    assert (allowance.cores, allowance.quota, allowance.period, allowance.runs_on) == (3, 3.0, 0.1, 4)
     write(cpu / "cpu.cfs_period_us", "50000\n")
     write(cpu / "cpu.cfs_quota_us", "125000\n")  # 2.5 CPUs' time, a 50 ms period
     allowance = cpu_allowance(tmp_path, online=32)
-    assert (allowance.cores, allowance.quota, allowance.period) == (3, 2.5, 0.05)
+    assert (allowance.cores, allowance.quota, allowance.period, allowance.runs_on) == (3, 2.5, 0.05, 4)
+    write(cpu / "cpu.cfs_quota_us", "500000\n")  # 5 CPUs' time on 4: the cpuset binds, no quota
+    allowance = cpu_allowance(tmp_path, online=32)
+    assert (allowance.cores, allowance.quota, allowance.period, allowance.runs_on) == (4, None, None, 4)
+    assert cgroup_cpus(tmp_path).where.endswith("cpuset.effective_cpus")
     assert usable_cpus(tmp_path / "nothing", online=32) == (32, "CPUs online")
 
 

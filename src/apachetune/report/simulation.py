@@ -49,9 +49,7 @@ def rows(r: SimResult) -> list[tuple[str, str]]:
         out_rows.append(("crowd's requests", f"p50 {r.crowd_latency_ms['p50']:,.1f} ms, "
                                              f"p99 {r.crowd_latency_ms['p99']:,.1f} ms"))
     if r.cpu_utilisation is not None:
-        period = "" if r.cpu_period in (None, CFS_PERIOD_S) else f" (a {r.cpu_period * 1000:g} ms period)"
-        of = f"a {r.cpu_quota:g}-CPU quota{period} on {r.cores} cores" if r.cpu_quota is not None else f"{r.cores} cores"
-        out_rows.append(("CPU", f"{r.cpu_utilisation:.0%} of {of} busy"))
+        out_rows.append(("CPU", f"{r.cpu_utilisation:.0%} of {cpus_of(r)} busy"))
     if r.costs:
         out_rows.append(("CPU a request", cost_line(r.costs)))
     if r.worker_return and r.mpm == "event":
@@ -160,10 +158,17 @@ def print_curve(label: str, knee: Knee, points: list[CurvePoint]) -> None:
     out.print(table)
 
 
+def cpus_of(r: SimResult) -> str:
+    """The CPUs a run's requests shared: "2 cores", "a 0.5-CPU quota on 2 cores"."""
+    period = "" if r.cpu_period in (None, CFS_PERIOD_S) else f" (a {r.cpu_period * 1000:g} ms period)"
+    return f"a {r.cpu_quota:g}-CPU quota{period} on {r.cores} cores" if r.cpu_quota is not None else f"{r.cores} cores"
+
+
 def print_simulated_before_after(ba: BeforeAfter) -> None:
     """size --curve: the recommended section and the current one at each rate, side by side."""
     sides = ba.sides()
-    out.print(f"Simulated under the load sized for ({ba.workload.label()}), each rate after the spawn ramp:")
+    on = f", on {cpus_of(sides[0].at_rate)}" if sides[0].at_rate.cpu_utilisation is not None else ""
+    out.print(f"Simulated under the load sized for ({ba.workload.label()}){on}, each rate after the spawn ramp:")
     table = Table()
     table.add_column("visitors/s", justify="right")
     for side in sides:

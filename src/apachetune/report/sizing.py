@@ -8,15 +8,23 @@ from apachetune.console import out
 from apachetune.mpm import simulate_startup
 from apachetune.sizing.model import EVENT_CONNECTION_MIB
 
+QUOTA_ONLY = ("cpu_runs_on", "cpu_period")
 
-def print_sizing(session, all_mpms: bool = False) -> None:
-    """`apachetune size` on a terminal: inputs, the section, its bounds, verdict and notes."""
+
+def _inputs_table(given) -> Table:
     inputs = Table(title="Inputs", show_lines=False)
     for col in ("input", "value", "source"):
         inputs.add_column(col)
-    for name, fig in session.inputs.__dict__.items():
+    for name, fig in given.__dict__.items():
+        if name in QUOTA_ONLY and fig.value is None:
+            continue  # a quota's shape: shown only where one was read
         inputs.add_row(name, str(fig.value), fig.source)
-    out.print(inputs)
+    return inputs
+
+
+def print_sizing(session, all_mpms: bool = False) -> None:
+    """`apachetune size` on a terminal: inputs, the section, its bounds, verdict and notes."""
+    out.print(_inputs_table(session.inputs))
     if session.host and session.host.services:
         out.print("Other services on this host (MiB, PSS): " +
                   ", ".join(f"{k} {v}" for k, v in session.host.services.items()))

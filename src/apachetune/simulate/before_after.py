@@ -43,6 +43,10 @@ class BeforeAfter:
         return {"workload": self.workload.label(), "new_connections_a_second": self.rate, **{
             side.label.split()[0]: {"mpm": side.mpm, "section": side.section,
                                     "knee_rps": round(side.knee.capacity, 1),
+                                    # the CPUs the requests shared (None: the CPUs never bind)
+                                    "cores": side.at_rate.cores, "cpu_quota": side.at_rate.cpu_quota,
+                                    "cpu_period_ms": None if side.at_rate.cpu_period is None
+                                    else round(side.at_rate.cpu_period * 1000, 3),
                                     "points": [p.to_json() for p in side.points],
                                     "at_rate_from_start": {"throughput_rps": round(side.at_rate.throughput, 1),
                                                            "latency_ms": side.at_rate.latency_ms,
@@ -91,21 +95,23 @@ def before_after(session: SizingSession, seed: int = 1) -> BeforeAfter | None:
         before: dict[str, object] | None = {**load_directives(file, current_mpm, listen_backlog=True), **keep}
     except UsageError:
         before = None
-    # a fractional CPU figure is a cgroup's quota (0.25, 1.5): its time shared on the whole cores
-    # the threads run on
-    cpus = _number(i.cpus)
-    cores = max(1, math.ceil(cpus)) if cpus else None
+    # a CPU figure below the cores the threads run on (the machine's, read with its quota; else
+    # the figure rounded up: 0.25, 1.5) is a cgroup's quota, throttled a period at a time
+    cpus, runs_on = _number(i.cpus), _number(i.cpu_runs_on)
+    cores = max(1, int(runs_on) if runs_on else math.ceil(cpus)) if cpus else None
     quota = cpus if cpus and cores and cpus < cores else None
-    sides = [_side("after (recommended)", rec.mpm, after, workload, cores, quota, seed)]
+    period = _number(i.cpu_period) if quota else None
+    sides = [_side("after (recommended)", rec.mpm, after, workload, cores, quota, period, seed)]
     if before is not None:
-        sides.append(_side(f"before (current, {current_mpm})", current_mpm, before, workload, cores, quota, seed))
+        sides.append(_side(f"before (current, {current_mpm})", current_mpm, before, workload, cores, quota,
+                           period, seed))
     return BeforeAfter(workload, workload.rate, sides[0], sides[1] if len(sides) > 1 else None)
 
 
 def _side(label: str, mpm: str, section: dict[str, object], workload: Workload, cores: int | None,
-          quota: float | None, seed: int) -> Side:
+          quota: float | None, period: float | None, seed: int) -> Side:
     k = knee(mpm, section, workload, quota or cores or 1)
     points = points_at(mpm, section, workload, "rate", [round(workload.rate * f, 1) for f in RATE_FACTORS],
-                       seconds=SECONDS, seed=seed, cores=cores, cpu_quota=quota)
-    start = simulate(mpm, section, workload, SECONDS, seed=seed, cores=cores, cpu_quota=quota)
+                       seconds=SECONDS, seed=seed, cores=cores, cpu_quota=quota, cpu_period=period)
+    start = simulate(mpm, section, workload, SECONDS, seed=seed, cores=cores, cpu_quota=quota, cpu_period=period)
     return Side(label, mpm, section, start, points, k)

@@ -111,13 +111,13 @@ class SimResult:
 
 def _processors(clock: Clock, cores: int | None, quota: float | None, period: float | None) -> Processors:
     """The CPUs the server's work shares: `cores` under `quota` (throttled a `period` at a time,
-    the kernel's default 100 ms when none is given), or this machine's (its affinity, its
-    cgroup's cpuset, quota and period) when no cores are given."""
+    the kernel's default 100 ms when none is given), or this machine's (the CPUs its affinity
+    and cgroup's cpuset leave it, under its cgroup's quota and period) when no cores are given."""
     if cores is None:
         allowance = cpu_allowance()
         if quota is None:
             quota, period = allowance.quota, period or allowance.period
-        cores = allowance.cores
+        cores = allowance.runs_on
     return Processors(clock, cores, quota, period or CFS_PERIOD_S)
 
 

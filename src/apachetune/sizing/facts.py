@@ -85,11 +85,15 @@ class HostFacts:
     # a cgroup's CPU quota below `cpus` (0.25, 1.5): the CPU time the server really has, which
     # bounds the requests a second; `cpus` stays the whole cores its threads may run on
     cpu_quota: float | None = None
+    cpu_period: float | None = None  # that quota's CFS period, seconds (a throttled cgroup waits out its rest)
+    cpu_runs_on: int | None = None  # the whole CPUs a quota's threads may run on, at full speed until it is spent
 
     @property
     def cpu_time(self) -> float:
         """CPUs' worth of time: the quota when one binds, else the cores."""
-        return self.cpu_quota if self.cpu_quota is not None else self.cpus  # (an int shows as 2, not 2.0)
+        if self.cpu_quota is None:
+            return self.cpus
+        return int(self.cpu_quota) if float(self.cpu_quota).is_integer() else self.cpu_quota  # (2, not 2.0)
 
     @property
     def reserved_mib(self) -> float:
@@ -112,7 +116,8 @@ class HostFacts:
             httpd = HttpdFacts(**{**_known(HttpdFacts, httpd), "children": children})
         return cls(data["total_mib"], data["available_mib"], data["cpus"], data.get("services") or {}, httpd,
                    data.get("memory_source", "MemAvailable"), data.get("task_limit"),
-                   data.get("cpu_source", "CPUs online"), data.get("cpus_online"), data.get("cpu_quota"))
+                   data.get("cpu_source", "CPUs online"), data.get("cpus_online"), data.get("cpu_quota"),
+                   data.get("cpu_period"), data.get("cpu_runs_on"))
 
 
 def _known(kind: type, values: dict[str, Any]) -> dict[str, Any]:
@@ -337,4 +342,5 @@ def gather(pid: int | None = None, pidfile: str | None = None, samples: int = 1,
     cpu = cpu_allowance(pid=cgroup_of)
     return HostFacts(round(vm.total / MIB, 1), round(available, 1), cpu.cores,
                      other_services(), httpd, source, task_limits().workers_allowed, cpu.source,
-                     os.cpu_count() or 1, cpu.quota)
+                     os.cpu_count() or 1, cpu.quota, cpu.period if cpu.quota is not None else None,
+                     cpu.runs_on if cpu.quota is not None else None)

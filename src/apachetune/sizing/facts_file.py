@@ -25,8 +25,8 @@ Check = Callable[[Any], bool]
 MOST = float(1 << 40)
 
 
-def _number(low: float = 0.0) -> Check:
-    return lambda v: isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and low <= v <= MOST
+def _number(low: float = 0.0, high: float = MOST) -> Check:
+    return lambda v: isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and low <= v <= high
 
 
 def _integer(low: int = 0, high: int = 1 << 40) -> Check:
@@ -62,6 +62,8 @@ TOP: dict[str, tuple[Check, str]] = {
     "cpus_online": (_optional(_integer(1, 1 << 20)), "null or a whole number of CPUs, from 1 to 2^20"),
     "task_limit": (_optional(_integer()), "null or a whole number of workers"),
     "cpu_quota": (_optional(_number(0.001)), "null or CPUs' worth of time (a number from 0.001)"),
+    "cpu_period": (_optional(_number(0.001, 1.0)), "null or a CFS period in seconds, from 0.001 to 1"),
+    "cpu_runs_on": (_optional(_integer(1, 1 << 20)), "null or a whole number of CPUs, from 1 to 2^20"),
 }
 LIMITS: dict[str, tuple[Check, str]] = {
     "somaxconn": (_optional(_integer()), "null or a whole number"),

@@ -170,8 +170,16 @@ def cgroup_cpus(root: str | os.PathLike[str] = "/", pid: str = "self") -> CpuLim
     `cpu.cfs_quota_us` / `cpu.cfs_period_us`: `docker --cpus`, systemd's CPUQuota=) and the
     size of its cpuset (`docker --cpuset-cpus`, systemd's AllowedCPUs=); None when neither
     limits it."""
+    quota, cpuset = _cgroup_limits(root, pid)
+    if quota is None or cpuset is None:
+        return quota or cpuset
+    return quota if quota.cpus <= cpuset.cpus else cpuset
+
+
+def _cgroup_limits(root: str | os.PathLike[str], pid: str) -> tuple[CpuLimit | None, CpuLimit | None]:
+    """The lowest CPU quota up `pid`'s cgroup hierarchy, and the smallest cpuset."""
     base = Path(root)
-    best: CpuLimit | None = None
+    best: dict[bool, CpuLimit] = {}  # is a quota -> the lowest found
     Reader = tuple[Path, str, Callable[[Path], float | None], Callable[[Path], float | None] | None]
     for controllers, rel in _cgroups(base, pid) or []:
         readers: list[Reader] = []  # (hierarchy, file, its CPUs, a quota's period)
@@ -188,9 +196,10 @@ def cgroup_cpus(root: str | os.PathLike[str] = "/", pid: str = "self") -> CpuLim
         for top, name, read, period in readers:
             for d in _up_from(top, rel):
                 cpus = read(d)
-                if cpus is not None and (best is None or cpus < best.cpus):
-                    best = CpuLimit(cpus, str(d / name), period(d) if period else None)
-    return best
+                kind = period is not None
+                if cpus is not None and (kind not in best or cpus < best[kind].cpus):
+                    best[kind] = CpuLimit(cpus, str(d / name), period(d) if period else None)
+    return best.get(True), best.get(False)
 
 
 def _cpuset(*names: str) -> Callable[[Path], float | None]:
@@ -210,14 +219,22 @@ def _cpuset(*names: str) -> Callable[[Path], float | None]:
 class CpuAllowance:
     """The CPUs a server can use: whole `cores` its threads may run on (the CPUs online, or
     fewer by affinity, cpuset or a quota rounded to the nearest whole one, at least 1), the
-    cgroup's `quota` when it allows less time than those cores (0.25, 1.5), and where the
-    figure came from; `period`: the quota's CFS period in seconds (cpu.max's second field,
+    cgroup's `quota` when it allows less time than the CPUs its threads may run on (0.25, 1.5,
+    and 1.0 on 2 CPUs: two threads run 50 ms of each 100 ms period, then both wait), and where
+    the figure came from; `period`: the quota's CFS period in seconds (cpu.max's second field,
     cpu.cfs_period_us), which sets how long a throttled cgroup waits (None: no quota binds)."""
 
     cores: int
     quota: float | None
     source: str
     period: float | None = None
+    # the whole CPUs its threads may run on (online, affinity, cpuset): under a quota they run
+    # there at full speed until the period's budget is spent (0: not read, take `cores`)
+    runs_on: int = 0
+
+    def __post_init__(self) -> None:
+        if self.runs_on < self.cores:
+            object.__setattr__(self, "runs_on", self.cores)
 
     @property
     def cpu_time(self) -> float:
@@ -237,12 +254,13 @@ def cpu_allowance(root: str | os.PathLike[str] = "/", pid: str = "self", online:
             allowed = count
         if allowed < count:
             count, source = allowed, "CPU affinity"
-    limit = cgroup_cpus(root, pid)
-    if limit is not None and limit.cpus < count:
-        cores = max(1, math.floor(limit.cpus + 0.5))
-        quota = limit.cpus if limit.cpus != cores else None
-        return CpuAllowance(cores, quota, f"cgroup limit {limit.where}: {limit.cpus:g} CPUs",
-                            limit.period if quota is not None else None)
+    quota, cpuset = _cgroup_limits(root, pid)
+    if cpuset is not None and cpuset.cpus < count:
+        count, source = int(cpuset.cpus), f"cgroup limit {cpuset.where}: {cpuset.cpus:g} CPUs"
+    if quota is not None and quota.cpus < count:
+        cores = max(1, math.floor(quota.cpus + 0.5))
+        return CpuAllowance(cores, quota.cpus, f"cgroup limit {quota.where}: {quota.cpus:g} CPUs",
+                            quota.period, runs_on=count)
     return CpuAllowance(count, None, source)
 
 

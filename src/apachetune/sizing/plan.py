@@ -108,6 +108,8 @@ def build_inputs(given: Given, host: HostFacts | None, eff: EffectiveConfig | No
     service_time = _pick(given.service_time_ms / 1000 if given.service_time_ms else None,
                          load.service_time if load else None, chosen.service_time, default_profile.service_time,
                          chosen.name)
+    # the machine's quota shapes the simulated curves only where its CPU time is the one used
+    quota_of = host if host is not None and given.cpus is None and host.cpu_quota is not None else None
     inputs = SizingInputs(
         mpm=mpm_fig,
         available_mib=_pick(given.memory_mib, _available_to_httpd(host) if host else None, None, 2048, None),
@@ -120,6 +122,8 @@ def build_inputs(given: Given, host: HostFacts | None, eff: EffectiveConfig | No
         if eff else Figure(True, "default"),
         cpus=_pick(given.cpus, host.cpu_time if host else None, None, os.cpu_count() or 1, None)
         if given.cpus or host else Figure(os.cpu_count() or 1, "this machine (assumed)"),
+        cpu_runs_on=Figure(quota_of.cpu_runs_on, "measured") if quota_of else Figure(None, "no quota read"),
+        cpu_period=Figure(quota_of.cpu_period, "measured") if quota_of else Figure(None, "no quota read"),
         cpu_seconds=_cpu_figure(given, load, chosen, service_time.num),
         cpu_under_way=Figure(round(load.under_way, 2), "mod_status: requests being served while the CPU was measured")
         if given.cpu_ms is None and load is not None and load.cpu_per_request is not None and load.under_way

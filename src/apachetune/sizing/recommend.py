@@ -53,6 +53,9 @@ class SizingInputs:
     threads_per_child: Figure
     reqtimeout_loaded: Figure
     cpus: Figure = Figure(None, "unknown")
+    # under a cgroup's quota: the whole CPUs its threads may run on, and its CFS period (s)
+    cpu_runs_on: Figure = Figure(None, "no quota read")
+    cpu_period: Figure = Figure(None, "no quota read")
     cpu_seconds: Figure = Figure(None, "unknown")  # CPU a request uses (at most its service time)
     cpu_under_way: Figure = Figure(None, "not measured")  # requests under way when cpu_seconds was measured
     task_limit: Figure = Figure(None, "unknown")  # workers the kernel's task limits leave room for
