@@ -145,19 +145,14 @@ def warm_up(run: PlanRun) -> str:
 LONE_TRIES = 3  # windows a lone request is timed in while others take the CPUs; the quietest counts
 
 
-def quietest_median(run: PlanRun, measure: Callable[[], LoadResult]) -> float | None:
+def quietest_median(run: PlanRun, measure: Callable[[], LoadResult]) -> tuple[float | None, float]:
     """The median latency of `measure()` (a second of lone requests), timed again while other
     processes took more than OTHERS_CPU_LIMIT of the CPUs (at most LONE_TRIES windows in all),
-    the lowest kept; None when nothing was answered. A lone request is what every later
-    prediction builds on, and one timed beside a busy neighbour is too slow for all of them: in
-    the suite, beside two CPU hogs and another test, one window gave 71 ms for a 50 ms sleep where
-    the loaded pool then ran at 53 ms a request (140 req/s simulated, 189 measured); two hogs
-    alone leave it at 51 ms."""
-    return _quietest_median(run, measure)[0]
-
-
-def _quietest_median(run: PlanRun, measure: Callable[[], LoadResult]) -> tuple[float | None, float]:
-    """quietest_median, and the share of the CPUs others took during its quietest window."""
+    the lowest kept (None when nothing was answered), and the share of the CPUs others took
+    during the quietest window. A lone request is what every later prediction builds on, and one
+    timed beside a busy neighbour is too slow for all of them: in the suite, beside two CPU hogs
+    and another test, one window gave 71 ms for a 50 ms sleep where the loaded pool then ran at
+    53 ms a request (140 req/s simulated, 189 measured); two hogs alone leave it at 51 ms."""
     best, quietest = None, 1.0
     for _ in range(LONE_TRIES):
         with OthersCpu(run.target.pids) as others:
@@ -176,8 +171,8 @@ def lone_request_s(run: PlanRun, keepalive: bool) -> float:
     and the application's own work (8 MiB built in Lua adds about 0.1 s to a 0.5 s sleep). The
     median of 1 s of a lone client (quietest_median); the stated service time when nothing was
     answered, and never less."""
-    median = quietest_median(run, lambda: closed_loop(run.target.host, run.target.port, run.path, 1, 1.0,
-                                                      keepalive=keepalive))
+    median, _ = quietest_median(run, lambda: closed_loop(run.target.host, run.target.port, run.path, 1, 1.0,
+                                                         keepalive=keepalive))
     return run.service_s if median is None else max(run.service_s, median)
 
 
@@ -474,7 +469,7 @@ def openloop(run: PlanRun) -> None:
     # neighbour raises the replay's utilisation: mpmd event 2 x 2 at 70%, in the hog suite, 52.0 ms
     # predicted against 29.1 measured, where 1.6-2.1 ms of overhead give 36-38 against 32, quiet or
     # beside two hogs)
-    overhead, overhead_share = _quietest_median(run, lambda: open_loop(target.host, target.port, "/app/sleep", 20.0,
+    overhead, overhead_share = quietest_median(run, lambda: open_loop(target.host, target.port, "/app/sleep", 20.0,
                                                                        1.0, exp_service_ms=None))
     overhead = overhead or 0.0
     for util in (0.5, 0.7):
@@ -756,9 +751,12 @@ def fill_pool(run: PlanRun, clients: int) -> None:
     from apachetune.simulate.parent import HOLD_OFF_AFTER_RESTART
 
     full = min(int(run.setup.directives.get("ServerLimit", run.mrw)), -(-run.mrw // run.setup.threads_per_child))
-    if _workers_running(run.target) == 0 or _running_processes(run) >= full:
-        return  # (no workers on the status page: no page to count them on)
-    section = {**run.setup.directives, "StartServers": _running_processes(run)}
+    if _workers_running(run.target) == 0:
+        return  # no workers on the status page: no page to count them on
+    running = _running_processes(run)
+    if running >= full:
+        return
+    section = {**run.setup.directives, "StartServers": running}
     seconds = ramp_seconds(run.setup.mpm, section) + 3.0 + HOLD_OFF_AFTER_RESTART
     # One load throughout, a connection a request so that the status page is served between
     # them: in rounds of 0.5 s the pool idled between rounds and prefork reaped a process a
@@ -770,14 +768,15 @@ def fill_pool(run: PlanRun, clients: int) -> None:
                             kwargs={"keepalive": False, "stop": stop}, daemon=True)
     load.start()
     try:
-        while load.is_alive() and _running_processes(run) < full:
+        while load.is_alive() and running < full:
             time.sleep(0.25)
+            running = _running_processes(run)
     finally:
         stop.set()
         load.join()
-    if _running_processes(run) < full:
+    if running < full:
         run.report.notes.append(f"the pool did not grow to {full} processes under {clients} clients "
-                                f"({_running_processes(run)} running)")
+                                f"({running} running)")
 
 
 MID_REQUEST_WAIT_S = 1.0  # how long past its moment a restart waits for every request to be mid-way
@@ -807,9 +806,6 @@ class GracefulRestart:
     seconds: float
     fired_at: float | None = None  # when the signal went, from the start of the run
     mid_request: bool = False
-
-    def fill_pool(self) -> None:
-        fill_pool(self.run, self.clients)
 
     def measure(self) -> LoadResult:
         run = self.run
@@ -922,7 +918,7 @@ def _judge_simulated(run: PlanRun, label: str, measure: Callable[[], LoadResult]
         # (seconds of CPU for the p99 band) was one short by the run (19 of 20 processes: 35.7 req/s
         # predicted against 39.8 with 10 idle keep-alive clients holding half of them).
         if restart is not None:
-            restart.fill_pool()
+            fill_pool(run, restart.clients)
         section = {**section, "StartServers": _running_processes(run)}
         with HiccupMeter() as hiccups, OthersCpu(run.target.pids) as others:
             real = measure()
