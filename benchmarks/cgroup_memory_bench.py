@@ -47,6 +47,15 @@ LIMIT_MIB = 400
 PAGE = "/app/sleep?ms=300&kb=8192"
 
 
+# What the rate is bound by (measured 2026-11-28, scratch runs of run(21) reading the cgroup's CPU time)
+WHY_SLOW = (
+    "The requests a second are the CPU's, not the memory's: the sandbox runs httpd on CPU 0 alone, and "
+    "each request costs the cgroup 52-58 ms of CPU (Lua building 8 MiB, 21 at once), so one core carries "
+    "about 17-19 a second (21 workers, 8 s: 168 served, 0.89 of the core busy; with no memory limit 148, "
+    "0.92; on both CPUs under the same limit 250, 1.67 cores). The limit decides the errors and the OOM "
+    "kills, not the rate.\n")
+
+
 def _memory_dir(box: Sandbox) -> Path:
     return next(d for d in box.dirs if "memory" in str(d) or (d / "memory.max").exists())
 
@@ -119,7 +128,7 @@ def main() -> int:
         f"{fig('available_mib')}, a worker {fig('per_worker_mib')}; it advised MaxRequestWorkers {rec['max_request_workers']} "
         f"(bound by {rec['bound_by']}, memory bound {rec['memory_bound_workers']}). Each pool then served 1.5 x "
         "MaxRequestWorkers clients for 8 s in a fresh cgroup of the same limit:\n\n"
-        + "\n".join(lines) + "\n")
+        + "\n".join(lines) + "\n\n" + WHY_SLOW)
     print(body)
     write_section(ROOT / "docs" / "benchmarks.md", "## A memory limit on real httpd", body)
     return 0
