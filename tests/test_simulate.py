@@ -786,7 +786,7 @@ def test_a_quota_s_period_sets_how_long_a_throttled_request_waits():
     args = ["simulate", "--mpm", "prefork", "--clients", "1", "--service", "10ms", "--cpu-fraction", "1",
             "--cores", "1", "--httpd-cpu", "0", "--seconds", "5"]
     text = CliRunner().invoke(cli, [*args, "--cpu-quota", "0.25", "--cpu-period-ms", "20"]).output
-    assert "of a 0.25-CPU quota (a 20 ms period) on 1 cores busy" in " ".join(text.split()), text
+    assert "of a 0.25-CPU quota (a 20 ms period) on 1 core busy" in " ".join(text.split()), text
     r = CliRunner().invoke(cli, [*args, "--cpu-period-ms", "20"])  # a period without a quota to apply it to
     assert r.exit_code == 2 and "--cpu-period-ms is a quota's period" in r.output, r.output
 

@@ -173,3 +173,29 @@ def test_size_curve_under_a_machines_whole_cpu_quota_runs_on_its_cores_a_period_
     assert at_peak["p50"] < one["at_rate_from_start"]["latency_ms"]["p50"], (at_peak, one)
     text = CliRunner().invoke(cli, ["size", conf, "--facts", str(facts), *args])
     assert text.exit_code == 0 and "on a 1-CPU quota on 2 cores" in text.output, text.output
+
+
+def test_size_curve_takes_a_given_quota_s_period_and_refuses_one_without_a_quota(tmp_path):
+    """--cpus 0.25 --cpu-period-ms 20: a request of 10 ms of CPU under 5 ms a period spans two
+    periods or more, where under 100 ms most run at full speed and a few wait out a long
+    period (tests/test_cpu_quota_cgroup.py measures both); a period with no quota to be the
+    period of is a usage error, not ignored."""
+    conf = str(_small_prefork(tmp_path))
+    args = ["--no-measure", "--memory", "2048", "--per-worker-mb", "20", "--service-time-ms", "10", "--cpu-ms", "10",
+            "--rate", "10", "--curve", "--target-mpm", "prefork", "--cpus", "0.25", "--format", "json"]
+    p50 = {}
+    for period in ("100", "20"):
+        res = CliRunner().invoke(cli, ["size", conf, *args, "--cpu-period-ms", period])
+        assert res.exit_code == 0, res.output
+        doc = json.loads(res.stdout)
+        assert doc["inputs"]["cpu_period"] == {"value": int(period) / 1000, "source": "given"}
+        sim = doc["simulated"]["after"]
+        assert (sim["cores"], sim["cpu_quota"], sim["cpu_period_ms"]) == (1, 0.25, float(period))
+        p50[period] = sim["at_rate_from_start"]["latency_ms"]["p50"]
+    # (exponential requests of 10 ms: the median needs 6.9 ms of CPU, two periods of 20 ms)
+    assert p50["100"] < 10 and p50["20"] > 2 * p50["100"], p50
+    for cpus in ("2", None):
+        res = CliRunner().invoke(cli, ["size", conf, "--no-measure", "--rate", "10", "--cpu-period-ms", "20",
+                                       *(["--cpus", cpus] if cpus else [])])
+        assert res.exit_code == 2 and "--cpu-period-ms is a CPU quota's period" in res.output, res.output
+        assert "Traceback" not in res.output

@@ -31,6 +31,10 @@ def sizing_options(func):
         click.option("--cpus", type=Finite(0.01, 100000),
                      help="CPU cores of the server, or a container's CPU quota (docker --cpus 0.5) "
                           "(default: measured, or this machine's)."),
+        click.option("--cpu-period-ms", type=Finite(1, 1000),
+                     help="A CPU quota's CFS period, ms (cpu.max's second field; Kubernetes' "
+                          "--cpu-cfs-quota-period): the simulated curves wait out its rest when throttled "
+                          "[default: read with this machine's quota, else 100]."),
         click.option("--cpu-ms", type=Finite(0.001, 3.6e6),
                      help="CPU time one request uses, ms (default: measured with --status-url when that "
                           "server runs on this machine, else assumed from the profile). A peak rate asking "

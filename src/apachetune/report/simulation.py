@@ -161,7 +161,8 @@ def print_curve(label: str, knee: Knee, points: list[CurvePoint]) -> None:
 def cpus_of(r: SimResult) -> str:
     """The CPUs a run's requests shared: "2 cores", "a 0.5-CPU quota on 2 cores"."""
     period = "" if r.cpu_period in (None, CFS_PERIOD_S) else f" (a {r.cpu_period * 1000:g} ms period)"
-    return f"a {r.cpu_quota:g}-CPU quota{period} on {r.cores} cores" if r.cpu_quota is not None else f"{r.cores} cores"
+    cores = f"{r.cores} core" + ("" if r.cores == 1 else "s")
+    return f"a {r.cpu_quota:g}-CPU quota{period} on {cores}" if r.cpu_quota is not None else cores
 
 
 def print_simulated_before_after(ba: BeforeAfter) -> None:

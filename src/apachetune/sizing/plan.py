@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from apachetune.config.conditions import module_loaded
 from apachetune.config.effective import EffectiveConfig
+from apachetune.errors import UsageError
 from apachetune.mpm.buckets import listen_buckets
 from apachetune.mpm.numbers import atoi, keepalive_seconds, max_mem_free
 from apachetune.sizing.errorlog import ErrorLogEvidence
@@ -36,6 +37,7 @@ class Given:
     keepalive_clients: float | None = None  # idle keep-alive clients expected at the peak
     burst: int | None = None  # requests arriving together that the pool must be ready for
     cpu_ms: float | None = None  # CPU time one request uses
+    cpu_period_ms: float | None = None  # a quota's CFS period (the simulated curves wait out its rest)
     tune_keepalive: bool = False  # also re-tune KeepAlive*/Timeout that lint finds safe
     # where a given value came from when not from the user (input name -> source): the wizard
     # passes on a default its user accepted, which keeps its first source
@@ -90,6 +92,20 @@ _CONFIG_FIGURES: dict[str, tuple[str, Callable[[str], FigureValue], FigureValue]
 }
 
 
+def _cpu_period(given: Given, quota_of: HostFacts | None) -> Figure:
+    """--cpu-period-ms, else the period read with this machine's quota. Given, it needs a quota
+    for it to be the period of: --cpus below a whole CPU count, or one read here."""
+    if given.cpu_period_ms is not None:
+        fractional = given.cpus is not None and not float(given.cpus).is_integer()
+        if not fractional and quota_of is None:
+            raise UsageError("--cpu-period-ms is a CPU quota's period: give the quota as --cpus (0.5, 1.5), "
+                             "or run where the server's cgroup has one")
+        return Figure(given.cpu_period_ms / 1000, "given")
+    if quota_of is not None:
+        return Figure(quota_of.cpu_period, "measured")
+    return Figure(None, "no quota read")
+
+
 def build_inputs(given: Given, host: HostFacts | None, eff: EffectiveConfig | None,
                  load: LoadSample | None = None,
                  evidence: ErrorLogEvidence | None = None) -> tuple[SizingInputs, list[str]]:
@@ -123,7 +139,7 @@ def build_inputs(given: Given, host: HostFacts | None, eff: EffectiveConfig | No
         cpus=_pick(given.cpus, host.cpu_time if host else None, None, os.cpu_count() or 1, None)
         if given.cpus or host else Figure(os.cpu_count() or 1, "this machine (assumed)"),
         cpu_runs_on=Figure(quota_of.cpu_runs_on, "measured") if quota_of else Figure(None, "no quota read"),
-        cpu_period=Figure(quota_of.cpu_period, "measured") if quota_of else Figure(None, "no quota read"),
+        cpu_period=_cpu_period(given, quota_of),
         cpu_seconds=_cpu_figure(given, load, chosen, service_time.num),
         cpu_under_way=Figure(round(load.under_way, 2), "mod_status: requests being served while the CPU was measured")
         if given.cpu_ms is None and load is not None and load.cpu_per_request is not None and load.under_way
