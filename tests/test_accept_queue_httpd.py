@@ -14,6 +14,7 @@ others starved into connect timeouts; httpd gave none."""
 from __future__ import annotations
 
 import shutil
+import signal
 import subprocess
 import time
 from collections import Counter
@@ -28,6 +29,7 @@ from apachetune.validate.plans import OTHERS_CPU_LIMIT
 from apachetune.validate.targets import make_target
 from httpd_oracle import needs_httpd
 
+AB_SECONDS = 60  # ab's 200 requests take about 37 s; one stuck on its retransmissions is left out
 SECTION = {"StartServers": 2, "MinSpareServers": 2, "MaxSpareServers": 2, "ServerLimit": 2,
            "MaxRequestWorkers": 2, "KeepAlive": "Off", "ListenBacklog": 1, "MaxConnectionsPerChild": 0}
 
@@ -61,20 +63,27 @@ def test_syn_retry_steps_on_httpd_are_the_simulations(tmp_path):
         # retransmissions (0.2, 0.4, 0.8 ... s; one request took 39 s) or is reset when the server
         # gives up on it (seen in CI): ab must neither stop at its default 30 s wait (-s 120) nor
         # at a reset (-r); the simulation has neither, so a few such requests are allowed for.
-        # The 200 take about 37 s; ab stops at 55 s all the same (-t before -n keeps -n's count),
-        # leaving such a request out rather than waiting for it (a clean CI run spent 92 s here).
+        # The 200 take about 37 s. ab looks at its -t limit only when its poll returns, which a
+        # stuck request can keep from happening for a minute more (a clean CI run spent 98 s here
+        # with -t 55), so at AB_SECONDS it is interrupted: on SIGINT ab prints its results and
+        # writes -g's file for the requests done, then exits 1, leaving such a request out.
         with OthersCpu(t.pids) as others:
-            run = subprocess.run(["ab", "-r", "-s", "120", "-t", "55", "-c", "10", "-n", "200", "-g", str(tsv),
-                                  f"http://{t.host}:{t.port}/app/sleep?ms=370"], capture_output=True, text=True,
-                                 timeout=400)
-    assert run.returncode == 0, run.stderr
+            ab = subprocess.Popen(["ab", "-r", "-s", "120", "-c", "10", "-n", "200", "-g", str(tsv),
+                                   f"http://{t.host}:{t.port}/app/sleep?ms=370"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            try:
+                stdout, stderr = ab.communicate(timeout=AB_SECONDS)
+            except subprocess.TimeoutExpired:
+                ab.send_signal(signal.SIGINT)
+                stdout, stderr = ab.communicate(timeout=30)
+    assert ab.returncode == 0 or (ab.returncode == 1 and "Complete requests" in stdout), stderr
     if others.share > OTHERS_CPU_LIMIT:
         # Beside the suite's other worker (a clean CI run: 42 / 28 / 11 / 14% in 0-1 / 1-2 / 2-3 /
         # 3-4 s, between the two schedules' simulations) the race below is not this kernel's
         pytest.skip(f"other processes took {others.share:.0%} of the CPUs during the run")
     lines = tsv.read_text().splitlines()[1:]
     real = [int(line.split("\t")[4]) / 1000 for line in lines]
-    assert len(real) >= 190, run.stdout
+    assert len(real) >= 190, stdout
     starts = sorted(int(line.split("\t")[1]) for line in lines)  # the second each request started
     real_rps = len(real) / (starts[-1] - starts[0] + sum(real) / len(real))
 
