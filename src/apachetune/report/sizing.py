@@ -11,15 +11,16 @@ from apachetune.sizing.model import EVENT_CONNECTION_MIB
 QUOTA_ONLY = ("cpu_runs_on", "cpu_period")
 
 
-def _inputs_table(given) -> Table:
-    inputs = Table(title="Inputs", show_lines=False)
+def _inputs_table(inputs) -> Table:
+    """The sizing inputs (SizingInputs), each with its value and where it came from."""
+    table = Table(title="Inputs", show_lines=False)
     for col in ("input", "value", "source"):
-        inputs.add_column(col)
-    for name, fig in given.__dict__.items():
+        table.add_column(col)
+    for name, fig in inputs.__dict__.items():
         if name in QUOTA_ONLY and fig.value is None:
             continue  # a quota's shape: shown only where one was read
-        inputs.add_row(name, str(fig.value), fig.source)
-    return inputs
+        table.add_row(name, str(fig.value), fig.source)
+    return table
 
 
 def print_sizing(session, all_mpms: bool = False) -> None:

@@ -478,7 +478,7 @@ def openloop(run: PlanRun) -> None:
             if verdict is None or verdict.passed is not False or attempt == 2:
                 break
             # once more: a few seconds of arrivals that met a stall of the shared machine (a clean
-            # CI run: httpd event 2 x 2 at 70%, 147 ms against 43.6-49.4, where six runs before and
+            # CI run: httpd event 2 x 2 at 70%, 147 ms against 43.6-49.4, where three runs right
             # after gave 37-51) measured the machine, and another run does not meet it again
             report.notes.append(f"openloop: {verdict.name} measured again (the first run: {verdict.measured} "
                                 f"against {verdict.predicted} ms; the client stalled up to {hiccup_ms:.0f} ms)")
