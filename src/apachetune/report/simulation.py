@@ -109,11 +109,12 @@ def print_simulation(r: SimResult) -> None:
     cpu = "" if r.cpu_utilisation is not None else "CPU contention (--cpu-fraction, --httpd-cpu), "
     app = "the application's CPU (--cpu-fraction), " if r.costs and not r.workload_cpu else ""
     # a local client's thread shares the cores by processor sharing; the kernel's time slices keep
-    # about half the requests waiting in httpd's workers, which grows its pool (stock_sections_bench)
-    # and leaves some threads (httpd's, the client's) waiting whole slices: a longer tail
+    # about half the requests waiting in httpd's workers, which grows its pool (stock_sections_bench);
+    # and with a hundred httpd threads runnable on a saturated core the kernel serves most at once and
+    # a few 100 ms later, with or without the client beside them (docs/simulate.md): a longer tail
     local = ("the kernel's time slices beside a local client (httpd may keep more requests in its workers "
              "and grow its pool further, and its tail is longer: ab on loopback against Debian's stock "
-             "sections had p95 1.1-5x and p99 1.3-14x the simulated, throughput within 15%), "
+             "sections had p95 1.1-6x and p99 1.3-14x the simulated, throughput within 15%), "
              if r.costs and r.costs.client_threads and r.costs.has_client else "")
     out.print(f"Not modelled: {cpu}{app}{local}the network (docs/simulate.md).")
     if r.keepalive_overload and not r.turnaround:
