@@ -50,7 +50,10 @@ the same with httpd's own CPU shared over 2 cores, as `apachetune simulate` runs
 event with a connection a request is the slowest: each newcomer wakes every listener still
 listening, and the model looks at each process (2026-11-27: 27.3 s before that look was made
 once a newcomer rather than twice or more, 21.3 after, the same results; computing the idle
-workers in one place again since costs about 8% of that, measured side by side).
+workers in one place again since costs about 8% of that, measured side by side; 2026-11-28:
+the racing listeners found with a set rather than a list, and the clock's `after` pushing its
+event itself, 1.17x faster on that case and 1.06x on keep-alive with httpd's CPU, 20 s simulated,
+3 rounds alternating, results identical).
 """
     write_section(ROOT / "docs" / "benchmarks.md", "## Simulate speed", section)
     return 0

@@ -20,7 +20,7 @@ class Clock:
         heapq.heappush(self._queue, (when, next(self._seq), fn, args))
 
     def after(self, delay: float, fn: Callable[..., Any], *args: Any) -> None:
-        self.at(self.now + delay, fn, *args)
+        heapq.heappush(self._queue, (self.now + delay, next(self._seq), fn, args))  # (at(), written out)
 
     def run(self, until: float, max_events: int, stop: Callable[[], bool] | None = None) -> bool:
         """Fire every event up to `until`; False if `max_events` ran out first (the clock then

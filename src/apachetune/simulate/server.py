@@ -225,7 +225,8 @@ class Server:
         racing = []
         if len(queue) == 1:  # else no process could accept the ones before it either
             ready = self._dispatch(bucket, None)  # (those able to accept before it took the newcomer)
-            racing = [p for p in woken if p in ready]
+            ready_ids = set(map(id, ready))
+            racing = [p for p in woken if id(p) in ready_ids]
         for p in racing:
             if conn.process is not p and not queue:
                 p.reserved = True  # lost the race: its accept found the queue empty, its worker stays reserved
@@ -305,7 +306,8 @@ class Server:
         return counted >= p.workers + int(idle * self.factor)
 
     def can_accept(self, p: Process) -> bool:
-        if p.quiescing or p.ready_at > self.clock.now or p.asleep_until > self.clock.now:
+        now = self.clock.now
+        if p.quiescing or p.ready_at > now or p.asleep_until > now:
             return False
         accepting = not self.not_accepting(p)
         if self.event:  # the listener disables or enables its listen sockets on what it finds
