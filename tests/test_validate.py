@@ -339,6 +339,18 @@ def test_busy_worker_memory_comes_from_samples_with_the_step_under_way():
     assert busy_worker_mib([], idle, 25) is None and busy_worker_mib(loaded, None, 25) is None
 
 
+def test_one_sample_far_above_the_rest_does_not_set_the_busy_worker_figure():
+    """The highest figure a second sample confirms: one spike among three or more loaded samples
+    (a clean CI run: 0.14 MiB a worker where the others said 0.04-0.05) is not multiplied by
+    every worker; with two samples the higher still counts."""
+    from apachetune.validate.plans import busy_worker_mib
+
+    idle = 10.0
+    loaded = [{"busy": 101, "pss_mib": 14.0}, {"busy": 101, "pss_mib": 15.0}, {"busy": 101, "pss_mib": 24.0}]
+    assert busy_worker_mib(loaded, idle, 25) == pytest.approx(0.05)
+    assert busy_worker_mib(loaded[1:], idle, 25) == pytest.approx(0.14)
+
+
 def test_busy_worker_memory_does_not_count_a_process_grown_since_the_idle_look():
     """A pool sized for the load is reaped while idle and grown again under load: the sample
     with one process more than the idle look is brought back to its count before dividing."""
