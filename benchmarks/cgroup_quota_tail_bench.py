@@ -9,8 +9,8 @@ meters, the kernel's work for httpd included), the simulation's service time. Th
 quota for 6 s: requests a second, median, p95 and p99, beside `apachetune simulate`'s figures
 for the same quota, one client and that service time, all CPU. Then a quota of whole CPUs
 (and 1.5) whose threads may run on every CPU: mpmd prefork, 10 ms of CPU a request, 2-8
-keep-alive clients, against the simulation on the CPUs and quota read from its cgroup. Needs root, two CPUs and a
-writable cgroup hierarchy; elsewhere it says why and leaves the recorded section as it is.
+keep-alive clients, against the simulation on the CPUs and quota read from its cgroup. Needs
+root, two CPUs and a writable cgroup hierarchy; elsewhere it says why and leaves the recorded section as it is.
 
 Writes the `## A CPU quota's tail on real httpd` section of docs/benchmarks.md.
 """
@@ -30,8 +30,9 @@ sys.path.insert(0, str(ROOT / "tests"))  # cgroup_sandbox: the tests' cgroup of 
 from parse_bench import write_section  # noqa: E402
 
 from apachetune import httpd  # noqa: E402
-from apachetune.simulate import simulate  # noqa: E402
+from apachetune.simulate import SimResult, simulate  # noqa: E402
 from apachetune.simulate.workload import ServiceTime, Workload  # noqa: E402
+from apachetune.sizing.machine import cpu_allowance  # noqa: E402
 from apachetune.validate.load import closed_loop  # noqa: E402
 from apachetune.validate.section import load_directives  # noqa: E402
 from apachetune.validate.targets import make_target  # noqa: E402
@@ -61,8 +62,13 @@ def measure(kb: int, quota: float) -> tuple[float, tuple[float, ...], tuple[floa
         real = closed_loop(target.host, target.port, path, 1, SECONDS, keepalive=True)
     sim = simulate("prefork", section, Workload(ServiceTime("fixed", cpu), clients=1, keepalive=True,
                                                 cpu_fraction=1.0), 30, warmup=1, cores=1, cpu_quota=quota)
+    return cpu, _shape(real.latencies, real.elapsed), _simulated(sim)
+
+
+def _simulated(sim: SimResult) -> tuple[float, float, float, float]:
+    """A simulation's requests a second, p50, p95 and p99 (ms), as _shape gives the measured."""
     ms = sim.latency_ms
-    return cpu, _shape(real.latencies, real.elapsed), (sim.throughput, ms["p50"], ms["p95"], ms["p99"])
+    return sim.throughput, ms["p50"], ms["p95"], ms["p99"]
 
 
 # A quota of whole CPUs on every CPU (docker --cpus 1 on a 2-CPU machine): (clients, quota)
@@ -74,8 +80,6 @@ def measure_whole(clients: int, quota: float) -> tuple[tuple[float, ...], tuple[
     """mpmd prefork (8 children, 10 ms of CPU a request) in a cgroup whose quota its threads may
     spend on every CPU: measured, simulated on those CPUs under the quota, and simulated as the
     quota was read before 2026-11-28 (a whole quota as that many cores unthrottled, 1.5 as 2)."""
-    from apachetune.sizing.machine import cpu_allowance
-
     section = {**load_directives(None, "prefork", 8, 1), "StartServers": 8, "MinSpareServers": 8,
                "MaxSpareServers": 8, "RequestCPU": WHOLE_CPU_MS * 1000, "ConnectionCPU": 0}
     path = "/app/sleep?ms=0"
@@ -84,12 +88,10 @@ def measure_whole(clients: int, quota: float) -> tuple[tuple[float, ...], tuple[
         closed_loop(target.host, target.port, path, clients, 0.5, keepalive=True)
         real = closed_loop(target.host, target.port, path, clients, SECONDS, keepalive=True)
     workload = Workload(ServiceTime("fixed", WHOLE_CPU_MS / 1000), clients=clients, keepalive=True, cpu_fraction=1.0)
-    shapes = []
-    for cores, q in ((allowance.runs_on, allowance.quota), (math.ceil(quota), None)):
-        sim = simulate("prefork", section, workload, 30, warmup=1, cores=cores, cpu_quota=q,
-                       cpu_period=allowance.period if q else None)
-        shapes.append((sim.throughput, sim.latency_ms["p50"], sim.latency_ms["p95"], sim.latency_ms["p99"]))
-    return _shape(real.latencies, real.elapsed), shapes[0], shapes[1]
+    sim, before = (_simulated(simulate("prefork", section, workload, 30, warmup=1, cores=cores, cpu_quota=q,
+                                       cpu_period=allowance.period if q else None))
+                   for cores, q in ((allowance.runs_on, allowance.quota), (math.ceil(quota), None)))
+    return _shape(real.latencies, real.elapsed), sim, before
 
 
 def main() -> int:

@@ -1311,8 +1311,8 @@ def busy_worker_mib(samples: list[dict], idle_pss: float | None, min_busy: int =
     load, 0.05 with every worker busy, the peak 33% over a half-load prediction). And the
     highest: a worker between two requests counts as busy but holds nothing, so
     lower samples understate; the second highest when there are three or more, so that one
-    sample's noise is not multiplied by every worker. Whatever the application allocates and however it allocates it
-    is in this figure; None without a sample with a busy worker.
+    sample's noise is not multiplied by every worker. Whatever the application allocates and
+    however it allocates it is in this figure; None without a sample with a busy worker.
 
     Only samples with more than `min_busy` busy workers count (the caller asks a quarter of
     MaxRequestWorkers) when there are any: a sample taken as the step begins, with a few workers
