@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 import time
+from collections import namedtuple
 from types import SimpleNamespace
 
 import psutil
 import pytest
 
-from apachetune.validate.cpu_share import OthersCpu, cpus
+from apachetune.sizing.machine import CpuAllowance, cpu_allowance
+from apachetune.validate import cpu_share
+from apachetune.validate.cpu_share import OthersCpu, busy_seconds, cpu_capacity, cpus
 from apachetune.validate.plans import OTHERS_CPU_LIMIT, _cpus_bound_at_top, saturation_verdict
 
 BUSY = "import time\nend = time.process_time() + 0.8\nwhile time.process_time() < end: pass\n"
@@ -102,11 +107,60 @@ def test_the_cpus_bound_at_the_top_needs_the_cpus_busy():
     meter = SimpleNamespace(wall=2.0, busy=0.95 * 2.0 * n, server=n * 1.0, children=0.2 * n, own=0.1 * 2)
     bound, per_request = _cpus_bound_at_top(meter, 5000, False)  # type: ignore[arg-type,misc]
     assert per_request == pytest.approx(1.2 * n / 2.0 / 5000)
-    assert bound == pytest.approx((n - 0.1) / per_request)
+    assert bound == pytest.approx((cpu_capacity()[0] - 0.1) / per_request)
     # a pool too small leaves the CPUs idle: nothing to lower the band with
     idle = SimpleNamespace(wall=2.0, busy=0.5 * 2.0 * n, server=n * 0.4, children=0.1 * n, own=0.2)
     assert _cpus_bound_at_top(idle, 2000, False) is None  # type: ignore[arg-type]
     assert _cpus_bound_at_top(None, 2000, False) is None
+
+
+def test_under_a_cgroup_quota_the_cpus_bound_at_the_top_needs_the_quota_spent(monkeypatch):
+    """A quota of 1 CPU on a machine of 8: the machine stays mostly idle while the server's
+    share is spent, so saturation is the server's and client's CPU reaching the quota."""
+    monkeypatch.setattr(cpu_share, "cpus", lambda: 8)
+    monkeypatch.setattr("apachetune.validate.plans.cpus", lambda: 8)
+    monkeypatch.setattr("apachetune.validate.plans.cpu_capacity", lambda: (1.0, "a cgroup quota of 1 CPUs"))
+    # 2 s: server 1.7 s, wrk 0.2 s, the watcher 0.05 s; the machine 2.1 of its 16 CPU seconds busy
+    meter = SimpleNamespace(wall=2.0, busy=2.1, server=1.7, children=0.2, own=0.05)
+    bound, per_request = _cpus_bound_at_top(meter, 5000, False)  # type: ignore[arg-type,misc]
+    assert per_request == pytest.approx(1.9 / 2.0 / 5000)
+    assert bound == pytest.approx((1.0 - 0.025) / per_request)
+    # half the quota spent: not saturated
+    half = SimpleNamespace(wall=2.0, busy=1.2, server=0.8, children=0.1, own=0.05)
+    assert _cpus_bound_at_top(half, 2500, False) is None  # type: ignore[arg-type]
+
+
+def test_the_cpus_are_those_this_process_may_run_on(monkeypatch):
+    """busy_seconds sums /proc/stat's lines of the CPUs in the affinity only, and cpus() counts
+    them: the server and its client inherit that affinity."""
+    times = namedtuple("times", "user nice system idle iowait irq softirq steal guest guest_nice")
+    records = [times(*(float(10 * c + f) for f in range(10))) for c in range(4)]
+    monkeypatch.setattr(cpu_share.psutil, "cpu_times", lambda percpu=False: records if percpu else records[0])
+    monkeypatch.setattr(cpu_share.psutil, "cpu_count", lambda logical=True: 4)
+    monkeypatch.setattr(cpu_share.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(cpu_share.os, "sched_getaffinity", lambda pid: {1, 3})
+    assert cpus() == 2
+    assert busy_seconds() == pytest.approx(cpu_share._busy(records[1]) + cpu_share._busy(records[3]))
+    assert cpu_share._busy(records[1]) != cpu_share._busy(records[0])
+    monkeypatch.setattr(cpu_share, "cpu_allowance", lambda: CpuAllowance(2, None, "CPU affinity"))
+    assert cpu_capacity() == (2.0, "2 CPUs (CPU affinity)")
+    # a quota below them bounds what they carry
+    monkeypatch.setattr(cpu_share, "cpu_allowance", lambda: CpuAllowance(1, 0.5, "cgroup limit /x: 0.5 CPUs", 0.1))
+    assert cpu_capacity() == (0.5, "a cgroup quota of 0.5 CPUs")
+    # every CPU allowed: the machine's total, as before
+    monkeypatch.setattr(cpu_share.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    assert cpus() == 4 and busy_seconds() == pytest.approx(cpu_share._busy(records[0]))
+
+
+@pytest.mark.skipif(not shutil.which("taskset") or len(os.sched_getaffinity(0)) < 2, reason="needs taskset and 2 CPUs")
+def test_a_process_started_under_taskset_counts_one_cpu():
+    first = min(os.sched_getaffinity(0))
+    code = ("from apachetune.validate.cpu_share import cpus, cpu_capacity\n"
+            "print(cpus(), cpu_capacity()[1])")
+    out = subprocess.run(["taskset", "-c", str(first), sys.executable, "-c", code], capture_output=True,
+                         text=True, timeout=60, check=True).stdout.strip()
+    quota = cpu_allowance().quota
+    assert out == (f"1 a cgroup quota of {quota:g} CPUs" if quota is not None and quota < 1 else "1 1 CPU (CPU affinity)")
 
 
 def test_a_simulate_case_slower_beside_a_busy_machine_is_not_judged_but_a_faster_one_fails():
