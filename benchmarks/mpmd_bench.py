@@ -1,8 +1,9 @@
 """mpmd against real Apache httpd: same MPM, same directives, same file, same load generator.
 
 For each MPM (prefork, worker, event), both servers run side by side in one run, pinned to
-CPU 0 with wrk on CPU 1, serving the same 45-byte file: wrk with keep-alive at c=10 and c=300,
-and with `Connection: close` at c=10 and c=300; median of REPEAT runs of DURATION seconds each.
+the first CPU this process may run on with wrk on the second, serving the same 45-byte file:
+wrk with keep-alive at c=10 and c=300, and with `Connection: close` at c=10 and c=300; median
+of REPEAT runs of DURATION seconds each.
 Also the PSS per worker of each server when idle after the load. Writes the `## mpmd vs httpd`
 section of docs/benchmarks.md.
 """
@@ -39,12 +40,14 @@ GROWN = {
 }
 MPM_DIRECTIVES = {mpm: {**calibration.SECTIONS[mpm], **GROWN[mpm]} for mpm in GROWN}
 COMMON = calibration.COMMON  # keep-alive settings: the same as the calibration's
+# the first two CPUs this process may run on (a container's cpuset need not hold CPUs 0 and 1)
+SERVER_CPU, CLIENT_CPU = (sorted(os.sched_getaffinity(0)) + [-1, -1])[:2]
 
 
 def wrk(port: int, conns: int, close: bool) -> tuple[float, int]:
-    """Requests/s and the number of requests of one wrk run, wrk pinned to CPU 1."""
+    """Requests/s and the number of requests of one wrk run, wrk pinned to the client's CPU."""
     r = wrk_closed_loop("127.0.0.1", port, "/index.html", conns, DURATION, keepalive=not close,
-                        wrapper=["taskset", "-c", "1"])
+                        wrapper=["taskset", "-c", str(CLIENT_CPU)])
     return r["throughput_rps"], r["requests_ok"]
 
 
@@ -62,11 +65,12 @@ def core_busy() -> dict[int, tuple[int, int]]:
 
 def measured_run(pid: int, port: int, conns: int, close: bool) -> tuple[float, float, float]:
     """Requests/s, the server's CPU microseconds per request, and how busy the load generator's
-    core (CPU 1) was, of one wrk run. Above ~85% the client, not the server, was measured."""
+    core (CLIENT_CPU) was, of one wrk run. Above ~85% the client, not the server, was measured."""
     before, cores = server_cpu_seconds(pid), core_busy()
     rps, n = wrk(port, conns, close)
     after = core_busy()
-    busy, total = (after[1][i] - cores[1][i] for i in (0, 1)) if 1 in after else (0, 1)
+    c = CLIENT_CPU
+    busy, total = (after[c][i] - cores[c][i] for i in (0, 1)) if c in after and c in cores else (0, 1)
     return rps, (server_cpu_seconds(pid) - before) / max(1, n) * 1e6, 100 * busy / max(1, total)
 
 
@@ -85,7 +89,7 @@ def one_run(kind: str, mpm: str, directives: dict, conns: int, close: bool) -> t
     server for one wrk run. The servers are validate's targets: the same httpd configuration
     that validate --target httpd runs and that mpmd is calibrated against."""
     threads = 1 if mpm == "prefork" else directives["ThreadsPerChild"]
-    with make_target(kind, mpm, directives, ["taskset", "-c", "0"]) as s:
+    with make_target(kind, mpm, directives, ["taskset", "-c", str(SERVER_CPU)]) as s:
         time.sleep(1)
         rps, us, client = measured_run(s.proc.pid, s.port, conns, close)
         return rps, us, client, pss_per_worker(s.proc.pid, threads)
@@ -129,8 +133,8 @@ def cell_rows(cells: dict) -> tuple[list[str], int]:
 
 
 def main() -> int:
-    if httpd.binary() is None or not shutil.which("wrk") or not shutil.which("taskset"):
-        print("needs apache2, wrk and taskset", file=sys.stderr)
+    if httpd.binary() is None or not shutil.which("wrk") or not shutil.which("taskset") or CLIENT_CPU < 0:
+        print("needs apache2, wrk, taskset and two CPUs to run on", file=sys.stderr)
         return 1
     scenarios = [("keep-alive c=10", 10, False), ("keep-alive c=300", 300, False),
                  ("close c=10", 10, True), ("close c=300", 300, True)]
