@@ -1136,3 +1136,26 @@ def test_simulate_says_what_httpd_changes_in_the_file_s_section_at_start_up(tmp_
     plain = json.loads(CliRunner().invoke(cli, ["simulate", "--mpm", "event", "--clients", "4", "--seconds", "1",
                                                 "--format", "json"]).output)
     assert plain["startup_messages"] == []
+
+
+@pytest.mark.parametrize("mpm", ["worker", "event"])
+def test_a_keepalive_deadline_counts_from_the_last_response_not_the_first(mpm):
+    """One check a connection stays on the clock and moves on to the latest deadline: a client
+    pausing 1.5 s between requests never meets KeepAliveTimeout 2, one pausing 2.5 s meets it
+    after every response."""
+    section = load_directives(None, mpm, max_request_workers=4, threads_per_child=4, keepalive_timeout=2)
+    short = simulate(mpm, section, Workload(ServiceTime.parse("10ms"), clients=1, think=1.5), 20.0)
+    assert short.completed >= 12 and "keep-alive timeout" not in short.events
+    long = simulate(mpm, section, Workload(ServiceTime.parse("10ms"), clients=1, think=2.5), 20.0)
+    assert long.events["keep-alive timeout"] >= long.completed - 1 >= 6
+
+
+def test_a_client_gives_up_at_the_deadline_of_the_request_then_waiting():
+    """One give-up check a client: requests of 1 s under a 1.5 s timeout are all answered (the
+    check set by the first finds the second waiting, with its own deadline later); of 2 s, each
+    is given up at 1.5 s."""
+    section = load_directives(None, "worker", max_request_workers=4, threads_per_child=4)
+    ok = simulate("worker", section, Workload(ServiceTime.parse("1s"), clients=1, timeout=1.5), 20.0)
+    assert ok.completed >= 18 and not ok.errors
+    late = simulate("worker", section, Workload(ServiceTime.parse("2s"), clients=1, timeout=1.5), 20.0)
+    assert late.completed == 0 and late.errors["timeout"] >= 12

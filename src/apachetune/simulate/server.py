@@ -74,7 +74,8 @@ MAX_SECS_TO_LINGER = 30.0  # event's lingering queue for the connections it clos
 
 
 class Conn:
-    __slots__ = ("client", "process", "state", "served", "token", "sent_at", "parked_until", "bucket", "holds")
+    __slots__ = ("client", "process", "state", "served", "token", "sent_at", "parked_until", "bucket", "holds",
+                 "timer")
 
     def __init__(self, client: Client, sent_at: float):
         self.client = client
@@ -86,6 +87,7 @@ class Conn:
         self.parked_until = 0.0  # its keep-alive deadline while it waits for its next request
         self.bucket: int | None = None  # the listener bucket its 4-tuple hashes to (SYNs sent again keep it)
         self.holds = False  # event: its last worker is not idle until its next request is in (client_first)
+        self.timer = False  # a keep-alive check is on the clock (_keepalive_expired)
 
 
 class Process:
@@ -446,7 +448,9 @@ class Server:
             p.returning += 1
         if keep:
             conn.parked_until = self.clock.now + self.keepalive_timeout
-            self.clock.after(self.keepalive_timeout, self._keepalive_expired, conn, conn.token)
+            if not conn.timer:  # else the check on the clock is earlier, and moves on to this deadline
+                conn.timer = True
+                self.clock.at(conn.parked_until, self._keepalive_expired, conn)
         if silent:
             conn.client.closed(conn)
         else:
@@ -477,10 +481,19 @@ class Server:
         p.returning -= 1
         self.dispatch(p)  # (an exited process accepts nothing)
 
-    def _keepalive_expired(self, conn: Conn, token: int) -> None:
-        if conn.token == token and conn.state in (READING, PARKED):
+    def _keepalive_expired(self, conn: Conn) -> None:
+        """A connection's keep-alive check: one a connection on the clock, not one a request (as
+        the client's give-up check): it closes the connection if it still waits for its next
+        request at the deadline of its last response, else moves on to that deadline."""
+        conn.timer = False
+        if conn.state not in (READING, PARKED):
+            return  # served, or closed: the next response arms it again
+        if self.clock.now >= conn.parked_until:
             self.stats.events["keep-alive timeout"] += 1
             self._close(conn, tell_client=True)
+        else:
+            conn.timer = True
+            self.clock.at(conn.parked_until, self._keepalive_expired, conn)
 
     def _busy(self, p: Process) -> None:
         """event: with no idle worker (2.4.30-2.4.46: or over its connection limit) and
