@@ -53,7 +53,13 @@ once a newcomer rather than twice or more, 21.3 after, the same results; computi
 workers in one place again since costs about 8% of that, measured side by side; 2026-11-28:
 the racing listeners found with a set rather than a list, and the clock's `after` pushing its
 event itself, 1.17x faster on that case and 1.06x on keep-alive with httpd's CPU, 20 s simulated,
-3 rounds alternating, results identical).
+3 rounds alternating, results identical). 2026-11-29: one give-up check a client and one
+keep-alive check a connection on the clock instead of one a request, each moved on to the latest
+deadline (half the events, and a heap of some 200k entries that nearly all went stale): medians
+of 3 rounds alternating, 20 s simulated, on a day the host ran slow: prefork keep-alive 1.8x,
+worker 2.9x, event with httpd's CPU 1.7x, event without keep-alive 1.1x, open loop 1.0x (the
+listeners' look at each process remains); results identical in 11 cases. The table above is from
+before (a run that day gave event without keep-alive 39.3 s, the host's speed, not the change).
 """
     write_section(ROOT / "docs" / "benchmarks.md", "## Simulate speed", section)
     return 0
