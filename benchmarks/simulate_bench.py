@@ -58,8 +58,7 @@ keep-alive check a connection on the clock instead of one a request, each moved 
 deadline (half the events, and a heap of some 200k entries that nearly all went stale): medians
 of 3 rounds alternating, 20 s simulated, on a day the host ran slow: prefork keep-alive 1.8x,
 worker 2.9x, event with httpd's CPU 1.7x, event without keep-alive 1.1x, open loop 1.0x (the
-listeners' look at each process remains); results identical in 11 cases. The table above is from
-before (a run that day gave event without keep-alive 39.3 s, the host's speed, not the change).
+listeners' look at each process remains); results identical in 11 cases.
 """
     write_section(ROOT / "docs" / "benchmarks.md", "## Simulate speed", section)
     return 0
