@@ -52,7 +52,13 @@ from apachetune.errors import UsageError
 from apachetune.mpm.connections import connection_limit, stall
 from apachetune.sizing import model
 from apachetune.sizing.facts import HttpdFacts, measure_httpd
-from apachetune.validate.cpu_share import OthersCpu, cpu_capacity, cpus, share_over
+from apachetune.validate.cpu_share import (
+    OthersCpu,
+    cpu_capacity,
+    cpus,
+    narrowed_and_filled,
+    share_over,
+)
 from apachetune.validate.hiccups import HiccupMeter
 from apachetune.validate.load import (
     IdleClients,
@@ -980,6 +986,15 @@ def _judge_simulated(run: PlanRun, label: str, measure: Callable[[], LoadResult]
                               f"; runs as long as the measured one gave p99 {band[0]:.1f}-{band[1]:.1f} ms"))]
         failed = [f"{v.name.split(':')[0]} {v.measured} against {v.predicted} {v.unit}" for v in verdicts if not v.passed]
         if not failed:
+            break
+        filled = narrowed_and_filled(others)
+        if filled is not None:  # the simulation has no CPUs: it is not what this run measured
+            verdicts = [v if v.passed is not False else replace(v, passed=None) for v in verdicts]
+            run.report.notes.append(
+                f"simulate: {label} not judged ({', '.join(failed)}): the server and the load client used "
+                f"{filled[0]:.2f} CPUs of {filled[1]} during the run, which this plan's simulation does not "
+                "model (it predicts the pool); the sweep plan predicts what the CPUs carry, or run the client "
+                "where it has CPUs of its own")
             break
         if attempt == 2:
             verdicts = _busy_machine_not_judged(run, label, verdicts, others.share, either_way=restart is not None)
