@@ -4,7 +4,11 @@ warning), and `apachetune mpmd calibrate / show`."""
 
 import dataclasses
 import json
+import os
+import shutil
 import socket
+import subprocess
+import sys
 
 import psutil
 import pytest
@@ -76,7 +80,8 @@ def test_kept_calibration_holds_only_for_the_machine_it_was_measured_on(own_cach
     entry = own_cache / "calibration" / calibration.CACHE_NAME
     assert entry.stat().st_mode & 0o077 == 0
     # Another CPU, kernel, httpd or mpmd build: nothing carries over.
-    for key, value in (("cpu", "another CPU"), ("kernel", "0.0"), ("httpd", "2.4.29"), ("mpmd", "0" * 12)):
+    for key, value in (("cpu", "another CPU"), ("kernel", "0.0"), ("httpd", "2.4.29"), ("mpmd", "0" * 12),
+                       ("allowed", "1 under a quota of 0.5")):
         changed = {**calibration.machine(), key: value}
         monkeypatch.setattr(calibration, "machine", lambda changed=changed: changed)
         assert calibration.stored() == {}, key
@@ -87,6 +92,19 @@ def test_kept_calibration_holds_only_for_the_machine_it_was_measured_on(own_cach
     assert calibration.stored() == {}  # damaged: measured again, never trusted
     entry.write_text(json.dumps({"machine": calibration.machine(), "mpms": {"worker": {"mpm": "worker"}}}))
     assert calibration.stored() == {}
+
+
+@pytest.mark.skipif(not shutil.which("taskset") or len(os.sched_getaffinity(0)) < 2, reason="needs taskset and 2 CPUs")
+def test_a_process_on_fewer_cpus_is_another_machine_to_the_calibration():
+    """Under `taskset -c N` (or a container's cpuset or quota) the kept calibration is not
+    used: it is measured again there."""
+    code = "import json; from apachetune.validate.calibration import machine; print(json.dumps(machine()))"
+    first = str(min(os.sched_getaffinity(0)))
+    narrowed = json.loads(subprocess.run(["taskset", "-c", first, sys.executable, "-c", code], capture_output=True,
+                                         text=True, timeout=60, check=True).stdout)
+    here = calibration.machine()
+    assert narrowed["allowed"].startswith("1") and narrowed != here
+    assert {k: v for k, v in narrowed.items() if k != "allowed"} == {k: v for k, v in here.items() if k != "allowed"}
 
 
 def test_simulate_takes_httpd_s_cpu_from_the_machine_s_calibration_else_the_lab_s(own_cache):

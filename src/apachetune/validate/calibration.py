@@ -36,6 +36,7 @@ import psutil
 
 from apachetune import httpd
 from apachetune.paths import private_cache_dir, read_private, write_private
+from apachetune.sizing.machine import cpu_allowance
 from apachetune.validate.load import closed_loop, wrk_available, wrk_closed_loop
 from apachetune.validate.mpmd_server import source_digest
 from apachetune.validate.targets import make_target
@@ -168,8 +169,13 @@ def machine() -> dict[str, str]:
                 break
     except OSError:
         pass
+    # the CPUs it may run on and a cgroup's quota: a container's share of a host is another
+    # machine (httpd event under a quota of 0.5 spent 544 us a request at half load, about 100
+    # on the whole 2-CPU machine)
+    allowed = cpu_allowance()
+    share = f"{allowed.runs_on}" + (f" under a quota of {allowed.quota:g}" if allowed.quota is not None else "")
     return {"cpu": model or platform.processor() or platform.machine(), "cpus": str(os.cpu_count() or 1),
-            "kernel": platform.release(), "httpd": httpd.version() or "", "mpmd": source_digest()}
+            "allowed": share, "kernel": platform.release(), "httpd": httpd.version() or "", "mpmd": source_digest()}
 
 
 def stored() -> dict[str, Calibration]:
