@@ -265,3 +265,15 @@ def test_a_run_that_filled_a_narrowed_capacity_is_told_and_one_on_the_whole_mach
     # the whole machine: the plan judges as before (a fast machine's business)
     monkeypatch.setattr(cpu_share, "cpu_capacity", lambda: (2.0, "2 CPUs"))
     assert cpu_share.narrowed_and_filled(SimpleNamespace(wall=2.0, server=3.0, own=0.8, children=0.0)) is None  # type: ignore[arg-type]
+
+
+def test_a_simulate_case_whose_python_client_kept_a_cpu_busy_is_not_a_test_of_the_model(monkeypatch):
+    from apachetune.validate.plans import _cpus_not_modelled
+
+    monkeypatch.setattr(cpu_share, "cpu_capacity", lambda: (2.0, "2 CPUs"))
+    monkeypatch.setattr(cpu_share.psutil, "cpu_count", lambda logical=True: 2)
+    # mpmd worker's defaults, 600 clients a connection each request: this process at a CPU
+    client_bound = SimpleNamespace(wall=3.0, server=0.96, own=3.0, children=0.0)
+    assert "the load client (this process, one thread) used 1.00 CPUs" in _cpus_not_modelled(client_bound)  # type: ignore[arg-type]
+    # the client with room to spare on the whole machine: judged
+    assert _cpus_not_modelled(SimpleNamespace(wall=3.0, server=1.5, own=1.2, children=0.0)) == ""  # type: ignore[arg-type]
