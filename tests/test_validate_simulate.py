@@ -150,6 +150,7 @@ class _Others:
     test's load makes busy."""
 
     share = 0.0
+    wall = busy = server = own = children = 0.0  # the window's CPU seconds (own: this process's)
 
     def __init__(self, *_a):
         pass
@@ -161,7 +162,7 @@ class _Others:
         return False
 
 
-def _judged(results, others_share=0.0, lone=None):
+def _judged(results, others_share=0.0, lone=None, own=0.0):
     """The simulate plan's judgement of one closed-loop case whose real runs give `results` in
     turn, while other processes take `others_share` of the CPUs."""
     from types import SimpleNamespace
@@ -184,7 +185,7 @@ def _judged(results, others_share=0.0, lone=None):
         latency = next(runs)
         return LoadResult(latencies=[0.05] * 300 + [latency] * 300, elapsed=3.0)
 
-    others = type("Others", (_Others,), {"share": others_share})
+    others = type("Others", (_Others,), {"share": others_share, "wall": 3.0, "own": own})
     with mock.patch("apachetune.validate.plans.OthersCpu", others):
         _judge_simulated(run, "closed", measure, Workload(ServiceTime("fixed", 0.05), clients=15, keepalive=False),
                          3.0, section, 0.05, lone=lone)
@@ -202,6 +203,11 @@ def test_a_failed_case_is_measured_once_more_and_the_first_run_told():
     report = _judged([0.4, 0.4], others_share=0.5)
     assert [v.passed for v in report.verdicts] == [True, None]
     assert any(n.startswith("simulated p99: closed not judged: other processes took 50%") for n in report.notes)
+    # ... or this process (the Python load client) kept a CPU busy: it set the pace, at once
+    report = _judged([0.4, 0.4], own=2.9)
+    assert [v.passed for v in report.verdicts] == [True, None]
+    assert any("the load client (this process, one thread) used 0.97 CPUs" in n for n in report.notes), report.notes
+    assert not any("measured again" in n for n in report.notes)
     # The lone request (the simulation's service time) is measured again for the second attempt:
     # one measured while another process had the CPUs made every case look too slow
     again = []
