@@ -145,9 +145,9 @@ def cpu_capacity() -> tuple[float, str]:
 
 
 def narrowed_and_filled(meter: OthersCpu, at: float = 0.9) -> tuple[float, str] | None:
-    """The capacity and why, when it is narrower than the machine's CPUs (a cgroup quota, an
-    affinity) and the server, this process and its children (the load client) used at least
-    `at` of it over the meter's window: the run then measured those CPUs, not the pool (a
+    """The CPUs the server, this process and its children (the load client) used over the
+    meter's window, and the capacity's description, when that capacity is narrower than the
+    machine's CPUs (a cgroup quota, an affinity) and they used at least `at` of it: the run then measured those CPUs, not the pool (a
     quota of 1 CPU: mpmd worker's 600 clients a connection each request served 1,196 req/s where
     the pool alone, simulated, carries 7,696). None otherwise."""
     capacity, which = cpu_capacity()
