@@ -6,6 +6,7 @@ from rich.table import Table
 
 from apachetune.console import out
 from apachetune.mpm import simulate_startup
+from apachetune.sizing.machine import cpus_text
 from apachetune.sizing.model import EVENT_CONNECTION_MIB
 
 QUOTA_ONLY = ("cpu_runs_on", "cpu_period")
@@ -50,7 +51,7 @@ def print_sizing(session, all_mpms: bool = False) -> None:
         bounds.append(f"kernel task limits {rec.task_bound}")
     out.print(f"Bounds on MaxRequestWorkers: {', '.join(bounds)}; set by the {rec.bound_by} bound. "
               f"Capacity ≈ {rec.predicted_capacity_rps:.0f} req/s at the assumed service time"
-              + (f" (set by the CPUs: {session.inputs.cpus.value} cores at "
+              + (f" (set by the CPUs: {cpus_text(session.inputs.cpus.value, 'core')} at "
                  f"{min(session.inputs.cpu_seconds.num, session.inputs.service_time.num) * 1000:g} ms of CPU a "
                  "request, every worker busy and waiting its turn for a core)." if rec.capacity_by == "CPUs" else "."))
     if rec.predicted_wait_ms is not None:

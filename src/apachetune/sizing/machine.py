@@ -242,6 +242,15 @@ class CpuAllowance:
         return self.quota if self.quota is not None else float(self.cores)
 
 
+def cpus_text(n: object, noun: str = "CPU") -> str:
+    """A count of CPUs in words: "1 CPU", "2 CPUs", "1.5 CPUs" (`n` as it is to be printed)."""
+    try:
+        one = float(str(n)) == 1
+    except ValueError:
+        one = False
+    return f"{n} {noun}{'' if one else 's'}"
+
+
 def cpu_allowance(root: str | os.PathLike[str] = "/", pid: str = "self", online: int | None = None) -> CpuAllowance:
     """What `pid` may use of this machine's CPUs (its affinity and its cgroup's quota or
     cpuset), each limit read once."""
@@ -256,10 +265,10 @@ def cpu_allowance(root: str | os.PathLike[str] = "/", pid: str = "self", online:
             count, source = allowed, "CPU affinity"
     quota, cpuset = _cgroup_limits(root, pid)
     if cpuset is not None and cpuset.cpus < count:
-        count, source = int(cpuset.cpus), f"cgroup limit {cpuset.where}: {cpuset.cpus:g} CPUs"
+        count, source = int(cpuset.cpus), f"cgroup limit {cpuset.where}: {cpus_text(f'{cpuset.cpus:g}')}"
     if quota is not None and quota.cpus < count:
         cores = max(1, math.floor(quota.cpus + 0.5))
-        return CpuAllowance(cores, quota.cpus, f"cgroup limit {quota.where}: {quota.cpus:g} CPUs",
+        return CpuAllowance(cores, quota.cpus, f"cgroup limit {quota.where}: {cpus_text(f'{quota.cpus:g}')}",
                             quota.period, runs_on=count)
     return CpuAllowance(count, None, source)
 

@@ -13,6 +13,7 @@ from apachetune.mpm.buckets import listen_buckets
 from apachetune.mpm.numbers import atoi, keepalive_seconds, max_mem_free
 from apachetune.sizing.errorlog import ErrorLogEvidence
 from apachetune.sizing.facts import HostFacts, HttpdFacts
+from apachetune.sizing.machine import cpus_text
 from apachetune.sizing.profiles import PROFILES, Profile
 from apachetune.sizing.recommend import Figure, SizingInputs, choose_mpm
 from apachetune.sizing.workload import LoadSample
@@ -224,7 +225,7 @@ def _listen_buckets(eff: EffectiveConfig | None, given: Given, host: HostFacts |
         return Figure(1, "default")
     # httpd counts the CPUs online (sysconf), whatever a cgroup's quota or cpuset allows
     cpus = given.cpus or (host.cpus_online or host.cpus if host else None) or os.cpu_count() or 1
-    return Figure(listen_buckets(d.args[0], int(cpus)), f"ListenCoresBucketsRatio {d.args[0]} on {cpus} CPUs")
+    return Figure(listen_buckets(d.args[0], int(cpus)), f"ListenCoresBucketsRatio {d.args[0]} on {cpus_text(cpus)}")
 
 
 def _threads_per_child(given: Given, eff: EffectiveConfig | None, mpm: str) -> Figure:

@@ -18,6 +18,7 @@ from apachetune.mpm.directives import LIMITS
 from apachetune.mpm.restart import restart_headroom
 from apachetune.mpm.spawn import ramp_seconds
 from apachetune.sizing import model
+from apachetune.sizing.machine import cpus_text
 
 
 @dataclass(frozen=True)
@@ -311,7 +312,7 @@ def _verdict(inputs: SizingInputs, load_workers: int | None, bound: int, cpu_bou
                    f"{float(inputs.cpus.num) / (_cpu_ms(inputs) / 1000):.0f} req/s" + _cpu_hint(inputs))
     elif cpu_bound is not None and load_workers > cpu_bound:
         verdict = (f"the CPUs cannot carry the load: {load_workers} workers needed, {cpu_bound} keep "
-                   f"{inputs.cpus.value} CPUs busy ({_cpu_assumption(inputs, cpu_bound)}); more workers "
+                   f"{cpus_text(inputs.cpus.value)} busy ({_cpu_assumption(inputs, cpu_bound)}); more workers "
                    "would only queue" + _cpu_hint(inputs))
     elif load_workers <= bound:
         verdict = (f"memory carries the load: {load_workers} workers needed at "
@@ -482,7 +483,7 @@ def _cpu_assumption(inputs: SizingInputs, cpu_bound: int | None) -> str:
         return "the CPU count is unknown"
     s = inputs.service_time.num
     cpu = min(inputs.cpu_seconds.num, s)
-    return (f"{cpu_bound} workers for {inputs.cpus.value} CPUs ({inputs.cpus.source}), each request "
+    return (f"{cpu_bound} workers for {cpus_text(inputs.cpus.value)} ({inputs.cpus.source}), each request "
             f"using {cpu * 1000:g} ms of CPU of its {s * 1000:g} ms ({inputs.cpu_seconds.source})")
 
 
