@@ -40,8 +40,7 @@ GROWN = {
 }
 MPM_DIRECTIVES = {mpm: {**calibration.SECTIONS[mpm], **GROWN[mpm]} for mpm in GROWN}
 COMMON = calibration.COMMON  # keep-alive settings: the same as the calibration's
-# the first two CPUs this process may run on (a container's cpuset need not hold CPUs 0 and 1)
-SERVER_CPU, CLIENT_CPU = (sorted(os.sched_getaffinity(0)) + [-1, -1])[:2]
+SERVER_CPU, CLIENT_CPU = calibration.two_cpus() or (-1, -1)
 
 
 def wrk(port: int, conns: int, close: bool) -> tuple[float, int]:

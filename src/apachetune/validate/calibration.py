@@ -206,16 +206,23 @@ def store(calibration: Calibration) -> None:
     write_private(directory, CACHE_NAME, json.dumps({"machine": identity, "mpms": mpms}, indent=1).encode())
 
 
-def _pinning() -> tuple[list[str], list[str]]:
-    """Server on CPU 0 and client on CPU 1 when taskset and two CPUs allow (as `make bench`), so
-    that the two do not steal each other's cache and core."""
+def two_cpus() -> tuple[int, int] | None:
+    """The first two CPUs this process may run on (the server's, the client's), or None with
+    fewer: a container's cpuset need not hold CPUs 0 and 1."""
     try:
         cpus = sorted(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        cpus = []
-    if len(cpus) < 2 or not shutil.which("taskset") or not wrk_available():
+        return None
+    return (cpus[0], cpus[1]) if len(cpus) >= 2 else None
+
+
+def _pinning() -> tuple[list[str], list[str]]:
+    """Server and client each on a CPU of its own when taskset and two CPUs allow (as `make
+    bench`), so that the two do not steal each other's cache and core."""
+    pair = two_cpus()
+    if pair is None or not shutil.which("taskset") or not wrk_available():
         return [], []
-    return ["taskset", "-c", str(cpus[0])], ["taskset", "-c", str(cpus[1])]
+    return ["taskset", "-c", str(pair[0])], ["taskset", "-c", str(pair[1])]
 
 
 def server_cpu_seconds(pid: int) -> float:

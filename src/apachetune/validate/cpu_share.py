@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 import psutil
 
-from apachetune.sizing.machine import cpu_allowance
+from apachetune.sizing.machine import cpu_allowance, cpus_text
 
 
 def _allowed() -> list[int] | None:
@@ -140,16 +140,17 @@ def cpu_capacity() -> tuple[float, str]:
     n = cpus()
     quota = cpu_allowance().quota
     if quota is not None and quota < n:
-        return quota, f"a cgroup quota of {quota:g} CPU{'s' if quota != 1 else ''}"
-    return float(n), f"{n} CPU{'s' if n != 1 else ''}" + (" (CPU affinity)" if _allowed() is not None else "")
+        return quota, f"a cgroup quota of {cpus_text(f'{quota:g}')}"
+    return float(n), cpus_text(n) + (" (CPU affinity)" if _allowed() is not None else "")
 
 
 def narrowed_and_filled(meter: OthersCpu, at: float = 0.9) -> tuple[float, str] | None:
     """The CPUs the server, this process and its children (the load client) used over the
     meter's window, and the capacity's description, when that capacity is narrower than the
-    machine's CPUs (a cgroup quota, an affinity) and they used at least `at` of it: the run then measured those CPUs, not the pool (a
-    quota of 1 CPU: mpmd worker's 600 clients a connection each request served 1,196 req/s where
-    the pool alone, simulated, carries 7,696). None otherwise."""
+    machine's CPUs (a cgroup quota, an affinity) and they used at least `at` of it: the run then
+    measured those CPUs, not the pool (a quota of 1 CPU: mpmd worker's 600 clients a connection
+    each request served 1,196 req/s where the pool alone, simulated, carries 7,696). None
+    otherwise."""
     capacity, which = cpu_capacity()
     if capacity >= (psutil.cpu_count() or 1) or meter.wall <= 0:
         return None
