@@ -253,18 +253,19 @@ def test_an_open_loop_run_that_met_a_stall_is_measured_again_and_the_second_judg
     assert [n for n in report.notes if "measured again" in n] and len(report.points) == 3
 
 
-def test_a_run_that_filled_a_narrowed_capacity_is_told_and_one_on_the_whole_machine_is_not(monkeypatch):
-    """The simulate plan does not judge a case whose server and load client filled a quota or
-    affinity narrower than the machine (they measured those CPUs, not the pool)."""
-    monkeypatch.setattr(cpu_share.psutil, "cpu_count", lambda logical=True: 2)
+def test_a_run_that_filled_the_cpus_it_may_use_is_told(monkeypatch):
+    """The simulate plan does not judge a case whose server and load client filled the CPUs they
+    may use, a quota, an affinity or the whole machine (they measured those CPUs, not the pool)."""
     meter = SimpleNamespace(wall=2.0, server=1.2, own=0.7, children=0.0)
     monkeypatch.setattr(cpu_share, "cpu_capacity", lambda: (1.0, "a cgroup quota of 1 CPU"))
-    assert cpu_share.narrowed_and_filled(meter) == (pytest.approx(0.95), "a cgroup quota of 1 CPU")  # type: ignore[arg-type]
+    assert cpu_share.cpus_filled(meter) == (pytest.approx(0.95), "a cgroup quota of 1 CPU")  # type: ignore[arg-type]
     # half the quota: the pool, not the CPUs, set what was served
-    assert cpu_share.narrowed_and_filled(SimpleNamespace(wall=2.0, server=0.6, own=0.3, children=0.0)) is None  # type: ignore[arg-type]
-    # the whole machine: the plan judges as before (a fast machine's business)
+    assert cpu_share.cpus_filled(SimpleNamespace(wall=2.0, server=0.6, own=0.3, children=0.0)) is None  # type: ignore[arg-type]
+    # the whole machine, wrk (a child of this process) beside the server
     monkeypatch.setattr(cpu_share, "cpu_capacity", lambda: (2.0, "2 CPUs"))
-    assert cpu_share.narrowed_and_filled(SimpleNamespace(wall=2.0, server=3.0, own=0.8, children=0.0)) is None  # type: ignore[arg-type]
+    full = SimpleNamespace(wall=2.0, server=2.6, own=0.2, children=0.9)
+    assert cpu_share.cpus_filled(full) == (pytest.approx(1.85), "2 CPUs")  # type: ignore[arg-type]
+    assert cpu_share.cpus_filled(SimpleNamespace(wall=2.0, server=2.0, own=0.2, children=1.0)) is None  # type: ignore[arg-type]
 
 
 def test_a_simulate_case_whose_python_client_kept_a_cpu_busy_is_not_a_test_of_the_model(monkeypatch):

@@ -397,6 +397,7 @@ def test_httpd_event_connections_fall_back_to_the_lab_figure_when_not_measured(m
 
     event = ValidationSetup("httpd", "event", {"ThreadsPerChild": 25}, 400, 50, 1)
     for measured, why in ((None, "not measured here"), (0.5 / 1024, "0.5 KiB measured here is noise"),
+                          (14.7 / 1024, "14.7 KiB measured here is noise"),  # a clean CI run: the peak 16% low
                           (49.4 / 1024, "49.4 KiB measured here took more than the connections")):
         monkeypatch.setattr(plans, "connection_mib", lambda *a, m=measured: m)
         figure, source = plans.connection_cost(None, event, 10)

@@ -221,3 +221,98 @@ def test_spawn_ramp_steps_ignore_a_round_of_forks_read_half_done():
     assert _steps([5, 6, 6, 6, 6, 7, 8, 8, 8, 8, 10, 10], min_run=2) == [5, 6, 8, 10]
     assert _steps([5, 6, 7, 8, 10], min_run=1) == [5, 6, 7, 8, 10]  # the simulation: one sample a second
     assert _steps([5, 6, 6, 6, 7, 7, 7, 10, 10], min_run=2) == [5, 6, 7, 10]  # a real step of 1 is a step
+
+
+def test_a_pool_beyond_the_asyncio_client_is_driven_by_wrk():
+    """The plan's closed loops go to wrk when the pool would answer more than the asyncio client
+    drives (mpmd's default worker section, 400 workers of 50 ms, asks 8,000 a second: the client
+    drove 1,466 and the case was not judged), and stay with the client below (the grid's 10
+    workers of 50 ms ask 200), or when told --no-wrk."""
+    from types import SimpleNamespace
+
+    from apachetune.validate import plans
+    from apachetune.validate.results import ValidationReport, ValidationSetup
+
+    def run(mrw: int, use_wrk: bool | None = None) -> plans.PlanRun:
+        setup = ValidationSetup("mpmd", "worker", {"ThreadsPerChild": 25}, mrw, 50, 1, use_wrk=use_wrk)
+        return plans.PlanRun(setup, SimpleNamespace(), ValidationReport(setup), lambda _m: None)
+
+    wrk = plans.wrk_available()
+    assert plans._wrk_drives(run(400), 600, 0.050) is wrk
+    assert not plans._wrk_drives(run(400, use_wrk=False), 600, 0.050)
+    assert not plans._wrk_drives(run(10), 15, 0.050)
+    # what the pool answers, not the clients asking: 2,000 clients on 10 workers ask 200 a second
+    assert not plans._wrk_drives(run(10), 2000, 0.050)
+    assert plans._wrk_drives(run(10), 15, 0.005) is wrk  # 10 workers of 5 ms: 2,000 a second
+
+
+@pytest.mark.skipif(__import__("shutil").which("wrk") is None, reason="wrk not installed")
+def test_a_graceful_restart_under_wrk_signals_on_time_and_counts_what_wrk_counts():
+    """wrk's clients on mpmd worker, the server signalled (SIGUSR1) half a second in: a new
+    generation of processes serves after it, the signal's moment is told, and the run reads as
+    a LoadResult (wrk's requests, its percentiles, its errors under this client's names)."""
+    from apachetune.validate import plans
+    from apachetune.validate.load import SummaryResult
+    from apachetune.validate.results import ValidationReport, ValidationSetup
+    from apachetune.validate.targets import MpmdTarget
+
+    directives = {"StartServers": 2, "ServerLimit": 2, "ThreadsPerChild": 5, "MaxRequestWorkers": 10,
+                  "MinSpareThreads": 5, "MaxSpareThreads": 10, "KeepAliveTimeout": 5}
+    setup = ValidationSetup("mpmd", "worker", directives, 10, 20, 1)
+    with MpmdTarget("worker", directives) as target:
+        run = plans.PlanRun(setup, target, ValidationReport(setup), lambda _m: None)
+        before = set(target.pids()[1:])
+        restart = plans.GracefulRestart(run, 0.5, 10, setup.app_path, 2.0, by_wrk=True)
+        result = restart.measure()
+        # the old generation's slots take the new one at the parent's pass after they are reaped
+        for _ in range(100):
+            after = set(target.pids()[1:])
+            if after - before:
+                break
+            __import__("time").sleep(0.1)
+    assert isinstance(result, SummaryResult)
+    assert restart.fired_at is not None and 0.5 <= restart.fired_at < 1.0, restart.fired_at
+    assert "wrk's clients, not seen" in restart.told()
+    assert after and not after & before, (before, after)  # every child of the old generation gone
+    # 10 clients on 10 workers of 20 ms: about 500 a second, less the restart's gap
+    assert 50 < result.ok < 1000 and result.throughput == pytest.approx(result.ok / result.elapsed)
+    p50, p99 = result.percentile(50), result.percentile(99)
+    assert p50 is not None and p99 is not None and 0.019 <= p50 <= p99, (p50, p99)
+    assert set(result.errors) <= {"refused", "reset", "timeout", "5xx"}, result.errors
+    assert result.to_json()["latency_ms"]["p99"] == pytest.approx(p99 * 1000, abs=0.01)
+
+
+def test_a_pool_that_grows_during_a_short_case_is_judged_over_the_phase_of_the_parent_s_passes():
+    """1 process of 4 running, 30 clients beside 5 idle keep-alive ones for 3 s on worker: the
+    pool grows at the parent's passes, a second apart, whose phase against the run is chance.
+    With the first pass a second in the simulation serves 133 req/s, at once 227: a run at 227
+    passes (it failed against the one phase), one at 400 does not, and the detail gives the range."""
+    from types import SimpleNamespace
+    from unittest import mock
+
+    from apachetune.simulate.workload import ServiceTime, Workload
+    from apachetune.validate.load import LoadResult
+    from apachetune.validate.plans import _judge_simulated
+    from apachetune.validate.results import ValidationReport
+
+    section = {"ServerLimit": 4, "ThreadsPerChild": 5, "ThreadLimit": 5, "MaxRequestWorkers": 20,
+               "StartServers": 1, "MinSpareThreads": 5, "MaxSpareThreads": 20, "KeepAliveTimeout": 5}
+    workload = Workload(ServiceTime("fixed", 0.05), clients=30, keepalive=False, crowd=5, crowd_returns=False,
+                        crowd_service=0.001)
+
+    def judged(served: int) -> list:
+        report = ValidationReport(setup=None)
+        run = SimpleNamespace(setup=SimpleNamespace(mpm="worker", threads_per_child=5, directives=section), mrw=20,
+                              report=report, target=SimpleNamespace(status=lambda: {"IdleWorkers": "5"},
+                                                                    pids=lambda: []))
+        with mock.patch("apachetune.validate.plans.OthersCpu", _Others):
+            _judge_simulated(run, "crowd", lambda: LoadResult(latencies=[0.1] * (served - 8) + [0.3] * 8,
+                                                              elapsed=3.0),
+                             workload, 3.0, section, 0.05)
+        return report.verdicts
+
+    throughput, p99 = judged(680)
+    assert throughput.predicted == pytest.approx(133.3, abs=1) and throughput.passed, throughput
+    assert "first pass 0.05 s to 1 s in, 133.3-226.7 req/s" in throughput.detail, throughput.detail
+    assert p99.passed, p99  # 300 ms: the early phase's tail, outside the late one's (1,295 ms)
+    assert judged(1200)[0].passed is False

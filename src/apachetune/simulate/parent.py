@@ -83,6 +83,7 @@ class Parent:
         self.hold_off = 0  # spawning passes before the rate may double again
         self.loop = 0  # bumped when the parent's loop restarts: a pending pass of the old one is dropped
         self.first_pass = 1.0  # when its first maintenance pass comes (then one a second)
+        self.restart_seconds = RESTART_SECONDS  # what a graceful restart's re-read of the configuration takes
         server.on_exit = self._exited
 
     def start(self) -> None:
@@ -113,7 +114,7 @@ class Parent:
         self.remaining = self.restart_start_servers
         self.hold_off = HOLD_OFF_AFTER_RESTART  # (the spawn rate itself is kept, as httpd's retained one)
         self.loop += 1
-        self.clock.after(RESTART_SECONDS, self._restarted, self.loop)
+        self.clock.after(self.restart_seconds, self._restarted, self.loop)
 
     def _restarted(self, loop: int) -> None:
         if loop != self.loop:

@@ -25,7 +25,7 @@ from apachetune.simulate.clients import (
 )
 from apachetune.simulate.clock import Clock
 from apachetune.simulate.cpu import CFS_PERIOD_S, CpuCosts, Processors
-from apachetune.simulate.parent import Parent
+from apachetune.simulate.parent import RESTART_SECONDS, Parent
 from apachetune.simulate.server import DEFER_ACCEPT, Server
 from apachetune.simulate.stats import Stats, percentile
 from apachetune.simulate.workload import Workload
@@ -129,7 +129,8 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
              drain: bool = False, costs: CpuCosts | None = None, first_pass: float = 1.0,
              accept_defer: float = DEFER_ACCEPT, read_timeout: float | None = None,
              worker_return: float = 0.0, client_first: float = 0.0,
-             cpu_quota: float | None = None, cpu_period: float | None = None) -> SimResult:
+             cpu_quota: float | None = None, cpu_period: float | None = None,
+             restart_seconds: float = RESTART_SECONDS) -> SimResult:
     """Run `workload` against httpd's `mpm` with `section` (the effective directives, as
     validate.section.load_directives gives them) for `seconds` of simulated time.
 
@@ -159,7 +160,9 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     --cpus 0.5: half a core's time shared by all its threads; default with `cores` not given:
     this machine's own quota); `cpu_period`: that quota's CFS period in seconds (cpu.max's second
     field; default the machine's with its quota, else the kernel's 100 ms): a throttled cgroup
-    waits for the rest of its period, so the period sets the length of a throttled request's wait."""
+    waits for the rest of its period, so the period sets the length of a throttled request's wait;
+    `restart_seconds`: what a graceful restart's re-read of the configuration takes: children
+    that exit meanwhile are replaced at once, one for one."""
     if not 0 <= client_first <= 1:
         raise ValueError("client_first is a share, from 0 to 1")
     if seconds <= 0 or not 0 <= warmup < seconds:
@@ -181,6 +184,7 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
                     buckets, workload.fin_after, costs, accept_defer, read_timeout, worker_return, client_first)
     parent = Parent(clock, server, mpm, section, stats, spawn_delay, memory)
     parent.first_pass = first_pass
+    parent.restart_seconds = restart_seconds
     if restart_start_servers is not None:
         parent.restart_start_servers = min(restart_start_servers, parent.limit)
     parent.start()

@@ -65,6 +65,22 @@ class LoadResult:
                                for q in (50, 95, 99)}}
 
 
+@dataclass
+class SummaryResult(LoadResult):
+    """A run another client measured (wrk): its counts and percentiles, not every latency."""
+
+    requests: int = 0
+    percentiles_ms: dict[int, float] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> int:
+        return self.requests
+
+    def percentile(self, q: float) -> float | None:
+        ms = self.percentiles_ms.get(int(q)) if self.requests else None
+        return None if ms is None else ms / 1000
+
+
 def _request(path: str, keepalive: bool) -> bytes:
     conn = "keep-alive" if keepalive else "close"
     return f"GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: {conn}\r\n\r\n".encode()
@@ -436,3 +452,21 @@ def wrk_closed_loop(host: str, port: int, path: str, concurrency: int, duration:
             "latency_ms": {"p50": data["p50_us"] / 1000, "p95": data["p95_us"] / 1000,
                            "p99": data["p99_us"] / 1000, "mean": round(data["mean_us"] / 1000, 3)},
             "driver": "wrk"}
+
+
+# wrk's error counts under the names this client's are counted by: a connect that failed was
+# refused; a read or write that failed found the connection ended by the server
+WRK_ERROR_KINDS = {"connect": "refused", "read": "reset", "write": "reset", "timeout": "timeout", "status": "5xx"}
+
+
+def wrk_load(host: str, port: int, path: str, concurrency: int, duration: float,
+             keepalive: bool = True) -> LoadResult:
+    """wrk_closed_loop as a LoadResult (percentiles and counts only), for the cases the
+    asyncio client judges when it keeps up: what a pool of thousands of requests a second
+    asks is more than one Python thread opens."""
+    data = wrk_closed_loop(host, port, path, concurrency, duration, keepalive=keepalive)
+    errors: dict[str, int] = {}
+    for kind, n in data["errors"].items():
+        errors[WRK_ERROR_KINDS[kind]] = errors.get(WRK_ERROR_KINDS[kind], 0) + n
+    return SummaryResult(errors=errors, elapsed=data["elapsed_s"], requests=data["requests_ok"],
+                         percentiles_ms={q: data["latency_ms"][f"p{q}"] for q in (50, 95, 99)})
