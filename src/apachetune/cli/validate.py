@@ -40,8 +40,8 @@ def common_options(func):
                      help="Seconds per load step."),
         click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True),
         click.option("--wrk/--no-wrk", "use_wrk", default=None,
-                     help="Drive the closed-loop sweep with wrk, or with the built-in asyncio client "
-                          "[default: wrk when installed]."),
+                     help="Drive the closed-loop sweep (and the simulate plan's closed loops past 1,000 "
+                          "req/s) with wrk, or with the built-in asyncio client [default: wrk when installed]."),
     ]):
         func = deco(func)
     return func

@@ -131,6 +131,8 @@ class Client:
             return  # given up meanwhile
         # a retransmitted SYN fires with every other one dropped at the same instant (a batch)
         met = self.server.connect(conn, batch=attempt > 0)
+        if met in (CONNECTED, HALF_OPEN) and self.workload.timed_from_handshake:
+            conn.sent_at = self.clock.now  # (half-open: the client's side is connected, and writes)
         if met == CONNECTED:
             return
         if met == HALF_OPEN:

@@ -191,6 +191,9 @@ class Workload:
     requests: int = 0  # closed loop: stop after this many requests, counted as ab -n counts them (0: no limit)
     fin_after: float = 0.0  # seconds a client keeps its side of a connection the server ended open (0: closes at once)
     silent: int = 0  # connections that never send a request, each opened again when the server closes it
+    # a new connection's request timed from its handshake, as wrk times it (from writing the
+    # request, once connected), not from its first SYN: a dropped SYN's retransmission is not in it
+    timed_from_handshake: bool = False
 
     def __post_init__(self) -> None:
         if self.turnaround_draw is not None:  # the draws' mean is the turnaround the rest reads
