@@ -32,7 +32,10 @@ its choices from; adding a plan is adding a function here and a line to the tabl
   the burst busies every worker), and Poisson arrivals at 70% of capacity (at most 800/s) with
   exponential service times; the same workloads are simulated with the section, the pool as it
   stands and the service time a lone request takes here; throughput must agree within 10%, p99
-  within the spread of simulated runs as long as the measured one, widened by 25% + 5 ms.
+  within the spread of simulated runs as long as the measured one, widened by 25% + 5 ms. A pool
+  that would answer more than ASYNCIO_CLIENT_RATE requests a second has its closed loops, burst
+  and restart driven by wrk; what such a run leaves to chance is simulated each way
+  (_left_to_chance).
 """
 
 from __future__ import annotations
@@ -1034,7 +1037,8 @@ def _judge_simulated(run: PlanRun, label: str, measure: Callable[[], LoadResult]
             real = measure()
         # a restart at the moment it was signalled, its new generation the section's StartServers
         # (the pool simulated before it is the one found running); the requests in flight at the
-        # end counted, as the client waits for them (a request sent into the restart's gap is the tail)
+        # end counted when the Python client waits for them (a request sent into the restart's gap
+        # is the tail), not when wrk drives (it stops at its duration and counts what was answered)
         restarting: dict[str, Any] = {} if restart is None or restart.fired_at is None else {
             "graceful_at": (warmup + restart.fired_at,),
             "restart_start_servers": int(run.setup.directives["StartServers"]), "drain": not restart.by_wrk}
