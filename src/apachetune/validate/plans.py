@@ -807,7 +807,8 @@ def simulated(run: PlanRun) -> None:
     at = round((round(seconds / 3 / lone_s) + 0.5) * lone_s, 3)
     label = f"closed loop, {mrw} keep-alive clients, graceful restart at {at:g} s"
     progress(f"simulate: {label}")
-    restart = GracefulRestart(run, at, mrw, path, seconds, by_wrk=_wrk_drives(run, mrw, lone_s))
+    # (the closed loops' choice: 1.5x or 1x MaxRequestWorkers clients ask the same of the pool)
+    restart = GracefulRestart(run, at, mrw, path, seconds, by_wrk=by_wrk)
     _judge_simulated(run, label, restart.measure, Workload(ServiceTime("fixed", lone_s), clients=mrw,
                                                            timed_from_handshake=restart.by_wrk),
                      seconds, section, lone_s, restart=restart)
@@ -885,30 +886,19 @@ class GracefulRestart:
     mid_request: bool = False
 
     def measure(self) -> LoadResult:
-        if self.by_wrk:
-            return self._measure_by_wrk()
+        """The run, the signal sent from another thread. Under wrk it goes at `at` seconds:
+        hundreds of clients each asking again within a millisecond of an answer are mid-request
+        nearly all the time, at no moment in step, and their requests are not seen."""
         run = self.run
         flights: list[float | None] = [None] * self.clients
         stop = threading.Event()
-        service = run.service_s
-        margin = min(0.005, service / 5)
         start = time.monotonic()
         self.fired_at, self.mid_request = None, False
 
         def send() -> None:
             if stop.wait(self.at):
                 return
-            give_up = start + self.at + MID_REQUEST_WAIT_S
-            while not stop.is_set():
-                now = time.monotonic()
-                sent = list(flights)
-                if all(t is not None and margin <= now - t <= service - margin for t in sent):
-                    self.mid_request = True
-                    break
-                if now >= give_up:
-                    break
-                time.sleep(0.0005)
-            else:
+            if not self.by_wrk and not self._wait_mid_request(flights, start, stop):
                 return
             self.fired_at = time.monotonic() - start
             os.kill(run.target.proc.pid, signal.SIGUSR1)
@@ -916,33 +906,30 @@ class GracefulRestart:
         signaller = threading.Thread(target=send, daemon=True)
         signaller.start()
         try:
+            if self.by_wrk:
+                return wrk_load(run.target.host, run.target.port, self.path, self.clients, self.seconds)
             return closed_loop(run.target.host, run.target.port, self.path, self.clients, self.seconds,
                                flights=flights)
         finally:
             stop.set()
             signaller.join()
 
-    def _measure_by_wrk(self) -> LoadResult:
-        """wrk's clients, the signal `at` seconds after wrk started. Hundreds of clients each
-        asking again within a millisecond of an answer are mid-request nearly all the time, at no
-        moment in step: which the simulation's clients, in step, meet half-way on average."""
-        run = self.run
-        stop = threading.Event()
-        self.fired_at, self.mid_request = None, False
-        start = time.monotonic()
-
-        def send() -> None:
-            if not stop.wait(self.at):
-                self.fired_at = time.monotonic() - start
-                os.kill(run.target.proc.pid, signal.SIGUSR1)
-
-        signaller = threading.Thread(target=send, daemon=True)
-        signaller.start()
-        try:
-            return wrk_load(run.target.host, run.target.port, self.path, self.clients, self.seconds)
-        finally:
-            stop.set()
-            signaller.join()
+    def _wait_mid_request(self, flights: list[float | None], start: float, stop: threading.Event) -> bool:
+        """Waits, at most MID_REQUEST_WAIT_S past the moment, until every client's request was
+        sent a margin ago and is due no sooner than a margin from now (`mid_request` then set);
+        False when the run ended meanwhile."""
+        service = self.run.service_s
+        margin = min(0.005, service / 5)
+        give_up = start + self.at + MID_REQUEST_WAIT_S
+        while not stop.is_set():
+            now = time.monotonic()
+            if all(t is not None and margin <= now - t <= service - margin for t in list(flights)):
+                self.mid_request = True
+                return True
+            if now >= give_up:
+                return True
+            time.sleep(0.0005)
+        return False
 
     def told(self) -> str:
         if self.fired_at is None:
@@ -1104,7 +1091,7 @@ def _left_to_chance(run: PlanRun, section: dict[str, object], workload: Workload
       second apart, whose phase against the run is chance: the first pass at each of
       PASS_PHASES too (httpd event, 11 of 16 processes, 600 clients beside 200 idle ones for
       3 s: 4,803 req/s with the first pass a second in, 5,364 measured).
-    - wrk's clients are not in step at a restart's signal (GracefulRestart._measure_by_wrk):
+    - wrk's clients are not in step at a restart's signal (GracefulRestart.measure):
       children whose last request ends while the parent reads its configuration again are
       replaced at once, one for one, by StartServers of the new generation; the others hold
       their slots to the pass after they are reaped. httpd event, 400 keep-alive clients, 3
@@ -1131,7 +1118,8 @@ def _left_to_chance(run: PlanRun, section: dict[str, object], workload: Workload
         other = simulate(mpm, section, workload, warmup + long_seconds, warmup=warmup, seed=7, **way)
         low, high = min(low, other.throughput), max(high, other.throughput)
         band = _union(band, p99_band(mpm, section, workload, real_seconds, warmup, **way))
-    if workload.timed_from_handshake and not workload.keepalive:
+    both_timings = workload.timed_from_handshake and not workload.keepalive
+    if both_timings:
         from_syn = replace(workload, timed_from_handshake=False)
         for way in [restarting, *ways]:
             band = _union(band, p99_band(mpm, section, from_syn, real_seconds, warmup, **way))
@@ -1142,7 +1130,7 @@ def _left_to_chance(run: PlanRun, section: dict[str, object], workload: Workload
     elif ways:
         said = (f"; with the parent's first pass {PASS_PHASES[0]:g} s to 1 s in, {low:.1f}-{high:.1f} req/s "
                 "(the pool grows at its passes)")
-    if workload.timed_from_handshake and not workload.keepalive:
+    if both_timings:
         said += "; the tail timed from the handshake (as wrk) and from the SYN"
     return low, high, band, said
 
