@@ -79,6 +79,16 @@ class Turnaround(click.ParamType):
                    "0.1-0.13 fitted its closes and p99 from 200 to 1,900 req/s, however fast wrk answered. 0 "
                    "(the default): clients on other machines or cores (docs/simulate.md; "
                    "benchmarks/event_race_trace.py).")
+@click.option("--listener-wake", type=Seconds(), default="0",
+              help="event: a listener that disabled its listen sockets (every worker busy) acts this long after "
+                   "a worker goes idle and wakes it, on what it finds then: a parked request that came "
+                   "meanwhile has the worker. 0 (the default): at once. 150us fitted httpd 2.4.71 with wrk on "
+                   "loopback on a 2-core VM (with --accept-spacing 100us and wrk's --turnaround there, "
+                   "lognormal:72us:0.52: docs/simulate.md, \"event's listener\").")
+@click.option("--accept-spacing", type=Seconds(), default="0",
+              help="event: connections the listener accepts back to back reach their workers this far apart "
+                   "(an accept, a hand-off, a thread's wake-up each; 100-150us measured on a 2-core VM). 0 (the "
+                   "default): together.")
 @click.option("--fin-after", type=Seconds(), default="0",
               help="A client keeps its side of a connection the server ended (Connection: close) open this "
                    "long (0: closes at once, as ab and wrk). httpd lingers up to 2 s for it: a worker each on "
@@ -165,7 +175,7 @@ class Turnaround(click.ParamType):
               help="Restart gracefully (apachectl graceful) this many seconds into the load (repeatable).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout, clients, rate, keepalive, think,
-            turnaround, worker_return, client_first, fin_after, ab_requests, requests_per_connection, gap, crowd, silent, service, documents, per_kib, access_log, log_format, speed, cpu_fraction, cores, cpu_quota, cpu_period_ms, httpd_cpu,
+            turnaround, worker_return, client_first, listener_wake, accept_spacing, fin_after, ab_requests, requests_per_connection, gap, crowd, silent, service, documents, per_kib, access_log, log_format, speed, cpu_fraction, cores, cpu_quota, cpu_period_ms, httpd_cpu,
             client_cpu, client_threads, timeout, syn_schedule, seconds, warmup, seed, per_worker_mib,
             per_process_mib, httpd_version, versus, compare, curve, plot_dir, graceful_at, fmt):
     """Predict what an MPM section does under a workload: throughput, latency percentiles,
@@ -223,7 +233,8 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
         results.append(simulate(m, section, workload, seconds, warmup=warmup, seed=seed, memory=memory,
                                 version=v, cores=cores, graceful_at=tuple(graceful_at),
                                 costs=_costs(m, httpd_cpu, client, threads), accept_defer=defer, read_timeout=read_timeout,
-                                worker_return=worker_return, client_first=client_first, cpu_quota=cpu_quota,
+                                worker_return=worker_return, client_first=client_first,
+                                listener_wake=listener_wake, accept_spacing=accept_spacing, cpu_quota=cpu_quota,
                                 cpu_period=period))
         results[-1].startup_messages = said
     several = compare or versus
@@ -369,7 +380,8 @@ def _curves(results, workload, seconds, seed, cores, cpu_quota, cpu_period, by_v
         k = knee(r.mpm, r.section, workload, r.cpu_quota or r.cores or 1, r.costs)
         points = curve(r.mpm, r.section, workload, k, seconds=seconds, seed=seed, version=r.httpd_version,
                        cores=cores, costs=r.costs, accept_defer=r.accept_defer, read_timeout=r.read_timeout,
-                       worker_return=r.worker_return, client_first=r.client_first, cpu_quota=cpu_quota,
+                       worker_return=r.worker_return, client_first=r.client_first,
+                       listener_wake=r.listener_wake, accept_spacing=r.accept_spacing, cpu_quota=cpu_quota,
                        cpu_period=cpu_period)
         curves.append((f"{r.mpm} {r.httpd_version}" if by_version else r.mpm, r, k, points))
     return curves

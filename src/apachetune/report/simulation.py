@@ -58,6 +58,9 @@ def rows(r: SimResult) -> list[tuple[str, str]]:
     if r.client_first and r.mpm == "event":
         out_rows.append(("client first", f"{r.client_first:.0%} of keep-alive requests in before their worker "
                                          "is idle again"))
+    if (r.listener_wake or r.accept_spacing) and r.mpm == "event":
+        out_rows.append(("listener", f"acts {r.listener_wake * 1e6:g} us after a worker goes idle; accepts "
+                                     f"{r.accept_spacing * 1e6:g} us apart"))
     if r.ab is not None:
         ab = r.ab
         out_rows.append(("ab would print", f"Complete requests {ab['complete']:,}, Failed requests "
@@ -123,8 +126,9 @@ def print_simulation(r: SimResult) -> None:
         out.print("More keep-alive clients than workers on event: how many requests it closes, and the tail, "
                   "hang on microseconds (the client's turnaround, a worker's way back to idle), and this run has "
                   "no turnaround. wrk: --turnaround lognormal:111us:0.44; and if the client shares httpd's cores "
-                  "(a benchmark on loopback), --client-first 0.13 (docs/simulate.md, \"event's parked "
-                  "requests\").")
+                  "(a benchmark on loopback), --client-first 0.13, with --listener-wake 150us --accept-spacing "
+                  "100us when many clients wait in the accept queue (docs/simulate.md, \"event's parked "
+                  "requests\" and \"event's listener\").")
 
 
 def print_comparison(results: list[SimResult]) -> None:

@@ -66,11 +66,11 @@ def curve(mpm: str, section: dict[str, object], workload: Workload, the_knee: Kn
           seed: int = 1, version: str | None = None, cores: int | None = None,
           costs: CpuCosts | None = None, accept_defer: float = DEFER_ACCEPT,
           read_timeout: float | None = None, worker_return: float = 0.0,
-          client_first: float = 0.0, cpu_quota: float | None = None,
-          cpu_period: float | None = None) -> list[CurvePoint]:
+          client_first: float = 0.0, listener_wake: float = 0.0, accept_spacing: float = 0.0,
+          cpu_quota: float | None = None, cpu_period: float | None = None) -> list[CurvePoint]:
     """The workload at each load around the knee (the crowd, silent connections, think time and
-    service as given; `accept_defer`, `read_timeout`, `worker_return` and `client_first` as
-    simulate takes them)."""
+    service as given; `accept_defer`, `read_timeout`, `worker_return`, `client_first`,
+    `listener_wake` and `accept_spacing` as simulate takes them)."""
     fractions = CLOSED_FRACTIONS if the_knee.axis == "clients" else OPEN_FRACTIONS
     if the_knee.axis == "clients":
         loads = sorted({float(max(1, round(the_knee.at * f))) for f in fractions})
@@ -78,15 +78,16 @@ def curve(mpm: str, section: dict[str, object], workload: Workload, the_knee: Kn
         loads = [round(the_knee.at * f, 1) for f in fractions]
     return points_at(mpm, section, workload, the_knee.axis, loads, seconds=seconds, seed=seed, version=version,
                      cores=cores, costs=costs, accept_defer=accept_defer, read_timeout=read_timeout,
-                     worker_return=worker_return, client_first=client_first, cpu_quota=cpu_quota, cpu_period=cpu_period)
+                     worker_return=worker_return, client_first=client_first, listener_wake=listener_wake,
+                     accept_spacing=accept_spacing, cpu_quota=cpu_quota, cpu_period=cpu_period)
 
 
 def points_at(mpm: str, section: dict[str, object], workload: Workload, axis: str, loads: list[float], *,
               seconds: float, seed: int = 1, version: str | None = None, cores: int | None = None,
               costs: CpuCosts | None = None, accept_defer: float = DEFER_ACCEPT,
               read_timeout: float | None = None, worker_return: float = 0.0,
-              client_first: float = 0.0, cpu_quota: float | None = None,
-          cpu_period: float | None = None) -> list[CurvePoint]:
+              client_first: float = 0.0, listener_wake: float = 0.0, accept_spacing: float = 0.0,
+              cpu_quota: float | None = None, cpu_period: float | None = None) -> list[CurvePoint]:
     """The workload with its clients (axis "clients") or rate set to each load in turn, each
     measured for up to POINT_SECONDS after the spawn ramp."""
     span = min(seconds, POINT_SECONDS)
@@ -99,7 +100,8 @@ def points_at(mpm: str, section: dict[str, object], workload: Workload, axis: st
              else dataclasses.replace(steady, rate=load))
         r = simulate(mpm, section, w, warmup + span, warmup=warmup, seed=seed, version=version, cores=cores,
                      costs=costs, accept_defer=accept_defer, read_timeout=read_timeout, worker_return=worker_return,
-                     client_first=client_first, cpu_quota=cpu_quota, cpu_period=cpu_period)
+                     client_first=client_first, listener_wake=listener_wake, accept_spacing=accept_spacing,
+                     cpu_quota=cpu_quota, cpu_period=cpu_period)
         points.append(_point(load, r))
     return points
 

@@ -75,6 +75,8 @@ class SimResult:
     read_timeout: float | None = None
     worker_return: float = 0.0  # event: mean seconds from a worker's request done to its being idle
     client_first: float = 0.0  # event: share of keep-alive responses whose next request beats the worker back
+    listener_wake: float = 0.0  # event: seconds a disabled listener takes to act on a worker gone idle
+    accept_spacing: float = 0.0  # event: seconds between the requests of connections accepted back to back
     turnaround: float = 0.0  # the closed loop's mean turnaround (Workload.turnaround)
     # event, a keep-alive closed loop with more clients than MaxRequestWorkers: its closes and
     # its tail hang on races of microseconds (docs/simulate.md, "event's parked requests")
@@ -103,6 +105,8 @@ class SimResult:
             "cpu_costs": self.costs.to_json() if self.costs else None,
             "worker_return_us": round(self.worker_return * 1e6, 3) if self.mpm == "event" else None,
             "client_first": self.client_first if self.mpm == "event" else None,
+            "listener_wake_us": round(self.listener_wake * 1e6, 3) if self.mpm == "event" else None,
+            "accept_spacing_us": round(self.accept_spacing * 1e6, 3) if self.mpm == "event" else None,
             "keepalive_overload": self.keepalive_overload, "startup_messages": self.startup_messages,
             "recycled": {"processes": len(self.recycled), "connections_min": min(self.recycled),
                          "connections_max": max(self.recycled)} if self.recycled else None,
@@ -129,6 +133,7 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
              drain: bool = False, costs: CpuCosts | None = None, first_pass: float = 1.0,
              accept_defer: float = DEFER_ACCEPT, read_timeout: float | None = None,
              worker_return: float = 0.0, client_first: float = 0.0,
+             listener_wake: float = 0.0, accept_spacing: float = 0.0,
              cpu_quota: float | None = None, cpu_period: float | None = None,
              restart_seconds: float = RESTART_SECONDS) -> SimResult:
     """Run `workload` against httpd's `mpm` with `section` (the effective directives, as
@@ -156,6 +161,7 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     Timeout); `worker_return`: event's way back to idle after a request (Server; 0: none);
     `client_first`: the share of event's keep-alive responses whose next request is in before
     their worker is idle again (a client preempting the worker on its core; Server);
+    `listener_wake`, `accept_spacing`: event's listener as a thread (Server; 0: instant);
     `cpu_quota`: the CPU time a second the server's cgroup allows when below its cores (docker
     --cpus 0.5: half a core's time shared by all its threads; default with `cores` not given:
     this machine's own quota); `cpu_period`: that quota's CFS period in seconds (cpu.max's second
@@ -181,7 +187,8 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     # httpd's buckets count the CPUs online (sysconf), whatever a quota allows
     buckets = listen_buckets(ratio, cores) if rules_for(version).buckets and isinstance(ratio, int) else 1
     server = Server(clock, mpm, section, workload.service, rng, stats, backlog, version, cpu, workload.cpu_fraction,
-                    buckets, workload.fin_after, costs, accept_defer, read_timeout, worker_return, client_first)
+                    buckets, workload.fin_after, costs, accept_defer, read_timeout, worker_return, client_first,
+                    listener_wake, accept_spacing)
     parent = Parent(clock, server, mpm, section, stats, spawn_delay, memory)
     parent.first_pass = first_pass
     parent.restart_seconds = restart_seconds
@@ -239,7 +246,7 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
         ab=ab_report(count, end, lead) if count else None, costs=costs or None,
         workload_cpu=workload.cpu_fraction, recycled=stats.recycled, accept_defer=accept_defer,
         read_timeout=read_timeout, worker_return=worker_return, client_first=client_first,
-        turnaround=workload.turnaround,
+        listener_wake=listener_wake, accept_spacing=accept_spacing, turnaround=workload.turnaround,
         keepalive_overload=mpm == "event" and workload.keepalive
         and workload.clients > int(section.get("MaxRequestWorkers", 0)))  # type: ignore[call-overload]
 

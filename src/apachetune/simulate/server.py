@@ -125,7 +125,8 @@ class Server:
                  rng: random.Random, stats: Stats, backlog: int, version: str | None = None,
                  cpu: Processors | None = None, cpu_fraction: float = 0.0, buckets: int = 1,
                  fin_after: float = 0.0, costs: CpuCosts | None = None, accept_defer: float = DEFER_ACCEPT,
-                 read_timeout: float | None = None, worker_return: float = 0.0, client_first: float = 0.0):
+                 read_timeout: float | None = None, worker_return: float = 0.0, client_first: float = 0.0,
+                 listener_wake: float = 0.0, accept_spacing: float = 0.0):
         self.clock, self.service, self.rng, self.stats = clock, service, rng, stats
         # a connection that sends nothing: how long the kernel keeps it from accept() (0 with
         # AcceptFilter http none or connect), then how long a worker waits for its request line
@@ -157,6 +158,17 @@ class Server:
         # the pollset only after the request has come (traced with perf on httpd 2.4.71:
         # benchmarks/event_race_trace.py). Clients on other machines: 0.
         self.client_first = client_first if self.event else 0.0
+        # event's listener is a thread, not an instant (0, 0: instant, the default). A worker that
+        # goes idle while the listener has its listen sockets disabled wakes it, and it acts
+        # `listener_wake` later, on what it finds then: a parked request that came meanwhile has
+        # taken the worker. Connections it accepts back to back reach their workers
+        # `accept_spacing` apart (an accept, a hand-off and a thread's wake-up each). httpd
+        # 2.4.71 on a 2-core VM, 3 x 25 threads under 400 wrk keep-alive clients: a worker's
+        # next new connection began 60-105 / 123-145 / 227-265 us after its last request ended
+        # (p10, p25, p50); the first requests of a new process 100-150 us apart; 150 and 100 us
+        # fitted its closes and tail (docs/simulate.md, "event's listener").
+        self.listener_wake = listener_wake if self.event else 0.0
+        self.accept_spacing = accept_spacing if self.event else 0.0
         self.ties = random.Random(self.rng.getstate()[1][1])  # (Server._untied; reads, never draws from, rng)
         self.threads = 1 if mpm == "prefork" else int(section["ThreadsPerChild"])  # type: ignore[call-overload]
         # event keeps the pools of closed connections, up to 3/4 of ThreadsPerChild a process
@@ -265,6 +277,11 @@ class Server:
             if busy:  # event.c: "If we don't get a worker immediately ... we close"
                 self.stats.events["keep-alive request closed, workers busy"] += 1
                 self._close(conn)
+                # and that pass found the workers busy: it drops the other parked ones too
+                # (workers_were_busy: process_keepalive_queue(0) as the iteration ends)
+                if not p.closing_parked:
+                    p.closing_parked = "busy"
+                    self.clock.after(0.0, self._close_parked, p, True)
                 return False
             p.reserved = False  # (a reserved worker is the one it gets)
             self._serve(conn)
@@ -406,6 +423,8 @@ class Server:
             seconds = self.service.sample(self.rng)
             if self.service.kind not in ("exp", "lognormal"):
                 seconds = self._untied(seconds)
+        if self.accept_spacing and conn.served == 0 and p.burst_at == self.clock.now:
+            seconds += (p.burst - 1) * self.accept_spacing  # its place in the listener's run of accepts
         if self.cpu is None:
             self.clock.after(seconds, self._done, conn)
         else:  # its CPU part (and httpd's own) shared with every request on CPU, then the rest off CPU
@@ -464,7 +483,7 @@ class Server:
         elif not keep:
             self._linger(conn, after_response=True)
         elif self.event and not self.worker_return and not conn.holds:
-            self.dispatch(p)  # a worker is free
+            self._worker_idle(p)
 
     def _let_go(self, conn: Conn) -> None:
         """client_first: the worker that served `conn` is idle now that its next request is in
@@ -479,7 +498,15 @@ class Server:
     def _returned(self, p: Process) -> None:
         """event: a worker done with a request counts as idle again (ap_queue_info_set_idle)."""
         p.returning -= 1
-        self.dispatch(p)  # (an exited process accepts nothing)
+        self._worker_idle(p)  # (an exited process accepts nothing)
+
+    def _worker_idle(self, p: Process) -> None:
+        """event: a worker of `p` is idle. A listener with its listen sockets disabled learns it
+        `listener_wake` later (the worker wakes it: should_enable_listensocks) and looks then."""
+        if self.listener_wake and not p.listening and self.queues[p.bucket]:
+            self.clock.after(self.listener_wake, self.dispatch, p)
+        else:
+            self.dispatch(p)
 
     def _keepalive_expired(self, conn: Conn) -> None:
         """A connection's keep-alive check: one a connection on the clock, not one a request (as
@@ -498,8 +525,10 @@ class Server:
     def _busy(self, p: Process) -> None:
         """event: with no idle worker (2.4.30-2.4.46: or over its connection limit) and
         connections waiting to be accepted, the listener drops its parked keep-alive connections
-        on its next pass (after what is already readable)."""
-        if self.queues[p.bucket] and not p.closing_parked and self._drops_parked(p):
+        on its next pass (after what is already readable). Only a listener that polls its listen
+        sockets sees the waiting connections: one that disabled them finds its workers busy only
+        when a parked request finds none idle (send)."""
+        if self.queues[p.bucket] and not p.closing_parked and self._listening(p) and self._drops_parked(p):
             p.closing_parked = self._why_drop(p)
             self.clock.after(0.0, self._close_parked, p)
 

@@ -1076,6 +1076,14 @@ def _judge_simulated(run: PlanRun, label: str, measure: Callable[[], LoadResult]
     run.report.verdicts.extend(verdicts)
 
 
+# wrk's turnaround on loopback, timed on the wire (benchmarks/event_parked_race.py): a 2-core Intel
+# Xeon VM (2026-11-29) and a 2-core AMD EPYC (2026-11-26); (median-ish mean s, lognormal sigma)
+WRK_TURNAROUNDS = ((72e-6, 0.52), (122e-6, 0.41))
+# event's listener as a thread, fitted without the CPU model (as this plan simulates) on httpd 2.4.71
+# with 400 wrk keep-alive clients on 3 x 25 threads (docs/simulate.md, "event's listener")
+LISTENER_LAG = {"listener_wake": 150e-6, "accept_spacing": 100e-6}
+
+
 def _union(band: tuple[float, float] | None, other: tuple[float, float] | None) -> tuple[float, float] | None:
     return band if band is None or other is None else (min(band[0], other[0]), max(band[1], other[1]))
 
@@ -1101,32 +1109,48 @@ def _left_to_chance(run: PlanRun, section: dict[str, object], workload: Workload
       is not; which of the two the kernel does is a race the simulation decides one way, so
       the tail is also taken as timed from the SYN (mpmd worker, 10 of 16 processes, 600
       clients beside the crowd: p99 877 and 905 ms measured, 560 simulated from the handshake,
-      1,366 from the SYN; with 11, 406 measured, 412 from the handshake)."""
+      1,366 from the SYN; with 11, 406 measured, 412 from the handshake).
+    - On event, the restart replaced at once leaves a new generation of StartServers processes
+      short of the clients, which wait in the accept queue; the processes take one of them
+      each time they close a keep-alive connection for want of an idle worker, which hangs on
+      wrk's turnaround against the listener's own latencies. That outcome is also simulated
+      with wrk's turnaround (WRK_TURNAROUNDS) and the listener as a thread (LISTENER_LAG):
+      httpd event, 400 clients, three new processes at once: p99 941-1,455 ms measured,
+      1,061-1,112 simulated so (56 with clients that ask again at once)."""
     from apachetune.simulate import simulate
+    from apachetune.simulate.workload import ServiceTime
 
     mpm = run.setup.mpm
-    ways: list[dict[str, Any]] = []  # simulate's arguments for each other way
+    ways: list[tuple[Workload, dict[str, Any]]] = []  # the workload and simulate's arguments of each other way
     if restart is None and not workload.replay and long_seconds == real_seconds \
             and int(section["StartServers"]) < _full_pool(run):
-        ways += [{"first_pass": first_pass} for first_pass in PASS_PHASES]
+        ways += [(workload, {"first_pass": first_pass}) for first_pass in PASS_PHASES]
     at_once = restart is not None and restart.by_wrk and bool(restarting)
     if at_once:
-        ways.append({**restarting, "restart_seconds": lone_s + 0.01})
+        replaced = {**restarting, "restart_seconds": lone_s + 0.01}
+        ways.append((workload, replaced))
+        if mpm == "event":
+            ways += [(replace(workload, turnaround_draw=ServiceTime("lognormal", mean, sigma)),
+                      {**replaced, **LISTENER_LAG}) for mean, sigma in WRK_TURNAROUNDS]
     low = high = sim.throughput
-    other = sim
-    for way in ways:
-        other = simulate(mpm, section, workload, warmup + long_seconds, warmup=warmup, seed=7, **way)
+    at_once_rps = None
+    for w, way in ways:
+        other = simulate(mpm, section, w, warmup + long_seconds, warmup=warmup, seed=7, **way)
         low, high = min(low, other.throughput), max(high, other.throughput)
-        band = _union(band, p99_band(mpm, section, workload, real_seconds, warmup, **way))
+        at_once_rps = other.throughput if at_once and at_once_rps is None else at_once_rps
+        band = _union(band, p99_band(mpm, section, w, real_seconds, warmup, **way))
     both_timings = workload.timed_from_handshake and not workload.keepalive
     if both_timings:
-        from_syn = replace(workload, timed_from_handshake=False)
-        for way in [restarting, *ways]:
-            band = _union(band, p99_band(mpm, section, from_syn, real_seconds, warmup, **way))
+        for w, way in [(workload, restarting), *ways]:
+            band = _union(band, p99_band(mpm, section, replace(w, timed_from_handshake=False), real_seconds, warmup,
+                                         **way))
     said = ""
     if at_once:
         said = (f"; with the old children replaced at once (the parent's re-read of its configuration "
-                f"outlasting their last requests), {other.throughput:.1f} req/s")
+                f"outlasting their last requests), {at_once_rps:.1f} req/s")
+        if mpm == "event":
+            said += ("; the tail also with wrk's turnaround and the listener's latencies (the new generation "
+                     "short of the clients, which wait for its keep-alive closes)")
     elif ways:
         said = (f"; with the parent's first pass {PASS_PHASES[0]:g} s to 1 s in, {low:.1f}-{high:.1f} req/s "
                 "(the pool grows at its passes)")
