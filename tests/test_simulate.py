@@ -1224,3 +1224,29 @@ def test_the_listener_as_a_thread_keeps_event_s_keepalive_overload_to_httpd_s_ro
     assert thread.latency_ms["p50"] < 60 and 700 < thread.errors["reset"] < 1700
     assert 1000 < thread.latency_ms["p95"] < 2000
     assert thread.to_json()["listener_wake_us"] == 150 and thread.to_json()["accept_spacing_us"] == 100
+
+
+def test_latencies_as_wrk_prints_them_count_long_waits_again():
+    """wrk 4.x corrects its latency histogram for coordinated omission before it prints it
+    (stats_correct): with `interval` the run over the requests each connection completed, a
+    latency of two intervals or more also counts at each interval below it. httpd 2.4.71 worker,
+    3 x 25 threads, 400 wrk keep-alive clients for 8 s on 50.9 ms requests: on the wire every
+    response but the 150 of new connections came in 51 ms (75 of them after 5.1 s, when
+    MaxKeepAliveRequests ended the first 75 connections), and wrk printed mean 335 ms, p95 2,954,
+    p99 4,889."""
+    from apachetune.simulate.stats import as_wrk_reports
+
+    # 4 connections, 8 requests in 1 s: interval 0.5 s; a 1.6 s wait also counts at 1.1 and 0.6 s
+    assert as_wrk_reports([0.1] * 7 + [1.6], 1.0, 4) == pytest.approx([0.1] * 7 + [0.6, 1.1, 1.6])
+    assert as_wrk_reports([0.1, 0.9], 1.0, 4) == [0.1, 0.9]  # fewer requests than connections: none
+    section = load_directives(None, "worker", max_request_workers=75, threads_per_child=25)
+    section.update(StartServers=3, ServerLimit=3, MinSpareThreads=25, MaxSpareThreads=75)
+    r = run("worker", section, Workload(ServiceTime.parse("50.9ms"), clients=400, timed_from_handshake=True), 8)
+    wrk = r.latency_as_wrk_ms()
+    assert r.latency_ms["p95"] < 52 and r.latency_ms["max"] == pytest.approx(5150, rel=0.02)
+    assert wrk["mean"] == pytest.approx(335, rel=0.05) and wrk["p95"] == pytest.approx(2954, rel=0.05)
+    assert wrk["p99"] == pytest.approx(4889, rel=0.05)
+    assert r.to_json()["latency_as_wrk_ms"] == wrk
+    out = CliRunner().invoke(cli, ["simulate", "--mpm", "worker", "--max-request-workers", "75", "--threads-per-child",
+                                   "25", "--clients", "400", "--seconds", "8", "--service", "50.9ms", "--httpd-cpu", "0"])
+    assert out.exit_code == 0 and "as wrk prints it" in out.output, out.output

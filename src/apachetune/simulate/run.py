@@ -27,7 +27,7 @@ from apachetune.simulate.clock import Clock
 from apachetune.simulate.cpu import CFS_PERIOD_S, CpuCosts, Processors
 from apachetune.simulate.parent import RESTART_SECONDS, Parent
 from apachetune.simulate.server import DEFER_ACCEPT, Server
-from apachetune.simulate.stats import Stats, percentile
+from apachetune.simulate.stats import Stats, as_wrk_reports, percentile
 from apachetune.simulate.workload import Workload
 from apachetune.sizing.machine import cpu_allowance
 
@@ -78,12 +78,18 @@ class SimResult:
     listener_wake: float = 0.0  # event: seconds a disabled listener takes to act on a worker gone idle
     accept_spacing: float = 0.0  # event: seconds between the requests of connections accepted back to back
     turnaround: float = 0.0  # the closed loop's mean turnaround (Workload.turnaround)
+    clients: int = 0  # the closed loop's clients (Workload.clients), wrk's connections
     # event, a keep-alive closed loop with more clients than MaxRequestWorkers: its closes and
     # its tail hang on races of microseconds (docs/simulate.md, "event's parked requests")
     keepalive_overload: bool = False
     # what httpd prints at start-up about the section it was given (the section above is what
     # it then runs with), "AHnnnnn: text" as -t shows them; set by the caller that read the file
     startup_messages: list[str] = field(default_factory=list)
+
+    def latency_as_wrk_ms(self) -> dict[str, float]:
+        """The latency summary as wrk 4.x would print it for this run (stats.as_wrk_reports):
+        its correction for coordinated omission counts long waits again at shorter ones."""
+        return summary_ms(as_wrk_reports(self.latencies, self.seconds - self.warmup, self.clients))
 
     @property
     def peak_processes(self) -> int:
@@ -95,6 +101,7 @@ class SimResult:
             "simulated_seconds": self.seconds, "warmup_seconds": self.warmup,
             "completed": self.completed, "throughput_rps": round(self.throughput, 1),
             "latency_ms": self.latency_ms, "crowd_latency_ms": self.crowd_latency_ms,
+            "latency_as_wrk_ms": self.latency_as_wrk_ms() if self.clients else None,
             "errors": self.errors, "events": self.events,
             "peak_processes": self.peak_processes,
             "peak_memory_mib": None if self.peak_memory_mib is None else round(self.peak_memory_mib, 1),
@@ -247,6 +254,7 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
         workload_cpu=workload.cpu_fraction, recycled=stats.recycled, accept_defer=accept_defer,
         read_timeout=read_timeout, worker_return=worker_return, client_first=client_first,
         listener_wake=listener_wake, accept_spacing=accept_spacing, turnaround=workload.turnaround,
+        clients=workload.clients,
         keepalive_overload=mpm == "event" and workload.keepalive
         and workload.clients > int(section.get("MaxRequestWorkers", 0)))  # type: ignore[call-overload]
 

@@ -67,6 +67,7 @@ from apachetune.validate.hiccups import HiccupMeter
 from apachetune.validate.load import (
     IdleClients,
     LoadResult,
+    SummaryResult,
     closed_loop,
     open_loop,
     replay,
@@ -1029,11 +1030,14 @@ def _judge_simulated(run: PlanRun, label: str, measure: Callable[[], LoadResult]
         restarting: dict[str, Any] = {} if restart is None or restart.fired_at is None else {
             "graceful_at": (warmup + restart.fired_at,),
             "restart_start_servers": int(run.setup.directives["StartServers"]), "drain": not restart.by_wrk}
+        # wrk prints its percentiles corrected for coordinated omission: the simulation's are
+        # counted the same way for a run it measured (stats.as_wrk_reports)
+        as_wrk = isinstance(real, SummaryResult)
         sim = simulate(run.setup.mpm, section, workload, warmup + long_seconds, warmup=warmup, seed=7, **restarting)
-        band = p99_band(run.setup.mpm, section, workload, real_seconds, warmup, **restarting)
-        sim_p99 = sim.latency_ms.get("p99")  # none when nothing completed
+        band = p99_band(run.setup.mpm, section, workload, real_seconds, warmup, as_wrk, **restarting)
+        sim_p99 = (sim.latency_as_wrk_ms() if as_wrk else sim.latency_ms).get("p99")  # none when nothing completed
         low, high, band, chance = _left_to_chance(run, section, workload, sim, band, long_seconds, real_seconds,
-                                                  warmup, restarting, restart, lone_s)
+                                                  warmup, restarting, restart, lone_s, as_wrk)
         detail = (f"simulated {long_seconds:g} s with service {lone_s * 1000:.1f} ms (a lone request here), the pool "
                   f"of {section['StartServers']} processes; errors measured {dict(real.errors) or 0}, "
                   f"simulated {sim.errors or 0}; the client stalled up to {hiccups.worst_ms:.0f} ms; the server "
@@ -1090,8 +1094,8 @@ def _union(band: tuple[float, float] | None, other: tuple[float, float] | None) 
 
 def _left_to_chance(run: PlanRun, section: dict[str, object], workload: Workload, sim: SimResult,
                     band: tuple[float, float] | None, long_seconds: float, real_seconds: float, warmup: float,
-                    restarting: dict[str, Any], restart: GracefulRestart | None, lone_s: float
-                    ) -> tuple[float, float, tuple[float, float] | None, str]:
+                    restarting: dict[str, Any], restart: GracefulRestart | None, lone_s: float,
+                    as_wrk: bool = False) -> tuple[float, float, tuple[float, float] | None, str]:
     """What a real run leaves to chance that the simulation fixes, simulated each way: the
     lowest and highest throughput, the p99 band over them all, and what the detail says of it.
 
@@ -1138,12 +1142,12 @@ def _left_to_chance(run: PlanRun, section: dict[str, object], workload: Workload
         other = simulate(mpm, section, w, warmup + long_seconds, warmup=warmup, seed=7, **way)
         low, high = min(low, other.throughput), max(high, other.throughput)
         at_once_rps = other.throughput if at_once and at_once_rps is None else at_once_rps
-        band = _union(band, p99_band(mpm, section, w, real_seconds, warmup, **way))
+        band = _union(band, p99_band(mpm, section, w, real_seconds, warmup, as_wrk, **way))
     both_timings = workload.timed_from_handshake and not workload.keepalive
     if both_timings:
         for w, way in [(workload, restarting), *ways]:
             band = _union(band, p99_band(mpm, section, replace(w, timed_from_handshake=False), real_seconds, warmup,
-                                         **way))
+                                         as_wrk, **way))
     said = ""
     if at_once:
         said = (f"; with the old children replaced at once (the parent's re-read of its configuration "
@@ -1283,15 +1287,16 @@ P99_RUNS = 20  # simulated runs as long as the measured one, for the spread of t
 
 
 def p99_band(mpm: str, section: dict[str, object], workload: Workload, seconds: float,
-             warmup: float, **restart: Any) -> tuple[float, float] | None:
+             warmup: float, as_wrk: bool = False, **restart: Any) -> tuple[float, float] | None:
     """The lowest and highest p99 (ms) of P99_RUNS simulated runs as long as the measured one:
     a 10 s run's p99 is itself a sample (at 70% of capacity, 227-277 ms where a long run says
-    248), so the measured p99 is judged against that spread, not against one number."""
+    248), so the measured p99 is judged against that spread, not against one number. `as_wrk`:
+    each run's p99 as wrk prints it (SimResult.latency_as_wrk_ms), for a run wrk measured."""
     from apachetune.simulate import simulate
 
-    p99s = [r.latency_ms["p99"] for seed in range(1, P99_RUNS + 1)
-            if (r := simulate(mpm, section, workload, warmup + seconds, warmup=warmup, seed=seed,
-                              **restart)).latency_ms]
+    runs = [simulate(mpm, section, workload, warmup + seconds, warmup=warmup, seed=seed, **restart)
+            for seed in range(1, P99_RUNS + 1)]
+    p99s = [ms["p99"] for r in runs if (ms := r.latency_as_wrk_ms() if as_wrk else r.latency_ms)]
     return (min(p99s), max(p99s)) if p99s else None
 
 
