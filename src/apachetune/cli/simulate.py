@@ -59,7 +59,8 @@ class Turnaround(click.ParamType):
 @click.option("--turnaround", type=Turnaround(), default="0",
               help="Closed loop: from a response to the next request on that connection reaching the server "
                    "(the client's read and write); lognormal:122us:0.41: each a draw (wrk on loopback, measured "
-                   "on a 2-core machine; docs/simulate.md has ab's and others). On event a keep-alive "
+                   "on a 2-core AMD EPYC; lognormal:72us:0.52 on a 2-core Intel VM; docs/simulate.md has ab's "
+                   "and others). On event a keep-alive "
                    "connection is parked that long, and may be closed.")
 @click.option("--worker-return", type=Seconds(), default="0",
               help="event: a worker done with a request counts as idle again this long after it (the mean of "
