@@ -1081,7 +1081,7 @@ def _judge_simulated(run: PlanRun, label: str, measure: Callable[[], LoadResult]
 
 
 # wrk's turnaround on loopback, timed on the wire (benchmarks/event_parked_race.py): a 2-core Intel
-# Xeon VM (2026-11-29) and a 2-core AMD EPYC (2026-11-26); (median-ish mean s, lognormal sigma)
+# Xeon VM (2026-11-29) and a 2-core AMD EPYC (2026-11-26): (mean s, lognormal sigma)
 WRK_TURNAROUNDS = ((72e-6, 0.52), (122e-6, 0.41))
 # event's listener as a thread, fitted without the CPU model (as this plan simulates) on httpd 2.4.71
 # with 400 wrk keep-alive clients on 3 x 25 threads (docs/simulate.md, "event's listener")
@@ -1119,8 +1119,8 @@ def _left_to_chance(run: PlanRun, section: dict[str, object], workload: Workload
       each time they close a keep-alive connection for want of an idle worker, which hangs on
       wrk's turnaround against the listener's own latencies. That outcome is also simulated
       with wrk's turnaround (WRK_TURNAROUNDS) and the listener as a thread (LISTENER_LAG):
-      httpd event, 400 clients, three new processes at once: p99 941-1,455 ms measured,
-      1,061-1,112 simulated so (56 with clients that ask again at once)."""
+      httpd event, 400 clients, three new processes at once: p99 941-1,455 ms measured (as wrk
+      prints it), the band up to 1,289 simulated so (56 with clients that ask again at once)."""
     from apachetune.simulate import simulate
     from apachetune.simulate.workload import ServiceTime
 
