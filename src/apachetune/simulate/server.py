@@ -245,9 +245,8 @@ class Server:
             if conn.process is not p and not queue:
                 p.reserved = True  # lost the race: its accept found the queue empty, its worker stays reserved
         for p in woken:
-            if conn.process is not p and not p.closing_parked and self._drops_parked(p):
-                p.closing_parked = self._why_drop(p)
-                self.clock.after(0.0, self._close_parked, p, True)
+            if conn.process is not p and self._drops_parked(p):
+                self._drop_parked_next_pass(p, self._why_drop(p), woken=True)
         if self.event and queue:
             for p in self.processes:
                 if p.bucket == bucket:
@@ -279,9 +278,7 @@ class Server:
                 self._close(conn)
                 # and that pass found the workers busy: it drops the other parked ones too
                 # (workers_were_busy: process_keepalive_queue(0) as the iteration ends)
-                if not p.closing_parked:
-                    p.closing_parked = "busy"
-                    self.clock.after(0.0, self._close_parked, p, True)
+                self._drop_parked_next_pass(p, "busy", woken=True)
                 return False
             p.reserved = False  # (a reserved worker is the one it gets)
             self._serve(conn)
@@ -528,9 +525,15 @@ class Server:
         on its next pass (after what is already readable). Only a listener that polls its listen
         sockets sees the waiting connections: one that disabled them finds its workers busy only
         when a parked request finds none idle (send)."""
-        if self.queues[p.bucket] and not p.closing_parked and self._listening(p) and self._drops_parked(p):
-            p.closing_parked = self._why_drop(p)
-            self.clock.after(0.0, self._close_parked, p)
+        if self.queues[p.bucket] and self._listening(p) and self._drops_parked(p):
+            self._drop_parked_next_pass(p, self._why_drop(p))
+
+    def _drop_parked_next_pass(self, p: Process, why: str, woken: bool = False) -> None:
+        """event: `p`'s listener drops its parked connections on its next pass, for `why` ("busy"
+        or "limit"); once: a pass already due does it. `woken`: as _close_parked takes it."""
+        if not p.closing_parked:
+            p.closing_parked = why
+            self.clock.after(0.0, self._close_parked, p, woken)
 
     def _drops_parked(self, p: Process) -> bool:
         return self.idlers(p) <= 0 or (self.limit_closes_keepalive and not p.quiescing and self.not_accepting(p))

@@ -1136,13 +1136,11 @@ def _left_to_chance(run: PlanRun, section: dict[str, object], workload: Workload
         if mpm == "event":
             ways += [(replace(workload, turnaround_draw=ServiceTime("lognormal", mean, sigma)),
                       {**replaced, **LISTENER_LAG}) for mean, sigma in WRK_TURNAROUNDS]
-    low = high = sim.throughput
-    at_once_rps = None
+    throughputs = [sim.throughput]  # this run's, then each other way's
     for w, way in ways:
-        other = simulate(mpm, section, w, warmup + long_seconds, warmup=warmup, seed=7, **way)
-        low, high = min(low, other.throughput), max(high, other.throughput)
-        at_once_rps = other.throughput if at_once and at_once_rps is None else at_once_rps
+        throughputs.append(simulate(mpm, section, w, warmup + long_seconds, warmup=warmup, seed=7, **way).throughput)
         band = _union(band, p99_band(mpm, section, w, real_seconds, warmup, as_wrk, **way))
+    low, high = min(throughputs), max(throughputs)
     both_timings = workload.timed_from_handshake and not workload.keepalive
     if both_timings:
         for w, way in [(workload, restarting), *ways]:
@@ -1151,7 +1149,7 @@ def _left_to_chance(run: PlanRun, section: dict[str, object], workload: Workload
     said = ""
     if at_once:
         said = (f"; with the old children replaced at once (the parent's re-read of its configuration "
-                f"outlasting their last requests), {at_once_rps:.1f} req/s")
+                f"outlasting their last requests), {throughputs[1]:.1f} req/s")  # (the first other way)
         if mpm == "event":
             said += ("; the tail also with wrk's turnaround and the listener's latencies (the new generation "
                      "short of the clients, which wait for its keep-alive closes)")
@@ -1294,8 +1292,8 @@ def p99_band(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     each run's p99 as wrk prints it (SimResult.latency_as_wrk_ms), for a run wrk measured."""
     from apachetune.simulate import simulate
 
-    runs = [simulate(mpm, section, workload, warmup + seconds, warmup=warmup, seed=seed, **restart)
-            for seed in range(1, P99_RUNS + 1)]
+    runs = (simulate(mpm, section, workload, warmup + seconds, warmup=warmup, seed=seed, **restart)
+            for seed in range(1, P99_RUNS + 1))
     p99s = [ms["p99"] for r in runs if (ms := r.latency_as_wrk_ms() if as_wrk else r.latency_ms)]
     return (min(p99s), max(p99s)) if p99s else None
 
