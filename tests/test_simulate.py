@@ -1264,3 +1264,20 @@ def test_the_listener_as_a_thread_brings_case_study_4_to_ab_s_length_count():
     assert instant.ab["failed_length"] / 5000 > 0.2
     assert 0.07 < thread.ab["failed_length"] / 5000 < 0.14
     assert thread.ab["complete"] == 5000
+
+
+def test_the_listener_options_on_the_command_line():
+    """--listener-wake and --accept-spacing reach the model and the report; a negative one is refused
+    with a clear error, no traceback."""
+    args = ["simulate", "--mpm", "event", "--max-request-workers", "75", "--threads-per-child", "25", "--clients",
+            "400", "--turnaround", "lognormal:72us:0.52", "--seconds", "6", "--warmup", "1", "--service", "51.1ms",
+            "--httpd-cpu", "0"]
+    instant = json.loads(CliRunner().invoke(cli, [*args, "--format", "json"]).output)
+    result = CliRunner().invoke(cli, [*args, "--listener-wake", "150us", "--accept-spacing", "100us", "--format", "json"])
+    thread = json.loads(result.output)
+    assert thread["listener_wake_us"] == 150 and thread["accept_spacing_us"] == 100
+    assert instant["errors"]["reset"] > 3000 and thread["errors"]["reset"] < 1700
+    text = CliRunner().invoke(cli, [*args, "--listener-wake", "150us", "--accept-spacing", "100us"])
+    assert "acts 150 us after a worker goes idle; accepts 100 us apart" in text.output
+    bad = CliRunner().invoke(cli, [*args, "--accept-spacing", "-1ms"])
+    assert bad.exit_code == 2 and "--accept-spacing" in bad.output and "Traceback" not in bad.output
