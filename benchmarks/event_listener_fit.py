@@ -97,7 +97,7 @@ def simulated(args: argparse.Namespace) -> None:
     draw = ServiceTime.parse(args.turnaround)
     w = Workload(ServiceTime.parse("51.1ms"), clients=args.clients, timed_from_handshake=True, turnaround_draw=draw)
     lag = {"listener_wake": args.listener_wake / 1e6, "accept_spacing": args.accept_spacing / 1e6}
-    ways = [("instant listener", {}), (f"listener {args.listener_wake:g} / {args.accept_spacing:g} us", lag),
+    ways = [("instant listener", {"listener_wake": 0.0, "accept_spacing": 0.0}), (f"listener {args.listener_wake:g} / {args.accept_spacing:g} us", lag),
             ("that and --client-first 0.13", {**lag, "client_first": 0.13})] if args.mpm == "event" else [(args.mpm, {})]
     for label, kw in ways:
         for seed in (1, 2):

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from apachetune.cli import cli
 from apachetune.errors import UsageError
 from apachetune.simulate import simulate
+from apachetune.simulate.server import ACCEPT_SPACING
 from apachetune.simulate.syn import SynSchedule
 from apachetune.simulate.workload import ServiceTime, Workload
 from apachetune.sizing import model
@@ -159,7 +160,7 @@ def test_a_keepalive_request_finding_every_worker_busy_is_closed_unread_and_ab_c
     request done and a "Length" failure, and goes on with a new connection. The longer a request
     takes to reach the server after the response (turnaround), the longer the connection sits
     parked and the more are lost: on real httpd with this section ab -c 1000 -n 50000 -k counted
-    12-15.5% Length failures."""
+    9.7-15.5% Length failures (an instant listener lost more than 22% at 100 us)."""
     losses = []
     for turnaround in (0.0, 10e-6, 30e-6, 100e-6):
         r = run("event", tiny_event(), ab(1000, 20000, turnaround), 120)
@@ -167,8 +168,8 @@ def test_a_keepalive_request_finding_every_worker_busy_is_closed_unread_and_ab_c
         # every request done once, read or lost (and at the end, an idle connection's close)
         assert 20000 <= r.completed + r.ab["failed_length"] <= 20000 + 1000
         losses.append(r.ab["failed_length"] / 20000)
-    assert losses == sorted(losses) and losses[-1] > losses[0] + 0.2
-    assert 0.05 < losses[2] < 0.3  # 30 us, as ab on loopback
+    assert losses == sorted(losses) and losses[-1] > losses[0] + 0.1
+    assert 0.09 < losses[-1] < 0.16 and 0.03 < losses[2] < 0.3  # ab on loopback: 64 us, widely spread
     # the same clients on a worker pool that has a thread for each: nothing is lost
     section = load_directives(None, "worker", max_request_workers=400, threads_per_child=25)
     section.update(StartServers=40, ServerLimit=40, MaxRequestWorkers=1000)
@@ -183,13 +184,14 @@ def test_requests_of_one_fixed_length_do_not_stall_ab_s_end_on_event():
     parked connections, and each process filled with ab's idle ones (3 + 2 x 2 = 7) and stopped
     accepting until KeepAliveTimeout: `ab -k -c 200 -n 5000` took 30 s with p99 20 s. httpd
     2.4.71 on these 2 x 3 threads (factor 2, a 17-byte file) took 0.28-0.33 s, the longest
-    request 185-237 ms; exponential requests never met the tie."""
+    request 185-237 ms; exponential requests never met the tie. (The longest here, 112 ms, waited
+    for a worker of a process that kept its listen sockets disabled.)"""
     section = load_directives(None, "event", max_request_workers=6, threads_per_child=3)
     section.update(StartServers=2)
     for service in ("100us", "exp:100us"):
         r = run("event", section, ab(200, 5000, 30e-6, service), 60)
         assert r.ab["complete"] == 5000 and r.ab["time_taken_s"] < 1, (service, r.ab)
-        assert "keep-alive timeout" not in r.events and r.latency_ms["max"] < 100, (service, r.latency_ms)
+        assert "keep-alive timeout" not in r.events and r.latency_ms["max"] < 300, (service, r.latency_ms)
 
 
 def keepalive_overload(turnaround, draw=None):
@@ -277,13 +279,16 @@ def test_a_client_that_runs_first_on_the_worker_s_core_costs_closes_whatever_its
 def test_requests_of_one_set_length_are_not_served_in_lock_step():
     """Fixed 51.2 ms requests, 20 wrk clients with keep-alive on event's 2 x 5 threads: httpd 2.4.71
     closed 40 parked requests a second (p99 437-472 ms). Exactly equal lengths kept every worker
-    of a process in step and the model closed 208 a second; each length now differs by 0.1%."""
+    of a process in step and the model closed 208 a second; each length now differs by 0.1%. (wrk
+    preempts the worker on its core: client_first, which fitted the exponential load, gives 33
+    a second and p99 565 ms.)"""
     wrk = ServiceTime.parse("lognormal:111us:0.44")
     fixed = Workload(ServiceTime.parse("51.2ms"), clients=20, turnaround=wrk.mean, turnaround_draw=wrk)
-    r = run("event", small_event(), fixed, 22, warmup=2)
-    assert 15 < parked_closes(r) / 20 < 80, r.events
+    r = run("event", small_event(), fixed, 22, warmup=2, client_first=0.13)
+    assert 20 < parked_closes(r) / 20 < 80, r.events
+    assert 400 < r.latency_ms["p99"] < 700
     assert r.throughput == pytest.approx(10 / 0.0512, rel=0.05)
-    again = run("event", small_event(), fixed, 22, warmup=2)
+    again = run("event", small_event(), fixed, 22, warmup=2, client_first=0.13)
     assert again.latencies == r.latencies  # the same seed, the same run
     # a lone client still sees its set length (the spread is 0.1%)
     one = run("event", small_event(), dataclasses.replace(fixed, clients=1, turnaround_draw=None,
@@ -310,9 +315,11 @@ def test_ab_stops_after_n_requests_and_reports_its_own_rate():
     r = run("event", load_directives(None, "event"), ab(10, 3000, 0.0, "1ms"), 600)
     assert r.ab["complete"] == 3000 and r.ab["failed_length"] == 0 and r.completed == 3000
     assert r.seconds < 600  # it stopped when ab would have
-    # 10 clients, 1 ms each, the pool idle: 10 requests a millisecond
-    assert r.ab["requests_per_second"] == pytest.approx(10_000, rel=0.02)
-    assert r.ab["time_taken_s"] == pytest.approx(0.3, rel=0.02)
+    # 10 clients, 1 ms each, the pool idle: 10 requests a millisecond, after the children's start
+    # (5 ms) and the listener's run of ten accepts (ACCEPT_SPACING apart)
+    taken = 0.3 + 0.005 + 9 * ACCEPT_SPACING
+    assert r.ab["time_taken_s"] == pytest.approx(taken, abs=0.001)
+    assert r.ab["requests_per_second"] == pytest.approx(3000 / taken, rel=0.005)
 
 
 def test_ab_keeps_its_connections_open_once_n_are_started_and_prefork_worker_wait_out_the_keepalive():
@@ -442,13 +449,13 @@ def test_event_memory_counts_the_pools_of_closed_connections_it_keeps():
     section.update(StartServers=2, MinSpareThreads=4, MaxSpareThreads=8)
     mem, base, conn = (1.0, 0.5), 2 * 1.0 + 8 * 0.5, model.EVENT_CONNECTION_MIB
 
-    def peak(section, clients, keepalive=True):
+    def peak(section, clients, keepalive=True, **listener):
         r = run("event", section, Workload(ServiceTime.parse("7ms"), clients=clients, keepalive=keepalive), 3,
-                memory=mem)
+                memory=mem, **listener)
         return r.peak_memory_mib - base
 
-    def pools(section, clients, keepalive=True):
-        return round(peak(section, clients, keepalive) / conn, 3)
+    def pools(section, clients, keepalive=True, **listener):
+        return round(peak(section, clients, keepalive, **listener) / conn, 3)
 
     assert pools({**section, "MaxKeepAliveRequests": 0}, 8) == 8
     # (at the peak one list may be a pool short: 8 keep-alive clients reconnecting at once, a
@@ -456,7 +463,10 @@ def test_event_memory_counts_the_pools_of_closed_connections_it_keeps():
     # the 8th waits for a worker of the other and the lists fill unevenly)
     for clients, keepalive in ((8, True), (8, False), (16, True), (16, False)):
         assert 8 + 2 * 3 - 1 <= pools(section, clients, keepalive) <= 8 + 2 * 3 + 8, (clients, keepalive)
-    assert pools({**section, "MaxMemFree": 0}, 16) > 8 + 2 * 3
+    # unbounded, the list outgrows its bound when connections close and reconnect at one instant
+    # (with the listener's own latencies they come apart and a kept pool is back before it is needed)
+    assert pools({**section, "MaxMemFree": 0}, 16, listener_wake=0, accept_spacing=0) > 8 + 2 * 3
+    assert pools({**section, "MaxMemFree": 0}, 16) >= pools(section, 16)
     # MaxMemFree 16: a kept pool's allocator gives back all but 16 KiB of a connection's 32.8
     # (the peak itself may come at a moment when every kept pool was taken)
     assert peak({**section, "MaxMemFree": 16}, 16) <= peak(section, 16)
@@ -1217,8 +1227,8 @@ def test_the_listener_as_a_thread_keeps_event_s_keepalive_overload_to_httpd_s_ro
     section.update(StartServers=3, ServerLimit=3, MinSpareThreads=25, MaxSpareThreads=75)
     w = Workload(ServiceTime.parse("51.1ms"), clients=400, timed_from_handshake=True,
                  turnaround_draw=ServiceTime("lognormal", 72e-6, 0.52))
-    instant = run("event", section, w, 6, warmup=1)
-    thread = run("event", section, w, 6, warmup=1, listener_wake=150e-6, accept_spacing=100e-6)
+    instant = run("event", section, w, 6, warmup=1, listener_wake=0, accept_spacing=0)
+    thread = run("event", section, w, 6, warmup=1)  # the defaults
     assert instant.throughput == pytest.approx(1464, rel=0.03) and thread.throughput == pytest.approx(1464, rel=0.03)
     assert instant.latency_ms["p50"] > 300 and instant.errors["reset"] > 3000
     assert thread.latency_ms["p50"] < 60 and 700 < thread.errors["reset"] < 1700
@@ -1259,8 +1269,8 @@ def test_the_listener_as_a_thread_brings_case_study_4_to_ab_s_length_count():
     fitted on another load (400 wrk clients on 3 x 25 threads), give 10.7-10.9%."""
     w = Workload(ServiceTime.parse("exp:400us"), clients=200, requests=5000,
                  turnaround_draw=ServiceTime("lognormal", 64e-6, 0.95))
-    instant = run("event", tiny_event(), w, 120)
-    thread = run("event", tiny_event(), w, 120, listener_wake=150e-6, accept_spacing=100e-6)
+    instant = run("event", tiny_event(), w, 120, listener_wake=0, accept_spacing=0)
+    thread = run("event", tiny_event(), w, 120)  # the defaults
     assert instant.ab["failed_length"] / 5000 > 0.2
     assert 0.07 < thread.ab["failed_length"] / 5000 < 0.14
     assert thread.ab["complete"] == 5000
@@ -1272,12 +1282,14 @@ def test_the_listener_options_on_the_command_line():
     args = ["simulate", "--mpm", "event", "--max-request-workers", "75", "--threads-per-child", "25", "--clients",
             "400", "--turnaround", "lognormal:72us:0.52", "--seconds", "6", "--warmup", "1", "--service", "51.1ms",
             "--httpd-cpu", "0"]
-    instant = json.loads(CliRunner().invoke(cli, [*args, "--format", "json"]).output)
-    result = CliRunner().invoke(cli, [*args, "--listener-wake", "150us", "--accept-spacing", "100us", "--format", "json"])
-    thread = json.loads(result.output)
+    instant = json.loads(CliRunner().invoke(cli, [*args, "--listener-wake", "0", "--accept-spacing", "0", "--format",
+                                                  "json"]).output)
+    thread = json.loads(CliRunner().invoke(cli, [*args, "--format", "json"]).output)  # the defaults
     assert thread["listener_wake_us"] == 150 and thread["accept_spacing_us"] == 100
     assert instant["errors"]["reset"] > 3000 and thread["errors"]["reset"] < 1700
-    text = CliRunner().invoke(cli, [*args, "--listener-wake", "150us", "--accept-spacing", "100us"])
-    assert "acts 150 us after a worker goes idle; accepts 100 us apart" in text.output
+    text = CliRunner().invoke(cli, [*args, "--listener-wake", "200us", "--accept-spacing", "50us"])
+    assert "acts 200 us after a worker goes idle; accepts 50 us apart" in text.output
+    assert instant["listener_wake_us"] == 0 and "acts" not in CliRunner().invoke(
+        cli, [*args, "--listener-wake", "0", "--accept-spacing", "0"]).output
     bad = CliRunner().invoke(cli, [*args, "--accept-spacing", "-1ms"])
     assert bad.exit_code == 2 and "--accept-spacing" in bad.output and "Traceback" not in bad.output

@@ -80,16 +80,15 @@ class Turnaround(click.ParamType):
                    "0.1-0.13 fitted its closes and p99 from 200 to 1,900 req/s, however fast wrk answered. 0 "
                    "(the default): clients on other machines or cores (docs/simulate.md; "
                    "benchmarks/event_race_trace.py).")
-@click.option("--listener-wake", type=Seconds(), default="0",
+@click.option("--listener-wake", type=Seconds(), default="150us", show_default=True,
               help="event: a listener that disabled its listen sockets (every worker busy) acts this long after "
                    "a worker goes idle and wakes it, on what it finds then: a parked request that came "
-                   "meanwhile has the worker. 0 (the default): at once. 150us fitted httpd 2.4.71 with wrk on "
-                   "loopback on a 2-core VM (with --accept-spacing 100us and wrk's --turnaround there, "
-                   "lognormal:72us:0.52: docs/simulate.md, \"event's listener\").")
-@click.option("--accept-spacing", type=Seconds(), default="0",
+                   "meanwhile has the worker. The default fitted httpd 2.4.71 under wrk and ab on loopback on "
+                   "a 2-core VM (docs/simulate.md, \"event's listener\"); 0: at once.")
+@click.option("--accept-spacing", type=Seconds(), default="100us", show_default=True,
               help="event: connections the listener accepts back to back reach their workers this far apart "
-                   "(an accept, a hand-off, a thread's wake-up each; 100-150us measured on a 2-core VM). 0 (the "
-                   "default): together.")
+                   "(an accept, a hand-off, a thread's wake-up each; 100-150us measured on a 2-core VM). 0: "
+                   "together.")
 @click.option("--fin-after", type=Seconds(), default="0",
               help="A client keeps its side of a connection the server ended (Connection: close) open this "
                    "long (0: closes at once, as ab and wrk). httpd lingers up to 2 s for it: a worker each on "

@@ -15,7 +15,7 @@ from typing import Any
 
 from apachetune.mpm import spawn
 from apachetune.simulate.cpu import CpuCosts
-from apachetune.simulate.run import DEFER_ACCEPT, SimResult, simulate
+from apachetune.simulate.run import ACCEPT_SPACING, DEFER_ACCEPT, LISTENER_WAKE, SimResult, simulate
 from apachetune.simulate.workload import Workload
 
 # Loads as fractions of the knee: below it, at it, beyond it.
@@ -66,7 +66,7 @@ def curve(mpm: str, section: dict[str, object], workload: Workload, the_knee: Kn
           seed: int = 1, version: str | None = None, cores: int | None = None,
           costs: CpuCosts | None = None, accept_defer: float = DEFER_ACCEPT,
           read_timeout: float | None = None, worker_return: float = 0.0,
-          client_first: float = 0.0, listener_wake: float = 0.0, accept_spacing: float = 0.0,
+          client_first: float = 0.0, listener_wake: float = LISTENER_WAKE, accept_spacing: float = ACCEPT_SPACING,
           cpu_quota: float | None = None, cpu_period: float | None = None) -> list[CurvePoint]:
     """The workload at each load around the knee (the crowd, silent connections, think time and
     service as given; `accept_defer`, `read_timeout`, `worker_return`, `client_first`,
@@ -86,7 +86,7 @@ def points_at(mpm: str, section: dict[str, object], workload: Workload, axis: st
               seconds: float, seed: int = 1, version: str | None = None, cores: int | None = None,
               costs: CpuCosts | None = None, accept_defer: float = DEFER_ACCEPT,
               read_timeout: float | None = None, worker_return: float = 0.0,
-              client_first: float = 0.0, listener_wake: float = 0.0, accept_spacing: float = 0.0,
+              client_first: float = 0.0, listener_wake: float = LISTENER_WAKE, accept_spacing: float = ACCEPT_SPACING,
               cpu_quota: float | None = None, cpu_period: float | None = None) -> list[CurvePoint]:
     """The workload with its clients (axis "clients") or rate set to each load in turn, each
     measured for up to POINT_SECONDS after the spawn ramp."""

@@ -26,7 +26,7 @@ from apachetune.simulate.clients import (
 from apachetune.simulate.clock import Clock
 from apachetune.simulate.cpu import CFS_PERIOD_S, CpuCosts, Processors
 from apachetune.simulate.parent import RESTART_SECONDS, Parent
-from apachetune.simulate.server import DEFER_ACCEPT, Server
+from apachetune.simulate.server import ACCEPT_SPACING, DEFER_ACCEPT, LISTENER_WAKE, Server
 from apachetune.simulate.stats import Stats, as_wrk_reports, percentile
 from apachetune.simulate.workload import Workload
 from apachetune.sizing.machine import cpu_allowance
@@ -140,7 +140,7 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
              drain: bool = False, costs: CpuCosts | None = None, first_pass: float = 1.0,
              accept_defer: float = DEFER_ACCEPT, read_timeout: float | None = None,
              worker_return: float = 0.0, client_first: float = 0.0,
-             listener_wake: float = 0.0, accept_spacing: float = 0.0,
+             listener_wake: float = LISTENER_WAKE, accept_spacing: float = ACCEPT_SPACING,
              cpu_quota: float | None = None, cpu_period: float | None = None,
              restart_seconds: float = RESTART_SECONDS) -> SimResult:
     """Run `workload` against httpd's `mpm` with `section` (the effective directives, as

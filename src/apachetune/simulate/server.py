@@ -71,6 +71,11 @@ DEFER_ACCEPT = 31.0
 DEFAULT_TIMEOUT = 60.0  # httpd's Timeout when the configuration sets none
 SECONDS_TO_LINGER = 2.0  # httpd's lingering close gives up on a silent client after this
 MAX_SECS_TO_LINGER = 30.0  # event's lingering queue for the connections it closes itself (event.c)
+# event's listener thread: how long after a worker goes idle a listener with its listen sockets
+# disabled acts, and how far apart the connections it accepts back to back reach their workers
+# (fitted on httpd 2.4.71, 2-core VM: docs/simulate.md, "event's listener"; 0, 0: instant)
+LISTENER_WAKE = 150e-6
+ACCEPT_SPACING = 100e-6
 
 
 class Conn:
@@ -126,7 +131,7 @@ class Server:
                  cpu: Processors | None = None, cpu_fraction: float = 0.0, buckets: int = 1,
                  fin_after: float = 0.0, costs: CpuCosts | None = None, accept_defer: float = DEFER_ACCEPT,
                  read_timeout: float | None = None, worker_return: float = 0.0, client_first: float = 0.0,
-                 listener_wake: float = 0.0, accept_spacing: float = 0.0):
+                 listener_wake: float = LISTENER_WAKE, accept_spacing: float = ACCEPT_SPACING):
         self.clock, self.service, self.rng, self.stats = clock, service, rng, stats
         # a connection that sends nothing: how long the kernel keeps it from accept() (0 with
         # AcceptFilter http none or connect), then how long a worker waits for its request line
@@ -158,7 +163,7 @@ class Server:
         # the pollset only after the request has come (traced with perf on httpd 2.4.71:
         # benchmarks/event_race_trace.py). Clients on other machines: 0.
         self.client_first = client_first if self.event else 0.0
-        # event's listener is a thread, not an instant (0, 0: instant, the default). A worker that
+        # event's listener is a thread, not an instant (0, 0: instant). A worker that
         # goes idle while the listener has its listen sockets disabled wakes it, and it acts
         # `listener_wake` later, on what it finds then: a parked request that came meanwhile has
         # taken the worker. Connections it accepts back to back reach their workers

@@ -1083,9 +1083,6 @@ def _judge_simulated(run: PlanRun, label: str, measure: Callable[[], LoadResult]
 # wrk's turnaround on loopback, timed on the wire (benchmarks/event_parked_race.py): a 2-core Intel
 # Xeon VM (2026-11-29) and a 2-core AMD EPYC (2026-11-26): (mean s, lognormal sigma)
 WRK_TURNAROUNDS = ((72e-6, 0.52), (122e-6, 0.41))
-# event's listener as a thread, fitted without the CPU model (as this plan simulates) on httpd 2.4.71
-# with 400 wrk keep-alive clients on 3 x 25 threads (docs/simulate.md, "event's listener")
-LISTENER_LAG = {"listener_wake": 150e-6, "accept_spacing": 100e-6}
 
 
 def _union(band: tuple[float, float] | None, other: tuple[float, float] | None) -> tuple[float, float] | None:
@@ -1118,7 +1115,7 @@ def _left_to_chance(run: PlanRun, section: dict[str, object], workload: Workload
       short of the clients, which wait in the accept queue; the processes take one of them
       each time they close a keep-alive connection for want of an idle worker, which hangs on
       wrk's turnaround against the listener's own latencies. That outcome is also simulated
-      with wrk's turnaround (WRK_TURNAROUNDS) and the listener as a thread (LISTENER_LAG):
+      with wrk's turnaround (WRK_TURNAROUNDS), against the listener's latencies (simulate's):
       httpd event, 400 clients, three new processes at once: p99 941-1,455 ms measured (as wrk
       prints it), the band up to 1,289 simulated so (56 with clients that ask again at once)."""
     from apachetune.simulate import simulate
@@ -1135,7 +1132,7 @@ def _left_to_chance(run: PlanRun, section: dict[str, object], workload: Workload
         ways.append((workload, replaced))
         if mpm == "event":
             ways += [(replace(workload, turnaround_draw=ServiceTime("lognormal", mean, sigma)),
-                      {**replaced, **LISTENER_LAG}) for mean, sigma in WRK_TURNAROUNDS]
+                      replaced) for mean, sigma in WRK_TURNAROUNDS]
     throughputs = [sim.throughput]  # this run's, then each other way's
     for w, way in ways:
         throughputs.append(simulate(mpm, section, w, warmup + long_seconds, warmup=warmup, seed=7, **way).throughput)
