@@ -1,8 +1,8 @@
 """The simulator judged against the servers (issue 17): `validate --plan simulate` for each MPM and
 two sections (a pool at the knee: 10 workers, 50 ms; a slow backend: 20 workers, 250 ms), on mpmd
 and on the installed httpd. Each run judges a cold burst's spawn ramp and three or four
-workloads (closed loop; beside idle keep-alive clients; open loop at 70% of capacity; on worker
-and event a graceful restart under keep-alive clients), so one run of this script fills a grid
+workloads (closed loop; beside idle keep-alive clients; open loop at 70% of capacity; a graceful
+restart under keep-alive clients), each for throughput, p99 and errors, so one run of this script fills a grid
 of 28-30 configuration x workload cells per target (a cold burst only where the ramp fits in 6 s). Writes the
 `## Simulation against the servers` section of docs/benchmarks.md."""
 
