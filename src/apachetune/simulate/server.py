@@ -240,7 +240,9 @@ class Server:
         closing only while a newcomer waited for every process closed 100."""
         queue = self.queues[bucket]
         queue.append(conn)
-        woken = [p for p in self.processes if p.bucket == bucket and self._listening(p)] if self.event else []
+        now = self.clock.now  # (_listening inlined: this runs for each process at each newcomer)
+        woken = [p for p in self.processes if p.bucket == bucket and p.listening and not p.quiescing and not p.gone
+                 and p.ready_at <= now and p.asleep_until <= now] if self.event else []
         racing = []
         if len(queue) == 1:  # else no process could accept the ones before it either
             ready = self._dispatch(bucket, None)  # (those able to accept before it took the newcomer)
@@ -317,8 +319,8 @@ class Server:
         listening (ps->not_accepting), and the parent does not count its idle workers, so it
         forks more processes."""
         if not self.event:
-            return self.idle(p) == 0
-        idle = self.idlers(p)
+            return p.workers == len(p.conns)  # (idle() inlined: this runs for each process at each newcomer)
+        idle = p.workers - p.serving - p.returning - p.reserved  # idlers()
         if idle <= 0:
             return True
         counted = len(p.conns) - (p.burst if p.burst_at == self.clock.now else 0)
@@ -541,7 +543,8 @@ class Server:
             self.clock.after(0.0, self._close_parked, p, woken)
 
     def _drops_parked(self, p: Process) -> bool:
-        return self.idlers(p) <= 0 or (self.limit_closes_keepalive and not p.quiescing and self.not_accepting(p))
+        return (p.workers - p.serving - p.returning - p.reserved <= 0  # idlers(), inlined: a call per process a newcomer
+                or (self.limit_closes_keepalive and not p.quiescing and self.not_accepting(p)))
 
     def _why_drop(self, p: Process) -> str:
         return "busy" if self.idlers(p) <= 0 else "limit"
