@@ -108,13 +108,41 @@ def test_an_overflowing_accept_queue_shows_the_syn_retry_steps():
     assert len(off) <= r.events["handshakes left half-open (accept queue full at the last ACK)"], off
 
 
+def test_drain_counts_the_requests_still_waiting_when_an_overloaded_open_loop_ends():
+    """260 new connections a second on 10 prefork children of 50 ms (200 a second): the accept
+    queue fills and SYNs wait for their retransmissions. Cut at 20 s, the run leaves out the
+    requests still waiting, the slowest; drained, every visitor that came is answered or gives
+    up, and the tail is theirs (httpd 2.4.71, kernel 6.18: p99 19.6 s, every request answered
+    within its 30 s; docs/simulate.md)."""
+    section = load_directives(None, "prefork", 10, 1)
+    workload = Workload(ServiceTime.parse("50ms"), rate=260, keepalive=False, timeout=30.0,
+                        syn=SynSchedule.parse("linux-6.5"))
+    cut = run("prefork", section, workload, 20, seed=3)
+    drained = run("prefork", section, workload, 20, seed=3, drain=True)
+    assert cut.seconds == 20 and 20 < drained.seconds < 20 + 30 + 1
+    # the same arrivals (one seed): the drained run counts every one of them, the cut run fewer
+    arrived = drained.completed + sum(drained.errors.values())
+    assert 0.9 * 260 * 20 < arrived < 1.1 * 260 * 20
+    assert cut.completed + sum(cut.errors.values()) < 0.95 * arrived
+    assert not drained.errors  # 30 s covers this kernel's retransmissions up to 19 s
+    assert drained.latency_ms["p99"] > 1.5 * cut.latency_ms["p99"] and drained.latency_ms["p99"] > 15_000
+    assert drained.throughput < cut.throughput * 1.05  # to the last answer, not to the 20th second
+    # a closed loop drains as before: no request after 20 s, each one out answered
+    closed = run("prefork", section, Workload(ServiceTime.parse("50ms"), clients=20, keepalive=False), 20,
+                 drain=True)
+    assert 20 <= closed.seconds < 20.2
+
+
 def test_syn_schedules_as_the_kernels_send_them(tmp_path, monkeypatch):
     from apachetune.simulate import syn
 
     assert SynSchedule.parse("linux").steps() == [1, 3, 7, 15, 31, 63]
     assert SynSchedule.parse("linux").gaps[-1] == 64  # given up at 127 s (tcp_syn_retries 6)
-    assert SynSchedule.parse("linux-6.5").steps() == [1, 2, 3, 4, 5, 7]
-    assert sum(SynSchedule.parse("linux-6.5").gaps) == 11
+    # 6.5+: tcp_syn_linear_timeouts (4) retransmissions more, the first five 1 s apart; given
+    # up at 131 s (measured on 6.18: connections made 11 and 19 s after their first SYN)
+    assert SynSchedule.parse("linux-6.5").steps() == [1, 2, 3, 4, 5, 7, 11, 19, 35, 67]
+    assert sum(SynSchedule.parse("linux-6.5").gaps) == 131
+    assert SynSchedule.linux(3.0, 8).gaps[-1] == 120  # TCP_RTO_MAX
     assert SynSchedule.parse("rfc1122").steps() == [3, 9, 21, 45, 93]
     assert SynSchedule.parse("1,2,4").steps() == [1, 3]
     with pytest.raises(UsageError, match="expected machine, linux"):
@@ -126,7 +154,7 @@ def test_syn_schedules_as_the_kernels_send_them(tmp_path, monkeypatch):
         assert syn.this_machine().steps() == [1, 3, 7]  # no tcp_syn_linear_timeouts: before 6.5
         syn.this_machine.cache_clear()
         (tmp_path / "tcp_syn_linear_timeouts").write_text("2\n")
-        assert syn.this_machine().steps() == [1, 2, 3]
+        assert syn.this_machine().steps() == [1, 2, 3, 5, 9]  # 3 + 2 retransmissions
     finally:
         syn.this_machine.cache_clear()
 

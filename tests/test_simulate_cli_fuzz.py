@@ -68,6 +68,8 @@ def invocations(draw) -> list[str]:
         args += [option, draw(OPTIONAL[option])]
     if draw(st.booleans()):
         args += ["--compare"]
+    if draw(st.booleans()):
+        args += ["--drain"]
     return [*args, "--format", "json"]
 
 

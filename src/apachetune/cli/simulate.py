@@ -173,11 +173,16 @@ class Turnaround(click.ParamType):
                    "to this directory; implies --curve; needs matplotlib (the plots extra).")
 @click.option("--graceful-at", "graceful_at", type=Finite(0, 3600), multiple=True,
               help="Restart gracefully (apachectl graceful) this many seconds into the load (repeatable).")
+@click.option("--drain", is_flag=True,
+              help="After --seconds no client sends a new request and no visitor comes, and the run goes on "
+                   "until every request sent is answered or given up: all of them counted, throughput to the "
+                   "last answer (a load client that waits for its last requests; without it an overloaded "
+                   "open loop's slowest requests, still waiting at the end, are not in its percentiles; a replay and --requests always wait).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout, clients, rate, keepalive, think,
             turnaround, worker_return, client_first, listener_wake, accept_spacing, fin_after, ab_requests, requests_per_connection, gap, crowd, silent, service, documents, per_kib, access_log, log_format, speed, cpu_fraction, cores, cpu_quota, cpu_period_ms, httpd_cpu,
             client_cpu, client_threads, timeout, syn_schedule, seconds, warmup, seed, per_worker_mib,
-            per_process_mib, httpd_version, versus, compare, curve, plot_dir, graceful_at, fmt):
+            per_process_mib, httpd_version, versus, compare, curve, plot_dir, graceful_at, drain, fmt):
     """Predict what an MPM section does under a workload: throughput, latency percentiles,
     errors, processes over time and peak memory, from a model of httpd's MPMs in simulated time
     (seconds of real time for minutes of load)."""
@@ -235,7 +240,7 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
                                 costs=_costs(m, httpd_cpu, client, threads), accept_defer=defer, read_timeout=read_timeout,
                                 worker_return=worker_return, client_first=client_first,
                                 listener_wake=listener_wake, accept_spacing=accept_spacing, cpu_quota=cpu_quota,
-                                cpu_period=period))
+                                cpu_period=period, drain=drain))
         results[-1].startup_messages = said
     several = compare or versus
     curves = _curves(results, workload, seconds, seed, cores, cpu_quota, period, bool(versus)) if curve or plot_dir else []

@@ -341,7 +341,10 @@ class AbClient(LoopClient):
 
 
 class Visitor(Client):
-    """An open-loop visitor: a few requests on one connection, then it leaves."""
+    """An open-loop visitor: a few requests on one connection, then it leaves. `gone`, when
+    set: told once it has left (its last answer, or it gave up)."""
+
+    gone: Callable[[], None] | None = None
 
     def __init__(self, clock: Clock, server: Server, stats: Stats, workload: Workload):
         super().__init__(clock, server, stats, workload)
@@ -351,12 +354,19 @@ class Visitor(Client):
         self.left -= 1
         if self.left > 0:
             self.clock.after(self.workload.gap, self.request)
-        elif self.conn is not None:
+            return
+        if self.conn is not None:
             self.server.client_close(self.conn)  # done: it hangs up
             self.conn = None
+        self._leave()
 
     def after_error(self) -> None:
-        pass  # a visitor who waited that long goes away
+        self._leave()  # a visitor who waited that long goes away
+
+    def _leave(self) -> None:
+        if self.gone is not None:
+            told, self.gone = self.gone, None
+            told()
 
 
 class CrowdClient(Client):
@@ -460,17 +470,31 @@ class CrowdFormation:
 
 
 class Arrivals:
-    """Poisson arrivals of visitors at `workload.rate` a second."""
+    """Poisson arrivals of visitors at `workload.rate` a second. With `until` (a time), none
+    arrive from then on, and `present` counts the visitors that have not left yet: the run
+    drains."""
+
+    until: float | None = None
 
     def __init__(self, clock: Clock, server: Server, stats: Stats, workload: Workload, rng: random.Random):
         self.clock, self.server, self.stats, self.workload, self.rng = clock, server, stats, workload, rng
+        self.present = 0
 
     def start(self) -> None:
         self.clock.after(self.rng.expovariate(self.workload.rate), self._arrive)
 
     def _arrive(self) -> None:
-        Visitor(self.clock, self.server, self.stats, self.workload).request()
+        if self.until is not None and self.clock.now >= self.until:
+            return
+        visitor = Visitor(self.clock, self.server, self.stats, self.workload)
+        if self.until is not None:
+            self.present += 1
+            visitor.gone = self._left
+        visitor.request()
         self.clock.after(self.rng.expovariate(self.workload.rate), self._arrive)
+
+    def _left(self) -> None:
+        self.present -= 1
 
 
 class ReplayVisitor(Visitor):

@@ -155,8 +155,10 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     into the load at which the parent is told to restart gracefully (apachectl graceful);
     `restart_start_servers`: the StartServers a restart starts, when the section's is the pool
     found running instead (validate's plan); `drain`: closed-loop clients send nothing after
-    `seconds` and the run goes on until the requests they sent are answered or given up, as
-    validate's client waits for its last ones (a request sent into a restart's gap is counted);
+    `seconds`, no visitor arrives after it, and the run goes on until the requests sent and the
+    visitors come are answered or given up, as validate's client waits for its last ones (a
+    request sent into a restart's gap is counted; an overloaded open loop's tail is the
+    requests still waiting at the end); throughput then runs to the last answer;
     `costs`: httpd's own CPU a request and a connection (and a local client's), shared over the
     cores with the workload's CPU part (none: the CPUs never limit what httpd itself does);
     `first_pass`: seconds from the start to the parent's first maintenance pass (then one a
@@ -222,19 +224,26 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
             client.until = lead + seconds
         loop_clients.append(client)
         clock.at(lead, client.request)
+    arrivals = None
     if workload.rate:
-        Arrivals(clock, server, stats, workload, rng).start()
+        arrivals = Arrivals(clock, server, stats, workload, rng)
+        if drain:
+            arrivals.until = lead + seconds
+        arrivals.start()
     replay = None
     if workload.replay:  # runs until its last request is answered or given up (at most `seconds`)
         replay = Replay(clock, server, stats, workload, rng)
         replay.start(lead)
     stop = replay.done if replay else (lambda: count.complete) if count else None
     horizon = seconds
-    if drain and loop_clients and not replay and not count:
-        horizon = seconds + workload.timeout
+    if drain and (loop_clients or arrivals) and not replay and not count:
+        # every request still out can take a timeout (a visitor's each, and its gaps between)
+        per_client = workload.requests_per_connection * (workload.timeout + workload.gap) if arrivals else 0.0
+        horizon = seconds + max(workload.timeout, per_client) + 1.0
 
         def stop() -> bool:
-            return clock.now >= lead + seconds and not any(c.waiting for c in loop_clients)
+            return (clock.now >= lead + seconds and not any(c.waiting for c in loop_clients)
+                    and (arrivals is None or arrivals.present == 0))
     finished = clock.run(lead + horizon, max_events, stop)
     end = clock.now - lead  # `seconds`, or where a replay or ab's requests ended or the events ran out
     ended = bool(stop and finished and end != seconds)
