@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -237,13 +238,7 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     stop = replay.done if replay else (lambda: count.complete) if count else None
     horizon = seconds
     if drain and (loop_clients or arrivals) and not replay and not count:
-        # every request still out can take a timeout (a visitor's each, and its gaps between)
-        per_client = workload.requests_per_connection * (workload.timeout + workload.gap) if arrivals else 0.0
-        horizon = seconds + max(workload.timeout, per_client) + 1.0
-
-        def stop() -> bool:
-            return (clock.now >= lead + seconds and not any(c.waiting for c in loop_clients)
-                    and (arrivals is None or arrivals.present == 0))
+        horizon, stop = _drained(clock, lead, seconds, workload, loop_clients, arrivals)
     finished = clock.run(lead + horizon, max_events, stop)
     end = clock.now - lead  # `seconds`, or where a replay or ab's requests ended or the events ran out
     ended = bool(stop and finished and end != seconds)
@@ -266,6 +261,18 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
         clients=workload.clients,
         keepalive_overload=mpm == "event" and workload.keepalive
         and workload.clients > int(section.get("MaxRequestWorkers", 0)))  # type: ignore[call-overload]
+
+
+def _drained(clock: Clock, lead: float, seconds: float, workload: Workload, loop_clients: list[LoopClient],
+             arrivals: Arrivals | None) -> tuple[float, Callable[[], bool]]:
+    """A drained run's horizon and its end: past `seconds`, no request out and no visitor left."""
+    # every request still out can take a timeout (a visitor's each, and its gaps between)
+    per_visitor = workload.requests_per_connection * (workload.timeout + workload.gap) if arrivals else 0.0
+
+    def stop() -> bool:
+        return (clock.now >= lead + seconds and not any(c.waiting for c in loop_clients)
+                and (arrivals is None or arrivals.present == 0))
+    return seconds + max(workload.timeout, per_visitor) + 1.0, stop
 
 
 def ab_report(count: AbCount, end: float, lead: float) -> dict[str, float]:
