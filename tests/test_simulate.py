@@ -124,6 +124,9 @@ def test_drain_counts_the_requests_still_waiting_when_an_overloaded_open_loop_en
     arrived = drained.completed + sum(drained.errors.values())
     assert 0.9 * 260 * 20 < arrived < 1.1 * 260 * 20
     assert cut.completed + sum(cut.errors.values()) < 0.95 * arrived
+    # the cut run says how many it left out (its text report prints them beside --drain)
+    assert cut.unanswered > 0.1 * cut.completed and drained.unanswered == 0
+    assert cut.to_json()["unanswered"] == cut.unanswered
     assert not drained.errors  # 30 s covers this kernel's retransmissions up to 19 s
     assert drained.latency_ms["p99"] > 1.5 * cut.latency_ms["p99"] and drained.latency_ms["p99"] > 15_000
     assert drained.throughput < cut.throughput * 1.05  # to the last answer, not to the 20th second

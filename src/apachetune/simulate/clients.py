@@ -470,15 +470,14 @@ class CrowdFormation:
 
 
 class Arrivals:
-    """Poisson arrivals of visitors at `workload.rate` a second. With `until` (a time), none
-    arrive from then on, and `present` counts the visitors that have not left yet: the run
-    drains."""
+    """Poisson arrivals of visitors at `workload.rate` a second; `present`: the visitors that
+    have not left yet. With `until` (a time), none arrive from then on: the run drains."""
 
     until: float | None = None
 
     def __init__(self, clock: Clock, server: Server, stats: Stats, workload: Workload, rng: random.Random):
         self.clock, self.server, self.stats, self.workload, self.rng = clock, server, stats, workload, rng
-        self.present = 0
+        self.present: dict[Visitor, None] = {}
 
     def start(self) -> None:
         self.clock.after(self.rng.expovariate(self.workload.rate), self._arrive)
@@ -487,14 +486,14 @@ class Arrivals:
         if self.until is not None and self.clock.now >= self.until:
             return
         visitor = Visitor(self.clock, self.server, self.stats, self.workload)
-        if self.until is not None:
-            self.present += 1
-            visitor.gone = self._left
+        self.present[visitor] = None
+        visitor.gone = lambda: self.present.pop(visitor)
         visitor.request()
         self.clock.after(self.rng.expovariate(self.workload.rate), self._arrive)
 
-    def _left(self) -> None:
-        self.present -= 1
+    def waiting(self) -> int:
+        """Visitors with a request out (sent, or trying to connect), not answered yet."""
+        return sum(1 for v in self.present if v.waiting)
 
 
 class ReplayVisitor(Visitor):

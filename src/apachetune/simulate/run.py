@@ -86,6 +86,9 @@ class SimResult:
     # what httpd prints at start-up about the section it was given (the section above is what
     # it then runs with), "AHnnnnn: text" as -t shows them; set by the caller that read the file
     startup_messages: list[str] = field(default_factory=list)
+    # an open loop's requests still out when the run ended (not drained): not in the latencies,
+    # and in an overload the slowest
+    unanswered: int = 0
 
     def latency_as_wrk_ms(self) -> dict[str, float]:
         """The latency summary as wrk 4.x would print it for this run (stats.as_wrk_reports):
@@ -115,7 +118,7 @@ class SimResult:
             "client_first": self.client_first if self.mpm == "event" else None,
             "listener_wake_us": round(self.listener_wake * 1e6, 3) if self.mpm == "event" else None,
             "accept_spacing_us": round(self.accept_spacing * 1e6, 3) if self.mpm == "event" else None,
-            "keepalive_overload": self.keepalive_overload, "startup_messages": self.startup_messages,
+            "unanswered": self.unanswered, "keepalive_overload": self.keepalive_overload, "startup_messages": self.startup_messages,
             "recycled": {"processes": len(self.recycled), "connections_min": min(self.recycled),
                          "connections_max": max(self.recycled)} if self.recycled else None,
         }
@@ -258,7 +261,7 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
         workload_cpu=workload.cpu_fraction, recycled=stats.recycled, accept_defer=accept_defer,
         read_timeout=read_timeout, worker_return=worker_return, client_first=client_first,
         listener_wake=listener_wake, accept_spacing=accept_spacing, turnaround=workload.turnaround,
-        clients=workload.clients,
+        clients=workload.clients, unanswered=arrivals.waiting() if arrivals else 0,
         keepalive_overload=mpm == "event" and workload.keepalive
         and workload.clients > int(section.get("MaxRequestWorkers", 0)))  # type: ignore[call-overload]
 
@@ -271,7 +274,7 @@ def _drained(clock: Clock, lead: float, seconds: float, workload: Workload, loop
 
     def stop() -> bool:
         return (clock.now >= lead + seconds and not any(c.waiting for c in loop_clients)
-                and (arrivals is None or arrivals.present == 0))
+                and (arrivals is None or not arrivals.present))
     return seconds + max(workload.timeout, per_visitor) + 1.0, stop
 
 
