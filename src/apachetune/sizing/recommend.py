@@ -515,7 +515,13 @@ def _section(mpm: str, mrw: int, tpc: int, kat: float, inputs: SizingInputs, bou
         mrw = _rounded(mpm, mrw, tpc)
         servers = mrw // tpc
         headroom = min(restart_headroom(mpm, servers), LIMITS[mpm]["ServerLimit"] - servers)
-        out += _threaded_pool(mrw, tpc, pool, held)
+        factor = _async_factor(mrw, tpc, busy, crowd) if mpm == "event" else None
+        # a factor raised for an idle crowd counts on every process running: the pool is all of
+        # them, else the parent reaps the ones only the connections need, and each stopping
+        # process closes its keep-alive connections (2 of 4 processes started, MaxSpareThreads
+        # 51: 7 stopped and 1,566 connections closed in 30 s, simulated; docs/benchmarks.md)
+        every = factor is not None and crowd is not None and int(factor.value) > 2
+        out += _threaded_pool(mrw, tpc, max(pool or 0, mrw) if every else pool, held, every)
         out += [
             Setting("ServerLimit", servers + headroom,
                     f"MaxRequestWorkers / ThreadsPerChild = {servers}, plus {headroom} for processes that "
@@ -526,8 +532,8 @@ def _section(mpm: str, mrw: int, tpc: int, kat: float, inputs: SizingInputs, bou
             Setting("MaxRequestWorkers", mrw, f"set by the {bound_by} bound{raised}; memory at {src}; a multiple "
                     "of ThreadsPerChild"),
         ]
-        if mpm == "event":
-            out.append(_async_factor(mrw, tpc, busy, crowd))
+        if factor is not None:
+            out.append(factor)
         out.append(Setting("MaxConnectionsPerChild", 0, "processes are never recycled"))
     return out + _keepalive_settings(mpm, kat, inputs, keepalive)
 
@@ -582,8 +588,9 @@ def _prefork_pool(mrw: int, pool: int | None, held: float) -> list[Setting]:
     ]
 
 
-def _threaded_pool(mrw: int, tpc: int, pool: int | None, held: float) -> list[Setting]:
-    """As _prefork_pool, in threads (AH00286 / AH00484 when MinSpareThreads cannot be met)."""
+def _threaded_pool(mrw: int, tpc: int, pool: int | None, held: float, for_crowd: bool = False) -> list[Setting]:
+    """As _prefork_pool, in threads (AH00286 / AH00484 when MinSpareThreads cannot be met).
+    `for_crowd`: event's pool is every process, which the connection limit for the crowd needs."""
     servers = mrw // tpc
     if pool:
         pool = min(mrw, pool)
@@ -591,9 +598,10 @@ def _threaded_pool(mrw: int, tpc: int, pool: int | None, held: float) -> list[Se
         spare = max(pool - math.ceil(held), _default_min_spare_threads(mrw))
         min_spare = max(1, min(start * tpc, spare, mrw - math.ceil(held)))
         max_spare = max(min_spare + tpc + 1, start * tpc)
+        what = ("every process, whose connections AsyncRequestWorkerFactor counts on for the idle crowd"
+                if for_crowd else f"processes for the pool the peak needs ({pool} threads)")
         return [
-            Setting("StartServers", start, f"processes for the pool the peak needs ({pool} threads), "
-                    f"started at once{_ramp(start, servers)}"),
+            Setting("StartServers", start, f"{what}, started at once{_ramp(start, servers)}"),
             Setting("MinSpareThreads", min_spare, "idle threads kept at the peak: the pool less the "
                     "workers held on average"),
             Setting("MaxSpareThreads", max_spare, "at least the pool (and MinSpareThreads + "
