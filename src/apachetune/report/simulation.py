@@ -10,6 +10,7 @@ from apachetune.simulate import SimResult
 from apachetune.simulate.before_after import BeforeAfter
 from apachetune.simulate.cpu import CFS_PERIOD_S
 from apachetune.simulate.curve import CurvePoint, Knee
+from apachetune.simulate.parent import CONNECTION_LIMIT_SECONDS
 
 _SECTION_ORDER = ("StartServers", "MinSpareServers", "MaxSpareServers", "MinSpareThreads", "MaxSpareThreads",
                   "ServerLimit", "ThreadsPerChild", "MaxRequestWorkers", "AsyncRequestWorkerFactor",
@@ -122,6 +123,12 @@ def print_simulation(r: SimResult) -> None:
              "sections had p95 1.1-6x and p99 1.3-14x the simulated, throughput within 15%), "
              if r.costs and r.costs.client_threads and r.costs.has_client else "")
     out.print(f"Not modelled: {cpu}{app}{local}the network (docs/simulate.md).")
+    limited = r.events.get(CONNECTION_LIMIT_SECONDS, 0)
+    if limited:
+        out.print(f"event's connection limit bound for {limited:,} s (connections waited while processes over "
+                  "ThreadsPerChild + idle workers x AsyncRequestWorkerFactor connections had workers idle): more "
+                  "workers do not help; a larger AsyncRequestWorkerFactor does (apachetune size "
+                  "--keepalive-clients N sizes it for N idle connections).")
     if r.keepalive_overload and not r.turnaround:
         # the worker's way back matters only with a turnaround to race it; 0 is right for clients
         # on other machines or cores (benchmarks/event_race_trace.py)

@@ -54,6 +54,10 @@ from apachetune.sizing.model import EVENT_CONNECTION_MIB
 RESTART_SECONDS = 0.01
 HOLD_OFF_AFTER_RESTART = 10  # spawning passes without doubling the rate after a graceful restart
 
+# event: maintenance passes (one a second) that found connections waiting while a process over
+# its connection limit had idle workers (the report names AsyncRequestWorkerFactor for it)
+CONNECTION_LIMIT_SECONDS = "seconds with connections waiting at event's connection limit, workers idle"
+
 
 class Parent:
     def __init__(self, clock: Clock, server: Server, mpm: str, section: dict[str, object], stats: Stats,
@@ -155,6 +159,10 @@ class Parent:
         running = [p for p in server.processes if not p.quiescing and (bucket is None or p.bucket == bucket)]
         free = [s for s in self.free_slots if bucket is None or s % self.buckets == bucket]
         idle = sum(server.idle(p) for p in running if not server.not_accepting(p))
+        if server.event and server.waiting() and any(server.idle(p) > 0 and server.not_accepting(p)
+                                                     for p in running):
+            # connections wait while workers are idle: the connection limit binds, not the pool
+            self.stats.events[CONNECTION_LIMIT_SECONDS] += 1
         spawned = 0
         if idle > self.max_spare // share:
             self._stop_one(running)
