@@ -205,7 +205,7 @@ def _openloop_verdicts(overhead_share: float, run_share: float, scales=()):
 
     def open_loop(host, port, path, rate, seconds, exp_service_ms=None, **_kw):
         if exp_service_ms is None:  # the lone requests
-            return LoadResult(latencies=[0.010] * 20, elapsed=1.0)
+            return LoadResult(latencies=[0.010] * 20, waits=[0.010] * 20, elapsed=1.0)
         rng = random.Random(3)
         t, jobs = 0.0, []
         while t < seconds:
