@@ -926,11 +926,7 @@ class GracefulRestart:
         sent a margin ago and is due no sooner than a margin from now (`mid_request` then set);
         False when the run ended meanwhile."""
         service = self.run.service_s
-        # a quarter of a request each side: the signal reaches the children a few ms after this
-        # thread sees the moment (an idle CPU's wake-up, the client's thread holding the GIL), and
-        # with 5 ms a clean CI run on a quiet VM signalled children already idle (mpmd prefork,
-        # 10 x 50 ms: 116.2 req/s, replaced at once, where 59.1 was simulated)
-        margin = min(0.0125, service / 4)
+        margin = min(0.005, service / 5)
         give_up = start + self.at + MID_REQUEST_WAIT_S
         while not stop.is_set():
             now = time.monotonic()
