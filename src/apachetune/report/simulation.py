@@ -143,7 +143,7 @@ def print_simulation(r: SimResult) -> None:
 def _unanswered(r: SimResult) -> list[tuple[str, str]]:
     """An open loop cut at its end with more than 1% of its requests still out: the slowest,
     which its percentiles leave out."""
-    if r.unanswered <= max(0.01 * r.completed, 0):
+    if r.unanswered <= 0.01 * r.completed:
         return []
     return [("not counted", f"{r.unanswered:,} requests still waiting at the end, the slowest: "
                             "--drain waits for them and counts them")]

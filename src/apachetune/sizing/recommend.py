@@ -520,7 +520,7 @@ def _section(mpm: str, mrw: int, tpc: int, kat: float, inputs: SizingInputs, bou
         # them, else the parent reaps the ones only the connections need, and each stopping
         # process closes its keep-alive connections (2 of 4 processes started, MaxSpareThreads
         # 51: 7 stopped and 1,566 connections closed in 30 s, simulated; docs/benchmarks.md)
-        every = factor is not None and crowd is not None and int(factor.value) > 2
+        every = factor is not None and int(factor.value) > 2  # (_async_factor raises it above 2 only for a crowd)
         out += _threaded_pool(mrw, tpc, max(pool or 0, mrw) if every else pool, held, every)
         out += [
             Setting("ServerLimit", servers + headroom,
