@@ -55,6 +55,10 @@ class Target:
     host = "127.0.0.1"
     port: int
     name: str
+    # What a graceful restart's re-read of the configuration takes before the parent looks at its
+    # children again (a child that ended its request meanwhile is replaced at once); None: not
+    # known (httpd's depends on its modules and the machine)
+    reread_s: float | None = None
 
     def status(self) -> dict[str, str]:
         try:
@@ -99,6 +103,8 @@ def _descendants(pid: int) -> list[int]:
 
 
 class MpmdTarget(Target):
+    reread_s = 0.010  # RESTART_MS in maintain.c
+
     def __init__(self, mpm: str, directives: dict, wrapper: Sequence[str] = ()):
         self.name = f"mpmd {mpm}"
         self.server = MpmdServer(mpm, directives, command=[*wrapper, str(mpmd_binary())] if wrapper else None)
