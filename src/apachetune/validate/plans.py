@@ -1046,12 +1046,13 @@ def _judge_simulated(run: PlanRun, label: str, measure: Callable[[], LoadResult]
         # (the pool simulated before it is the one found running); the requests in flight at the
         # end counted when the Python client waits for them (a request sent into the restart's gap
         # is the tail), not when wrk drives (it stops at its duration and counts what was answered);
-        # every child held, as the signal was timed, with no child ending its request in the
-        # simulated re-read either (the simulation's clients are not in the real ones' phase)
+        # signalled with every request mid-way, every child holding its slot is simulated with no
+        # request ending in the simulated re-read either (its clients are not in the real ones'
+        # phase); into httpd, being replaced at once is judged too (_left_to_chance)
         restarting: dict[str, Any] = {} if restart is None or restart.fired_at is None else {
             "graceful_at": (warmup + restart.fired_at,),
             "restart_start_servers": int(run.setup.directives["StartServers"]), "drain": not restart.by_wrk,
-            **({"restart_seconds": 0.0} if restart.held else {})}
+            **({"restart_seconds": 0.0} if restart.mid_request else {})}
         # wrk prints its percentiles corrected for coordinated omission: the simulation's are
         # counted the same way for a run it measured (stats.as_wrk_reports)
         as_wrk = isinstance(real, SummaryResult)
