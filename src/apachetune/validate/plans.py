@@ -1057,7 +1057,10 @@ def _judge_simulated(run: PlanRun, label: str, measure: Callable[[], LoadResult]
         # counted the same way for a run it measured (stats.as_wrk_reports)
         as_wrk = isinstance(real, SummaryResult)
         sim = simulate(run.setup.mpm, section, workload, warmup + long_seconds, warmup=warmup, seed=7, **restarting)
-        band = p99_band(run.setup.mpm, section, workload, real_seconds, warmup, as_wrk, **restarting)
+        # an open loop's client waits for its last requests (validate.load.open_loop): the runs as
+        # long as it are drained too, where the long run's tail is cut (60 s: little is in flight)
+        drained = {"drain": True} if workload.rate and not workload.replay and not restarting else {}
+        band = p99_band(run.setup.mpm, section, workload, real_seconds, warmup, as_wrk, **restarting, **drained)
         sim_p99 = (sim.latency_as_wrk_ms() if as_wrk else sim.latency_ms).get("p99")  # none when nothing completed
         low, high, band, chance, errors = _left_to_chance(run, section, workload, sim, band, long_seconds,
                                                           real_seconds, warmup, restarting, restart, lone_s, as_wrk)
