@@ -1341,3 +1341,49 @@ def test_the_listener_options_on_the_command_line():
         cli, [*args, "--listener-wake", "0", "--accept-spacing", "0"]).output
     bad = CliRunner().invoke(cli, [*args, "--accept-spacing", "-1ms"])
     assert bad.exit_code == 2 and "--accept-spacing" in bad.output and "Traceback" not in bad.output
+
+
+def test_a_naive_client_loses_the_request_it_writes_into_a_connection_closed_while_it_paused():
+    """A client pausing 2.5 s under KeepAliveTimeout 2 meets a closed connection after every
+    response: one that notices opens a new connection and loses nothing; a naive one
+    (--naive-reuse) writes its next request into it, loses it (a reset), and pauses again."""
+    section = load_directives(None, "worker", max_request_workers=4, threads_per_child=4, keepalive_timeout=2)
+    noticing = simulate("worker", section, Workload(ServiceTime.parse("10ms"), clients=1, think=2.5), 20.0)
+    naive = simulate("worker", section, Workload(ServiceTime.parse("10ms"), clients=1, think=2.5, naive_reuse=True),
+                     20.0)
+    assert noticing.completed >= 7 and not noticing.errors
+    lost = naive.events["requests written into a connection closed while the client paused"]
+    assert naive.errors == {"reset": lost} and lost >= 3
+    # every other request: one on a new connection is answered, the next one after it is lost
+    assert abs(naive.completed - lost) <= 1 and naive.completed + lost <= noticing.completed + 1
+    assert "writing into closed connections" in Workload(ServiceTime.parse("10ms"), clients=1,
+                                                         naive_reuse=True).label()
+
+
+def test_think_times_drawn_at_random_break_the_lockstep_of_a_fixed_pause_on_event():
+    """event, 2 x 5 threads, 30 keep-alive clients pausing 200 ms between requests of 50 ms:
+    the connection limit binds and a process whose workers are all busy closes its parked
+    connections. With a fixed pause the clients keep a rhythm in which no process gets more
+    requests at once than it has workers, so few are closed; with exponential pauses
+    (--think exp:200ms) many are. httpd 2.4.71, exponential pauses, 30 s: a client that checks
+    its connection 108.0 req/s and 1,085 closed (simulated 111-112, 923-1,016); a naive one
+    93.4 req/s, 671 requests lost, 600 closed (simulated 98-99, 664-714, 598-631)."""
+    section = load_directives(None, "event", 10, 5, keepalive_timeout=5)
+    fixed = Workload(ServiceTime.parse("50ms"), clients=30, think=0.2)
+    drawn = Workload(ServiceTime.parse("50ms"), clients=30, think_draw=ServiceTime.parse("exp:200ms"))
+    assert drawn.think == pytest.approx(0.2) and "think exp, mean 200 ms" in drawn.label()
+    closed = "keep-alive closed, workers busy"
+    rhythm = simulate("event", section, fixed, 30.0, seed=1)
+    random_ = simulate("event", section, drawn, 30.0, seed=1)
+    naive = simulate("event", section, dataclasses.replace(drawn, naive_reuse=True), 30.0, seed=1)
+    assert rhythm.events[closed] < 300 < 800 < random_.events[closed] < 1300, (rhythm.events, random_.events)
+    assert 100 < random_.throughput < 120 and random_.errors["reset"] < 200
+    lost = naive.events["requests written into a connection closed while the client paused"]
+    assert 500 < lost < 900 and 450 < naive.events[closed] < 800 and 90 < naive.throughput < 105
+    assert naive.errors["reset"] == lost + naive.events.get("keep-alive request closed, workers busy", 0)
+    # the CLI reads a drawn pause as --turnaround reads a drawn turnaround
+    out = json.loads(CliRunner().invoke(cli, ["simulate", "--mpm", "event", "--clients", "3", "--think", "exp:200ms",
+                                              "--naive-reuse", "--seconds", "2", "--format", "json"]).output)
+    assert "think exp, mean 200 ms" in out["workload"] and "writing into closed connections" in out["workload"]
+    bad = CliRunner().invoke(cli, ["simulate", "--mpm", "event", "--clients", "3", "--think", "exp:abc"])
+    assert bad.exit_code == 2 and "--think" in bad.output and "Traceback" not in bad.output

@@ -25,7 +25,7 @@ SECTIONS = {
 
 OPTIONAL = {
     "--keepalive-timeout": st.sampled_from(["0", "1", "5"]),
-    "--think": st.sampled_from(["0", "10ms", "1s"]),
+    "--think": st.sampled_from(["0", "10ms", "1s", "exp:200ms", "lognormal:50ms:0.5", "exp:x"]),
     "--turnaround": st.sampled_from(["50us", "lognormal:122us:0.41"]),
     "--worker-return": st.sampled_from(["0", "45us", "1ms"]),
     "--client-first": st.sampled_from(["0", "0.1", "1"]),
@@ -70,6 +70,8 @@ def invocations(draw) -> list[str]:
         args += ["--compare"]
     if draw(st.booleans()):
         args += ["--drain"]
+    if draw(st.booleans()):
+        args += ["--naive-reuse"]
     return [*args, "--format", "json"]
 
 

@@ -27,8 +27,9 @@ class Seconds(click.ParamType):
             self.fail(e.message, param, ctx)
 
 
-class Turnaround(click.ParamType):
-    """30us (each turnaround exactly that), exp:160us or lognormal:125us:0.4 (each a draw)."""
+class Draw(click.ParamType):
+    """30us (each exactly that), exp:160us or lognormal:125us:0.4 (each a draw): a turnaround or
+    a think time."""
 
     name = "duration"
 
@@ -39,7 +40,7 @@ class Turnaround(click.ParamType):
         from apachetune.simulate.workload import parse_turnaround
 
         try:
-            return parse_turnaround(str(value))
+            return parse_turnaround(str(value), param.opts[0] if param else "duration")
         except UsageError as e:
             self.fail(e.message, param, ctx)
 
@@ -55,8 +56,15 @@ class Turnaround(click.ParamType):
 @click.option("--rate", type=Finite(0, 1e6), default=0, help="Open loop: new visitors a second (Poisson).")
 @click.option("--keepalive/--no-keepalive", default=True, show_default=True,
               help="Clients keep their connection open (ab -k) or open one per request.")
-@click.option("--think", type=Seconds(), default="0", help="Closed loop: pause after each response.")
-@click.option("--turnaround", type=Turnaround(), default="0",
+@click.option("--think", type=Draw(), default="0",
+              help="Closed loop: pause after each response; exp:200ms or lognormal:200ms:0.5: each a draw "
+                   "(people and most load tools pause at random; a fixed pause keeps clients in step).")
+@click.option("--naive-reuse", is_flag=True,
+              help="Closed loop: the client writes its next request into a keep-alive connection the server "
+                   "closed while it paused (KeepAliveTimeout, event closing parked connections), unchecked, and "
+                   "loses it: an error (raw sockets, asyncio, JMeter without its stale check). Default: it "
+                   "notices and opens a new connection (browsers, curl, requests, Go).")
+@click.option("--turnaround", type=Draw(), default="0",
               help="Closed loop: from a response to the next request on that connection reaching the server "
                    "(the client's read and write); lognormal:122us:0.41: each a draw (wrk on loopback, measured "
                    "on a 2-core AMD EPYC; lognormal:72us:0.52 on a 2-core Intel VM; docs/simulate.md has ab's "
@@ -180,7 +188,7 @@ class Turnaround(click.ParamType):
                    "open loop's slowest requests, still waiting at the end, are not in its percentiles; a replay and --requests always wait).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout, clients, rate, keepalive, think,
-            turnaround, worker_return, client_first, listener_wake, accept_spacing, fin_after, ab_requests, requests_per_connection, gap, crowd, silent, service, documents, per_kib, access_log, log_format, speed, cpu_fraction, cores, cpu_quota, cpu_period_ms, httpd_cpu,
+            naive_reuse, turnaround, worker_return, client_first, listener_wake, accept_spacing, fin_after, ab_requests, requests_per_connection, gap, crowd, silent, service, documents, per_kib, access_log, log_format, speed, cpu_fraction, cores, cpu_quota, cpu_period_ms, httpd_cpu,
             client_cpu, client_threads, timeout, syn_schedule, seconds, warmup, seed, per_worker_mib,
             per_process_mib, httpd_version, versus, compare, curve, plot_dir, graceful_at, drain, fmt):
     """Predict what an MPM section does under a workload: throughput, latency percentiles,
@@ -205,7 +213,8 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
                                                  seconds)
         if replay and (curve or plot_dir):
             raise UsageError("--curve and --plot vary --clients or --rate; a replay has neither (try --speed)")
-    workload = Workload(service_time, clients=clients, rate=rate, keepalive=keepalive, think=think,
+    workload = Workload(service_time, clients=clients, rate=rate, keepalive=keepalive, think=think[0], think_draw=think[1],
+                        naive_reuse=naive_reuse,
                         requests_per_connection=requests_per_connection, gap=gap, crowd=crowd, silent=silent,
                         timeout=timeout,
                         cpu_fraction=cpu_fraction, replay=replay, replay_source=source,

@@ -82,7 +82,8 @@ class Client:
         self.timer = False  # a give-up check is on the clock (one a client: see _arm_timeout)
         self.cpu_thread: ClientThread | None = None  # the load generator's thread it runs in (None: no CPU)
         self.reading = False  # a response waits for the client's thread
-        self.unseen_close = False  # the server closed the connection while its response waited
+        # the server closed the connection unseen: why (the event its next request, lost, counts), or ""
+        self.unseen_close = ""
         self.spent = 0.0  # the client's CPU on the last response: part of the turnaround
 
     def request(self) -> None:
@@ -91,9 +92,9 @@ class Client:
         self._arm_timeout()
         conn = self.conn
         if conn is not None and (conn.state != CLOSED or self.unseen_close):
-            if self.unseen_close:  # closed while its response waited: the request is written into it, and lost
-                self.unseen_close = False
-                self.stats.events["requests written into a connection closed before its response was read"] += 1
+            if self.unseen_close:  # the request is written into it, and lost
+                self.stats.events[f"requests written into a connection closed {self.unseen_close}"] += 1
+                self.unseen_close = ""
             conn.sent_at = now
             if self.workload.turnaround:
                 self.clock.after(self._turnaround(), self._arrive, conn, self.waiting)
@@ -229,7 +230,7 @@ class Client:
         """A close that comes while the client's thread has not read the response yet: the
         client finds out when it writes its next request into the connection (and loses it)."""
         if self.reading:
-            self.unseen_close = True
+            self.unseen_close = "before its response was read"
         return self.reading
 
     def answered(self, keep: bool) -> None:
@@ -257,9 +258,22 @@ class LoopClient(Client):
     def after_error(self) -> None:
         self._next()
 
+    def closed(self, conn: Conn) -> None:
+        """The server closed our idle connection: the client notices and opens a new one for its
+        next request (browsers, curl, requests/urllib3, Go's net/http); a naive one
+        (Workload.naive_reuse) writes its next request into it, and loses it. Measured with such
+        a client on httpd 2.4.71 event, 2 x 5 threads, 30 keep-alive clients thinking 200 ms
+        (exponential) between requests of 50 ms: 671 requests lost in 30 s, 600 parked
+        connections closed (simulated 664-714 and 598-631)."""
+        if conn is self.conn and self.workload.naive_reuse and not self.waiting and not self.reading:
+            self.unseen_close = "while the client paused"
+            return
+        super().closed(conn)
+
     def _next(self) -> None:
         if self.until is None or self.clock.now < self.until:
-            self.clock.after(self.workload.think, self.request)
+            w = self.workload
+            self.clock.after(w.think_draw.sample(self.server.rng) if w.think_draw else w.think, self.request)
         elif self.conn is not None:  # done: it closes its connection, as validate's client does
             self.server.client_close(self.conn)
             self.conn = None

@@ -48,12 +48,12 @@ def read_documents(source: str) -> list[tuple[int, float]]:
     return docs
 
 
-def parse_turnaround(text: str) -> tuple[float, ServiceTime | None]:
-    """'30us' -> (30e-6, None): each turnaround exactly that; 'exp:160us' or
-    'lognormal:125us:0.4' -> (its mean, the distribution): each a draw from it."""
+def parse_turnaround(text: str, what: str = "--turnaround") -> tuple[float, ServiceTime | None]:
+    """'30us' -> (30e-6, None): each one exactly that; 'exp:160us' or 'lognormal:125us:0.4' ->
+    (its mean, the distribution): each a draw from it (a turnaround, or a think time)."""
     if ":" not in text:
-        return parse_seconds(text, "--turnaround"), None
-    draw = ServiceTime.parse(text, "--turnaround")
+        return parse_seconds(text, what), None
+    draw = ServiceTime.parse(text, what)
     return draw.mean, draw
 
 
@@ -168,13 +168,23 @@ class Workload:
     at once, but it still takes the client's read, its write and the loopback: tens of µs; a
     connection closed meanwhile loses it); `turnaround_draw`: each a draw from that distribution
     (measured on the wire, load generators' turnarounds are lognormal: docs/simulate.md). `requests`: the closed loop stops after that many, as
-    `ab -n` counts them (a lost request is done and a failure)."""
+    `ab -n` counts them (a lost request is done and a failure). `think_draw`: each think time a
+    draw from that distribution (people and most load tools pause at random: a fixed pause
+    keeps the clients in step, docs/simulate.md, "Think time"). `naive_reuse`: the client does not
+    check a keep-alive connection before it writes its next request into it: one the server
+    closed while the client paused (KeepAliveTimeout, event closing its parked connections)
+    loses that request, an error (a raw-socket or asyncio client, JMeter without its stale
+    check; wrk counts a read error at the close instead); else it opens a new connection."""
 
     service: ServiceTime
     clients: int = 0
     rate: float = 0.0
     keepalive: bool = True
     think: float = 0.0
+    think_draw: ServiceTime | None = None  # each think time a draw from it (sets `think` to its mean)
+    # a closed loop's client writes its next request into a keep-alive connection the server
+    # closed while it paused, unchecked, and loses it (False: it notices, and opens a new one)
+    naive_reuse: bool = False
     requests_per_connection: int = 1
     gap: float = 0.0
     crowd: int = 0
@@ -198,6 +208,8 @@ class Workload:
     def __post_init__(self) -> None:
         if self.turnaround_draw is not None:  # the draws' mean is the turnaround the rest reads
             object.__setattr__(self, "turnaround", self.turnaround_draw.mean)
+        if self.think_draw is not None:
+            object.__setattr__(self, "think", self.think_draw.mean)
         if min(self.clients, self.rate, self.crowd, self.think, self.gap, self.turnaround, self.requests,
                self.fin_after, self.silent) < 0:
             raise UsageError("clients, rate, crowd, silent, think, gap, turnaround, requests and fin-after cannot "
@@ -231,13 +243,18 @@ class Workload:
         parts = []
         if self.clients:
             think = f", think {self.think * 1000:g} ms" if self.think else ""
+            if self.think_draw:
+                d = self.think_draw
+                think = f", think {d.kind}, mean {d.mean * 1000:g} ms" + (
+                    f", sigma {d.sigma:g}" if d.kind == "lognormal" else "")
             ab = f"ab -n {self.requests:,}: " if self.requests else ""
             turn = f", turnaround {self.turnaround * 1e6:g} us" if self.turnaround else ""
             if self.turnaround_draw:
                 d = self.turnaround_draw
                 turn = f", turnaround {d.kind}, mean {d.mean * 1e6:g} us" + (
                     f", sigma {d.sigma:g}" if d.kind == "lognormal" else "")
-            parts.append(f"{ab}{self.clients} clients in a closed loop ({ka}{think}{turn})")
+            naive = ", writing into closed connections" if self.naive_reuse and self.keepalive else ""
+            parts.append(f"{ab}{self.clients} clients in a closed loop ({ka}{think}{turn}{naive})")
         if self.rate:
             per = f", {self.requests_per_connection} requests a connection" if self.keepalive else ""
             parts.append(f"{self.rate:g} new clients/s, Poisson{per}")
