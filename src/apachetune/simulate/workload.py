@@ -149,6 +149,14 @@ class ServiceTime:
             self.kind, f"lognormal, mean {ms}, sigma {self.sigma:g}")
 
 
+def _told(name: str, seconds: float, draw: ServiceTime | None, scale: float, unit: str) -> str:
+    """', think 200 ms', ', think exp, mean 200 ms', or '' when there is none."""
+    if draw is not None:
+        return f", {name} {draw.kind}, mean {draw.mean * scale:g} {unit}" + (
+            f", sigma {draw.sigma:g}" if draw.kind == "lognormal" else "")
+    return f", {name} {seconds * scale:g} {unit}" if seconds else ""
+
+
 @dataclass(frozen=True)
 class Workload:
     """`clients`: a closed loop (ab, wrk, siege): each client sends its next request `think`
@@ -242,17 +250,9 @@ class Workload:
         ka = "keep-alive" if self.keepalive else "a connection per request"
         parts = []
         if self.clients:
-            think = f", think {self.think * 1000:g} ms" if self.think else ""
-            if self.think_draw:
-                d = self.think_draw
-                think = f", think {d.kind}, mean {d.mean * 1000:g} ms" + (
-                    f", sigma {d.sigma:g}" if d.kind == "lognormal" else "")
+            think = _told("think", self.think, self.think_draw, 1000, "ms")
             ab = f"ab -n {self.requests:,}: " if self.requests else ""
-            turn = f", turnaround {self.turnaround * 1e6:g} us" if self.turnaround else ""
-            if self.turnaround_draw:
-                d = self.turnaround_draw
-                turn = f", turnaround {d.kind}, mean {d.mean * 1e6:g} us" + (
-                    f", sigma {d.sigma:g}" if d.kind == "lognormal" else "")
+            turn = _told("turnaround", self.turnaround, self.turnaround_draw, 1e6, "us")
             naive = ", writing into closed connections" if self.naive_reuse and self.keepalive else ""
             parts.append(f"{ab}{self.clients} clients in a closed loop ({ka}{think}{turn}{naive})")
         if self.rate:
