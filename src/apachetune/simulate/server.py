@@ -80,7 +80,7 @@ ACCEPT_SPACING = 100e-6
 
 class Conn:
     __slots__ = ("client", "process", "state", "served", "token", "sent_at", "parked_until", "bucket", "holds",
-                 "timer")
+                 "timer", "closed_at")
 
     def __init__(self, client: Client, sent_at: float):
         self.client = client
@@ -93,6 +93,7 @@ class Conn:
         self.bucket: int | None = None  # the listener bucket its 4-tuple hashes to (SYNs sent again keep it)
         self.holds = False  # event: its last worker is not idle until its next request is in (client_first)
         self.timer = False  # a keep-alive check is on the clock (_keepalive_expired)
+        self.closed_at: float | None = None  # event: when its listener closed it, idle (it lingers)
 
 
 class Process:
@@ -290,8 +291,28 @@ class Server:
             p.reserved = False  # (a reserved worker is the one it gets)
             self._serve(conn)
         else:
+            if conn.state == CLOSED and conn.client.finds_closes_late():
+                # written into after the listener closed it, a pause later (a client that asks
+                # again at once, wrk's or ab's, is left as its fits had it: docs/simulate.md)
+                self.lingering_readable(conn)
             return False
         return True
+
+    def lingering_readable(self, conn: Conn) -> None:
+        """event: the client of a connection the listener closed while it was idle (its keep-alive
+        timeout, or for want of a worker) sends its FIN or a request into it now. The lingering
+        socket is readable, and the listener needs a worker to finish it, without waiting for
+        one (event.c: a CONN_STATE_LINGER_* connection goes the way of a readable keep-alive
+        one); finding none idle, it closes its process's parked connections too
+        (workers_were_busy). With clients that find the close only at their next request
+        (a pause, a visitor's gap), the closes feed more closes while the workers are busy."""
+        p = conn.process
+        if conn.closed_at is None or p is None or p.gone or self.clock.now - conn.closed_at >= SECONDS_TO_LINGER:
+            return
+        conn.closed_at = None  # (once: then it is done)
+        if self.idle(p) == 0:
+            self.stats.events["lingering connections read with every worker busy"] += 1
+            self._drop_parked_next_pass(p, "busy", woken=True)
 
     def client_close(self, conn: Conn) -> None:
         """The client hangs up (done, or tired of waiting)."""
@@ -648,6 +669,8 @@ class Server:
         if p is None or conn not in p.conns:
             return
         p.lingering += 1
+        if not after_response:
+            conn.closed_at = self.clock.now
         self._release(conn, pool_back=False)
         if after_response:
             self._await_fin(conn, self._pool_back)
