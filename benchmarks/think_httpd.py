@@ -26,7 +26,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from apachetune.simulate import simulate  # noqa: E402
-from apachetune.simulate.workload import ServiceTime, Workload, parse_turnaround  # noqa: E402
+from apachetune.simulate.stats import percentile  # noqa: E402
+from apachetune.simulate.workload import ServiceTime, Workload, parse_draw  # noqa: E402
 from apachetune.validate.load import _classify, _read_response, _request  # noqa: E402
 from apachetune.validate.section import load_directives  # noqa: E402
 from apachetune.validate.targets import make_target  # noqa: E402
@@ -73,8 +74,8 @@ async def clients(port: int, n: int, think: tuple, naive: bool, seconds: float) 
 
 
 def p(latencies: list[float], q: float) -> float:
-    xs = sorted(latencies)
-    return 1000 * xs[min(len(xs) - 1, int(q * len(xs)))] if xs else 0.0
+    """ms, as the simulation counts its percentiles (one definition for both sides)."""
+    return 1000 * percentile(sorted(latencies), q) if latencies else 0.0
 
 
 def main() -> None:
@@ -85,7 +86,7 @@ def main() -> None:
     parser.add_argument("--naive", action="store_true", help="write into a connection closed meanwhile (lost)")
     parser.add_argument("--seconds", type=float, default=30.0)
     args = parser.parse_args()
-    think = parse_turnaround(args.think, "--think")
+    think = parse_draw(args.think, "--think")
     if think[1] is not None and think[1].kind != "exp":
         parser.error("--think: a fixed pause or exp:MEAN")
     section = load_directives(None, args.mpm, 10, 1 if args.mpm == "prefork" else 5, keepalive_timeout=5)

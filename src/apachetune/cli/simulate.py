@@ -37,10 +37,10 @@ class Draw(click.ParamType):
         if isinstance(value, tuple):
             return value
         from apachetune.errors import UsageError
-        from apachetune.simulate.workload import parse_turnaround
+        from apachetune.simulate.workload import parse_draw
 
         try:
-            return parse_turnaround(str(value), param.opts[0] if param else "duration")
+            return parse_draw(str(value), param.opts[0] if param else "duration")
         except UsageError as e:
             self.fail(e.message, param, ctx)
 

@@ -48,7 +48,7 @@ def read_documents(source: str) -> list[tuple[int, float]]:
     return docs
 
 
-def parse_turnaround(text: str, what: str = "--turnaround") -> tuple[float, ServiceTime | None]:
+def parse_draw(text: str, what: str = "--turnaround") -> tuple[float, ServiceTime | None]:
     """'30us' -> (30e-6, None): each one exactly that; 'exp:160us' or 'lognormal:125us:0.4' ->
     (its mean, the distribution): each a draw from it (a turnaround, or a think time)."""
     if ":" not in text:

@@ -928,10 +928,10 @@ class GracefulRestart:
         each holds its slot (a margin of 5 ms alone, under mpmd's 10 ms re-read, once let the
         children replace themselves at once: 116.2 req/s measured where 59.1 was simulated).
         False when the run ended meanwhile."""
-        service = self.run.service_s
-        margin = min(0.005, service / 5)
         from apachetune.simulate.parent import RESTART_SECONDS
 
+        service = self.run.service_s
+        margin = min(0.005, service / 5)
         due = margin + (self.run.target.reread_s or RESTART_SECONDS)
         give_up = start + self.at + MID_REQUEST_WAIT_S
         while not stop.is_set():
@@ -1212,10 +1212,12 @@ def _left_to_chance(run: PlanRun, section: dict[str, object], workload: Workload
             and int(section["StartServers"]) < _full_pool(run):
         ways += [(workload, {"first_pass": first_pass}) for first_pass in PASS_PHASES]
     at_once = restart is not None and not restart.held and bool(restarting)
+    # on event under wrk, the at-once outcome's tail also with wrk's turnaround (below)
+    wrk_tail = at_once and mpm == "event" and restart is not None and restart.by_wrk
     if at_once:
         replaced = {**restarting, "restart_seconds": lone_s + 0.01}
         ways.append((workload, replaced))
-        if mpm == "event" and restart.by_wrk:
+        if wrk_tail:
             ways += [(replace(workload, turnaround_draw=ServiceTime("lognormal", mean, sigma)),
                       replaced) for mean, sigma in WRK_TURNAROUNDS]
     throughputs = [sim.throughput]  # this run's, then each other way's
@@ -1240,7 +1242,7 @@ def _left_to_chance(run: PlanRun, section: dict[str, object], workload: Workload
     if at_once:
         said = (f"; with the old children replaced at once (the parent's re-read of its configuration "
                 f"outlasting their last requests), {throughputs[1]:.1f} req/s")  # (the first other way)
-        if mpm == "event" and restart is not None and restart.by_wrk:
+        if wrk_tail:
             said += ("; the tail also with wrk's turnaround and the listener's latencies (the new generation "
                      "short of the clients, which wait for its keep-alive closes)")
     elif ways:
