@@ -1360,6 +1360,27 @@ def test_a_naive_client_loses_the_request_it_writes_into_a_connection_closed_whi
                                                          naive_reuse=True).label()
 
 
+def test_ramp_up_starts_the_closed_loop_clients_one_after_another():
+    """--ramp-up: client i of N starts at i x RAMP / N. Three clients on one prefork child, a
+    request of 0.5 s each and a long pause: started at once they queue (0.5, 1.0, 1.5 s);
+    started over 3 s each finds the child idle."""
+    section = load_directives(None, "prefork", 1, 1)
+    at_once = Workload(ServiceTime.parse("500ms"), clients=3, keepalive=False, think=30.0)
+    ramped = dataclasses.replace(at_once, ramp_up=3.0)
+    queued = simulate("prefork", section, at_once, 4.0)
+    spread = simulate("prefork", section, ramped, 4.0)
+    assert [round(x, 1) for x in sorted(queued.latencies)] == [0.5, 1.0, 1.5]
+    assert [round(x, 1) for x in spread.latencies] == [0.5, 0.5, 0.5]
+    assert "started over 3 s" in ramped.label() and "started over" not in at_once.label()
+    with pytest.raises(UsageError, match="needs --clients"):
+        Workload(ServiceTime.parse("5ms"), rate=10, ramp_up=1.0)
+    out = CliRunner().invoke(cli, ["simulate", "--mpm", "event", "--clients", "4", "--ramp-up", "2s",
+                                   "--seconds", "3", "--format", "json"])
+    assert out.exit_code == 0 and "started over 2 s" in json.loads(out.output)["workload"]
+    bad = CliRunner().invoke(cli, ["simulate", "--mpm", "event", "--clients", "4", "--ramp-up", "-1"])
+    assert bad.exit_code == 2 and "--ramp-up" in bad.output and "Traceback" not in bad.output
+
+
 def test_think_times_drawn_at_random_break_the_lockstep_of_a_fixed_pause_on_event():
     """event, 2 x 5 threads, 30 keep-alive clients pausing 200 ms between requests of 50 ms:
     the connection limit binds and a process whose workers are all busy closes its parked

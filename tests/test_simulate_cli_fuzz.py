@@ -27,6 +27,7 @@ OPTIONAL = {
     "--keepalive-timeout": st.sampled_from(["0", "1", "5"]),
     "--think": st.sampled_from(["0", "10ms", "1s", "exp:200ms", "lognormal:50ms:0.5", "exp:x"]),
     "--turnaround": st.sampled_from(["50us", "lognormal:122us:0.41"]),
+    "--ramp-up": st.sampled_from(["0", "1s", "-1"]),
     "--worker-return": st.sampled_from(["0", "45us", "1ms"]),
     "--client-first": st.sampled_from(["0", "0.1", "1"]),
     "--fin-after": st.sampled_from(["0", "10ms", "3s"]),

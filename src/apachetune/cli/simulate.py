@@ -64,6 +64,10 @@ class Draw(click.ParamType):
                    "closed while it paused (KeepAliveTimeout, event closing parked connections), unchecked, and "
                    "loses it: an error (raw sockets, asyncio, JMeter without its stale check). Default: it "
                    "notices and opens a new connection (browsers, curl, requests, Go).")
+@click.option("--ramp-up", type=Seconds(), default="0",
+              help="Closed loop: start the clients evenly over this long (JMeter's ramp-up, Locust's spawn "
+                   "rate; 0: all at once, as ab and wrk). With a fixed --think the start decides whether "
+                   "event's closes of parked connections die out.")
 @click.option("--turnaround", type=Draw(), default="0",
               help="Closed loop: from a response to the next request on that connection reaching the server "
                    "(the client's read and write); lognormal:122us:0.41: each a draw (wrk on loopback, measured "
@@ -188,7 +192,7 @@ class Draw(click.ParamType):
                    "open loop's slowest requests, still waiting at the end, are not in its percentiles; a replay and --requests always wait).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout, clients, rate, keepalive, think,
-            naive_reuse, turnaround, worker_return, client_first, listener_wake, accept_spacing, fin_after, ab_requests, requests_per_connection, gap, crowd, silent, service, documents, per_kib, access_log, log_format, speed, cpu_fraction, cores, cpu_quota, cpu_period_ms, httpd_cpu,
+            naive_reuse, ramp_up, turnaround, worker_return, client_first, listener_wake, accept_spacing, fin_after, ab_requests, requests_per_connection, gap, crowd, silent, service, documents, per_kib, access_log, log_format, speed, cpu_fraction, cores, cpu_quota, cpu_period_ms, httpd_cpu,
             client_cpu, client_threads, timeout, syn_schedule, seconds, warmup, seed, per_worker_mib,
             per_process_mib, httpd_version, versus, compare, curve, plot_dir, graceful_at, drain, fmt):
     """Predict what an MPM section does under a workload: throughput, latency percentiles,
@@ -214,7 +218,7 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
         if replay and (curve or plot_dir):
             raise UsageError("--curve and --plot vary --clients or --rate; a replay has neither (try --speed)")
     workload = Workload(service_time, clients=clients, rate=rate, keepalive=keepalive, think=think[0], think_draw=think[1],
-                        naive_reuse=naive_reuse,
+                        naive_reuse=naive_reuse, ramp_up=ramp_up,
                         requests_per_connection=requests_per_connection, gap=gap, crowd=crowd, silent=silent,
                         timeout=timeout,
                         cpu_fraction=cpu_fraction, replay=replay, replay_source=source,

@@ -230,7 +230,7 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
         if drain:
             client.until = lead + seconds
         loop_clients.append(client)
-        clock.at(lead, client.request)
+        clock.at(lead + i * workload.ramp_up / workload.clients, client.request)
     arrivals = None
     if workload.rate:
         arrivals = Arrivals(clock, server, stats, workload, rng)

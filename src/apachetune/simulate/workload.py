@@ -182,7 +182,12 @@ class Workload:
     check a keep-alive connection before it writes its next request into it: one the server
     closed while the client paused (KeepAliveTimeout, event closing its parked connections)
     loses that request, an error (a raw-socket or asyncio client, JMeter without its stale
-    check; wrk counts a read error at the close instead); else it opens a new connection."""
+    check; wrk counts a read error at the close instead); else it opens a new connection.
+    `ramp_up`: the closed loop's clients start evenly over these seconds, client i at
+    i x ramp_up / clients (JMeter's ramp-up period, Locust's spawn rate, k6's and Gatling's
+    ramps); 0: all at once, as ab and wrk start theirs. With a fixed think time the start
+    decides whether event's parked-connection closes die out or feed themselves (docs/simulate.md,
+    "Think time")."""
 
     service: ServiceTime
     clients: int = 0
@@ -193,6 +198,7 @@ class Workload:
     # a closed loop's client writes its next request into a keep-alive connection the server
     # closed while it paused, unchecked, and loses it (False: it notices, and opens a new one)
     naive_reuse: bool = False
+    ramp_up: float = 0.0  # a closed loop's clients start evenly over these seconds (0: all at once)
     requests_per_connection: int = 1
     gap: float = 0.0
     crowd: int = 0
@@ -219,9 +225,11 @@ class Workload:
         if self.think_draw is not None:
             object.__setattr__(self, "think", self.think_draw.mean)
         if min(self.clients, self.rate, self.crowd, self.think, self.gap, self.turnaround, self.requests,
-               self.fin_after, self.silent) < 0:
-            raise UsageError("clients, rate, crowd, silent, think, gap, turnaround, requests and fin-after cannot "
-                             "be negative")
+               self.fin_after, self.silent, self.ramp_up) < 0:
+            raise UsageError("clients, rate, crowd, silent, think, gap, turnaround, requests, fin-after and ramp-up "
+                             "cannot be negative")
+        if self.ramp_up and not self.clients:
+            raise UsageError("--ramp-up starts a closed loop's clients one after another: it needs --clients")
         if self.requests and not self.clients:
             raise UsageError("--requests counts a closed loop's requests (ab -n): it needs --clients")
         if self.requests and self.requests < self.clients:
@@ -254,7 +262,8 @@ class Workload:
             ab = f"ab -n {self.requests:,}: " if self.requests else ""
             turn = _told("turnaround", self.turnaround, self.turnaround_draw, 1e6, "us")
             naive = ", writing into closed connections" if self.naive_reuse and self.keepalive else ""
-            parts.append(f"{ab}{self.clients} clients in a closed loop ({ka}{think}{turn}{naive})")
+            ramp = f", started over {self.ramp_up:g} s" if self.ramp_up else ""
+            parts.append(f"{ab}{self.clients} clients in a closed loop ({ka}{think}{turn}{naive}{ramp})")
         if self.rate:
             per = f", {self.requests_per_connection} requests a connection" if self.keepalive else ""
             parts.append(f"{self.rate:g} new clients/s, Poisson{per}")
