@@ -569,8 +569,18 @@ def test_cli_simulate_takes_a_turnaround_distribution_and_event_s_worker_return(
 
 def test_cli_simulate_says_when_event_s_closes_hang_on_races_it_was_not_given():
     base = ["simulate", "--max-request-workers", "10", "--threads-per-child", "5", "--seconds", "2"]
+    instant = CliRunner().invoke(cli, [*base, "--mpm", "event", "--clients", "20", "--turnaround", "0"])
+    assert "turnaround (this run: none" in instant.output and "--client-first 0.13" in instant.output
+    # without --turnaround a keep-alive closed loop takes a load generator's on loopback (wrk's;
+    # ab's with --requests), and says so
     over = CliRunner().invoke(cli, [*base, "--mpm", "event", "--clients", "20"])
-    assert "no turnaround" in over.output and "--client-first 0.13" in over.output
+    assert "turnaround lognormal, mean 72 us" in over.output and "72 µs on average, assumed" in over.output
+    ab = json.loads(CliRunner().invoke(cli, [*base, "--mpm", "event", "--clients", "20", "--requests", "500",
+                                             "--format", "json"]).output)
+    assert "turnaround lognormal, mean 64 us" in ab["workload"]
+    closed = json.loads(CliRunner().invoke(cli, [*base, "--mpm", "event", "--clients", "20", "--no-keepalive",
+                                                 "--format", "json"]).output)
+    assert "turnaround" not in closed["workload"]
     # a turnaround without a worker return is a client on other cores or machines: no note
     for extra in ([], ["--worker-return", "45us"], ["--client-first", "0.13"]):
         timed = CliRunner().invoke(cli, [*base, "--mpm", "event", "--clients", "20", "--turnaround",

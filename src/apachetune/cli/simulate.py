@@ -68,12 +68,13 @@ class Draw(click.ParamType):
               help="Closed loop: start the clients evenly over this long (JMeter's ramp-up, Locust's spawn "
                    "rate; 0: all at once, as ab and wrk). With a fixed --think the start decides whether "
                    "event's closes of parked connections die out.")
-@click.option("--turnaround", type=Draw(), default="0",
+@click.option("--turnaround", type=Draw(),
               help="Closed loop: from a response to the next request on that connection reaching the server "
-                   "(the client's read and write); lognormal:122us:0.41: each a draw (wrk on loopback, measured "
-                   "on a 2-core AMD EPYC; lognormal:72us:0.52 on a 2-core Intel VM; docs/simulate.md has ab's "
-                   "and others). On event a keep-alive "
-                   "connection is parked that long, and may be closed.")
+                   "(the client's read and write; across a network, its round trip too); lognormal:122us:0.41: "
+                   "each a draw (wrk on loopback, measured on a 2-core AMD EPYC). On event a keep-alive "
+                   "connection is parked that long, and may be closed. [default with keep-alive: ab's on "
+                   "loopback, lognormal:64us:0.95, with --requests, else wrk's, lognormal:72us:0.52 (both "
+                   "timed on the wire on a 2-core Intel VM); 0: an instant client]")
 @click.option("--worker-return", type=Seconds(), default="0",
               help="event: a worker done with a request counts as idle again this long after it (the mean of "
                    "an exponential draw; it first finishes the request and puts the connection back in the "
@@ -217,6 +218,7 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
                                                  seconds)
         if replay and (curve or plot_dir):
             raise UsageError("--curve and --plot vary --clients or --rate; a replay has neither (try --speed)")
+    turnaround, assumed = _turnaround(turnaround, bool(clients and keepalive), bool(ab_requests))
     workload = Workload(service_time, clients=clients, rate=rate, keepalive=keepalive, think=think[0], think_draw=think[1],
                         naive_reuse=naive_reuse, ramp_up=ramp_up,
                         requests_per_connection=requests_per_connection, gap=gap, crowd=crowd, silent=silent,
@@ -255,6 +257,7 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
                                 listener_wake=listener_wake, accept_spacing=accept_spacing, cpu_quota=cpu_quota,
                                 cpu_period=period, drain=drain))
         results[-1].startup_messages = said
+        results[-1].turnaround_assumed = assumed
     several = compare or versus
     curves = _curves(results, workload, seconds, seed, cores, cpu_quota, period, bool(versus)) if curve or plot_dir else []
     written = []
@@ -280,6 +283,18 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
         print_curve(label, knee, points)
     for path in written:
         click.echo(f"wrote {path}")
+
+
+def _turnaround(given, keepalive_loop: bool, ab: bool):
+    """(--turnaround as given, False), else for a keep-alive closed loop a load generator's on
+    loopback (ab's with --requests, else wrk's), True: no real client is instant."""
+    from apachetune.simulate.workload import AB_TURNAROUND, WRK_TURNAROUND, parse_draw
+
+    if given is not None:
+        return given, False
+    if not keepalive_loop:
+        return (0.0, None), False
+    return parse_draw(AB_TURNAROUND if ab else WRK_TURNAROUND), True
 
 
 def _cpu_pair(text: str, option: str, named: dict[str, tuple[float, float]]) -> tuple[float, float]:

@@ -129,15 +129,16 @@ def print_simulation(r: SimResult) -> None:
                   "ThreadsPerChild + idle workers x AsyncRequestWorkerFactor connections had workers idle): more "
                   "workers do not help; a larger AsyncRequestWorkerFactor does (apachetune size "
                   "--keepalive-clients N sizes it for N idle connections).")
-    if r.keepalive_overload and not r.turnaround:
+    if r.keepalive_overload and (not r.turnaround or (r.turnaround_assumed and not r.client_first
+                                                       and not r.worker_return)):
         # the worker's way back matters only with a turnaround to race it; 0 is right for clients
         # on other machines or cores (benchmarks/event_race_trace.py)
+        turn = "none" if not r.turnaround else f"{r.turnaround * 1e6:.0f} µs on average, assumed: a load " \
+            "generator on loopback"
         out.print("More keep-alive clients than workers on event: how many requests it closes, and the tail, "
-                  "hang on microseconds (the client's turnaround, a worker's way back to idle), and this run has "
-                  "no turnaround. wrk: --turnaround lognormal:111us:0.44; and if the client shares httpd's cores "
-                  "(a benchmark on loopback), --client-first 0.13, with --listener-wake 150us --accept-spacing "
-                  "100us when many clients wait in the accept queue (docs/simulate.md, \"event's parked "
-                  "requests\" and \"event's listener\").")
+                  f"hang on microseconds: the client's turnaround (this run: {turn}; --turnaround) and, if the "
+                  "client shares httpd's cores (a benchmark on loopback), a worker's way back to idle: "
+                  "--client-first 0.13 (docs/simulate.md, \"event's parked requests\" and \"event's listener\").")
 
 
 def _unanswered(r: SimResult) -> list[tuple[str, str]]:

@@ -79,6 +79,7 @@ class SimResult:
     listener_wake: float = 0.0  # event: seconds a disabled listener takes to act on a worker gone idle
     accept_spacing: float = 0.0  # event: seconds between the requests of connections accepted back to back
     turnaround: float = 0.0  # the closed loop's mean turnaround (Workload.turnaround)
+    turnaround_assumed: bool = False  # that turnaround is the CLI's default (a load generator on loopback)
     clients: int = 0  # the closed loop's clients (Workload.clients), wrk's connections
     # event, a keep-alive closed loop with more clients than MaxRequestWorkers: its closes and
     # its tail hang on races of microseconds (docs/simulate.md, "event's parked requests")
