@@ -1414,13 +1414,14 @@ def test_think_times_drawn_at_random_break_the_lockstep_of_a_fixed_pause_on_even
     assert naive.errors["reset"] == lost + naive.events.get("keep-alive request closed, workers busy", 0)
     # a client that pauses finds a closed connection only when it next sends: its FIN (or its
     # request) then makes the lingering socket readable, and a listener with no idle worker for
-    # it closes its parked connections too; clients that ask again at once never pause
+    # it closes its parked connections too; a client that asks again at once (wrk) has its next
+    # request on its way when the close comes: each such read is of a request it lost
     busy_reads = "lingering connections read with every worker busy"
     assert 50 < random_.events[busy_reads] < random_.events[closed] and naive.events[busy_reads] > 10
     eager = simulate("event", section, dataclasses.replace(
         drawn, think_draw=None, think=0.0, clients=12, turnaround_draw=ServiceTime.parse("lognormal:122us:0.41")),
         30.0, client_first=0.13)
-    assert eager.events[closed] > 0 and busy_reads not in eager.events
+    assert eager.events[closed] > 0 and eager.events.get(busy_reads, 0) <= eager.errors["reset"]
     # the CLI reads a drawn pause as --turnaround reads a drawn turnaround
     out = json.loads(CliRunner().invoke(cli, ["simulate", "--mpm", "event", "--clients", "3", "--think", "exp:200ms",
                                               "--naive-reuse", "--seconds", "2", "--format", "json"]).output)
