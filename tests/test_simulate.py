@@ -577,10 +577,11 @@ def test_cli_simulate_says_when_event_s_closes_hang_on_races_it_was_not_given():
     assert "turnaround lognormal, mean 72 us" in over.output and "72 µs on average, assumed" in over.output
     ab = json.loads(CliRunner().invoke(cli, [*base, "--mpm", "event", "--clients", "20", "--requests", "500",
                                              "--format", "json"]).output)
-    assert "turnaround lognormal, mean 64 us" in ab["workload"]
+    assert "turnaround lognormal, mean 64 us" in ab["workload"] and ab["turnaround_assumed"] is True
+    assert ab["turnaround_us"] == pytest.approx(64)  # the draws' mean
     closed = json.loads(CliRunner().invoke(cli, [*base, "--mpm", "event", "--clients", "20", "--no-keepalive",
                                                  "--format", "json"]).output)
-    assert "turnaround" not in closed["workload"]
+    assert "turnaround" not in closed["workload"] and closed["turnaround_assumed"] is False
     # a turnaround without a worker return is a client on other cores or machines: no note
     for extra in ([], ["--worker-return", "45us"], ["--client-first", "0.13"]):
         timed = CliRunner().invoke(cli, [*base, "--mpm", "event", "--clients", "20", "--turnaround",

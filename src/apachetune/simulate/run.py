@@ -122,6 +122,8 @@ class SimResult:
             "client_first": self.client_first if self.mpm == "event" else None,
             "listener_wake_us": round(self.listener_wake * 1e6, 3) if self.mpm == "event" else None,
             "accept_spacing_us": round(self.accept_spacing * 1e6, 3) if self.mpm == "event" else None,
+            "turnaround_us": round(self.turnaround * 1e6, 3) if self.clients else None,
+            "turnaround_assumed": self.turnaround_assumed,
             "unanswered": self.unanswered, "keepalive_overload": self.keepalive_overload, "startup_messages": self.startup_messages,
             "recycled": {"processes": len(self.recycled), "connections_min": min(self.recycled),
                          "connections_max": max(self.recycled)} if self.recycled else None,
