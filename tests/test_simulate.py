@@ -1427,5 +1427,12 @@ def test_think_times_drawn_at_random_break_the_lockstep_of_a_fixed_pause_on_even
     out = json.loads(CliRunner().invoke(cli, ["simulate", "--mpm", "event", "--clients", "3", "--think", "exp:200ms",
                                               "--naive-reuse", "--seconds", "2", "--format", "json"]).output)
     assert "think exp, mean 200 ms" in out["workload"] and "writing into closed connections" in out["workload"]
+    # a fixed pause on event, where it decides the closes, says so; a drawn one does not
+    argv = ["simulate", "--mpm", "event", "--max-request-workers", "10", "--threads-per-child", "5", "--clients", "30",
+            "--service", "50ms", "--seconds", "3"]
+    fixed_out = CliRunner().invoke(cli, [*argv, "--think", "200ms"]).output
+    drawn_out = CliRunner().invoke(cli, [*argv, "--think", "exp:200ms"]).output
+    assert "A fixed pause (--think) keeps the simulated clients in step" in fixed_out
+    assert "A fixed pause" not in drawn_out and "think exp, mean 200 ms" in drawn_out
     bad = CliRunner().invoke(cli, ["simulate", "--mpm", "event", "--clients", "3", "--think", "exp:abc"])
     assert bad.exit_code == 2 and "--think" in bad.output and "Traceback" not in bad.output

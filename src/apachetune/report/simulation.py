@@ -129,6 +129,11 @@ def print_simulation(r: SimResult) -> None:
                   "ThreadsPerChild + idle workers x AsyncRequestWorkerFactor connections had workers idle): more "
                   "workers do not help; a larger AsyncRequestWorkerFactor does (apachetune size "
                   "--keepalive-clients N sizes it for N idle connections).")
+    if r.fixed_think and r.mpm == "event" and (r.events.get("keep-alive closed, workers busy") or limited):
+        out.print("A fixed pause (--think) keeps the simulated clients in step, where real ones drift out of it: "
+                  "on event how many parked connections are closed then hangs on how the clients started "
+                  "(--ramp-up) and on their timers (docs/simulate.md, \"Think time\"); --think exp:MEAN draws "
+                  "each pause, as people and most load tools pause.")
     if r.keepalive_overload and (not r.turnaround or (r.turnaround_assumed and not r.client_first
                                                        and not r.worker_return)):
         # the worker's way back matters only with a turnaround to race it; 0 is right for clients

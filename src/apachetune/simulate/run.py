@@ -81,6 +81,7 @@ class SimResult:
     turnaround: float = 0.0  # the closed loop's mean turnaround (Workload.turnaround)
     turnaround_assumed: bool = False  # that turnaround is the CLI's default (a load generator on loopback)
     clients: int = 0  # the closed loop's clients (Workload.clients), wrk's connections
+    fixed_think: float = 0.0  # a keep-alive closed loop's pause when it is fixed, not drawn
     # event, a keep-alive closed loop with more clients than MaxRequestWorkers: its closes and
     # its tail hang on races of microseconds (docs/simulate.md, "event's parked requests")
     keepalive_overload: bool = False
@@ -267,6 +268,7 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
         workload_cpu=workload.cpu_fraction, recycled=stats.recycled, accept_defer=accept_defer,
         read_timeout=read_timeout, worker_return=worker_return, client_first=client_first,
         listener_wake=listener_wake, accept_spacing=accept_spacing, turnaround=workload.turnaround,
+        fixed_think=workload.think if workload.keepalive and workload.think_draw is None else 0.0,
         clients=workload.clients, unanswered=arrivals.waiting() if arrivals else 0,
         keepalive_overload=mpm == "event" and workload.keepalive
         and workload.clients > int(section.get("MaxRequestWorkers", 0)))  # type: ignore[call-overload]
