@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -472,6 +473,14 @@ def test_the_same_seed_gives_the_same_run_in_another_process():
     first = once()
     assert first["events"].get("keep-alive closed, workers busy", 0) > 100  # the path that walked the set
     assert once() == first
+
+
+def test_cli_simulate_prints_peak_memory_or_what_gives_it():
+    argv = ["simulate", "--mpm", "worker", "--max-request-workers", "20", "--threads-per-child", "10", "--clients", "10",
+            "--seconds", "2"]
+    given = CliRunner().invoke(cli, [*argv, "--per-worker-mib", "2", "--per-process-mib", "20"]).output
+    assert re.search(r"peak memory\s+│\s+[\d.,]+ MiB", given), given
+    assert "--per-worker-mib M" in CliRunner().invoke(cli, argv).output
 
 
 def test_peak_memory_counts_processes_threads_and_event_connections():

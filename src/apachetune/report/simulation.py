@@ -71,6 +71,9 @@ def rows(r: SimResult) -> list[tuple[str, str]]:
                          f"{ab['time_taken_s']:,.3f} s, Requests per second {ab['requests_per_second']:,.1f}"))
     if r.peak_memory_mib is not None:
         out_rows.append(("peak memory", f"{r.peak_memory_mib:,.1f} MiB (sampled once a second)"))
+    else:  # a worker's memory is the application's: measured (apachetune size), never guessed
+        out_rows.append(("peak memory", "--per-worker-mib M [--per-process-mib M] gives it (apachetune size "
+                                        "measures them on a running httpd)"))
     return out_rows
 
 
