@@ -40,8 +40,8 @@ def _edit(path: str, value):
 def _run(command: str, tmp_path: Path, text: str):
     facts = tmp_path / "facts.json"
     facts.write_text(text)
-    args = ["size", CONF, "--facts", str(facts), "--rate", "50"] if command == "size" else \
-        ["lint", CONF, "--facts", str(facts)]
+    args = {"size": ["size", CONF, "--facts", str(facts), "--rate", "50"], "lint": ["lint", CONF, "--facts", str(facts)],
+            "simulate": ["simulate", "--mpm", "prefork", "--clients", "5", "--seconds", "1", "--facts", str(facts)]}[command]
     return CliRunner().invoke(cli, args), facts
 
 
@@ -81,7 +81,7 @@ def test_a_cpu_quota_is_kept_through_a_facts_file(tmp_path):
     assert back == whole and back.cpu_time == 1 and str(back.cpu_time) == "1"
 
 
-@pytest.mark.parametrize("command", ["size", "lint"])
+@pytest.mark.parametrize("command", ["size", "lint", "simulate"])
 @pytest.mark.parametrize("path, value, expected", [
     ("available_mib", "lots", "a number of MiB"),
     ("available_mib", -1, "a number of MiB"),
@@ -138,3 +138,25 @@ def test_json_that_is_no_facts_file_is_pointed_at(tmp_path, text, where, says):
     for command in ("size", "lint"):
         r, facts = _run(command, tmp_path, text)
         assert r.exit_code == 2 and f"{facts}{where}" in r.output and says in r.output, r.output
+
+
+def test_simulate_takes_the_peak_memory_from_a_facts_file_of_the_mpm_it_measured(tmp_path):
+    """`simulate --facts FILE`: the measured httpd's memory a worker (here a prefork child's 12.5
+    MiB PSS) gives the peak; another MPM's, an idle sample's or none is refused, named."""
+    facts = tmp_path / "facts.json"
+    facts.write_text(json.dumps(GOOD))
+    argv = ["simulate", "--max-request-workers", "10", "--clients", "10", "--seconds", "3", "--facts", str(facts),
+            "--format", "json"]
+    r = CliRunner().invoke(cli, [*argv, "--mpm", "prefork"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.output)
+    assert doc["peak_memory_mib"] == pytest.approx(doc["peak_processes"] * 12.5, abs=0.1)
+    given = json.loads(CliRunner().invoke(cli, [*argv, "--mpm", "prefork", "--per-worker-mib", "3"]).output)
+    assert given["peak_memory_mib"] == pytest.approx(given["peak_processes"] * 3.0, abs=0.1)
+    for doc_, says in ((GOOD, "ran prefork"), (_edit("httpd.idle", "started 5 s ago"), "was idle (started 5 s ago)"),
+                       (_edit("httpd", None), "no httpd measured")):
+        facts.write_text(json.dumps(doc_))
+        mpm = "event" if says == "ran prefork" else "prefork"
+        bad = CliRunner().invoke(cli, [*argv, "--mpm", mpm])
+        assert bad.exit_code == 2 and says in bad.output and str(facts) in bad.output, bad.output
+        assert "Traceback" not in bad.output

@@ -169,6 +169,9 @@ class Draw(click.ParamType):
               help="Simulated seconds not counted in throughput and latency.")
 @click.option("--seed", type=Finite(0, 2**31, integer=True), default=1, show_default=True)
 @click.option("--per-worker-mib", type=Finite(0, 1e6), help="Memory a worker holds (from `size`), for the peak.")
+@click.option("--facts", "facts_path", type=click.Path(exists=True, dir_okay=False),
+              help="A measurement saved by `apachetune size --save-facts`: its httpd's memory a worker and a "
+                   "process give the peak memory of the MPM it measured (--per-worker-mib overrides it).")
 @click.option("--per-process-mib", type=Finite(0, 1e6), default=0, show_default=True,
               help="Memory a worker/event process holds besides its threads.")
 @click.option("--httpd-version", metavar="X.Y.Z", default=None,
@@ -194,7 +197,7 @@ class Draw(click.ParamType):
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout, clients, rate, keepalive, think,
             naive_reuse, ramp_up, turnaround, worker_return, client_first, listener_wake, accept_spacing, fin_after, ab_requests, requests_per_connection, gap, crowd, silent, service, documents, per_kib, access_log, log_format, speed, cpu_fraction, cores, cpu_quota, cpu_period_ms, httpd_cpu,
-            client_cpu, client_threads, timeout, syn_schedule, seconds, warmup, seed, per_worker_mib,
+            client_cpu, client_threads, timeout, syn_schedule, seconds, warmup, seed, per_worker_mib, facts_path,
             per_process_mib, httpd_version, versus, compare, curve, plot_dir, graceful_at, drain, fmt):
     """Predict what an MPM section does under a workload: throughput, latency percentiles,
     errors, processes over time and peak memory, from a model of httpd's MPMs in simulated time
@@ -230,7 +233,6 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
     seconds = _run_seconds(workload, seconds)
     if warmup >= seconds:
         raise UsageError("--warmup must be shorter than --seconds")
-    memory = None if per_worker_mib is None else (per_process_mib, per_worker_mib)
     period = _cpu_period(cpu_period_ms, cpu_quota, cores)
     if compare and versus:
         raise UsageError("--compare and --versus: one comparison at a time")
@@ -240,6 +242,7 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
             modelled_version(v, option)
     mpms = ["prefork", "worker", "event"] if compare else [mpm or _mpm_of(file)]
     runs = [(m, version) for m in mpms] + ([(mpms[0], versus)] if versus else [])
+    memory = _memory(per_worker_mib, per_process_mib, facts_path, mpms)
     client, threads = _client(client_cpu, client_threads, bool(clients))
     results = []
     # what a silent connection meets does not depend on the MPM: read once a version
@@ -250,7 +253,7 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
                                   listen_backlog=True, version=v, cores=cores, keep_server_limit=True,
                                   startup_messages=said)
         defer, read_timeout = timeouts[v]
-        results.append(simulate(m, section, workload, seconds, warmup=warmup, seed=seed, memory=memory,
+        results.append(simulate(m, section, workload, seconds, warmup=warmup, seed=seed, memory=memory.get(m),
                                 version=v, cores=cores, graceful_at=tuple(graceful_at),
                                 costs=_costs(m, httpd_cpu, client, threads), accept_defer=defer, read_timeout=read_timeout,
                                 worker_return=worker_return, client_first=client_first,
@@ -283,6 +286,30 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
         print_curve(label, knee, points)
     for path in written:
         click.echo(f"wrote {path}")
+
+
+def _memory(per_worker_mib, per_process_mib, facts_path, mpms: list[str]) -> dict:
+    """MPM -> (MiB a process, MiB a worker) for the peak: as given (every MPM), else from a facts
+    file's httpd (the MPM it measured: a prefork child's memory is no thread's)."""
+    from apachetune.errors import UsageError
+    from apachetune.sizing.facts import HostFacts
+
+    if per_worker_mib is not None:
+        return dict.fromkeys(mpms, (per_process_mib, per_worker_mib))
+    if facts_path is None:
+        return {}
+    httpd = HostFacts.load(facts_path).httpd
+    if httpd is None or httpd.mpm is None or httpd.per_worker_mib <= 0:
+        raise UsageError(f"{facts_path}: no httpd measured in it (apachetune size --save-facts while httpd runs), "
+                         "or give --per-worker-mib")
+    if httpd.idle:
+        raise UsageError(f"{facts_path}: the httpd measured was idle ({httpd.idle}): its workers are as small as a "
+                         "fresh fork's; measure it under load (apachetune size --sample N --save-facts) or give "
+                         "--per-worker-mib")
+    if httpd.mpm not in mpms:
+        raise UsageError(f"{facts_path}: the httpd measured ran {httpd.mpm}, whose memory a worker says nothing of "
+                         f"{' or '.join(mpms)}'s; give --per-worker-mib")
+    return {httpd.mpm: (httpd.per_process_mib, httpd.per_worker_mib)}
 
 
 def _turnaround(given, keepalive_loop: bool, ab: bool):
