@@ -202,7 +202,6 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
     """Predict what an MPM section does under a workload: throughput, latency percentiles,
     errors, processes over time and peak memory, from a model of httpd's MPMs in simulated time
     (seconds of real time for minutes of load)."""
-    from apachetune.cli.options import httpd_version_or_installed, modelled_version
     from apachetune.errors import UsageError
     from apachetune.report.plots import require_matplotlib
     from apachetune.simulate import simulate
@@ -234,12 +233,7 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
     if warmup >= seconds:
         raise UsageError("--warmup must be shorter than --seconds")
     period = _cpu_period(cpu_period_ms, cpu_quota, cores)
-    if compare and versus:
-        raise UsageError("--compare and --versus: one comparison at a time")
-    version = httpd_version_or_installed(httpd_version)[0]
-    for v, option in ((version, "--httpd-version"), (versus, "--versus")):
-        if v:
-            modelled_version(v, option)
+    version = _versions(httpd_version, versus, compare)
     mpms = ["prefork", "worker", "event"] if compare else [mpm or _mpm_of(file)]
     runs = [(m, version) for m in mpms] + ([(mpms[0], versus)] if versus else [])
     memory = _memory(per_worker_mib, per_process_mib, facts_path, mpms)
@@ -253,15 +247,19 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
                                   listen_backlog=True, version=v, cores=cores, keep_server_limit=True,
                                   startup_messages=said)
         defer, read_timeout = timeouts[v]
-        results.append(simulate(m, section, workload, seconds, warmup=warmup, seed=seed, memory=memory.get(m),
-                                version=v, cores=cores, graceful_at=tuple(graceful_at),
-                                costs=_costs(m, httpd_cpu, client, threads), accept_defer=defer, read_timeout=read_timeout,
-                                worker_return=worker_return, client_first=client_first,
-                                listener_wake=listener_wake, accept_spacing=accept_spacing, cpu_quota=cpu_quota,
-                                cpu_period=period, drain=drain))
+
+        def run(first_pass: float = 1.0, m=m, v=v, section=section, defer=defer, read_timeout=read_timeout):
+            return simulate(m, section, workload, seconds, warmup=warmup, seed=seed, memory=memory.get(m), version=v,
+                            cores=cores, graceful_at=tuple(graceful_at), costs=_costs(m, httpd_cpu, client, threads),
+                            accept_defer=defer, read_timeout=read_timeout, worker_return=worker_return,
+                            client_first=client_first, listener_wake=listener_wake, accept_spacing=accept_spacing,
+                            cpu_quota=cpu_quota, cpu_period=period, drain=drain, first_pass=first_pass)
+
+        results.append(run())
         results[-1].startup_messages = said
         results[-1].turnaround_assumed = assumed
     several = compare or versus
+    _phases(results, run, graceful_at, replay)  # (one run: `run` is its)
     curves = _curves(results, workload, seconds, seed, cores, cpu_quota, period, bool(versus)) if curve or plot_dir else []
     written = []
     if plot_dir:
@@ -310,6 +308,43 @@ def _memory(per_worker_mib, per_process_mib, facts_path, mpms: list[str]) -> dic
         raise UsageError(f"{facts_path}: the httpd measured ran {httpd.mpm}, whose memory a worker says nothing of "
                          f"{' or '.join(mpms)}'s; give --per-worker-mib")
     return {httpd.mpm: (httpd.per_process_mib, httpd.per_worker_mib)}
+
+
+def _versions(httpd_version, versus, compare) -> str | None:
+    """The httpd version modelled (given, else the installed one's), each named version checked."""
+    from apachetune.cli.options import httpd_version_or_installed, modelled_version
+    from apachetune.errors import UsageError
+
+    if compare and versus:
+        raise UsageError("--compare and --versus: one comparison at a time")
+    version = httpd_version_or_installed(httpd_version)[0]
+    for v, option in ((version, "--httpd-version"), (versus, "--versus")):
+        if v:
+            modelled_version(v, option)
+    return version
+
+
+# the phase range costs five more runs: only for runs this small (simulation events)
+PHASES_MAX_EVENTS = 300_000
+
+
+def _phases(results, rerun, graceful_at, replay) -> None:
+    """One run (no comparison, restart or replay) whose pool grew during it grew at the parent's
+    passes, a second apart, whose phase against the load is chance (the run: the first a second
+    in): its `phases`, the throughput and p99 over the first pass at each of PASS_PHASES too."""
+    from apachetune.simulate.parent import PASS_PHASES
+
+    if len(results) != 1 or graceful_at or replay:
+        return
+    r = results[0]
+    grew = bool(r.timeline) and r.peak_processes > r.timeline[0]["processes"]
+    if not grew or r.events.get("simulation events", 0) > PHASES_MAX_EVENTS or not r.completed:
+        return
+    runs = [r, *(rerun(first_pass) for first_pass in PASS_PHASES)]
+    rates = [x.throughput for x in runs]
+    p99s = [x.latency_ms.get("p99", 0.0) for x in runs]
+    r.phases = {"first_pass_s": [*PASS_PHASES, 1.0], "throughput_rps": [round(min(rates), 1), round(max(rates), 1)],
+                "p99_ms": [round(min(p99s), 1), round(max(p99s), 1)]}
 
 
 def _turnaround(given, keepalive_loop: bool, ab: bool):

@@ -69,6 +69,13 @@ def rows(r: SimResult) -> list[tuple[str, str]]:
         out_rows.append(("ab would print", f"Complete requests {ab['complete']:,}, Failed requests "
                          f"{ab['failed_length']:,} (Length: {ab['failed_length']:,}), Time taken "
                          f"{ab['time_taken_s']:,.3f} s, Requests per second {ab['requests_per_second']:,.1f}"))
+    if r.phases and (r.phases["throughput_rps"][0] != r.phases["throughput_rps"][1]
+                     or r.phases["p99_ms"][0] != r.phases["p99_ms"][1]):
+        low, high = r.phases["throughput_rps"]
+        p99_low, p99_high = r.phases["p99_ms"]
+        out_rows.append(("pool growth", f"{low:,.1f}-{high:,.1f} req/s, p99 {p99_low:,.1f}-{p99_high:,.1f} ms with "
+                         "the parent's first pass 0.05 s to 1 s after the load starts (its phase is chance; the "
+                         "figures above: 1 s)"))
     if r.peak_memory_mib is not None:
         out_rows.append(("peak memory", f"{r.peak_memory_mib:,.1f} MiB (sampled once a second)"))
     else:  # a worker's memory is the application's: measured (apachetune size), never guessed

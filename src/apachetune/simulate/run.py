@@ -82,6 +82,10 @@ class SimResult:
     turnaround_assumed: bool = False  # that turnaround is the CLI's default (a load generator on loopback)
     clients: int = 0  # the closed loop's clients (Workload.clients), wrk's connections
     fixed_think: float = 0.0  # a keep-alive closed loop's pause when it is fixed, not drawn
+    # the same run with the parent's first maintenance pass at each of PASS_PHASES (a pool that
+    # grows during the run grows at passes whose phase against the load is chance): the lowest and
+    # highest throughput (req/s) and p99 (ms), with this run's own among them; set by the caller
+    phases: dict[str, list[float]] | None = None
     # event, a keep-alive closed loop with more clients than MaxRequestWorkers: its closes and
     # its tail hang on races of microseconds (docs/simulate.md, "event's parked requests")
     keepalive_overload: bool = False
@@ -125,6 +129,7 @@ class SimResult:
             "accept_spacing_us": round(self.accept_spacing * 1e6, 3) if self.mpm == "event" else None,
             "turnaround_us": round(self.turnaround * 1e6, 3) if self.clients else None,
             "turnaround_assumed": self.turnaround_assumed,
+            "pass_phases": self.phases,
             "unanswered": self.unanswered, "keepalive_overload": self.keepalive_overload, "startup_messages": self.startup_messages,
             "recycled": {"processes": len(self.recycled), "connections_min": min(self.recycled),
                          "connections_max": max(self.recycled)} if self.recycled else None,

@@ -53,6 +53,7 @@ import psutil
 
 from apachetune.errors import UsageError
 from apachetune.mpm.connections import connection_limit, stall
+from apachetune.simulate.parent import PASS_PHASES
 from apachetune.sizing import model
 from apachetune.sizing.facts import HttpdFacts, measure_httpd
 from apachetune.validate.cpu_share import (
@@ -1009,11 +1010,6 @@ def _running_processes(run: PlanRun) -> int:
     return max(1, -(-_workers_running(run.target) // run.setup.threads_per_child))
 
 
-# When the parent's first maintenance pass is simulated after a short case starts, besides a second
-# in: the pass that finds the load not yet arrived grows nothing, and the ones after it grow the pool
-# a second earlier or later. mpmd worker, 11 of 16 processes read, 600 clients beside 200 idle ones
-# for 3 s: 2,083-2,717 req/s over these phases, 2,233 a second in, 2,574 measured.
-PASS_PHASES = (0.05, 0.2, 0.4, 0.6, 0.8)
 
 
 def _judge_simulated(run: PlanRun, label: str, measure: Callable[[], LoadResult], workload: Workload,
