@@ -1338,6 +1338,9 @@ def test_latencies_as_wrk_prints_them_count_long_waits_again():
     # 4 connections, 8 requests in 1 s: interval 0.5 s; a 1.6 s wait also counts at 1.1 and 0.6 s
     assert as_wrk_reports([0.1] * 7 + [1.6], 1.0, 4) == pytest.approx([0.1] * 7 + [0.6, 1.1, 1.6])
     assert as_wrk_reports([0.1, 0.9], 1.0, 4) == [0.1, 0.9]  # fewer requests than connections: none
+    # wrk's --timeout: a slower response is a "timeout" error, not a latency (nor corrected), but it
+    # counts among the requests that set the interval
+    assert as_wrk_reports([0.1] * 7 + [1.6], 1.0, 4, timeout=1.5) == pytest.approx([0.1] * 7)
     section = load_directives(None, "worker", max_request_workers=75, threads_per_child=25)
     section.update(StartServers=3, ServerLimit=3, MinSpareThreads=25, MaxSpareThreads=75)
     r = run("worker", section, Workload(ServiceTime.parse("50.9ms"), clients=400, timed_from_handshake=True), 8)
@@ -1349,6 +1352,14 @@ def test_latencies_as_wrk_prints_them_count_long_waits_again():
     out = CliRunner().invoke(cli, ["simulate", "--mpm", "worker", "--max-request-workers", "75", "--threads-per-child",
                                    "25", "--clients", "400", "--seconds", "8", "--service", "50.9ms", "--httpd-cpu", "0"])
     assert out.exit_code == 0 and "as wrk prints it" in out.output, out.output
+    # that run's wrk had validate's --timeout 10s; plain wrk's 2 s makes the 5.1 s waits timeouts
+    argv = ["simulate", "--mpm", "worker", "--max-request-workers", "75", "--threads-per-child", "25", "--clients",
+            "400", "--seconds", "8", "--service", "50.9ms", "--httpd-cpu", "0", "--format", "json"]
+    ten = json.loads(CliRunner().invoke(cli, [*argv, "--wrk-timeout", "10s"]).output)
+    two = json.loads(CliRunner().invoke(cli, argv).output)
+    assert ten["wrk_timeouts"] == 0 and ten["latency_as_wrk_ms"]["p99"] == pytest.approx(4889, rel=0.05)
+    assert two["wrk_timeout_s"] == 2.0 and 70 <= two["wrk_timeouts"] <= 160
+    assert two["latency_as_wrk_ms"]["max"] < 2000 and two["latency_as_wrk_ms"]["p99"] < 1000
 
 
 def test_the_listener_as_a_thread_brings_case_study_4_to_ab_s_length_count():

@@ -169,6 +169,9 @@ class Draw(click.ParamType):
               help="Simulated seconds not counted in throughput and latency.")
 @click.option("--seed", type=Finite(0, 2**31, integer=True), default=1, show_default=True)
 @click.option("--per-worker-mib", type=Finite(0, 1e6), help="Memory a worker holds (from `size`), for the peak.")
+@click.option("--wrk-timeout", type=Seconds(), default="2s", show_default=True,
+              help="The latencies \"as wrk prints it\": wrk's --timeout (its default, 2 s); slower responses are "
+                   "its \"timeout\" errors instead.")
 @click.option("--facts", "facts_path", type=click.Path(exists=True, dir_okay=False),
               help="A measurement saved by `apachetune size --save-facts`: its httpd's memory a worker and a "
                    "process give the peak memory of the MPM it measured (--per-worker-mib overrides it).")
@@ -198,6 +201,7 @@ class Draw(click.ParamType):
 def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout, clients, rate, keepalive, think,
             naive_reuse, ramp_up, turnaround, worker_return, client_first, listener_wake, accept_spacing, fin_after, ab_requests, requests_per_connection, gap, crowd, silent, service, documents, per_kib, access_log, log_format, speed, cpu_fraction, cores, cpu_quota, cpu_period_ms, httpd_cpu,
             client_cpu, client_threads, timeout, syn_schedule, seconds, warmup, seed, per_worker_mib, facts_path,
+            wrk_timeout,
             per_process_mib, httpd_version, versus, compare, curve, plot_dir, graceful_at, drain, fmt):
     """Predict what an MPM section does under a workload: throughput, latency percentiles,
     errors, processes over time and peak memory, from a model of httpd's MPMs in simulated time
@@ -256,6 +260,7 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
                             cpu_quota=cpu_quota, cpu_period=period, drain=drain, first_pass=first_pass)
 
         results.append(run())
+        results[-1].wrk_timeout = wrk_timeout or None
         results[-1].startup_messages = said
         results[-1].turnaround_assumed = assumed
     several = compare or versus

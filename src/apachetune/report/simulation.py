@@ -170,11 +170,14 @@ def _as_wrk_prints(r: SimResult) -> list[tuple[str, str]]:
     omission): the latencies as wrk would print them, when its p95 or p99 differs by a tenth."""
     lat = r.latency_ms
     wrk = r.latency_as_wrk_ms() if r.clients and lat else {}
-    if not wrk or all(abs(wrk[q] - lat[q]) <= 0.1 * lat[q] for q in ("p95", "p99")):
+    late = r.wrk_timeouts if wrk else 0
+    if not wrk or (not late and all(abs(wrk[q] - lat[q]) <= 0.1 * lat[q] for q in ("p95", "p99"))):
         return []
+    slow = (f"; {late:,} responses slower than its --timeout ({r.wrk_timeout:g} s) are its \"timeout\" errors "
+            "instead" if late else "")
     return [("as wrk prints it", f"mean {wrk['mean']:,.1f} ms, p50 {wrk['p50']:,.1f}, p95 {wrk['p95']:,.1f}, "
                                  f"p99 {wrk['p99']:,.1f}: wrk 4.x also counts each wait of two intervals "
-                                 "between a connection's requests or more at every interval below it")]
+                                 f"between a connection's requests or more at every interval below it{slow}")]
 
 
 def print_comparison(results: list[SimResult]) -> None:

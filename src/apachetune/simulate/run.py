@@ -95,14 +95,24 @@ class SimResult:
     # an open loop's requests still out when the run ended (not drained): not in the latencies,
     # and in an overload the slowest
     unanswered: int = 0
+    # wrk's --timeout for the latencies as it prints them: slower responses are its "timeout"
+    # errors instead (None: no limit; the CLI sets wrk's default, 2 s)
+    wrk_timeout: float | None = None
     _as_wrk: dict[str, float] | None = field(default=None, repr=False, compare=False)
 
     def latency_as_wrk_ms(self) -> dict[str, float]:
         """The latency summary as wrk 4.x would print it for this run (stats.as_wrk_reports):
-        its correction for coordinated omission counts long waits again at shorter ones."""
+        its correction for coordinated omission counts long waits again at shorter ones, and
+        responses slower than `wrk_timeout` are not in it (wrk_timeouts)."""
         if self._as_wrk is None:  # (sorted once: the plan's verdict and the JSON report both ask)
-            self._as_wrk = summary_ms(as_wrk_reports(self.latencies, self.seconds - self.warmup, self.clients))
+            self._as_wrk = summary_ms(as_wrk_reports(self.latencies, self.seconds - self.warmup, self.clients,
+                                                     self.wrk_timeout))
         return self._as_wrk
+
+    @property
+    def wrk_timeouts(self) -> int:
+        """Responses wrk would count as "timeout" errors: slower than its --timeout."""
+        return 0 if self.wrk_timeout is None else sum(1 for x in self.latencies if x >= self.wrk_timeout)
 
     @property
     def peak_processes(self) -> int:
@@ -115,6 +125,8 @@ class SimResult:
             "completed": self.completed, "throughput_rps": round(self.throughput, 1),
             "latency_ms": self.latency_ms, "crowd_latency_ms": self.crowd_latency_ms,
             "latency_as_wrk_ms": self.latency_as_wrk_ms() if self.clients else None,
+            "wrk_timeout_s": self.wrk_timeout if self.clients else None,
+            "wrk_timeouts": self.wrk_timeouts if self.clients else None,
             "errors": self.errors, "events": self.events,
             "peak_processes": self.peak_processes,
             "peak_memory_mib": None if self.peak_memory_mib is None else round(self.peak_memory_mib, 1),

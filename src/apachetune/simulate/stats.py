@@ -15,7 +15,8 @@ def percentile(ordered: Sequence[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
 
 
-def as_wrk_reports(latencies: Sequence[float], seconds: float, connections: int) -> list[float]:
+def as_wrk_reports(latencies: Sequence[float], seconds: float, connections: int,
+                   timeout: float | None = None) -> list[float]:
     """`latencies` (seconds) as wrk 4.x counts them for the percentiles it prints, sorted. At the
     end of a run it corrects for coordinated omission (stats_correct in its stats.c): with
     `interval` the run's length over the requests each connection completed (whole requests, in
@@ -23,11 +24,15 @@ def as_wrk_reports(latencies: Sequence[float], seconds: float, connections: int)
     below it, down to more than one interval. A client that waited 5.1 s for its first answer on
     a run of 270 ms intervals adds 17 latencies between 0.3 and 4.8 s: httpd worker, 400 wrk
     keep-alive clients on 75 threads, printed p95 2,954 ms where every response on the wire but
-    150 came in 51 ms."""
+    150 came in 51 ms. `timeout`: wrk's --timeout (2 s unless given): a response slower than it
+    is one of wrk's "timeout" errors and not in its latencies (stats_record refuses it), though
+    it counts among the requests that set the interval."""
     us = [int(x * 1e6) for x in latencies]
     per_connection = len(us) // connections if connections > 0 else 0
+    if timeout is not None:
+        us = [n for n in us if n < timeout * 1e6]
     if per_connection <= 0:
-        return sorted(latencies)
+        return sorted(n / 1e6 for n in us)
     interval = int(seconds * 1e6 / per_connection)
     added = []
     for n in us:
