@@ -355,13 +355,14 @@ def _phases(results, rerun, graceful_at, replay) -> None:
 def _turnaround(given, keepalive_loop: bool, ab: bool):
     """(--turnaround as given, False), else for a keep-alive closed loop a load generator's on
     loopback (ab's with --requests, else wrk's), True: no real client is instant."""
-    from apachetune.simulate.workload import AB_TURNAROUND, WRK_TURNAROUND, parse_draw
+    from apachetune.simulate.workload import AB_TURNAROUND, WRK_TURNAROUND
 
     if given is not None:
         return given, False
     if not keepalive_loop:
         return (0.0, None), False
-    return parse_draw(AB_TURNAROUND if ab else WRK_TURNAROUND), True
+    draw = AB_TURNAROUND if ab else WRK_TURNAROUND
+    return (draw.mean, draw), True
 
 
 def _cpu_pair(text: str, option: str, named: dict[str, tuple[float, float]]) -> tuple[float, float]:

@@ -24,15 +24,14 @@ def as_wrk_reports(latencies: Sequence[float], seconds: float, connections: int,
     below it, down to more than one interval. A client that waited 5.1 s for its first answer on
     a run of 270 ms intervals adds 17 latencies between 0.3 and 4.8 s: httpd worker, 400 wrk
     keep-alive clients on 75 threads, printed p95 2,954 ms where every response on the wire but
-    150 came in 51 ms. `timeout`: wrk's --timeout (2 s unless given): a response slower than it
+    150 came in 51 ms. `timeout`: wrk's --timeout (its default 2 s; None: no limit): a response slower than it
     is one of wrk's "timeout" errors and not in its latencies (stats_record refuses it), though
     it counts among the requests that set the interval."""
-    us = [int(x * 1e6) for x in latencies]
-    per_connection = len(us) // connections if connections > 0 else 0
-    if timeout is not None:
-        us = [n for n in us if n < timeout * 1e6]
+    per_connection = len(latencies) // connections if connections > 0 else 0
+    recorded = latencies if timeout is None else [x for x in latencies if x < timeout]
     if per_connection <= 0:
-        return sorted(n / 1e6 for n in us)
+        return sorted(recorded)
+    us = [int(x * 1e6) for x in recorded]
     interval = int(seconds * 1e6 / per_connection)
     added = []
     for n in us:

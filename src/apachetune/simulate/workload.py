@@ -16,13 +16,6 @@ _UNITS = {None: 1.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6}
 
 
 MAX_DOCUMENTS = 1_000_000  # a document set's lines, at most
-# Load generators' turnarounds on loopback, timed on the wire (2-core Intel Xeon VM, httpd 2.4.71,
-# 2026-11-29: docs/simulate.md): `simulate`'s defaults for a keep-alive closed loop, ab's with
-# --requests, else wrk's. No real client is instant, and on event with more keep-alive clients
-# than workers the turnaround decides how many requests are closed (ab -k -c 300 on Debian's
-# stock section, 100 ms requests: 894-1,063 failed, 149 simulated with 0, 774 with ab's).
-AB_TURNAROUND = "lognormal:64us:0.95"
-WRK_TURNAROUND = "lognormal:72us:0.52"
 
 
 def read_documents(source: str) -> list[tuple[int, float]]:
@@ -154,6 +147,15 @@ class ServiceTime:
                     f"p99 {p99 * 1000:.3g} ms)")
         return {"fixed": ms, "exp": f"exponential, mean {ms}"}.get(
             self.kind, f"lognormal, mean {ms}, sigma {self.sigma:g}")
+
+
+# Load generators' turnarounds on loopback, timed on the wire (2-core Intel Xeon VM, httpd 2.4.71,
+# 2026-11-29: docs/simulate.md): `simulate`'s defaults for a keep-alive closed loop, ab's with
+# --requests, else wrk's. No real client is instant, and on event with more keep-alive clients
+# than workers the turnaround decides how many requests are closed (ab -k -c 300 on Debian's
+# stock section, 100 ms requests: 894-1,063 failed, 149 simulated with 0, 774 with ab's).
+AB_TURNAROUND = ServiceTime("lognormal", 64e-6, 0.95)
+WRK_TURNAROUND = ServiceTime("lognormal", 72e-6, 0.52)
 
 
 def _told(name: str, seconds: float, draw: ServiceTime | None, scale: float, unit: str) -> str:

@@ -54,6 +54,7 @@ import psutil
 from apachetune.errors import UsageError
 from apachetune.mpm.connections import connection_limit, stall
 from apachetune.simulate.parent import PASS_PHASES
+from apachetune.simulate.workload import WRK_TURNAROUND, ServiceTime
 from apachetune.sizing import model
 from apachetune.sizing.facts import HttpdFacts, measure_httpd
 from apachetune.validate.cpu_share import (
@@ -576,7 +577,7 @@ def _accept_race_wait(run: PlanRun, jobs: list[tuple[float, float]]) -> float | 
     whose listener wakes and accepts faster, loses fewer races (1.5-1.6). None off event or
     with one process."""
     from apachetune.simulate import simulate
-    from apachetune.simulate.workload import ServiceTime, Workload
+    from apachetune.simulate.workload import Workload
 
     setup = run.setup
     if setup.mpm != "event" or run.mrw <= setup.threads_per_child or not jobs:
@@ -750,7 +751,7 @@ def _closed_loop_load(run: PlanRun, path: str, clients: int, seconds: float, kee
 def simulated(run: PlanRun) -> None:
     """The simulation against the target: a closed loop without keep-alive and an open loop
     near the knee, each run for real and in apachetune simulate with the same section."""
-    from apachetune.simulate.workload import ServiceTime, Workload
+    from apachetune.simulate.workload import Workload
 
     setup, target, report, progress = run.setup, run.target, run.report, run.progress
     mrw, capacity, path = run.mrw, run.capacity, run.path
@@ -971,7 +972,7 @@ def _replay_case(run: PlanRun, lone_s: float) -> tuple[str, Callable[[], LoadRes
     simulation adds what a lone request costs here beyond its sleep."""
     import random
 
-    from apachetune.simulate.workload import ServiceTime, Workload
+    from apachetune.simulate.workload import Workload
     from apachetune.sizing.workload import logged_requests
 
     setup, target = run.setup, run.target
@@ -1008,8 +1009,6 @@ def _full_pool(run: PlanRun) -> int:
 def _running_processes(run: PlanRun) -> int:
     """The server's processes now: its workers running / ThreadsPerChild."""
     return max(1, -(-_workers_running(run.target) // run.setup.threads_per_child))
-
-
 
 
 def _judge_simulated(run: PlanRun, label: str, measure: Callable[[], LoadResult], workload: Workload,
@@ -1111,8 +1110,8 @@ def _judge_simulated(run: PlanRun, label: str, measure: Callable[[], LoadResult]
 
 
 # wrk's turnaround on loopback, timed on the wire (benchmarks/event_parked_race.py): a 2-core Intel
-# Xeon VM (2026-11-29) and a 2-core AMD EPYC (2026-11-26): (mean s, lognormal sigma)
-WRK_TURNAROUNDS = ((72e-6, 0.52), (122e-6, 0.41))
+# Xeon VM (2026-11-29: simulate's default, WRK_TURNAROUND) and a 2-core AMD EPYC (2026-11-26)
+WRK_TURNAROUNDS = (WRK_TURNAROUND, ServiceTime("lognormal", 122e-6, 0.41))
 
 
 # event under a client on this machine: the share of keep-alive responses whose next request is in
@@ -1200,7 +1199,6 @@ def _left_to_chance(run: PlanRun, section: dict[str, object], workload: Workload
       httpd event, 400 clients, three new processes at once: p99 941-1,455 ms measured (as wrk
       prints it), the band up to 1,289 simulated so (56 with clients that ask again at once)."""
     from apachetune.simulate import simulate
-    from apachetune.simulate.workload import ServiceTime
 
     mpm = run.setup.mpm
     ways: list[tuple[Workload, dict[str, Any]]] = []  # the workload and simulate's arguments of each other way
@@ -1214,8 +1212,7 @@ def _left_to_chance(run: PlanRun, section: dict[str, object], workload: Workload
         replaced = {**restarting, "restart_seconds": lone_s + 0.01}
         ways.append((workload, replaced))
         if wrk_tail:
-            ways += [(replace(workload, turnaround_draw=ServiceTime("lognormal", mean, sigma)),
-                      replaced) for mean, sigma in WRK_TURNAROUNDS]
+            ways += [(replace(workload, turnaround_draw=draw), replaced) for draw in WRK_TURNAROUNDS]
     throughputs = [sim.throughput]  # this run's, then each other way's
     errors = [error_shares(sim.errors, sim.completed)]
     for w, way in ways:
@@ -1309,7 +1306,7 @@ def cold_burst(run: PlanRun) -> None:
     than COLD_BURST_MAX_RAMP_S."""
     from apachetune.simulate import simulate
     from apachetune.simulate.curve import ramp_seconds
-    from apachetune.simulate.workload import ServiceTime, Workload
+    from apachetune.simulate.workload import Workload
 
     setup, target, report = run.setup, run.target, run.report
     section = setup.directives
