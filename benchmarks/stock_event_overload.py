@@ -6,8 +6,10 @@
 Each run starts a fresh httpd 2.4.71 with /etc/apache2/mods-available/mpm_event.conf (2 x 25
 threads to start, 150 at most) and validate's /app/sleep application, then runs `ab -k -c N -n M`
 or `wrk -t1 -c N -d S` against it; beside each, the CLI's simulation with an instant client
-(`--turnaround 0`), with its default turnaround (a load generator's on loopback), and with
-`--client-first 0.13` too. Keep the requests long enough (100 ms) that the CPUs do not bound the
+(`--turnaround 0`), with its default turnaround (a load generator's on loopback) alone
+(`--client-first 0`), with its defaults (that turnaround, and the generator running first on a
+worker's core after 13% of the responses, fading with the rate), and with a constant
+`--client-first 0.13`. Keep the requests long enough (100 ms) that the CPUs do not bound the
 run: at 10 ms mod_lua and the client fill both cores of a 2-core VM. Loopback only; ab's and
 wrk's runs are bounded (--requests, --seconds). Needs apache2, ab and wrk.
 """
@@ -32,8 +34,8 @@ CONF = "/etc/apache2/mods-available/mpm_event.conf"
 AB = {"rps": r"Requests per second:\s+([\d.]+)", "failed": r"Failed requests:\s+(\d+)", "length": r"Length: (\d+)",
       "p95": r" 95%\s+(\d+)", "p99": r" 99%\s+(\d+)"}
 WRK = {"rps": r"Requests/sec:\s+([\d.]+)", "read": r"read (\d+)", "p99": r"99%\s+([\d.]+\w+)"}
-VARIANTS = (("instant client", ["--turnaround", "0"]), ("default turnaround", []),
-            ("and --client-first 0.13", ["--client-first", "0.13"]))
+VARIANTS = (("instant client", ["--turnaround", "0"]), ("the default turnaround alone", ["--client-first", "0"]),
+            ("the defaults (and client first, fading)", []), ("--client-first 0.13", ["--client-first", "0.13"]))
 
 
 def measure(command: list[str]) -> str:

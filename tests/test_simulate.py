@@ -325,6 +325,45 @@ def test_a_client_that_runs_first_on_the_worker_s_core_costs_closes_whatever_its
         run("event", small_event(), keepalive_overload(30e-6), 2, client_first=1.5)
 
 
+def test_a_client_that_runs_first_and_sends_nothing_yields_its_worker():
+    """A client that preempts the worker and then pauses (think time, ab's last requests
+    started) yields the core: the worker goes on to idle. Before, it stayed held until the next
+    request came, and a case study 4 run with client_first took 33 s instead of 3.5 (ab's end game
+    held every worker until KeepAliveTimeout)."""
+    thinking = Workload(ServiceTime.parse("exp:50ms"), clients=10, think=0.2, turnaround=72e-6)
+    plain = run("event", small_event(), thinking, 12, warmup=2)
+    first = run("event", small_event(), thinking, 12, warmup=2, client_first=1.0)
+    assert first.throughput == pytest.approx(10 / 0.25, rel=0.1) and plain.throughput == pytest.approx(
+        first.throughput, rel=0.05)
+    assert parked_closes(first) == 0 and first.errors == {}, first.events
+    tiny = load_directives(None, "event", max_request_workers=6, threads_per_child=3)
+    ab = Workload(ServiceTime.parse("exp:400us"), clients=200, turnaround=64e-6, requests=5000)
+    r = run("event", tiny, ab, 600, client_first=0.13)
+    assert r.ab is not None and r.ab["time_taken_s"] < 2.0, r.ab
+
+
+def test_a_load_generator_that_is_busy_runs_first_less():
+    """perf: wrk preempted event's worker after 36-44% of its responses at 200-1,000 a second,
+    19% at 1,900, ab after 0.5% at 14,000: a generator busy with its responses is awake for them.
+    client_first_fade fades the share linearly to none at that many keep-alive responses a
+    second (the CLI's default for a load generator on loopback: 0.13 fading at 12,000)."""
+    tiny = load_directives(None, "event", max_request_workers=6, threads_per_child=3)
+    ab = Workload(ServiceTime.parse("exp:400us"), clients=200, turnaround=64e-6, requests=5000)
+    lost = {}
+    for name, kw in (("none", {}), ("constant", {"client_first": 0.13}),
+                     ("faded", {"client_first": 0.13, "client_first_fade": 12000.0})):
+        r = run("event", tiny, ab, 600, **kw)
+        assert r.ab is not None
+        lost[name] = r.ab["failed_length"]
+    # at about 14,000 a second the faded share is none but for the run's first 50 ms
+    assert lost["none"] < lost["faded"] < lost["constant"] - 100, lost
+    # at 200 a second it hardly fades
+    slow = [run("event", small_event(), keepalive_overload(72e-6), 12, warmup=2, client_first=0.13, **kw)
+            for kw in ({}, {"client_first_fade": 12000.0})]
+    assert parked_closes(slow[1]) == pytest.approx(parked_closes(slow[0]), rel=0.25)
+    assert slow[1].to_json()["client_first_fade_rps"] == 12000 and slow[0].to_json()["client_first_fade_rps"] is None
+
+
 def test_requests_of_one_set_length_are_not_served_in_lock_step():
     """Fixed 51.2 ms requests, 20 wrk clients with keep-alive on event's 2 x 5 threads: httpd 2.4.71
     closed 40 parked requests a second (p99 437-472 ms). Exactly equal lengths kept every worker
@@ -604,11 +643,19 @@ def test_cli_simulate_says_when_event_s_closes_hang_on_races_it_was_not_given():
     # without --turnaround a keep-alive closed loop takes a load generator's on loopback (wrk's;
     # ab's with --requests), and says so
     over = CliRunner().invoke(cli, [*base, "--mpm", "event", "--clients", "20"])
-    assert "turnaround lognormal, mean 72 us" in over.output and "72 µs on average, assumed" in over.output
+    assert "turnaround lognormal, mean 72 us" in over.output and "this run: 72 µs on average" in over.output
+    assert "runs first on the worker's core (this run: 13% of the responses" in over.output
+    assert "assumed: a load generator on loopback" in over.output  # the "client first" row
     ab = json.loads(CliRunner().invoke(cli, [*base, "--mpm", "event", "--clients", "20", "--requests", "500",
                                              "--format", "json"]).output)
     assert "turnaround lognormal, mean 64 us" in ab["workload"] and ab["turnaround_assumed"] is True
     assert ab["turnaround_us"] == pytest.approx(64)  # the draws' mean
+    # ... and runs first on the worker's core after some of its responses, fading with the rate
+    assert ab["client_first"] == 0.13 and ab["client_first_fade_rps"] == 12000
+    for extra in (["--client-first", "0"], ["--turnaround", "100us"]):
+        given = json.loads(CliRunner().invoke(cli, [*base, "--mpm", "event", "--clients", "20", *extra,
+                                                    "--format", "json"]).output)
+        assert given["client_first"] == 0 and given["client_first_fade_rps"] is None, extra
     closed = json.loads(CliRunner().invoke(cli, [*base, "--mpm", "event", "--clients", "20", "--no-keepalive",
                                                  "--format", "json"]).output)
     assert "turnaround" not in closed["workload"] and closed["turnaround_assumed"] is False

@@ -85,13 +85,15 @@ class Draw(click.ParamType):
                    "sharing httpd's cores on loopback, 45us fitted wrk on processes of 5 threads, 25us on "
                    "processes of 25; --client-first fits all of them with one share (docs/simulate.md; "
                    "benchmarks/event_race_trace.py traces it).")
-@click.option("--client-first", type=Finite(0, 1), default=0,
+@click.option("--client-first", type=Finite(0, 1), default=None,
               help="event: the share (0-1) of keep-alive responses whose next request is in before their "
                    "worker is idle again, whatever the turnaround: a client on the same machine, woken by the "
                    "response on the worker's core, runs first. Traced with perf on a 2-core machine, wrk "
                    "preempted the worker after 36-44% of the responses at 200-1,000 req/s and 19% at 1,900; "
-                   "0.1-0.13 fitted its closes and p99 from 200 to 1,900 req/s, however fast wrk answered. 0 "
-                   "(the default): clients on other machines or cores (docs/simulate.md; "
+                   "0.1-0.13 fitted its closes and p99 from 200 to 1,900 req/s, however fast wrk answered. "
+                   "Default: with the assumed turnaround (a load generator on loopback: no --turnaround) 0.13, "
+                   "fading to 0 as the keep-alive responses near 12,000 a second (fitted to ab and wrk on a "
+                   "2-core VM); else 0, for clients on other machines or cores (docs/simulate.md; "
                    "benchmarks/event_race_trace.py).")
 @click.option("--listener-wake", type=Seconds(), default="150us", show_default=True,
               help="event: a listener that disabled its listen sockets (every worker busy) acts this long after "
@@ -225,6 +227,7 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
         if replay and (curve or plot_dir):
             raise UsageError("--curve and --plot vary --clients or --rate; a replay has neither (try --speed)")
     turnaround, assumed = _turnaround(turnaround, bool(clients and keepalive), bool(ab_requests))
+    client_first, client_first_fade = _client_first(client_first, assumed)
     workload = Workload(service_time, clients=clients, rate=rate, keepalive=keepalive, think=think[0], think_draw=think[1],
                         naive_reuse=naive_reuse, ramp_up=ramp_up,
                         requests_per_connection=requests_per_connection, gap=gap, crowd=crowd, silent=silent,
@@ -256,7 +259,8 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
             return simulate(m, section, workload, seconds, warmup=warmup, seed=seed, memory=memory.get(m), version=v,
                             cores=cores, graceful_at=tuple(graceful_at), costs=_costs(m, httpd_cpu, client, threads),
                             accept_defer=defer, read_timeout=read_timeout, worker_return=worker_return,
-                            client_first=client_first, listener_wake=listener_wake, accept_spacing=accept_spacing,
+                            client_first=client_first, client_first_fade=client_first_fade,
+                            listener_wake=listener_wake, accept_spacing=accept_spacing,
                             cpu_quota=cpu_quota, cpu_period=period, drain=drain, first_pass=first_pass)
 
         results.append(run())
@@ -363,6 +367,16 @@ def _turnaround(given, keepalive_loop: bool, ab: bool):
         return (0.0, None), False
     draw = AB_TURNAROUND if ab else WRK_TURNAROUND
     return (draw.mean, draw), True
+
+
+def _client_first(given: float | None, assumed: bool) -> tuple[float, float]:
+    """(--client-first, its fade): as given, constant; else with the assumed turnaround a load
+    generator's on event's cores (LOOPBACK_CLIENT_FIRST fading by the rate), else none."""
+    from apachetune.simulate.workload import LOOPBACK_CLIENT_FIRST, LOOPBACK_CLIENT_FIRST_FADE
+
+    if given is not None:
+        return given, 0.0
+    return (LOOPBACK_CLIENT_FIRST, LOOPBACK_CLIENT_FIRST_FADE) if assumed else (0.0, 0.0)
 
 
 def _cpu_pair(text: str, option: str, named: dict[str, tuple[float, float]]) -> tuple[float, float]:
@@ -482,7 +496,7 @@ def _curves(results, workload, seconds, seed, cores, cpu_quota, cpu_period, by_v
         points = curve(r.mpm, r.section, workload, k, seconds=seconds, seed=seed, version=r.httpd_version,
                        cores=cores, costs=r.costs, accept_defer=r.accept_defer, read_timeout=r.read_timeout,
                        worker_return=r.worker_return, client_first=r.client_first,
-                       listener_wake=r.listener_wake, accept_spacing=r.accept_spacing, cpu_quota=cpu_quota,
+                       client_first_fade=r.client_first_fade, listener_wake=r.listener_wake, accept_spacing=r.accept_spacing, cpu_quota=cpu_quota,
                        cpu_period=cpu_period)
         curves.append((f"{r.mpm} {r.httpd_version}" if by_version else r.mpm, r, k, points))
     return curves

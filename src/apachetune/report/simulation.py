@@ -59,8 +59,11 @@ def rows(r: SimResult) -> list[tuple[str, str]]:
         out_rows.append(("worker return", f"a worker idle again {r.worker_return * 1e6:g} us (mean, exponential) "
                                           "after its request"))
     if r.client_first and r.mpm == "event":
+        fade = (f", fading to none as the keep-alive responses near {r.client_first_fade:,.0f} a second"
+                if r.client_first_fade else "")
+        assumed = "; assumed: a load generator on loopback" if r.turnaround_assumed else ""
         out_rows.append(("client first", f"{r.client_first:.0%} of keep-alive requests in before their worker "
-                                         "is idle again"))
+                                         f"is idle again{fade}{assumed}"))
     if (r.listener_wake or r.accept_spacing) and r.mpm == "event":
         out_rows.append(("listener", f"acts {r.listener_wake * 1e6:g} us after a worker goes idle; accepts "
                                      f"{r.accept_spacing * 1e6:g} us apart"))
@@ -145,14 +148,18 @@ def print_simulation(r: SimResult) -> None:
                   "on event how many parked connections are closed then hangs on how the clients started "
                   "(--ramp-up) and on their timers (docs/simulate.md, \"Think time\"); --think exp:MEAN draws "
                   "each pause, as people and most load tools pause.")
-    if r.keepalive_overload and (not r.turnaround or (r.turnaround_assumed and not r.client_first
-                                                       and not r.worker_return)):
+    if r.keepalive_overload and r.turnaround_assumed:
+        out.print("More keep-alive clients than workers on event: how many requests it closes, and the tail, "
+                  f"hang on microseconds: the client's turnaround (this run: {r.turnaround * 1e6:.0f} µs on "
+                  "average) and whether it runs first on the worker's core (this run: "
+                  f"{r.client_first:.0%} of the responses, fading with the rate), both assumed: a load "
+                  "generator on loopback on a 2-core VM. For clients on other machines give --turnaround "
+                  "(their round trip) and --client-first 0 (docs/simulate.md, \"event's parked requests\").")
+    elif r.keepalive_overload and not r.turnaround:
         # the worker's way back matters only with a turnaround to race it; 0 is right for clients
         # on other machines or cores (benchmarks/event_race_trace.py)
-        turn = "none" if not r.turnaround else f"{r.turnaround * 1e6:.0f} µs on average, assumed: a load " \
-            "generator on loopback"
         out.print("More keep-alive clients than workers on event: how many requests it closes, and the tail, "
-                  f"hang on microseconds: the client's turnaround (this run: {turn}; --turnaround) and, if the "
+                  "hang on microseconds: the client's turnaround (this run: none; --turnaround) and, if the "
                   "client shares httpd's cores (a benchmark on loopback), a worker's way back to idle: "
                   "--client-first 0.13 (docs/simulate.md, \"event's parked requests\" and \"event's listener\").")
 

@@ -76,6 +76,7 @@ class SimResult:
     read_timeout: float | None = None
     worker_return: float = 0.0  # event: mean seconds from a worker's request done to its being idle
     client_first: float = 0.0  # event: share of keep-alive responses whose next request beats the worker back
+    client_first_fade: float = 0.0  # ... fading to none at this many keep-alive responses a second (0: constant)
     listener_wake: float = 0.0  # event: seconds a disabled listener takes to act on a worker gone idle
     accept_spacing: float = 0.0  # event: seconds between the requests of connections accepted back to back
     turnaround: float = 0.0  # the closed loop's mean turnaround (Workload.turnaround)
@@ -137,6 +138,7 @@ class SimResult:
             "cpu_costs": self.costs.to_json() if self.costs else None,
             "worker_return_us": round(self.worker_return * 1e6, 3) if self.mpm == "event" else None,
             "client_first": self.client_first if self.mpm == "event" else None,
+            "client_first_fade_rps": self.client_first_fade or None if self.mpm == "event" else None,
             "listener_wake_us": round(self.listener_wake * 1e6, 3) if self.mpm == "event" else None,
             "accept_spacing_us": round(self.accept_spacing * 1e6, 3) if self.mpm == "event" else None,
             "turnaround_us": round(self.turnaround * 1e6, 3) if self.clients else None,
@@ -167,7 +169,7 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
              graceful_at: tuple[float, ...] = (), restart_start_servers: int | None = None,
              drain: bool = False, costs: CpuCosts | None = None, first_pass: float = 1.0,
              accept_defer: float = DEFER_ACCEPT, read_timeout: float | None = None,
-             worker_return: float = 0.0, client_first: float = 0.0,
+             worker_return: float = 0.0, client_first: float = 0.0, client_first_fade: float = 0.0,
              listener_wake: float = LISTENER_WAKE, accept_spacing: float = ACCEPT_SPACING,
              cpu_quota: float | None = None, cpu_period: float | None = None,
              restart_seconds: float = RESTART_SECONDS) -> SimResult:
@@ -197,7 +199,8 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     worker waits for a request line (mod_reqtimeout's header timeout; None: the section's
     Timeout); `worker_return`: event's way back to idle after a request (Server; 0: none);
     `client_first`: the share of event's keep-alive responses whose next request is in before
-    their worker is idle again (a client preempting the worker on its core; Server);
+    their worker is idle again (a client preempting the worker on its core; Server), fading
+    linearly to none as the keep-alive responses near `client_first_fade` a second (0: constant);
     `listener_wake`, `accept_spacing`: event's listener as a thread (Server; 0: instant);
     `cpu_quota`: the CPU time a second the server's cgroup allows when below its cores (docker
     --cpus 0.5: half a core's time shared by all its threads; default with `cores` not given:
@@ -225,7 +228,7 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     buckets = listen_buckets(ratio, cores) if rules_for(version).buckets and isinstance(ratio, int) else 1
     server = Server(clock, mpm, section, workload.service, rng, stats, backlog, version, cpu, workload.cpu_fraction,
                     buckets, workload.fin_after, costs, accept_defer, read_timeout, worker_return, client_first,
-                    listener_wake, accept_spacing)
+                    listener_wake, accept_spacing, client_first_fade)
     parent = Parent(clock, server, mpm, section, stats, spawn_delay, memory)
     parent.first_pass = first_pass
     parent.restart_seconds = restart_seconds
@@ -284,7 +287,7 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
         ab=ab_report(count, end, lead) if count else None, costs=costs or None,
         workload_cpu=workload.cpu_fraction, recycled=stats.recycled, accept_defer=accept_defer,
         read_timeout=read_timeout, worker_return=worker_return, client_first=client_first,
-        listener_wake=listener_wake, accept_spacing=accept_spacing, turnaround=workload.turnaround,
+        client_first_fade=client_first_fade, listener_wake=listener_wake, accept_spacing=accept_spacing, turnaround=workload.turnaround,
         fixed_think=workload.think if workload.keepalive and workload.think_draw is None else 0.0,
         clients=workload.clients, unanswered=arrivals.waiting() if arrivals else 0,
         keepalive_overload=mpm == "event" and workload.keepalive

@@ -76,6 +76,9 @@ MAX_SECS_TO_LINGER = 30.0  # event's lingering queue for the connections it clos
 # (fitted on httpd 2.4.71, 2-core VM: docs/simulate.md, "event's listener"; 0, 0: instant)
 LISTENER_WAKE = 150e-6
 ACCEPT_SPACING = 100e-6
+# client_first: the longest a client that ran first on its worker's core keeps it (its turnaround
+# is tens of µs on loopback; one that sends nothing yields at once)
+CLIENT_FIRST_LIMIT = 1e-3
 
 
 class Conn:
@@ -132,7 +135,8 @@ class Server:
                  cpu: Processors | None = None, cpu_fraction: float = 0.0, buckets: int = 1,
                  fin_after: float = 0.0, costs: CpuCosts | None = None, accept_defer: float = DEFER_ACCEPT,
                  read_timeout: float | None = None, worker_return: float = 0.0, client_first: float = 0.0,
-                 listener_wake: float = LISTENER_WAKE, accept_spacing: float = ACCEPT_SPACING):
+                 listener_wake: float = LISTENER_WAKE, accept_spacing: float = ACCEPT_SPACING,
+                 client_first_fade: float = 0.0):
         self.clock, self.service, self.rng, self.stats = clock, service, rng, stats
         # a connection that sends nothing: how long the kernel keeps it from accept() (0 with
         # AcceptFilter http none or connect), then how long a worker waits for its request line
@@ -164,6 +168,11 @@ class Server:
         # the pollset only after the request has come (traced with perf on httpd 2.4.71:
         # benchmarks/event_race_trace.py). Clients on other machines: 0.
         self.client_first = client_first if self.event else 0.0
+        # ... fading linearly to none as the keep-alive responses near `client_first_fade` a second
+        # (0: no fading), read over 50 ms: a busy client is awake for its responses
+        self.client_first_fade = client_first_fade
+        self._share = self.client_first
+        self._window_start, self._window_kept = 0.0, 0
         # event's listener is a thread, not an instant (0, 0: instant). A worker that
         # goes idle while the listener has its listen sockets disabled wakes it, and it acts
         # `listener_wake` later, on what it finds then: a parked request that came meanwhile has
@@ -488,9 +497,12 @@ class Server:
             not self.max_keepalive or conn.served < self.max_keepalive)
         conn.state = (PARKED if self.event else READING) if keep else CLOSED
         conn.token += 1
-        if keep and self.client_first and self.rng.random() < self.client_first:
+        if keep and self.client_first and self.rng.random() < self._client_first_share():
             conn.holds = True
             p.returning += 1
+            # a client that runs first and sends nothing (a pause, ab's last requests started)
+            # yields the core within its turnaround, and the worker goes on to idle
+            self.clock.after(CLIENT_FIRST_LIMIT, self._hold_over, conn, conn.served)
         if keep:
             conn.parked_until = self.clock.now + self.keepalive_timeout
             if not conn.timer:  # else the check on the clock is earlier, and moves on to this deadline
@@ -520,6 +532,21 @@ class Server:
             assert p is not None
             p.returning -= 1
             self.clock.after(0.0, self.dispatch, p)
+
+    def _client_first_share(self) -> float:
+        """client_first now: faded by the keep-alive responses a second of the last 50 ms."""
+        if self.client_first_fade:
+            now = self.clock.now
+            self._window_kept += 1
+            if now - self._window_start >= 0.05:
+                rate = self._window_kept / (now - self._window_start)
+                self._share = self.client_first * max(0.0, 1.0 - rate / self.client_first_fade)
+                self._window_start, self._window_kept = now, 0
+        return self._share
+
+    def _hold_over(self, conn: Conn, served: int) -> None:
+        if conn.served == served:  # (else that hold ended, and this is a later response's)
+            self._let_go(conn)
 
     def _returned(self, p: Process) -> None:
         """event: a worker done with a request counts as idle again (ap_queue_info_set_idle)."""

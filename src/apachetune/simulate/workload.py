@@ -156,6 +156,14 @@ class ServiceTime:
 # stock section, 100 ms requests: 894-1,063 failed, 149 simulated with 0, 774 with ab's).
 AB_TURNAROUND = ServiceTime("lognormal", 64e-6, 0.95)
 WRK_TURNAROUND = ServiceTime("lognormal", 72e-6, 0.52)
+# ... and such a generator on event's cores runs first on a worker's core after some of its
+# responses (Server.client_first): the share fitted to ab and wrk on loopback on the same VM
+# (2026-12-06, docs/simulate.md, "event's parked requests"), fading to none as the keep-alive
+# responses near this rate a second, where the generator no longer sleeps between them (perf:
+# wrk preempted the worker after 36-44% of its responses at 200-1,000 a second, 19% at 1,900; ab
+# after 0.5% at 14,000).
+LOOPBACK_CLIENT_FIRST = 0.13
+LOOPBACK_CLIENT_FIRST_FADE = 12000.0
 
 
 def _told(name: str, seconds: float, draw: ServiceTime | None, scale: float, unit: str) -> str:

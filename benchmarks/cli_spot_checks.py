@@ -1,0 +1,131 @@
+"""Spot checks an operator would make: an MPM section file, httpd under ab or wrk on validate's
+/app/sleep application, and `apachetune simulate FILE` as typed (the section, the clients, the
+requests or seconds, the service time; nothing else).
+
+    python benchmarks/cli_spot_checks.py [CELL ...] [--also "--client-first 0"]
+
+Each cell starts a fresh httpd 2.4.71 with the section, waits 1.5 s, runs `ab -r [-k] -c C -n N`
+or `wrk -t1 -cC -dNs --latency` on loopback, then simulates the same with the CLI (ab's books
+with --requests; wrk's latencies as wrk prints them, its 2 s timeout applied). `--also ARGS`
+simulates each cell once more with those options added (to see what a default changed).
+Prints a markdown row a cell (docs/benchmarks.md, "Spot checks: section files under ab and
+wrk"). Loopback only, bounded (ab -n, wrk -d). Needs apache2, ab and wrk.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from apachetune.validate.section import load_directives  # noqa: E402
+from apachetune.validate.targets import make_target  # noqa: E402
+
+SPARE_10 = "StartServers 2\nMinSpareThreads 10\nMaxSpareThreads 30\nThreadsPerChild 10\n"
+STOCK_THREADS = "StartServers 2\nMinSpareThreads 25\nMaxSpareThreads 75\nThreadsPerChild 25\nMaxRequestWorkers 150\n"
+STOCK_PREFORK = "StartServers 5\nMinSpareServers 5\nMaxSpareServers 10\n"
+# name: (MPM, section, client, clients, requests (ab) or seconds (wrk), service ms, keep-alive)
+CELLS = {
+    "p1": ("prefork", STOCK_PREFORK + "MaxRequestWorkers 30\n", "ab", 60, 3000, 100, False),
+    "w2": ("worker", SPARE_10 + "MaxRequestWorkers 40\n", "ab", 40, 4000, 30, True),
+    "e3": ("event", SPARE_10 + "MaxRequestWorkers 40\n", "ab", 80, 8000, 30, True),
+    "e4": ("event", STOCK_THREADS, "wrk", 50, 6, 200, True),
+    "p5": ("prefork", STOCK_PREFORK + "MaxRequestWorkers 150\n", "ab", 200, 4000, 20, False),
+    "w6": ("worker", STOCK_THREADS + "MaxConnectionsPerChild 100\n", "ab", 100, 5000, 20, False),
+    "p8": ("prefork", STOCK_PREFORK + "MaxRequestWorkers 20\n", "ab", 30, 2000, 50, True),
+    "e9": ("event", SPARE_10 + "MaxRequestWorkers 20\nAsyncRequestWorkerFactor 1\n", "wrk", 100, 6, 50, True),
+    "w10": ("worker", "StartServers 1\nServerLimit 3\nMinSpareThreads 50\nMaxSpareThreads 100\nThreadLimit 50\n"
+            "ThreadsPerChild 50\nMaxRequestWorkers 150\n", "ab", 300, 6000, 50, False),
+    "e11": ("event", "StartServers 3\nMinSpareThreads 75\nMaxSpareThreads 250\nThreadsPerChild 25\n"
+            "MaxRequestWorkers 400\nServerLimit 16\n", "ab", 500, 10000, 100, False),
+    "p12": ("prefork", "StartServers 10\nMinSpareServers 10\nMaxSpareServers 20\nMaxRequestWorkers 256\n"
+            "KeepAliveTimeout 2\n", "wrk", 100, 6, 100, True),
+    "w13": ("worker", "StartServers 3\nMinSpareThreads 75\nMaxSpareThreads 250\nThreadsPerChild 25\n"
+            "MaxRequestWorkers 100\n", "wrk", 150, 6, 50, True),
+    "e14": ("event", STOCK_THREADS, "ab", 200, 12000, 50, True),
+    "e15": ("event", "StartServers 3\nMinSpareThreads 10\nMaxSpareThreads 30\nThreadsPerChild 10\n"
+            "MaxRequestWorkers 30\n", "wrk", 60, 6, 20, True),
+    "e16": ("event", STOCK_THREADS, "ab", 300, 8000, 10, True),
+}
+
+
+def _percentile(out: str, q: int) -> float | None:
+    m = re.search(rf"(?m)^\s*{q}%\s+(\d+)", out)
+    return float(m.group(1)) if m else None
+
+
+def _wrk_ms(text: str) -> float:
+    m = re.match(r"([0-9.]+)(us|ms|s)", text)
+    assert m, text
+    return float(m.group(1)) * {"us": 1e-3, "ms": 1.0, "s": 1e3}[m.group(2)]
+
+
+def measured(mpm: str, conf: Path, client: str, clients: int, n: int, ms: int, keepalive: bool) -> dict:
+    with make_target("httpd", mpm, load_directives(str(conf), mpm, keep_server_limit=True)) as t:
+        time.sleep(1.5)
+        url = f"http://{t.host}:{t.port}/app/sleep?ms={ms}"
+        if client == "ab":
+            out = subprocess.run(["ab", "-r", *(["-k"] if keepalive else []), "-c", str(clients), "-n", str(n), url],
+                                 capture_output=True, text=True, timeout=300).stdout
+            return {"rps": float(re.search(r"Requests per second:\s*([0-9.]+)", out).group(1)),  # type: ignore[union-attr]
+                    "failed": int(re.search(r"Failed requests:\s*(\d+)", out).group(1)),  # type: ignore[union-attr]
+                    "p50": _percentile(out, 50), "p99": _percentile(out, 99)}
+        out = subprocess.run(["wrk", "-t1", f"-c{clients}", f"-d{n}s", "--latency", url],
+                             capture_output=True, text=True, timeout=300).stdout
+        errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+        return {"rps": float(re.search(r"Requests/sec:\s*([0-9.]+)", out).group(1)),  # type: ignore[union-attr]
+                "failed": f"{errors.group(2)} read, {errors.group(4)} timeout" if errors else "0",
+                "p50": _wrk_ms(re.search(r"50%\s+(\S+)", out).group(1)),  # type: ignore[union-attr]
+                "p99": _wrk_ms(re.search(r"99%\s+(\S+)", out).group(1))}  # type: ignore[union-attr]
+
+
+def simulated(mpm: str, conf: Path, client: str, clients: int, n: int, ms: int, keepalive: bool,
+              extra: list[str]) -> dict:
+    cmd = [sys.executable, "-m", "apachetune", "simulate", str(conf), "--mpm", mpm, "--clients", str(clients),
+           "--service", f"{ms}ms", *(["--requests", str(n)] if client == "ab" else ["--seconds", str(n)]),
+           *([] if keepalive else ["--no-keepalive"]), *extra, "--format", "json"]
+    s = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=ROOT).stdout)
+    if client == "ab":
+        return {"rps": s["ab"]["requests_per_second"], "failed": s["ab"]["failed_length"],
+                "p50": s["latency_ms"]["p50"], "p99": s["latency_ms"]["p99"]}
+    wrk = s["latency_as_wrk_ms"]
+    return {"rps": s["throughput_rps"], "failed": f"{s['errors'].get('reset', 0)} read, {s['wrk_timeouts']} timeout",
+            "p50": wrk["p50"], "p99": wrk["p99"]}
+
+
+def cell(figures: dict) -> str:
+    return f"{figures['rps']:,.0f}; {figures['failed']}; {figures['p50']:,.0f} / {figures['p99']:,.0f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("cells", nargs="*", help=f"of {', '.join(CELLS)} (default: all)")
+    parser.add_argument("--also", default="", help="options added to a second simulation of each cell")
+    args = parser.parse_args()
+    unknown = [c for c in args.cells if c not in CELLS]
+    if unknown:
+        parser.error(f"no cell {', '.join(unknown)}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.cells or CELLS:
+            mpm, text, client, clients, n, ms, keepalive = CELLS[name]
+            conf = Path(tmp) / f"{name}.conf"
+            conf.write_text(text + ("" if keepalive else "KeepAlive Off\n"))
+            spec = (mpm, conf, client, clients, n, ms, keepalive)
+            real = measured(*spec)
+            sims = [simulated(*spec, []), *([simulated(*spec, args.also.split())] if args.also else [])]
+            load = (f"`ab {'-k ' if keepalive else ''}-c {clients} -n {n}`" if client == "ab"
+                    else f"`wrk -t1 -c{clients} -d{n}s`{'' if keepalive else ' (close)'}")
+            print(f"| {name} | {mpm} | {text.strip().replace(chr(10), ', ')} | {load}, {ms} ms | {cell(real)} | "
+                  + " | ".join(cell(s) for s in sims) + " |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
