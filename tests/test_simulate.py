@@ -516,15 +516,24 @@ def test_the_same_seed_gives_the_same_run_in_another_process():
 
 def test_cli_simulate_gives_a_growing_pool_s_range_over_the_parent_s_pass_phase():
     """A pool that grows during the run grows at the parent's passes, whose phase against the
-    load is chance; the run takes the first a second in, the range takes PASS_PHASES too. httpd
-    2.4.71 prefork, Debian's section, wrk -c 300 on 50 ms for 8 s: 772 req/s, where the pass a
-    second in gives 625 and the range 625-923."""
+    load is chance; the run takes the first half a second in (its middle: --first-pass), the
+    range takes PASS_PHASES and 1 s too. httpd 2.4.71 prefork, Debian's section, wrk -c 300 on 50
+    ms for 8 s: 772 req/s, where the pass half a second in gives 780, a second in 625, and the
+    range is 625-923."""
     argv = ["simulate", "--mpm", "prefork", "--max-request-workers", "150", "--clients", "300", "--service", "50ms",
             "--seconds", "8", "--format", "json"]
     grown = json.loads(CliRunner().invoke(cli, argv).output)
     low, high = grown["pass_phases"]["throughput_rps"]
     assert low <= grown["throughput_rps"] <= high and high > 1.2 * low
-    assert grown["pass_phases"]["first_pass_s"][-1] == 1.0
+    assert grown["pass_phases"]["first_pass_s"][-1] == 1.0 and 0.5 in grown["pass_phases"]["first_pass_s"]
+    assert grown["first_pass_s"] == 0.5
+    late = json.loads(CliRunner().invoke(cli, [*argv, "--first-pass", "1s"]).output)
+    # the pool grows a second in: half a second later than the default's
+    assert late["first_pass_s"] == 1.0 and late["throughput_rps"] < 0.9 * grown["throughput_rps"]
+    assert late["pass_phases"]["throughput_rps"] == grown["pass_phases"]["throughput_rps"]
+    for bad in ("0", "1.5s"):
+        res = CliRunner().invoke(cli, [*argv, "--first-pass", bad])
+        assert res.exit_code == 2 and "--first-pass" in res.output and "Traceback" not in res.output, bad
     steady = json.loads(CliRunner().invoke(cli, [*argv[:-6], "--clients", "3", "--seconds", "3", "--format",
                                                  "json"]).output)
     # 3 clients: the pool grows to MinSpareServers idle, but no client waits for it

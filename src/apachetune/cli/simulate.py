@@ -170,6 +170,10 @@ class Draw(click.ParamType):
 @click.option("--warmup", type=Finite(0, 3600), default=0, show_default=True,
               help="Simulated seconds not counted in throughput and latency.")
 @click.option("--seed", type=Finite(0, 2**31, integer=True), default=1, show_default=True)
+@click.option("--first-pass", type=Seconds(), default=None,
+              help="from the load's start to the parent's first maintenance pass (then one a second), which "
+                   "grows the pool: a server started before its load meets it at a phase that is chance, and "
+                   "the report's \"pool growth\" row gives the range. Default: its middle, 0.5s.")
 @click.option("--per-worker-mib", type=Finite(0, 1e6), help="Memory a worker holds (from `size`), for the peak.")
 @click.option("--wrk-timeout", type=Seconds(), default="2s", show_default=True,
               help="The latencies \"as wrk prints it\": wrk's --timeout (its default, 2 s); slower responses are "
@@ -202,7 +206,7 @@ class Draw(click.ParamType):
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout, clients, rate, keepalive, think,
             naive_reuse, ramp_up, turnaround, worker_return, client_first, listener_wake, accept_spacing, fin_after, ab_requests, requests_per_connection, gap, crowd, silent, service, documents, per_kib, access_log, log_format, speed, cpu_fraction, cores, cpu_quota, cpu_period_ms, httpd_cpu,
-            client_cpu, client_threads, timeout, syn_schedule, seconds, warmup, seed, per_worker_mib, facts_path,
+            client_cpu, client_threads, timeout, syn_schedule, seconds, warmup, seed, first_pass, per_worker_mib, facts_path,
             wrk_timeout,
             per_process_mib, httpd_version, versus, compare, curve, plot_dir, graceful_at, drain, fmt):
     """Predict what an MPM section does under a workload: throughput, latency percentiles,
@@ -239,6 +243,12 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
     seconds = _run_seconds(workload, seconds)
     if warmup >= seconds:
         raise UsageError("--warmup must be shorter than --seconds")
+    if first_pass is None:
+        from apachetune.simulate.parent import MIDDLE_FIRST_PASS
+
+        first_pass = MIDDLE_FIRST_PASS
+    if not 0 < first_pass <= 1:
+        raise UsageError("--first-pass: the parent's passes are a second apart: give 1s or less, above 0")
     period = _cpu_period(cpu_period_ms, cpu_quota, cores)
     version = _versions(httpd_version, versus, compare)
     mpms = ["prefork", "worker", "event"] if compare else [mpm or _mpm_of(file)]
@@ -255,7 +265,7 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
                                   startup_messages=said)
         defer, read_timeout = timeouts[v]
 
-        def run(first_pass: float = 1.0, m=m, v=v, section=section, defer=defer, read_timeout=read_timeout):
+        def run(first_pass: float = first_pass, m=m, v=v, section=section, defer=defer, read_timeout=read_timeout):
             return simulate(m, section, workload, seconds, warmup=warmup, seed=seed, memory=memory.get(m), version=v,
                             cores=cores, graceful_at=tuple(graceful_at), costs=_costs(m, httpd_cpu, client, threads),
                             accept_defer=defer, read_timeout=read_timeout, worker_return=worker_return,
@@ -339,8 +349,8 @@ PHASES_MAX_EVENTS = 300_000
 
 def _phases(results, rerun, graceful_at, replay) -> None:
     """One run (no comparison, restart or replay) whose pool grew during it grew at the parent's
-    passes, a second apart, whose phase against the load is chance (the run: the first a second
-    in): its `phases`, the throughput and p99 over the first pass at each of PASS_PHASES too."""
+    passes, a second apart, whose phase against the load is chance (the run's: --first-pass):
+    its `phases`, the throughput and p99 over the first pass at each of PASS_PHASES and 1 s too."""
     from apachetune.simulate.parent import PASS_PHASES
 
     if len(results) != 1 or graceful_at or replay:
@@ -349,10 +359,11 @@ def _phases(results, rerun, graceful_at, replay) -> None:
     grew = bool(r.timeline) and r.peak_processes > r.timeline[0]["processes"]
     if not grew or r.events.get("simulation events", 0) > PHASES_MAX_EVENTS or not r.completed:
         return
-    runs = [r, *(rerun(first_pass) for first_pass in PASS_PHASES)]
+    phases = sorted({*PASS_PHASES, 1.0} - {r.first_pass})
+    runs = [r, *(rerun(first_pass) for first_pass in phases)]
     rates = [x.throughput for x in runs]
     p99s = [x.latency_ms.get("p99", 0.0) for x in runs]
-    r.phases = {"first_pass_s": [*PASS_PHASES, 1.0], "throughput_rps": [round(min(rates), 1), round(max(rates), 1)],
+    r.phases = {"first_pass_s": sorted([*phases, r.first_pass]), "throughput_rps": [round(min(rates), 1), round(max(rates), 1)],
                 "p99_ms": [round(min(p99s), 1), round(max(p99s), 1)]}
 
 

@@ -76,10 +76,10 @@ def rows(r: SimResult) -> list[tuple[str, str]]:
                      or r.phases["p99_ms"][0] != r.phases["p99_ms"][1]):
         low, high = r.phases["throughput_rps"]
         p99_low, p99_high = r.phases["p99_ms"]
-        first, *_, this = r.phases["first_pass_s"]  # (the run's own pass is the last)
+        first, *_, last = r.phases["first_pass_s"]
         out_rows.append(("pool growth", f"{low:,.1f}-{high:,.1f} req/s, p99 {p99_low:,.1f}-{p99_high:,.1f} ms with "
-                         f"the parent's first pass {first:g} s to {this:g} s after the load starts (its phase is "
-                         f"chance; the figures above: {this:g} s)"))
+                         f"the parent's first pass {first:g} s to {last:g} s after the load starts (its phase is "
+                         f"chance; the figures above: {r.first_pass:g} s)"))
     if r.peak_memory_mib is not None:
         out_rows.append(("peak memory", f"{r.peak_memory_mib:,.1f} MiB (sampled once a second)"))
     else:  # a worker's memory is the application's: measured (apachetune size), never guessed

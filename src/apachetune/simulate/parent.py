@@ -60,6 +60,10 @@ HOLD_OFF_AFTER_RESTART = 10  # spawning passes without doubling the rate after a
 # 2,083-2,717 req/s over these phases, 2,233 a second in, 2,574 measured; httpd prefork, Debian's
 # section, wrk -c 300 for 8 s: 6,193 requests where the pass a second in gives 5,000.
 PASS_PHASES = (0.05, 0.2, 0.4, 0.6, 0.8)
+# ... and for a server started at an unknown moment before its load, the middle of that chance,
+# the CLI's default: the first pass half a second in (the spot checks' servers, started 1.5 s
+# before ab or wrk, met theirs about then: benchmarks/cli_spot_checks.py, docs/simulate.md)
+MIDDLE_FIRST_PASS = 0.5
 
 # event: maintenance passes (one a second) that found connections waiting while a process over
 # its connection limit had idle workers (the report names AsyncRequestWorkerFactor for it)

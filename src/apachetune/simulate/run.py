@@ -77,6 +77,7 @@ class SimResult:
     worker_return: float = 0.0  # event: mean seconds from a worker's request done to its being idle
     client_first: float = 0.0  # event: share of keep-alive responses whose next request beats the worker back
     client_first_fade: float = 0.0  # ... fading to none at this many keep-alive responses a second (0: constant)
+    first_pass: float = 1.0  # seconds from the load's start to the parent's first maintenance pass
     listener_wake: float = 0.0  # event: seconds a disabled listener takes to act on a worker gone idle
     accept_spacing: float = 0.0  # event: seconds between the requests of connections accepted back to back
     turnaround: float = 0.0  # the closed loop's mean turnaround (Workload.turnaround)
@@ -139,6 +140,7 @@ class SimResult:
             "worker_return_us": round(self.worker_return * 1e6, 3) if self.mpm == "event" else None,
             "client_first": self.client_first if self.mpm == "event" else None,
             "client_first_fade_rps": self.client_first_fade or None if self.mpm == "event" else None,
+            "first_pass_s": self.first_pass,
             "listener_wake_us": round(self.listener_wake * 1e6, 3) if self.mpm == "event" else None,
             "accept_spacing_us": round(self.accept_spacing * 1e6, 3) if self.mpm == "event" else None,
             "turnaround_us": round(self.turnaround * 1e6, 3) if self.clients else None,
@@ -287,7 +289,7 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
         ab=ab_report(count, end, lead) if count else None, costs=costs or None,
         workload_cpu=workload.cpu_fraction, recycled=stats.recycled, accept_defer=accept_defer,
         read_timeout=read_timeout, worker_return=worker_return, client_first=client_first,
-        client_first_fade=client_first_fade, listener_wake=listener_wake, accept_spacing=accept_spacing, turnaround=workload.turnaround,
+        client_first_fade=client_first_fade, first_pass=first_pass, listener_wake=listener_wake, accept_spacing=accept_spacing, turnaround=workload.turnaround,
         fixed_think=workload.think if workload.keepalive and workload.think_draw is None else 0.0,
         clients=workload.clients, unanswered=arrivals.waiting() if arrivals else 0,
         keepalive_overload=mpm == "event" and workload.keepalive
