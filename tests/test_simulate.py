@@ -653,7 +653,9 @@ def test_cli_simulate_says_when_event_s_closes_hang_on_races_it_was_not_given():
     # ab's with --requests), and says so
     over = CliRunner().invoke(cli, [*base, "--mpm", "event", "--clients", "20"])
     assert "turnaround lognormal, mean 72 us" in over.output and "this run: 72 µs on average" in over.output
-    assert "runs first on the worker's core (this run: 13% of the responses" in over.output
+    assert "(this run: 13% of the responses, fading with the rate, assumed too)" in over.output
+    given = CliRunner().invoke(cli, [*base, "--mpm", "event", "--clients", "20", "--client-first", "0"])
+    assert "(this run: 0% of the responses, as given)" in given.output
     assert "assumed: a load generator on loopback" in over.output  # the "client first" row
     ab = json.loads(CliRunner().invoke(cli, [*base, "--mpm", "event", "--clients", "20", "--requests", "500",
                                              "--format", "json"]).output)

@@ -149,11 +149,12 @@ def print_simulation(r: SimResult) -> None:
                   "(--ramp-up) and on their timers (docs/simulate.md, \"Think time\"); --think exp:MEAN draws "
                   "each pause, as people and most load tools pause.")
     if r.keepalive_overload and r.turnaround_assumed:
+        first = (f"{r.client_first:.0%} of the responses, fading with the rate, assumed too" if r.client_first_fade
+                 else f"{r.client_first:.0%} of the responses, as given")
         out.print("More keep-alive clients than workers on event: how many requests it closes, and the tail, "
                   f"hang on microseconds: the client's turnaround (this run: {r.turnaround * 1e6:.0f} µs on "
-                  "average) and whether it runs first on the worker's core (this run: "
-                  f"{r.client_first:.0%} of the responses, fading with the rate), both assumed: a load "
-                  "generator on loopback on a 2-core VM. For clients on other machines give --turnaround "
+                  f"average, assumed: a load generator on loopback on a 2-core VM) and whether it runs first "
+                  f"on the worker's core (this run: {first}). For clients on other machines give --turnaround "
                   "(their round trip) and --client-first 0 (docs/simulate.md, \"event's parked requests\").")
     elif r.keepalive_overload and not r.turnaround:
         # the worker's way back matters only with a turnaround to race it; 0 is right for clients
