@@ -71,7 +71,8 @@ def rows(r: SimResult) -> list[tuple[str, str]]:
         ab = r.ab
         out_rows.append(("ab would print", f"Complete requests {ab['complete']:,}, Failed requests "
                          f"{ab['failed_length']:,} (Length: {ab['failed_length']:,}), Time taken "
-                         f"{ab['time_taken_s']:,.3f} s, Requests per second {ab['requests_per_second']:,.1f}"))
+                         f"{ab['time_taken_s']:,.3f} s, Requests per second {ab['requests_per_second']:,.1f}"
+                         + _ab_table(ab)))
     if r.phases and (r.phases["throughput_rps"][0] != r.phases["throughput_rps"][1]
                      or r.phases["p99_ms"][0] != r.phases["p99_ms"][1]):
         low, high = r.phases["throughput_rps"]
@@ -163,6 +164,14 @@ def print_simulation(r: SimResult) -> None:
                   "hang on microseconds: the client's turnaround (this run: none; --turnaround) and, if the "
                   "client shares httpd's cores (a benchmark on loopback), a worker's way back to idle: "
                   "--client-first 0.13 (docs/simulate.md, \"event's parked requests\" and \"event's listener\").")
+
+
+def _ab_table(ab: dict) -> str:
+    """ab's percentile lines, the ones people read (its table counts the failures too)."""
+    table = ab.get("percentiles_ms") or {}
+    if not table:
+        return ""
+    return "; served within (ms) " + ", ".join(f"{p}% {table[p]:,.0f}" for p in ("50", "95", "99", "100"))
 
 
 def _unanswered(r: SimResult) -> list[tuple[str, str]]:

@@ -299,7 +299,10 @@ class AbCount:
     done when its response is read or its connection ends without one; a connection that ends
     with nothing read after a response on it is a "Length" failure (ab resets the connection's
     keep-alive flag after each response, so close_connection takes it for a short response);
-    ab stops when N are done."""
+    ab stops when N are done. Each of the first N done has a time, from the connection's start
+    (its connect, or the response before it on a keep-alive connection: ab writes the next
+    request at once) to the response or the close, a failure's too: its percentile table sorts
+    them all (`times`)."""
 
     def __init__(self, requests: int):
         self.requests = requests
@@ -307,6 +310,7 @@ class AbCount:
         self.done = 0
         self.failed_length = 0
         self.finished_at: float | None = None
+        self.times: list[float] = []
 
     def start(self) -> bool:
         if self.started >= self.requests:
@@ -314,9 +318,10 @@ class AbCount:
         self.started += 1
         return True
 
-    def finish(self, now: float, failed: bool) -> None:
+    def finish(self, now: float, failed: bool, since: float) -> None:
         self.failed_length += failed  # ab counts the failure even past N (the run ends there anyway)
         if self.done < self.requests:
+            self.times.append(now - since)
             self.done += 1
             if self.done == self.requests:
                 self.finished_at = now
@@ -342,8 +347,10 @@ class AbClient(LoopClient):
     def __init__(self, clock: Clock, server: Server, stats: Stats, workload: Workload, count: AbCount):
         super().__init__(clock, server, stats, workload)
         self.count = count
+        self.since = 0.0  # ab's c->start: the connection's connect, or its last response read
 
     def request(self) -> None:
+        self.since = self.clock.now
         if self.count.start():
             super().request()
 
@@ -352,12 +359,13 @@ class AbClient(LoopClient):
             return
         self.conn = None
         if not self.waiting:  # idle after a response: read nothing, so done and a Length failure
-            self.count.finish(self.clock.now, failed=True)
+            self.count.finish(self.clock.now, failed=True, since=self.since)
             self.request()
         # else the request on its way finds the connection closed (lost)
 
     def answered(self, keep: bool) -> None:
-        self.count.finish(self.clock.now, failed=False)
+        self.count.finish(self.clock.now, failed=False, since=self.since)
+        self.since = self.clock.now  # (ab's end game: it writes no more, and this is the start it keeps)
         super().answered(keep)
 
     def lost(self, conn: Conn) -> None:
@@ -365,7 +373,7 @@ class AbClient(LoopClient):
         self.after_error()
 
     def after_error(self) -> None:  # lost or never connected: done, nothing read
-        self.count.finish(self.clock.now, failed=True)
+        self.count.finish(self.clock.now, failed=True, since=self.since)
         super().after_error()
 
 
