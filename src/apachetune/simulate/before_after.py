@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from apachetune.simulate.curve import CurvePoint, Knee, knee, points_at
+from apachetune.simulate.parent import MIDDLE_FIRST_PASS
 from apachetune.simulate.run import SimResult, simulate
 from apachetune.simulate.workload import ServiceTime, Workload
 
@@ -113,5 +114,7 @@ def _side(label: str, mpm: str, section: dict[str, object], workload: Workload, 
     k = knee(mpm, section, workload, quota or cores or 1)
     points = points_at(mpm, section, workload, "rate", [round(workload.rate * f, 1) for f in RATE_FACTORS],
                        seconds=SECONDS, seed=seed, cores=cores, cpu_quota=quota, cpu_period=period)
-    start = simulate(mpm, section, workload, SECONDS, seed=seed, cores=cores, cpu_quota=quota, cpu_period=period)
+    # from the section's start, the parent's first pass at the middle of its chance, as simulate's CLI
+    start = simulate(mpm, section, workload, SECONDS, seed=seed, cores=cores, cpu_quota=quota, cpu_period=period,
+                     first_pass=MIDDLE_FIRST_PASS)
     return Side(label, mpm, section, start, points, k)
