@@ -3,11 +3,15 @@
 requests or seconds, the service time; nothing else).
 
     python benchmarks/cli_spot_checks.py [CELL ...] [--also "--client-first 0"]
+    python benchmarks/cli_spot_checks.py o1 o2 ... [--also "--first-pass 1"]
 
 Each cell starts a fresh httpd 2.4.71 with the section, waits 1.5 s, runs `ab -r [-k] -c C -n N`
 or `wrk -t1 -cC -dNs --latency` on loopback, then simulates the same with the CLI (ab's books
 with --requests; wrk's latencies as wrk prints them, its 2 s timeout applied). `--also ARGS`
 simulates each cell once more with those options added (to see what a default changed).
+The o cells are open loops instead: validate's asyncio client, Poisson arrivals for 10 s each on a
+new connection, /app/sleep for an exponential draw, every request waited for; simulated with
+`--rate R --service exp:X --seconds 10 --drain`.
 Prints a markdown row a cell (docs/benchmarks.md, "Spot checks: section files under ab and
 wrk"). Loopback only, bounded (ab -n, wrk -d). Needs apache2, ab and wrk.
 """
@@ -26,6 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from apachetune.validate.load import open_loop  # noqa: E402
 from apachetune.validate.section import load_directives  # noqa: E402
 from apachetune.validate.targets import make_target  # noqa: E402
 
@@ -55,6 +60,15 @@ CELLS = {
             "MaxRequestWorkers 30\n", "wrk", 60, 6, 20, True),
     "e16": ("event", STOCK_THREADS, "ab", 300, 8000, 10, True),
 }
+# name: (MPM, section, arrivals a second, mean service ms): open loops on pools that grow
+OPEN_CELLS = {
+    "o1": ("prefork", STOCK_PREFORK + "MaxRequestWorkers 150\n", 400, 50),
+    "o2": ("worker", STOCK_THREADS, 600, 100),
+    "o3": ("event", SPARE_10 + "MaxRequestWorkers 40\n", 350, 100),
+    "o4": ("prefork", STOCK_PREFORK + "MaxRequestWorkers 20\n", 180, 100),
+    "o5": ("event", STOCK_THREADS, 700, 100),
+}
+OPEN_SECONDS = 10
 
 
 def _percentile(out: str, q: int) -> float | None:
@@ -102,22 +116,45 @@ def simulated(mpm: str, conf: Path, client: str, clients: int, n: int, ms: int, 
             "p50": wrk["p50"], "p99": wrk["p99"]}
 
 
+def open_row(name: str, conf: Path, also: str) -> str:
+    """An open-loop cell: httpd, then the CLI (and again with `also`): req/s; errors; p50 / p99."""
+    mpm, text, rate, ms = OPEN_CELLS[name]
+    conf.write_text(text)
+    with make_target("httpd", mpm, load_directives(str(conf), mpm, keep_server_limit=True)) as t:
+        time.sleep(1.5)
+        r = open_loop(t.host, t.port, "/app/sleep", rate, OPEN_SECONDS, timeout=30, seed=1, exp_service_ms=ms)
+    real = {"rps": r.throughput, "failed": sum(r.errors.values()), "p50": 1000 * (r.percentile(50) or 0),
+            "p99": 1000 * (r.percentile(99) or 0)}
+    sims = []
+    for extra in ([], *([also.split()] if also else [])):
+        cmd = [sys.executable, "-m", "apachetune", "simulate", str(conf), "--mpm", mpm, "--rate", str(rate),
+               "--service", f"exp:{ms}ms", "--seconds", str(OPEN_SECONDS), "--drain", *extra, "--format", "json"]
+        s = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=ROOT).stdout)
+        sims.append({"rps": s["throughput_rps"], "failed": sum(s["errors"].values()),
+                     "p50": s["latency_ms"]["p50"], "p99": s["latency_ms"]["p99"]})
+    return (f"| {name} | {mpm} | {text.strip().replace(chr(10), ', ')} | Poisson {rate}/s, exp {ms} ms | {cell(real)} | "
+            + " | ".join(cell(s) for s in sims) + " |")
+
+
 def cell(figures: dict) -> str:
     return f"{figures['rps']:,.0f}; {figures['failed']}; {figures['p50']:,.0f} / {figures['p99']:,.0f}"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("cells", nargs="*", help=f"of {', '.join(CELLS)} (default: all)")
+    parser.add_argument("cells", nargs="*", help=f"of {', '.join([*CELLS, *OPEN_CELLS])} (default: the closed ones)")
     parser.add_argument("--also", default="", help="options added to a second simulation of each cell")
     args = parser.parse_args()
-    unknown = [c for c in args.cells if c not in CELLS]
+    unknown = [c for c in args.cells if c not in CELLS and c not in OPEN_CELLS]
     if unknown:
         parser.error(f"no cell {', '.join(unknown)}")
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.cells or CELLS:
-            mpm, text, client, clients, n, ms, keepalive = CELLS[name]
             conf = Path(tmp) / f"{name}.conf"
+            if name in OPEN_CELLS:
+                print(open_row(name, conf, args.also), flush=True)
+                continue
+            mpm, text, client, clients, n, ms, keepalive = CELLS[name]
             conf.write_text(text + ("" if keepalive else "KeepAlive Off\n"))
             spec = (mpm, conf, client, clients, n, ms, keepalive)
             real = measured(*spec)
