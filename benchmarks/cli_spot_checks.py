@@ -19,6 +19,7 @@ wrk"). Loopback only, bounded (ab -n, wrk -d). Needs apache2, ab and wrk.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
 import subprocess
@@ -82,9 +83,23 @@ def _wrk_ms(text: str) -> float:
     return float(m.group(1)) * {"us": 1e-3, "ms": 1.0, "s": 1e3}[m.group(2)]
 
 
-def measured(mpm: str, conf: Path, client: str, clients: int, n: int, ms: int, keepalive: bool) -> dict:
+@contextlib.contextmanager
+def _httpd(mpm: str, conf: Path):
+    """A fresh httpd with the section, 1.5 s after its start (its first maintenance pass then
+    comes about half a second into the load)."""
     with make_target("httpd", mpm, load_directives(str(conf), mpm, keep_server_limit=True)) as t:
         time.sleep(1.5)
+        yield t
+
+
+def _simulate(conf: Path, mpm: str, args: list[str]) -> dict:
+    """`apachetune simulate CONF --mpm M ARGS --format json`, as typed."""
+    cmd = [sys.executable, "-m", "apachetune", "simulate", str(conf), "--mpm", mpm, *args, "--format", "json"]
+    return json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=ROOT).stdout)
+
+
+def measured(mpm: str, conf: Path, client: str, clients: int, n: int, ms: int, keepalive: bool) -> dict:
+    with _httpd(mpm, conf) as t:
         url = f"http://{t.host}:{t.port}/app/sleep?ms={ms}"
         if client == "ab":
             out = subprocess.run(["ab", "-r", *(["-k"] if keepalive else []), "-c", str(clients), "-n", str(n), url],
@@ -103,10 +118,9 @@ def measured(mpm: str, conf: Path, client: str, clients: int, n: int, ms: int, k
 
 def simulated(mpm: str, conf: Path, client: str, clients: int, n: int, ms: int, keepalive: bool,
               extra: list[str]) -> dict:
-    cmd = [sys.executable, "-m", "apachetune", "simulate", str(conf), "--mpm", mpm, "--clients", str(clients),
-           "--service", f"{ms}ms", *(["--requests", str(n)] if client == "ab" else ["--seconds", str(n)]),
-           *([] if keepalive else ["--no-keepalive"]), *extra, "--format", "json"]
-    s = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=ROOT).stdout)
+    s = _simulate(conf, mpm, ["--clients", str(clients), "--service", f"{ms}ms",
+                              *(["--requests", str(n)] if client == "ab" else ["--seconds", str(n)]),
+                              *([] if keepalive else ["--no-keepalive"]), *extra])
     if client == "ab":  # ab's own table: its failures count too
         table = s["ab"]["percentiles_ms"]
         return {"rps": s["ab"]["requests_per_second"], "failed": s["ab"]["failed_length"],
@@ -120,16 +134,14 @@ def open_row(name: str, conf: Path, also: str) -> str:
     """An open-loop cell: httpd, then the CLI (and again with `also`): req/s; errors; p50 / p99."""
     mpm, text, rate, ms = OPEN_CELLS[name]
     conf.write_text(text)
-    with make_target("httpd", mpm, load_directives(str(conf), mpm, keep_server_limit=True)) as t:
-        time.sleep(1.5)
+    with _httpd(mpm, conf) as t:
         r = open_loop(t.host, t.port, "/app/sleep", rate, OPEN_SECONDS, timeout=30, seed=1, exp_service_ms=ms)
     real = {"rps": r.throughput, "failed": sum(r.errors.values()), "p50": 1000 * (r.percentile(50) or 0),
             "p99": 1000 * (r.percentile(99) or 0)}
     sims = []
     for extra in ([], *([also.split()] if also else [])):
-        cmd = [sys.executable, "-m", "apachetune", "simulate", str(conf), "--mpm", mpm, "--rate", str(rate),
-               "--service", f"exp:{ms}ms", "--seconds", str(OPEN_SECONDS), "--drain", *extra, "--format", "json"]
-        s = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=ROOT).stdout)
+        s = _simulate(conf, mpm, ["--rate", str(rate), "--service", f"exp:{ms}ms", "--seconds", str(OPEN_SECONDS),
+                                  "--drain", *extra])
         sims.append({"rps": s["throughput_rps"], "failed": sum(s["errors"].values()),
                      "p50": s["latency_ms"]["p50"], "p99": s["latency_ms"]["p99"]})
     return (f"| {name} | {mpm} | {text.strip().replace(chr(10), ', ')} | Poisson {rate}/s, exp {ms} ms | {cell(real)} | "

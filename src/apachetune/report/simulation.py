@@ -149,21 +149,21 @@ def print_simulation(r: SimResult) -> None:
                   "on event how many parked connections are closed then hangs on how the clients started "
                   "(--ramp-up) and on their timers (docs/simulate.md, \"Think time\"); --think exp:MEAN draws "
                   "each pause, as people and most load tools pause.")
+    overload = ("More keep-alive clients than workers on event: how many requests it closes, and the tail, hang "
+                "on microseconds: the client's turnaround (this run: ")
     if r.keepalive_overload and r.turnaround_assumed:
         first = (f"{r.client_first:.0%} of the responses, fading with the rate, assumed too" if r.client_first_fade
                  else f"{r.client_first:.0%} of the responses, as given")
-        out.print("More keep-alive clients than workers on event: how many requests it closes, and the tail, "
-                  f"hang on microseconds: the client's turnaround (this run: {r.turnaround * 1e6:.0f} µs on "
-                  f"average, assumed: a load generator on loopback on a 2-core VM) and whether it runs first "
-                  f"on the worker's core (this run: {first}). For clients on other machines give --turnaround "
-                  "(their round trip) and --client-first 0 (docs/simulate.md, \"event's parked requests\").")
+        out.print(overload + f"{r.turnaround * 1e6:.0f} µs on average, assumed: a load generator on loopback on "
+                  f"a 2-core VM) and whether it runs first on the worker's core (this run: {first}). For clients "
+                  "on other machines give --turnaround (their round trip) and --client-first 0 (docs/simulate.md, "
+                  "\"event's parked requests\").")
     elif r.keepalive_overload and not r.turnaround:
         # the worker's way back matters only with a turnaround to race it; 0 is right for clients
         # on other machines or cores (benchmarks/event_race_trace.py)
-        out.print("More keep-alive clients than workers on event: how many requests it closes, and the tail, "
-                  "hang on microseconds: the client's turnaround (this run: none; --turnaround) and, if the "
-                  "client shares httpd's cores (a benchmark on loopback), a worker's way back to idle: "
-                  "--client-first 0.13 (docs/simulate.md, \"event's parked requests\" and \"event's listener\").")
+        out.print(overload + "none; --turnaround) and, if the client shares httpd's cores (a benchmark on "
+                  "loopback), a worker's way back to idle: --client-first 0.13 (docs/simulate.md, \"event's "
+                  "parked requests\" and \"event's listener\").")
 
 
 def _ab_table(ab: dict) -> str:
