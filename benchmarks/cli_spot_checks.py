@@ -121,8 +121,8 @@ def measured(mpm: str, conf: Path, client: str, clients: int, n: int, ms: int, k
         errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
         return {"rps": float(re.search(r"Requests/sec:\s*([0-9.]+)", out).group(1)),  # type: ignore[union-attr]
                 "failed": f"{errors.group(2)} read, {errors.group(4)} timeout" if errors else "0",
-                "p50": _wrk_ms(re.search(r"50%\s+(\S+)", out).group(1)),  # type: ignore[union-attr]
-                "p99": _wrk_ms(re.search(r"99%\s+(\S+)", out).group(1))}  # type: ignore[union-attr]
+                "p50": _wrk_ms(re.search(r"(?m)^\s+50%\s+(\S+)", out).group(1)),  # type: ignore[union-attr]
+                "p99": _wrk_ms(re.search(r"(?m)^\s+99%\s+(\S+)", out).group(1))}  # type: ignore[union-attr]
 
 
 def simulated(mpm: str, conf: Path, client: str, clients: int, n: int, ms: int, keepalive: bool,
