@@ -69,6 +69,28 @@ HELD_OUT = {
            "MaxRequestWorkers 60\n", "ab", 100, 10000, 40, True),
     "h3": ("event", "StartServers 2\nMinSpareThreads 25\nMaxSpareThreads 75\nThreadsPerChild 25\n"
            "MaxRequestWorkers 50\n", "wrk", 80, 6, 30, True),
+    # held out of every fit (2026-12-06; docs/benchmarks.md, "Held-out cells and static files")
+    "n1": ("prefork", STOCK_PREFORK + "MaxRequestWorkers 100\n", "wrk", 50, 6, 20, True),
+    "n2": ("worker", STOCK_THREADS, "wrk", 200, 6, 30, True),
+    "n3": ("event", "StartServers 2\nMinSpareThreads 25\nMaxSpareThreads 75\nThreadsPerChild 25\n"
+           "MaxRequestWorkers 400\nServerLimit 16\n", "ab", 300, 15000, 50, False),
+    "n4": ("prefork", STOCK_PREFORK + "MaxRequestWorkers 50\n", "ab", 100, 5000, 20, True),
+    "n5": ("worker", SPARE_10 + "MaxRequestWorkers 40\n", "ab", 60, 6000, 20, False),
+    "n6": ("event", SPARE_10 + "MaxRequestWorkers 40\n", "ab", 40, 10000, 5, True),
+    "n8": ("event", STOCK_THREADS, "wrk", 100, 6, 5, True),
+}
+# Static files: Debian's stock sections, a 17-byte /index.html (service 0 ms: `--service 1us`), wrk
+# with its own default of two threads, as an operator types it
+STATIC = {
+    "s1": ("prefork", STOCK_PREFORK + "MaxRequestWorkers 150\n", "ab", 100, 30000, 0, False),
+    "s2": ("prefork", STOCK_PREFORK + "MaxRequestWorkers 150\n", "ab", 50, 50000, 0, True),
+    "s3": ("prefork", STOCK_PREFORK + "MaxRequestWorkers 150\n", "wrk", 50, 5, 0, True),
+    "s4": ("worker", STOCK_THREADS, "ab", 100, 30000, 0, False),
+    "s5": ("worker", STOCK_THREADS, "ab", 100, 50000, 0, True),
+    "s6": ("worker", STOCK_THREADS, "wrk", 100, 5, 0, True),
+    "s7": ("event", STOCK_THREADS, "ab", 100, 30000, 0, False),
+    "s8": ("event", STOCK_THREADS, "ab", 100, 50000, 0, True),
+    "s9": ("event", STOCK_THREADS, "wrk", 100, 5, 0, True),
 }
 # name: (MPM, section, arrivals a second, mean service ms): open loops on pools that grow
 OPEN_CELLS = {
@@ -84,6 +106,11 @@ OPEN_SECONDS = 10
 def _percentile(out: str, q: int) -> float | None:
     m = re.search(rf"(?m)^\s*{q}%\s+(\d+)", out)
     return float(m.group(1)) if m else None
+
+
+def _wrk_percentile(out: str, q: int) -> float:
+    """wrk --latency's q% line (its own line: "  99%  12.34ms"), in ms."""
+    return _wrk_ms(re.search(rf"(?m)^\s+{q}%\s+(\S+)", out).group(1))  # type: ignore[union-attr]
 
 
 def _wrk_ms(text: str) -> float:
@@ -107,27 +134,37 @@ def _simulate(conf: Path, mpm: str, args: list[str]) -> dict:
     return json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=ROOT).stdout)
 
 
-def measured(mpm: str, conf: Path, client: str, clients: int, n: int, ms: int, keepalive: bool) -> dict:
+def _path(ms: int) -> str:
+    """validate's application sleeping `ms`, or its static file (0)."""
+    return f"/app/sleep?ms={ms}" if ms else "/index.html"
+
+
+def _wrk_threads(name: str) -> list[str]:
+    """The spot cells run wrk -t1 (validate's client); the static ones wrk's own default (-t2)."""
+    return [] if name in STATIC else ["-t1"]
+
+
+def measured(mpm: str, conf: Path, client: str, clients: int, n: int, ms: int, keepalive: bool,
+             threads: list[str]) -> dict:
     with _httpd(mpm, conf) as t:
-        url = f"http://{t.host}:{t.port}/app/sleep?ms={ms}"
+        url = f"http://{t.host}:{t.port}{_path(ms)}"
         if client == "ab":
             out = subprocess.run(["ab", "-r", *(["-k"] if keepalive else []), "-c", str(clients), "-n", str(n), url],
                                  capture_output=True, text=True, timeout=300).stdout
             return {"rps": float(re.search(r"Requests per second:\s*([0-9.]+)", out).group(1)),  # type: ignore[union-attr]
                     "failed": int(re.search(r"Failed requests:\s*(\d+)", out).group(1)),  # type: ignore[union-attr]
                     "p50": _percentile(out, 50), "p99": _percentile(out, 99)}
-        out = subprocess.run(["wrk", "-t1", f"-c{clients}", f"-d{n}s", "--latency", url],
+        out = subprocess.run(["wrk", *threads, f"-c{clients}", f"-d{n}s", "--latency", url],
                              capture_output=True, text=True, timeout=300).stdout
         errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
         return {"rps": float(re.search(r"Requests/sec:\s*([0-9.]+)", out).group(1)),  # type: ignore[union-attr]
                 "failed": f"{errors.group(2)} read, {errors.group(4)} timeout" if errors else "0",
-                "p50": _wrk_ms(re.search(r"(?m)^\s+50%\s+(\S+)", out).group(1)),  # type: ignore[union-attr]
-                "p99": _wrk_ms(re.search(r"(?m)^\s+99%\s+(\S+)", out).group(1))}  # type: ignore[union-attr]
+                "p50": _wrk_percentile(out, 50), "p99": _wrk_percentile(out, 99)}
 
 
 def simulated(mpm: str, conf: Path, client: str, clients: int, n: int, ms: int, keepalive: bool,
               extra: list[str]) -> dict:
-    s = _simulate(conf, mpm, ["--clients", str(clients), "--service", f"{ms}ms",
+    s = _simulate(conf, mpm, ["--clients", str(clients), "--service", f"{ms}ms" if ms else "1us",
                               *(["--requests", str(n)] if client == "ab" else ["--seconds", str(n)]),
                               *([] if keepalive else ["--no-keepalive"]), *extra])
     if client == "ab":  # ab's own table: its failures count too
@@ -164,10 +201,10 @@ def cell(figures: dict) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("cells", nargs="*",
-                        help=f"of {', '.join([*CELLS, *HELD_OUT, *OPEN_CELLS])} (default: {', '.join(CELLS)})")
+                        help=f"of {', '.join([*CELLS, *HELD_OUT, *STATIC, *OPEN_CELLS])} (default: {', '.join(CELLS)})")
     parser.add_argument("--also", default="", help="options added to a second simulation of each cell")
     args = parser.parse_args()
-    closed = {**CELLS, **HELD_OUT}
+    closed = {**CELLS, **HELD_OUT, **STATIC}
     unknown = [c for c in args.cells if c not in closed and c not in OPEN_CELLS]
     if unknown:
         parser.error(f"no cell {', '.join(unknown)}")
@@ -180,11 +217,12 @@ def main() -> None:
             mpm, text, client, clients, n, ms, keepalive = closed[name]
             conf.write_text(text + ("" if keepalive else "KeepAlive Off\n"))
             spec = (mpm, conf, client, clients, n, ms, keepalive)
-            real = measured(*spec)
+            real = measured(*spec, _wrk_threads(name))
             sims = [simulated(*spec, []), *([simulated(*spec, args.also.split())] if args.also else [])]
             load = (f"`ab {'-k ' if keepalive else ''}-c {clients} -n {n}`" if client == "ab"
-                    else f"`wrk -t1 -c{clients} -d{n}s`{'' if keepalive else ' (close)'}")
-            print(f"| {name} | {mpm} | {text.strip().replace(chr(10), ', ')} | {load}, {ms} ms | {cell(real)} | "
+                    else f"`wrk {' '.join(_wrk_threads(name) + [''])}-c{clients} -d{n}s`{'' if keepalive else ' (close)'}")
+            what = f"{ms} ms" if ms else "static file"
+            print(f"| {name} | {mpm} | {text.strip().replace(chr(10), ', ')} | {load}, {what} | {cell(real)} | "
                   + " | ".join(cell(s) for s in sims) + " |", flush=True)
 
 

@@ -15,8 +15,9 @@ import pytest
 from click.testing import CliRunner
 
 from apachetune.cli import cli
-from apachetune.validate import calibration
+from apachetune.validate import calibration, generator_cpu
 from apachetune.validate.calibration import Calibration, server_cpu_seconds
+from apachetune.validate.generator_cpu import GeneratorCpu
 from apachetune.validate.mpmd_server import MpmdServer
 from httpd_oracle import needs_httpd
 
@@ -94,6 +95,36 @@ def test_kept_calibration_holds_only_for_the_machine_it_was_measured_on(own_cach
     assert calibration.stored() == {}
 
 
+def test_simulate_charges_the_load_generators_measured_here_else_the_lab_s(own_cache, monkeypatch):
+    """ab's and wrk's CPU a request: this machine's when calibrate measured them here (for a
+    client named or assumed), else the lab machine's, saying which; another machine's or a
+    damaged entry is never used, nor any with the calibration turned off."""
+    def client():
+        r = CliRunner().invoke(cli, ["simulate", "--mpm", "event", "--clients", "5", "--service", "1ms",
+                                     "--seconds", "1", "--format", "json"])
+        assert r.exit_code == 0, r.output
+        costs = json.loads(r.stdout)["cpu_costs"]
+        return costs["client_request_us"], costs["client_connection_us"], costs["client_source"]
+
+    assert client() == (22, 45, f"assumed: wrk on loopback; {generator_cpu.LAB_SOURCE}")
+    generator_cpu.store(GeneratorCpu("wrk", 13.2, 69.0, {"10": [14.4, 80.6], "100": [12.1, 83.9]}, 3, 1.0,
+                                     "2026-12-06", 0.0))
+    assert client() == (13.2, 69.0, "assumed: wrk on loopback; measured on this machine, 2026-12-06")
+    assert generator_cpu.figures()["ab"] == (21.0, 43.0, generator_cpu.LAB_SOURCE)  # not measured: the lab's
+    text = " ".join(CliRunner().invoke(cli, ["mpmd", "show"]).output.split())
+    assert "wrk: 13.2 µs (+69.0)" in text, text
+    monkeypatch.setenv("APACHETUNE_CALIBRATION", "off")
+    assert client()[:2] == (22, 45)
+    monkeypatch.delenv("APACHETUNE_CALIBRATION")
+    entry = own_cache / "calibration" / generator_cpu.CACHE_NAME
+    assert entry.stat().st_mode & 0o077 == 0
+    kept = json.loads(entry.read_text())
+    entry.write_text(json.dumps({**kept, "machine": {**kept["machine"], "cpu": "another CPU"}}))
+    assert client()[:2] == (22, 45)
+    entry.write_text("{not json")
+    assert client()[:2] == (22, 45)
+
+
 @pytest.mark.skipif(not shutil.which("taskset") or len(os.sched_getaffinity(0)) < 2, reason="needs taskset and 2 CPUs")
 def test_a_process_on_fewer_cpus_is_another_machine_to_the_calibration():
     """Under `taskset -c N` (or a container's cpuset or quota) the kept calibration is not
@@ -121,7 +152,7 @@ def test_simulate_takes_httpd_s_cpu_from_the_machine_s_calibration_else_the_lab_
     assert (lab["httpd_request_us"], lab["httpd_connection_us"]) == pytest.approx(((r0 + r1) / 2, (c0 + c1) / 2), abs=0.05)
     assert lab["httpd_by_connections"] == [{"connections": n0, "request_us": r0, "connection_us": c0},
                                            {"connections": n1, "request_us": r1, "connection_us": c1}]
-    assert lab["source"].startswith("assumed") and lab["client_request_us"] == 0
+    assert lab["source"].startswith("assumed") and lab["client_source"].startswith("assumed: wrk on loopback; ")
     calibration.store(_sample("worker"))  # httpd 30 µs a keep-alive request, 52 with a connection each
     here = costs()
     assert (here["httpd_request_us"], here["httpd_connection_us"]) == (30.0, 22.0)
@@ -214,6 +245,21 @@ def test_calibrate_measures_httpd_against_mpmd_and_keeps_it(own_cache, monkeypat
     assert abs(measured["request_us"] - max(0, first - over)) <= 1, measured
     shown = json.loads(runner.invoke(cli, ["mpmd", "show", "--format", "json"]).output)
     assert shown["mpms"] == [measured] and shown["machine"] == calibration.machine()
+    # and each load generator installed, against httpd event at 10 and 100 clients: a new
+    # connection costs the client more than a keep-alive request (the connect and the close)
+    generators = {g["name"]: g for g in json.loads(result.output)["generators"]}
+    assert set(generators) == set(generator_cpu.installed()), generators
+    for g in generators.values():
+        assert sorted(g["by_clients"], key=int) == ["10", "100"], g
+        assert all(1 < ka < close < 10_000 for ka, close in g["by_clients"].values()), g
+        assert 1 < g["request_us"] < 1_000 and g["connection_us"] > 0, g
+    assert {g["name"]: g for g in shown["generators"]} == generators
+    if "wrk" in generators:  # simulate's assumed client is then this machine's wrk
+        r = runner.invoke(cli, ["simulate", "--mpm", "event", "--clients", "5", "--service", "1ms", "--seconds", "1",
+                                "--format", "json"])
+        costs = json.loads(r.stdout)["cpu_costs"]
+        assert (costs["client_request_us"], costs["client_connection_us"]) == (
+            generators["wrk"]["request_us"], generators["wrk"]["connection_us"]), costs
     # validate then runs mpmd with it, and leaves no server behind. (Held busy now: a
     # calibration measured beside the suite's other worker is flagged, and a quiet moment here
     # would measure it again, as it should; that path is tested above.)

@@ -1024,7 +1024,7 @@ def test_httpd_s_cpu_follows_its_open_connections_between_the_calibrated_ends():
                                                           "connection_us": 40.0}
     from apachetune.report.simulation import cost_line
     assert cost_line(costs).startswith("httpd 50 µs (+45 a new connection) at 10 connections to 65 µs (+40 a new "
-                                       "connection) at 300, client 20 µs"), cost_line(costs)
+                                       "connection) at 300 (given), client 20 µs"), cost_line(costs)
 
 
 def test_a_local_load_generator_handles_one_response_at_a_time_in_each_of_its_threads():
@@ -1105,14 +1105,43 @@ def test_the_cli_s_cpu_options_are_checked():
     assert "time slices beside a local client" in " ".join(text.split()), text
     assert "its tail is longer" in " ".join(text.split()), text  # (measured: docs/benchmarks.md, stock sections)
     text = CliRunner().invoke(cli, ["simulate", "--mpm", "event", "--clients", "4", "--service", "1ms", "--seconds",
-                                    "1"]).output
+                                    "1", "--client-cpu", "0"]).output
     assert "local client" not in " ".join(text.split()), text
     r = CliRunner().invoke(cli, ["simulate", "--mpm", "event", "--clients", "4", "--service", "1ms", "--seconds", "1",
                                  "--client-cpu", "ab", "--client-threads", "3", "--format", "json"])
     assert r.exit_code == 0 and json.loads(r.stdout)["cpu_costs"]["client_threads"] == 3, r.output
-    for args in (["--clients", "1"], ["--rate", "10", "--client-cpu", "ab"]):
+    for args in (["--clients", "1", "--client-cpu", "0"], ["--rate", "10", "--client-cpu", "ab"]):
         r = CliRunner().invoke(cli, ["simulate", *args, "--seconds", "1", "--client-threads", "2"])
         assert r.exit_code == 2 and "--client-threads" in r.output and "Traceback" not in r.output, r.output
+
+
+def test_a_closed_loop_s_client_is_assumed_a_load_generator_on_loopback_unless_told_where_it_is():
+    """No --turnaround: the closed loop is ab (with --requests) or wrk on the server's machine,
+    its CPU on the server's cores, said in the report; a client described (--turnaround), an open
+    loop, no CPU model (--httpd-cpu 0) or --client-cpu as given: none assumed."""
+    from apachetune.validate.generator_cpu import LAB_SOURCE
+
+    def costs(*args):
+        r = CliRunner().invoke(cli, ["simulate", "--mpm", "worker", "--service", "1ms", *args, "--format", "json"])
+        assert r.exit_code == 0, r.output
+        return json.loads(r.stdout)["cpu_costs"]
+
+    wrk = costs("--clients", "4", "--seconds", "1")
+    assert (wrk["client_request_us"], wrk["client_connection_us"], wrk["client_threads"]) == (22, 45, 2)
+    assert wrk["client_source"] == f"assumed: wrk on loopback; {LAB_SOURCE}"  # (the suite: no calibration)
+    ab = costs("--clients", "4", "--requests", "200", "--no-keepalive")
+    assert (ab["client_request_us"], ab["client_connection_us"], ab["client_threads"]) == (21, 43, 1)
+    assert ab["client_source"] == f"assumed: ab on loopback; {LAB_SOURCE}"
+    for args in (("--clients", "4", "--seconds", "1", "--turnaround", "200us"), ("--rate", "50", "--seconds", "1"),
+                 ("--clients", "4", "--seconds", "1", "--client-cpu", "0")):
+        none = costs(*args)
+        assert none["client_request_us"] == 0 and "client_source" not in none, (args, none)
+    given = costs("--clients", "4", "--seconds", "1", "--client-cpu", "ab")
+    assert given["client_request_us"] == 21 and given["client_source"] == LAB_SOURCE
+    assert costs("--clients", "4", "--seconds", "1", "--httpd-cpu", "0") is None  # CPUs never limit
+    text = " ".join(CliRunner().invoke(cli, ["simulate", "--mpm", "worker", "--clients", "4", "--service", "1ms",
+                                             "--seconds", "1"]).output.replace("│", " ").split())
+    assert "in 2 threads (assumed: wrk on loopback; a 2-core lab machine's figures" in text, text
 
 
 def test_retransmitted_syns_of_one_instant_pass_together_and_the_late_ones_end_half_open():

@@ -154,10 +154,13 @@ class Draw(click.ParamType):
               help="httpd's own CPU a request, shared over the cores with --cpu-fraction's: machine (measured "
                    "here by `apachetune mpmd calibrate`, else a lab machine's), 0 (not modelled), or a request's "
                    "and what a new connection adds, e.g. 55us,60us.")
-@click.option("--client-cpu", default="0", show_default=True,
+@click.option("--client-cpu", default=None,
               help="The load generator's CPU a request when it runs on the server's machine (ab or wrk on "
                    "loopback), shared with httpd's: 0 (clients elsewhere), ab, wrk, or e.g. 21us,45us. A closed "
-                   "loop's client spends it in its own threads, one response at a time.")
+                   "loop's client spends it in its own threads, one response at a time. Default: for a closed "
+                   "loop (--clients) without --turnaround, the load generator assumed on loopback (ab's with "
+                   "--requests, else wrk's; a static file's throughput is otherwise up to twice httpd's, "
+                   "docs/simulate.md); else 0.")
 @click.option("--client-threads", type=click.IntRange(1, 1024), default=None,
               help="With --client-cpu: the load generator's threads (wrk -t) [default: ab 1, wrk 2, else 1].")
 @click.option("--timeout", type=Seconds(), default="30", help="A client gives up on a request after this.")
@@ -230,6 +233,7 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
                                                  seconds)
         if replay and (curve or plot_dir):
             raise UsageError("--curve and --plot vary --clients or --rate; a replay has neither (try --speed)")
+    turnaround_given = turnaround is not None
     turnaround, assumed = _turnaround(turnaround, bool(clients and keepalive), bool(ab_requests))
     client_first, client_first_fade = _client_first(client_first, assumed)
     workload = Workload(service_time, clients=clients, rate=rate, keepalive=keepalive, think=think[0], think_draw=think[1],
@@ -254,7 +258,8 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
     mpms = ["prefork", "worker", "event"] if compare else [mpm or _mpm_of(file)]
     runs = [(m, version) for m in mpms] + ([(mpms[0], versus)] if versus else [])
     memory = _memory(per_worker_mib, per_process_mib, facts_path, mpms)
-    client, threads = _client(client_cpu, client_threads, bool(clients))
+    client, threads, client_source = _client(client_cpu, client_threads, bool(clients),
+                                             _assumed_client(clients, turnaround_given, ab_requests, httpd_cpu))
     results = []
     # what a silent connection meets does not depend on the MPM: read once a version
     timeouts = {v: silent_connection_timeouts(file, v) if silent else (0.0, None) for _, v in runs}
@@ -267,7 +272,7 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
 
         def run(first_pass: float = first_pass, m=m, v=v, section=section, defer=defer, read_timeout=read_timeout):
             return simulate(m, section, workload, seconds, warmup=warmup, seed=seed, memory=memory.get(m), version=v,
-                            cores=cores, graceful_at=tuple(graceful_at), costs=_costs(m, httpd_cpu, client, threads),
+                            cores=cores, graceful_at=tuple(graceful_at), costs=_costs(m, httpd_cpu, client, threads, client_source),
                             accept_defer=defer, read_timeout=read_timeout, worker_return=worker_return,
                             client_first=client_first, client_first_fade=client_first_fade,
                             listener_wake=listener_wake, accept_spacing=accept_spacing,
@@ -409,29 +414,54 @@ def _cpu_pair(text: str, option: str, named: dict[str, tuple[float, float]]) -> 
     return values[0], values[1] if len(values) == 2 else 0.0
 
 
-def _client(client_cpu: str, client_threads: int | None, closed_loop: bool) -> tuple[tuple[float, float], int]:
-    """The local client's CPU (a request, a new connection's extra) and its threads."""
-    from apachetune.errors import UsageError
-    from apachetune.simulate.cpu import CLIENT_CPU, CLIENT_THREADS
+def _assumed_client(clients: int | None, turnaround_given: bool, ab_requests: int | None, httpd_cpu: str) -> str:
+    """The load generator a closed loop is assumed to be when nothing says where its clients
+    are (no --turnaround, as _turnaround assumes): ab with --requests (ab -n), else wrk, on
+    loopback, sharing the server's cores. "": none (an open loop, a described client, or no CPU
+    model: --httpd-cpu 0)."""
+    if not clients or turnaround_given:
+        return ""
+    if httpd_cpu.strip().lower() != "machine" and not any(_cpu_pair(httpd_cpu, "--httpd-cpu", {})):
+        return ""
+    return "ab" if ab_requests else "wrk"
 
-    client = _cpu_pair(client_cpu, "--client-cpu", CLIENT_CPU)
+
+def _client(client_cpu: str | None, client_threads: int | None, closed_loop: bool,
+            assumed: str = "") -> tuple[tuple[float, float], int, str]:
+    """The local client's CPU (a request, a new connection's extra), its threads and where the
+    figures come from: as given, else the `assumed` generator's ("": none)."""
+    from apachetune.errors import UsageError
+    from apachetune.simulate.cpu import CLIENT_THREADS
+    from apachetune.validate.generator_cpu import figures
+
+    source = ""
+    if client_cpu is None:
+        client_cpu = assumed or "0"
+        source = f"assumed: {assumed} on loopback" if assumed else ""
+    named = figures()
+    name = client_cpu.strip().lower()
+    if name in named:  # its figures: this machine's, measured, else the lab's
+        source = "; ".join(filter(None, [source, named[name][2]]))
+    client = _cpu_pair(client_cpu, "--client-cpu", {n: (r, c) for n, (r, c, _) in named.items()})
     if client_threads is not None and not any(client):
         raise UsageError("--client-threads: the client's threads spend --client-cpu; there is none")
     if client_threads is not None and not closed_loop:
         raise UsageError("--client-threads: only a closed loop's client (--clients) has threads")
-    return client, client_threads or CLIENT_THREADS.get(client_cpu.strip().lower(), 1)
+    return client, client_threads or CLIENT_THREADS.get(client_cpu.strip().lower(), 1), source
 
 
-def _costs(mpm: str, httpd_cpu: str, client: tuple[float, float], threads: int = 1):
+def _costs(mpm: str, httpd_cpu: str, client: tuple[float, float], threads: int = 1, client_source: str = ""):
     """The CPU a request costs besides the application's: httpd's (this machine's calibration,
     a lab machine's, or given) and a local client's."""
+    from dataclasses import replace
+
     from apachetune.simulate.cpu import CpuCosts
     from apachetune.validate.calibration import machine_costs
 
     if httpd_cpu.strip().lower() == "machine":
-        return machine_costs(mpm, client[0], client[1], threads)
+        return replace(machine_costs(mpm, client[0], client[1], threads), client_source=client_source)
     request, connection = _cpu_pair(httpd_cpu, "--httpd-cpu", {})
-    return CpuCosts(request, connection, client[0], client[1], "given", threads)
+    return CpuCosts(request, connection, client[0], client[1], "given", threads, client_source=client_source)
 
 
 def _documents(service_time, documents, per_kib, access_log):

@@ -5,7 +5,8 @@ from __future__ import annotations
 from rich.table import Table
 
 from apachetune.console import out
-from apachetune.validate.calibration import Calibration
+from apachetune.validate.calibration import BUSY_SHARE, Calibration
+from apachetune.validate.generator_cpu import GeneratorCpu
 
 
 def print_calibrations(calibrations: list[Calibration], machine: dict[str, str]) -> None:
@@ -39,3 +40,18 @@ def print_calibrations(calibrations: list[Calibration], machine: dict[str, str])
             out.print(f"warning: {c.mpm} was measured while {c.background_busy:.0%} of the CPUs were busy with "
                       "other work: its figures may be high. Run `apachetune mpmd calibrate` again on a quiet "
                       "machine (validate does, once it finds the machine quiet).")
+
+
+def print_generators(generators: list[GeneratorCpu]) -> None:
+    """The load generators' CPU a request here, as simulate charges a client on loopback."""
+    if not generators:
+        return
+    out.print("Load generators on loopback (simulate's --client-cpu ab|wrk, and the client it assumes): "
+              "µs of CPU a keep-alive request, + what a new connection adds:")
+    for g in generators:
+        ends = ", ".join(f"{ka:.1f} / {close:.1f} at {n} clients" for n, (ka, close) in g.by_clients.items())
+        out.print(f"  {g.name}: {g.request_us:.1f} µs (+{g.connection_us:.1f}) (keep-alive / close: {ends}; "
+                  f"{g.measured_at})")
+        if g.background_busy >= BUSY_SHARE:
+            out.print(f"  warning: measured while {g.background_busy:.0%} of the CPUs were busy with other work: "
+                      "its figures may be high")

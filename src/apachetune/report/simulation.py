@@ -102,11 +102,15 @@ def cost_line(c) -> str:
     if c.pool is not None:
         (w0, p0), (w1, p1) = c.pool
         line += f"; a new connection {p0 * 1e6:,.0f} µs on {w0:g} workers to {p1 * 1e6:,.0f} on {w1:g}"
+    if c.source:
+        line += f" ({c.source})"
     if c.has_client:
         line += f", client {pair(c.client_request, c.client_connection)}"
         if c.client_threads:
             line += f" in {c.client_threads} thread{'s' if c.client_threads > 1 else ''}"
-    return line + (f"; {c.source}" if c.source else "")
+        if c.client_source:
+            line += f" ({c.client_source})"
+    return line
 
 
 def print_simulation(r: SimResult) -> None:

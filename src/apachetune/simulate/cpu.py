@@ -70,6 +70,7 @@ class CpuCosts:
     # ends (the end's beyond them); the span's figures are the full pool's. None: the same on
     # any pool.
     pool: PoolSpan | None = None
+    client_source: str = ""  # where the client's figures come from, when not given (assumed: wrk on loopback)
 
     def of(self, first_on_connection: bool, connections: int = 0, client: bool = True, workers: int = 0) -> float:
         """A request's CPU with `connections` open at the server (0: not known, the mean) and
@@ -119,6 +120,8 @@ class CpuCosts:
                "client_connection_us": round(self.client_connection * 1e6, 1), "source": self.source}
         if self.client_threads and self.has_client:
             out["client_threads"] = self.client_threads
+        if self.client_source and self.has_client:
+            out["client_source"] = self.client_source
         if self.pool is not None:
             out["httpd_connection_by_pool"] = [{"workers": w, "connection_us": round(c * 1e6, 1)} for w, c in self.pool]
         if self.span is not None:
