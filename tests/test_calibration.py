@@ -125,6 +125,20 @@ def test_simulate_charges_the_load_generators_measured_here_else_the_lab_s(own_c
     assert client()[:2] == (22, 45)
 
 
+def test_a_load_generator_that_fails_or_prints_no_count_is_a_clear_error(monkeypatch):
+    """What ab or wrk say when they fail reaches the operator; a run with no request count is
+    never read as free CPU."""
+    from apachetune.errors import UsageError
+
+    for argv, said in (([sys.executable, "-c", "import sys; sys.exit('apr_socket_connect(): refused')"], "refused"),
+                       ([sys.executable, "-c", "print('Complete requests: 0')"], "failed")):
+        monkeypatch.setattr(generator_cpu, "_command", lambda *a, argv=argv: argv)
+        with pytest.raises(UsageError, match=said):
+            generator_cpu.run_once("ab", "http://127.0.0.1:9/", 10, True, 1)
+    assert generator_cpu._completed("wrk", "Running 1s test\n  12345 requests in 1.00s, 3.1MB read\n") == 12345
+    assert generator_cpu._completed("ab", "Complete requests:      30000\n") == 30000
+
+
 @pytest.mark.skipif(not shutil.which("taskset") or len(os.sched_getaffinity(0)) < 2, reason="needs taskset and 2 CPUs")
 def test_a_process_on_fewer_cpus_is_another_machine_to_the_calibration():
     """Under `taskset -c N` (or a container's cpuset or quota) the kept calibration is not

@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import json
 import re
-import resource
 import shutil
 import statistics
-import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -78,17 +76,12 @@ def _completed(name: str, out: str) -> int | None:
 
 def run_once(name: str, url: str, clients: int, keepalive: bool, seconds: float) -> float:
     """µs of the generator's CPU a request over one run against `url` (loopback)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    try:
-        done = subprocess.run(_command(name, url, clients, keepalive, seconds), capture_output=True, text=True,
-                              timeout=seconds + 60)
-    except subprocess.TimeoutExpired:
-        raise UsageError(f"{name} did not finish in time against {url}") from None
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    requests = _completed(name, done.stdout)
-    if done.returncode != 0 or not requests:
-        raise UsageError(f"{name} failed against {url}: {(done.stderr or done.stdout).strip()[:300]}")
-    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    from apachetune.validate.load import run_with_cpu
+
+    returncode, stdout, stderr, cpu = run_with_cpu(_command(name, url, clients, keepalive, seconds), seconds + 60)
+    requests = _completed(name, stdout)
+    if returncode != 0 or not requests:
+        raise UsageError(f"{name} failed against {url}: {(stderr or stdout).strip()[:300]}")
     return cpu / requests * 1e6
 
 

@@ -466,6 +466,25 @@ def wrk_closed_loop(host: str, port: int, path: str, concurrency: int, duration:
 WRK_ERROR_KINDS = {"connect": "refused", "read": "reset", "write": "reset", "timeout": "timeout", "status": "5xx"}
 
 
+def run_with_cpu(argv: Sequence[str], timeout: float) -> tuple[int, str, str, float]:
+    """Run a load generator to its end: its exit status, output, errors and the CPU seconds it
+    spent, from the kernel's accounting of the reaped process (getrusage's children: exact for
+    the whole process, where a running process's tick counts are sampled)."""
+    import resource
+    import subprocess
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    try:
+        done = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise UsageError(f"{argv[0]} did not finish in {timeout:g} s") from None
+    except OSError as e:
+        raise UsageError(f"{argv[0]} could not run: {e.strerror or e}") from None
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return done.returncode, done.stdout, done.stderr, cpu
+
+
 def wrk_load(host: str, port: int, path: str, concurrency: int, duration: float,
              keepalive: bool = True) -> LoadResult:
     """wrk_closed_loop as a LoadResult (percentiles and counts only), for the cases the
