@@ -207,6 +207,27 @@ def test_prefork_s_connection_figure_on_a_small_pool_comes_from_the_calibration_
     assert "on a pool of 12 (where a new connection costs less): 48.0 / 70.0 at 10 clients" in " ".join(r.output.split())
 
 
+def test_worker_s_and_event_s_connection_figure_follows_their_pool_once_measured_on_the_stock_one(own_cache):
+    """A connection cost httpd event more on 16 processes than on Debian's stock 2 (2-core
+    EPYC): calibrate measures worker and event on 2 x 25 threads too, and the simulation follows
+    the workers started between the two; measured before that (or nowhere), any pool's the same."""
+    def pool(mpm):
+        r = CliRunner().invoke(cli, ["simulate", "--mpm", mpm, "--clients", "5", "--service", "1ms",
+                                     "--seconds", "1", "--format", "json"])
+        assert r.exit_code == 0, r.output
+        return json.loads(r.stdout)["cpu_costs"].get("httpd_connection_by_pool")
+
+    assert calibration.pool_workers(calibration.SMALL_POOLS["event"]) == 50
+    assert calibration.pool_workers(calibration.SECTIONS["event"]) == 400
+    older = dataclasses.replace(_sample("event"), unpinned_by_clients={"300": [46.0, 108.0], "10": [43.0, 115.0]})
+    calibration.store(older)
+    assert pool("event") is None
+    calibration.store(dataclasses.replace(older, unpinned_small_pool={"workers": 50, "clients": 10,
+                                                                      "keepalive_us": 44.0, "close_us": 80.0}))
+    assert pool("event") == [{"workers": 50, "connection_us": 36.0}, {"workers": 400, "connection_us": 72.0}]
+    assert pool("worker") is None  # not measured here
+
+
 def test_mpmd_show_prints_httpd_s_figures_at_each_end_of_the_clients(own_cache):
     calibration.store(dataclasses.replace(_sample("worker"), unpinned_keepalive_us=55.0, unpinned_close_us=102.0,
                                           unpinned_by_clients={"300": [61.0, 111.0], "10": [49.0, 93.0]}))
@@ -294,6 +315,9 @@ def test_validate_calibrates_on_first_use_when_httpd_is_there(own_cache, monkeyp
     directives, note = calibration.for_mpm("event")
     assert "measured now" in note
     assert calibration.stored()["event"].directives() == directives
+    small = calibration.stored()["event"].unpinned_small_pool  # and on Debian's stock pool, for simulate
+    assert small is not None and (small["workers"], small["clients"]) == (50, 10), small
+    assert 1 < small["keepalive_us"] < small["close_us"] < 10_000, small
     assert calibration.for_mpm("event") == (directives, calibration.stored()["event"].describe())
 
 

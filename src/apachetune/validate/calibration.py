@@ -75,10 +75,22 @@ COMMON = {"KeepAlive": "On", "KeepAliveTimeout": 5, "MaxKeepAliveRequests": 0, "
 # 2.4.71 unpinned, 10 wrk clients, what a connection adds to a keep-alive request (medians of 3
 # runs of 2 s, 2026-11-27): 24.6 µs on 12 children, 33.4 on 40, 45.3 on 120, 46.4 on 320; the
 # keep-alive request itself 47-50 on all four. So prefork is measured on a small pool too, at the
-# few clients' end (worker's and event's listeners hand connections to threads of a few
-# processes: 0.95-1.12 between their stock pools and large ones, benchmarks/pool_cpu_bench.py).
+# few clients' end. worker's and event's listeners hand connections to threads of a few
+# processes, and on the lab's Xeon their stock pools and large ones were within 0.95-1.12
+# (benchmarks/pool_cpu_bench.py); on a 2-core EPYC (2026-12-06) httpd event spent 79-89 µs a
+# request with a connection each on its stock 2 x 25 threads and 95-139 on the full 16 x 25
+# (wrk -t1 -c10, three runs each, benchmarks/cpu_split.py), so they are measured on Debian's
+# stock pool as well.
 SMALL_POOLS = {"prefork": {"StartServers": 12, "MinSpareServers": 1, "MaxSpareServers": 12, "ServerLimit": 320,
-                           "MaxRequestWorkers": 320, "MaxConnectionsPerChild": 0}}
+                           "MaxRequestWorkers": 320, "MaxConnectionsPerChild": 0},
+               **{mpm: {**SECTIONS[mpm], "StartServers": 2} for mpm in ("worker", "event")}}
+
+
+def pool_workers(section: dict) -> int:
+    """The workers a calibration section starts with (children, or processes x threads)."""
+    return int(section["StartServers"]) * int(section.get("ThreadsPerChild", 1))
+
+
 # Other work on the machine while calibrating, as a share of its CPUs (steal included), above
 # which the figures are suspect: event's keep-alive request read 87 µs measured beside a loaded
 # test suite and 63 on the same machine quiet, the same day. Such a calibration is kept (it is
@@ -330,7 +342,7 @@ def measure(mpm: str, seconds: float = 1.0, rounds: int = ROUNDS,
         for i in range(rounds):
             run("httpd", "small pool", {**SMALL_POOLS[mpm], **COMMON}, i, pinned=([], []),
                 loads=[(few, True), (few, False)])
-        small_pool = {"workers": SMALL_POOLS[mpm]["StartServers"], "clients": few,
+        small_pool = {"workers": pool_workers(SMALL_POOLS[mpm]), "clients": few,
                       **{key: round(statistics.median(runs["small pool", (few, ka)]), 1)
                          for key, ka in (("keepalive_us", True), ("close_us", False))}}
     over_request = c_ka - h_ka
@@ -380,31 +392,35 @@ def httpd_cpu(mpm: str) -> tuple[Span, str]:
 
 
 # What a connection adds (µs) on a small pool and on the full one (the calibration's SECTIONS), at
-# 10 clients, for the MPMs whose pool moves it, where nothing was measured on this machine: the
-# lab machine's, as SMALL_POOLS says (2026-11-27).
+# 10 clients, where nothing was measured on this machine: the lab machine's, as SMALL_POOLS says
+# (2026-11-27; prefork's only: worker's and event's pools did not move it there).
 ASSUMED_POOL_US = {"prefork": ((SMALL_POOLS["prefork"]["StartServers"], 24.6), (SECTIONS["prefork"]["StartServers"], 46.4))}
 
 
 def httpd_pool(mpm: str) -> PoolSpan | None:
     """What a new connection costs httpd on a small pool and on the full one ((workers,
-    connection seconds) of each, simulate's CpuCosts.pool), for the MPMs whose pool moves it
-    (prefork): this machine's calibration when it measured both; one kept from before the
-    small pool was measured has the lab's ratio of the two applied to its full pool's figure;
-    else the lab machine's. None: the pool does not matter."""
-    lab = ASSUMED_POOL_US.get(mpm)
-    if lab is None:
+    connection seconds) of each, simulate's CpuCosts.pool): this machine's calibration when it
+    measured both; for prefork, one kept from before the small pool was measured has the lab's
+    ratio of the two applied to its full pool's figure, and with nothing measured here the lab's
+    figures. None: the pool does not move it (worker and event measured before their small pool
+    was, or not here)."""
+    if mpm not in SMALL_POOLS:
         return None
-    (w0, lab_small), (w1, lab_full) = lab
+    lab = ASSUMED_POOL_US.get(mpm)
+    full_workers = pool_workers(SECTIONS[mpm])
     known = None if _turned_off() else stored().get(mpm)
     full = (known.unpinned_by_clients or {}).get(str(CONCURRENCY[0])) if known else None
     if known is None or full is None:  # nothing measured here at the full pool's few clients: the lab's
-        return (w0, lab_small / 1e6), (w1, lab_full / 1e6)
+        return None if lab is None else ((lab[0][0], lab[0][1] / 1e6), (lab[1][0], lab[1][1] / 1e6))
     full_connection = max(0.0, full[1] - full[0])
     small = known.unpinned_small_pool
     if small:
         return ((small["workers"], max(0.0, small["close_us"] - small["keepalive_us"]) / 1e6),
-                (w1, full_connection / 1e6))
-    return (w0, full_connection * lab_small / lab_full / 1e6), (w1, full_connection / 1e6)
+                (full_workers, full_connection / 1e6))
+    if lab is None:
+        return None
+    (w0, lab_small), (_, lab_full) = lab
+    return (w0, full_connection * lab_small / lab_full / 1e6), (full_workers, full_connection / 1e6)
 
 
 def machine_costs(mpm: str, client_request: float = 0.0, client_connection: float = 0.0,
