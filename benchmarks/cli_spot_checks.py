@@ -217,10 +217,11 @@ def main() -> None:
             mpm, text, client, clients, n, ms, keepalive = closed[name]
             conf.write_text(text + ("" if keepalive else "KeepAlive Off\n"))
             spec = (mpm, conf, client, clients, n, ms, keepalive)
-            real = measured(*spec, _wrk_threads(name))
+            threads = _wrk_threads(name)
+            real = measured(*spec, threads)
             sims = [simulated(*spec, []), *([simulated(*spec, args.also.split())] if args.also else [])]
             load = (f"`ab {'-k ' if keepalive else ''}-c {clients} -n {n}`" if client == "ab"
-                    else f"`wrk {' '.join(_wrk_threads(name) + [''])}-c{clients} -d{n}s`{'' if keepalive else ' (close)'}")
+                    else f"`wrk {' '.join([*threads, ''])}-c{clients} -d{n}s`{'' if keepalive else ' (close)'}")
             what = f"{ms} ms" if ms else "static file"
             print(f"| {name} | {mpm} | {text.strip().replace(chr(10), ', ')} | {load}, {what} | {cell(real)} | "
                   + " | ".join(cell(s) for s in sims) + " |", flush=True)

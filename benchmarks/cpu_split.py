@@ -15,10 +15,7 @@ by the command's own -n or -d. Needs apache2 and the load generator.
 from __future__ import annotations
 
 import argparse
-import re
-import resource
 import shlex
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -28,7 +25,8 @@ import psutil
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from apachetune.validate.calibration import server_cpu_seconds  # noqa: E402
-from apachetune.validate.load import check_loopback  # noqa: E402
+from apachetune.validate.generator_cpu import requests_completed  # noqa: E402
+from apachetune.validate.load import check_loopback, run_with_cpu  # noqa: E402
 from apachetune.validate.section import load_directives  # noqa: E402
 from apachetune.validate.targets import make_target  # noqa: E402
 
@@ -45,18 +43,14 @@ def main() -> None:
     with make_target("httpd", args.mpm, load_directives(args.section, args.mpm, keep_server_limit=True)) as t:
         check_loopback(t.host)
         time.sleep(1.5)
-        machine0, httpd0 = psutil.cpu_times(), server_cpu_seconds(t.proc.pid)
-        client0, wall = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic()
-        out = subprocess.run([*shlex.split(args.command), f"http://{t.host}:{t.port}{args.path}"],
-                             capture_output=True, text=True, timeout=600).stdout
+        argv = [*shlex.split(args.command), f"http://{t.host}:{t.port}{args.path}"]
+        machine0, httpd0, wall = psutil.cpu_times(), server_cpu_seconds(t.proc.pid), time.monotonic()
+        _, out, _, client = run_with_cpu(argv, 600)
         wall = time.monotonic() - wall
-        client1, httpd1, machine1 = resource.getrusage(resource.RUSAGE_CHILDREN), server_cpu_seconds(t.proc.pid), \
-            psutil.cpu_times()
-    found = re.search(r"Complete requests:\s+(\d+)", out) or re.search(r"(?m)^\s*(\d+) requests in ", out)
-    if not found:
+        httpd1, machine1 = server_cpu_seconds(t.proc.pid), psutil.cpu_times()
+    n = requests_completed(Path(argv[0]).name, out)
+    if not n:
         sys.exit(f"no request count in the command's output:\n{out}")
-    n = int(found.group(1))
-    client = (client1.ru_utime + client1.ru_stime) - (client0.ru_utime + client0.ru_stime)
     busy = sum(getattr(machine1, k, 0.0) - getattr(machine0, k, 0.0) for k in BUSY)
     print(f"{args.mpm} {args.command}: {n / wall:,.0f} req/s; µs a request: httpd {(httpd1 - httpd0) / n * 1e6:.1f}, "
           f"client {client / n * 1e6:.1f}, machine {busy / n * 1e6:.1f} ({busy / wall:.2f} CPUs busy)")

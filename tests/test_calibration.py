@@ -135,8 +135,8 @@ def test_a_load_generator_that_fails_or_prints_no_count_is_a_clear_error(monkeyp
         monkeypatch.setattr(generator_cpu, "_command", lambda *a, argv=argv: argv)
         with pytest.raises(UsageError, match=said):
             generator_cpu.run_once("ab", "http://127.0.0.1:9/", 10, True, 1)
-    assert generator_cpu._completed("wrk", "Running 1s test\n  12345 requests in 1.00s, 3.1MB read\n") == 12345
-    assert generator_cpu._completed("ab", "Complete requests:      30000\n") == 30000
+    assert generator_cpu.requests_completed("wrk", "Running 1s test\n  12345 requests in 1.00s, 3.1MB read\n") == 12345
+    assert generator_cpu.requests_completed("ab", "Complete requests:      30000\n") == 30000
 
 
 @pytest.mark.skipif(not shutil.which("taskset") or len(os.sched_getaffinity(0)) < 2, reason="needs taskset and 2 CPUs")

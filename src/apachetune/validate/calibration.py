@@ -196,26 +196,41 @@ def stored() -> dict[str, Calibration]:
 
 
 def _kept(identity: dict[str, str]) -> dict[str, Calibration]:
-    directory = private_cache_dir("calibration")
-    raw = read_private(directory, CACHE_NAME, 1 << 20) if directory else None
     try:
-        data = json.loads(raw) if raw else {}
-        if data.get("machine") != identity:
-            return {}
-        return {mpm: Calibration(**entry) for mpm, entry in data.get("mpms", {}).items()}
-    except (ValueError, TypeError, AttributeError):
+        return {mpm: Calibration(**entry) for mpm, entry in kept_entries(CACHE_NAME, "mpms", identity).items()}
+    except (ValueError, TypeError):
         return {}  # a damaged entry is measured again, never trusted
 
 
 def store(calibration: Calibration) -> None:
     """Keep `calibration` beside this machine's others (those of another machine are dropped)."""
-    directory = private_cache_dir("calibration")
-    if directory is None:
-        return
     identity = machine()
     mpms = {mpm: asdict(c) for mpm, c in _kept(identity).items()}
     mpms[calibration.mpm] = asdict(calibration)
-    write_private(directory, CACHE_NAME, json.dumps({"machine": identity, "mpms": mpms}, indent=1).encode())
+    keep_entries(CACHE_NAME, "mpms", mpms, identity)
+
+
+def kept_entries(name: str, key: str, identity: dict[str, str]) -> dict[str, dict]:
+    """The entries under `key` of the calibration cache's file `name` when it was written for
+    `identity` (this machine's), else none: another machine's, a damaged or a foreign file is
+    measured again, never trusted (httpd's calibrations and the load generators' alike)."""
+    directory = private_cache_dir("calibration")
+    raw = read_private(directory, name, 1 << 20) if directory else None
+    try:
+        data = json.loads(raw) if raw else {}
+    except ValueError:
+        return {}
+    if not isinstance(data, dict) or data.get("machine") != identity:
+        return {}
+    entries = data.get(key, {})
+    return entries if isinstance(entries, dict) else {}
+
+
+def keep_entries(name: str, key: str, entries: dict[str, dict], identity: dict[str, str]) -> None:
+    """Write `entries` under `key` to the calibration cache's file `name`, for `identity`."""
+    directory = private_cache_dir("calibration")
+    if directory is not None:
+        write_private(directory, name, json.dumps({"machine": identity, key: entries}, indent=1).encode())
 
 
 def two_cpus() -> tuple[int, int] | None:
@@ -336,15 +351,13 @@ def measure(mpm: str, seconds: float = 1.0, rounds: int = ROUNDS,
         u_ka, u_close, label = mean("unpinned", True), mean("unpinned", False), "unpinned"
     by_clients = {str(c): [round(statistics.median(runs[label, (c, ka)]), 1) for ka in (True, False)]
                   for c in CONCURRENCY}
-    small_pool = None
-    if mpm in SMALL_POOLS:  # the same few clients on a small pool, as the simulation runs it
-        few = CONCURRENCY[0]
-        for i in range(rounds):
-            run("httpd", "small pool", {**SMALL_POOLS[mpm], **COMMON}, i, pinned=([], []),
-                loads=[(few, True), (few, False)])
-        small_pool = {"workers": pool_workers(SMALL_POOLS[mpm]), "clients": few,
-                      **{key: round(statistics.median(runs["small pool", (few, ka)]), 1)
-                         for key, ka in (("keepalive_us", True), ("close_us", False))}}
+    few = CONCURRENCY[0]  # the same few clients on a small pool, as the simulation runs it
+    for i in range(rounds):
+        run("httpd", "small pool", {**SMALL_POOLS[mpm], **COMMON}, i, pinned=([], []),
+            loads=[(few, True), (few, False)])
+    small_pool = {"workers": pool_workers(SMALL_POOLS[mpm]), "clients": few,
+                  **{key: round(statistics.median(runs["small pool", (few, ka)]), 1)
+                     for key, ka in (("keepalive_us", True), ("close_us", False))}}
     over_request = c_ka - h_ka
     over_connection = (c_close - h_close) - over_request
     return Calibration(mpm, max(0, round(request - over_request)), max(0, round(connection - over_connection)),
@@ -404,8 +417,6 @@ def httpd_pool(mpm: str) -> PoolSpan | None:
     ratio of the two applied to its full pool's figure, and with nothing measured here the lab's
     figures. None: the pool does not move it (worker and event measured before their small pool
     was, or not here)."""
-    if mpm not in SMALL_POOLS:
-        return None
     lab = ASSUMED_POOL_US.get(mpm)
     full_workers = pool_workers(SECTIONS[mpm])
     known = None if _turned_off() else stored().get(mpm)

@@ -16,7 +16,6 @@ machine identity: another CPU, kernel or httpd measures again.
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import statistics
@@ -25,8 +24,10 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 from apachetune.errors import UsageError
-from apachetune.paths import private_cache_dir, read_private, write_private
 from apachetune.simulate.cpu import CLIENT_CPU
+from apachetune.validate import calibration
+from apachetune.validate.load import check_loopback, closed_loop, run_with_cpu
+from apachetune.validate.targets import make_target
 
 GENERATORS = ("ab", "wrk")
 CLIENTS = (10, 100)
@@ -67,7 +68,7 @@ def _command(name: str, url: str, clients: int, keepalive: bool, seconds: float)
     return ["wrk", f"-c{clients}", f"-d{whole}s", *([] if keepalive else ["-H", "Connection: close"]), url]
 
 
-def _completed(name: str, out: str) -> int | None:
+def requests_completed(name: str, out: str) -> int | None:
     """The requests the generator says it completed."""
     pattern = r"Complete requests:\s+(\d+)" if name == "ab" else r"(?m)^\s*(\d+) requests in "
     m = re.search(pattern, out)
@@ -76,10 +77,8 @@ def _completed(name: str, out: str) -> int | None:
 
 def run_once(name: str, url: str, clients: int, keepalive: bool, seconds: float) -> float:
     """µs of the generator's CPU a request over one run against `url` (loopback)."""
-    from apachetune.validate.load import run_with_cpu
-
     returncode, stdout, stderr, cpu = run_with_cpu(_command(name, url, clients, keepalive, seconds), seconds + 60)
-    requests = _completed(name, stdout)
+    requests = requests_completed(name, stdout)
     if returncode != 0 or not requests:
         raise UsageError(f"{name} failed against {url}: {(stderr or stdout).strip()[:300]}")
     return cpu / requests * 1e6
@@ -88,13 +87,9 @@ def run_once(name: str, url: str, clients: int, keepalive: bool, seconds: float)
 def measure(name: str, seconds: float = 1.0, rounds: int = 3,
             progress: Callable[[str], None] = lambda s: None) -> GeneratorCpu:
     """Measure one generator against httpd event on loopback (a fresh server, its pool warmed)."""
-    from apachetune.validate.calibration import COMMON, SECTIONS, background_busy
-    from apachetune.validate.load import check_loopback, closed_loop
-    from apachetune.validate.targets import make_target
-
-    busy_before = background_busy()
+    busy_before = calibration.background_busy()
     runs: dict[tuple[int, bool], list[float]] = {}
-    with make_target("httpd", "event", {**SECTIONS["event"], **COMMON}) as target:
+    with make_target("httpd", "event", {**calibration.SECTIONS["event"], **calibration.COMMON}) as target:
         check_loopback(target.host)
         url = f"http://{target.host}:{target.port}/index.html"
         closed_loop(target.host, target.port, "/index.html", max(CLIENTS), 0.3, True)  # the pool started
@@ -108,37 +103,26 @@ def measure(name: str, seconds: float = 1.0, rounds: int = 3,
     request = statistics.fmean(ka for ka, _ in by_clients.values())
     connection = statistics.fmean(max(0.0, close - ka) for ka, close in by_clients.values())
     return GeneratorCpu(name, round(request, 1), round(connection, 1), by_clients, rounds, seconds,
-                        time.strftime("%Y-%m-%d"), round(max(busy_before, background_busy()), 2))
+                        time.strftime("%Y-%m-%d"), round(max(busy_before, calibration.background_busy()), 2))
 
 
 def stored() -> dict[str, GeneratorCpu]:
     """This machine's measured generators (none when measured elsewhere, or turned off:
     APACHETUNE_CALIBRATION=off)."""
-    from apachetune.validate.calibration import _turned_off, machine
-
-    if _turned_off():
+    if calibration._turned_off():
         return {}
-    directory = private_cache_dir("calibration")
-    raw = read_private(directory, CACHE_NAME, 1 << 20) if directory else None
     try:
-        data = json.loads(raw) if raw else {}
-        if data.get("machine") != machine():
-            return {}
-        return {name: GeneratorCpu(**entry) for name, entry in data.get("generators", {}).items()}
-    except (ValueError, TypeError, AttributeError):
+        kept = calibration.kept_entries(CACHE_NAME, "generators", calibration.machine())
+        return {name: GeneratorCpu(**entry) for name, entry in kept.items()}
+    except (ValueError, TypeError):
         return {}  # a damaged entry is measured again, never trusted
 
 
 def store(measured: GeneratorCpu) -> None:
     """Keep `measured` beside this machine's other generators (another machine's are dropped)."""
-    from apachetune.validate.calibration import machine
-
-    directory = private_cache_dir("calibration")
-    if directory is None:
-        return
     kept = {name: asdict(g) for name, g in stored().items()}
     kept[measured.name] = asdict(measured)
-    write_private(directory, CACHE_NAME, json.dumps({"machine": machine(), "generators": kept}, indent=1).encode())
+    calibration.keep_entries(CACHE_NAME, "generators", kept, calibration.machine())
 
 
 def figures() -> dict[str, tuple[float, float, str]]:
