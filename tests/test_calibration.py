@@ -390,6 +390,26 @@ def test_calibrate_without_httpd_is_a_clear_error(own_cache, monkeypatch):
     assert result.exit_code != 0 and "needs Apache httpd" in result.output
 
 
+def test_calibrate_measures_the_installed_load_generators_unless_told_not_to(own_cache, monkeypatch):
+    """--no-load-generators: httpd's calibration alone, the generators kept as they were."""
+    from apachetune import httpd
+
+    measured = GeneratorCpu("wrk", 13.2, 69.0, {"10": [14.4, 80.6], "100": [12.1, 83.9]}, 1, 1.0, "2026-12-06", 0.0)
+    asked = []
+    monkeypatch.setattr(httpd, "binary", lambda: "/usr/sbin/apache2")
+    monkeypatch.setattr(calibration, "measure", lambda mpm, seconds, rounds: _sample(mpm))
+    monkeypatch.setattr(generator_cpu, "installed", lambda: ["wrk"])
+    monkeypatch.setattr(generator_cpu, "measure", lambda name, seconds, rounds: asked.append(name) or measured)
+    args = ["mpmd", "calibrate", "--mpm", "worker", "--rounds", "1", "--format", "json"]
+    r = CliRunner().invoke(cli, [*args, "--no-load-generators"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["generators"] == [] and asked == [] and generator_cpu.stored() == {}
+    r = CliRunner().invoke(cli, args)
+    assert r.exit_code == 0, r.output
+    assert [g["name"] for g in json.loads(r.output)["generators"]] == ["wrk"] and asked == ["wrk"]
+    assert generator_cpu.stored() == {"wrk": measured}
+
+
 def test_server_cpu_counts_every_threads_time_on_cpu_ended_threads_included():
     """The CPU a server spent, read from its process CPU clock: a thread that burned 0.3 s of
     CPU (its own clock) and has ended is counted, without 10 ms tick rounding."""
