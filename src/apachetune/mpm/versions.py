@@ -15,7 +15,10 @@ running, tools/record_run_step.py):
 - 2.4.30-2.4.46 event's listener, woken by a new connection while over its connection limit,
   also closed every idle keep-alive connection of its process ("kill'em all", which every 2.4.x
   does when no worker is idle): there the limit made room by dropping the crowd, where 2.4.47
-  and later (connections_above_limit(&busy): only with no idle worker) make the newcomer wait.
+  and later (connections_above_limit(&busy): only with no idle worker) make the newcomer wait;
+- from 2.4.28 event's listener hands the keep-alive connections it closes to a worker
+  (defer_linger_chain): the client sees the close only when a worker of the process is free,
+  where 2.4.27 and before shut them in the listener at once.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ class StartupRules:
     factor_floor_one: bool  # event's AsyncRequestWorkerFactor floored at 1 (2.4.30), else 1/16
     integer_factor: bool  # event's connection limit uses the factor's integer part (2.4.30)
     limit_closes_keepalive: bool = False  # over the limit, event closes its idle keep-alive ones (2.4.30-2.4.46)
+    deferred_close: bool = True  # event's listener leaves the closes it decides to a worker (2.4.28)
 
 
 def rules_for(version: Version | str | None) -> StartupRules:
@@ -60,6 +64,7 @@ def _rules_for(text: str) -> StartupRules:
         factor_floor_one=at_least(version, "2.4.30"),
         integer_factor=at_least(version, "2.4.30"),
         limit_closes_keepalive=at_least(version, "2.4.30") and not at_least(version, "2.4.47"),
+        deferred_close=at_least(version, "2.4.28"),
     )
 
 

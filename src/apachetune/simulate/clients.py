@@ -38,17 +38,30 @@ from apachetune.simulate.workload import Workload
 class ClientThread:
     """One thread of a load generator that runs on the server's machine: it handles one response
     at a time (reads it, writes the next request), each taking the client's CPU on the cores it
-    shares with httpd (Processors). A response that comes while it is busy waits its turn."""
+    shares with httpd (Processors). A response that comes while it is busy waits its turn. A new
+    connection's CPU (closing the last socket, socket(), connect(): on loopback the handshake
+    runs in that call) is spent before its request goes out, as wrk's reconnect_socket and ab's
+    start_connect spend it, not between its first response and its next request."""
 
     def __init__(self, cpu: Processors, costs: CpuCosts):
         self.cpu, self.costs = cpu, costs
         self.queue: deque[tuple[float, Callable[..., None], tuple[object, ...]]] = deque()
         self.busy = False
 
-    def handle(self, first_on_connection: bool, fn: Callable[..., None], *args: object) -> float:
+    def handle(self, fn: Callable[..., None], *args: object) -> float:
         """Call fn(*args) once this thread has spent the response's CPU on it; returns that CPU."""
-        work = self.costs.client_of(first_on_connection)
-        self.queue.append((work, fn, args))
+        return self._queue(self.costs.client_of(False), fn, args)
+
+    def connect(self, fn: Callable[..., None], *args: object) -> None:
+        """Call fn(*args) once this thread has opened a new connection: next, before the responses
+        waiting (ab and wrk reconnect in the handler that read the last response or the close)."""
+        self._queue(self.costs.client_connection, fn, args, first=True)
+
+    def _queue(self, work: float, fn: Callable[..., None], args: tuple[object, ...], first: bool = False) -> float:
+        if first:
+            self.queue.appendleft((work, fn, args))
+        else:
+            self.queue.append((work, fn, args))
         if not self.busy:
             self._next()
         return work
@@ -63,7 +76,8 @@ class ClientThread:
 
     def _ran(self, fn: Callable[..., None], args: tuple[object, ...]) -> None:
         fn(*args)
-        self._next()
+        # what that handler does at once (a reconnect: connect) runs before the next job
+        self.cpu.clock.after(0.0, self._next)
 
 
 class Client:
@@ -106,7 +120,7 @@ class Client:
                 self._arrive(conn, self.waiting)
             return
         self.conn = conn = Conn(self, now)
-        self._syn(conn, 0)
+        self._open(conn)
 
     def _turnaround(self) -> float:
         """From the response to the request at the server; what the client's thread spent on
@@ -120,16 +134,27 @@ class Client:
         if token != self.waiting:
             return  # given up meanwhile
         if not self.server.send(conn):
-            if conn is self.conn:
-                self.conn = None
-            self.lost(conn)
+            self.request_lost(conn)
+
+    def request_lost(self, conn: Conn) -> None:
+        """The server closed `conn` without reading the request on it."""
+        if conn is self.conn:
+            self.conn = None
+        self.lost(conn)
 
     def lost(self, conn: Conn) -> None:
         """The request on `conn` was never read: the server had closed the connection, or
         closed it on the request. A browser sends it again on a new connection."""
         self.stats.events["requests sent again on a new connection"] += 1
         self.conn = new = Conn(self, conn.sent_at)
-        self._syn(new, 0)
+        self._open(new)
+
+    def _open(self, conn: Conn) -> None:
+        """Connect: the SYN goes out once the client's thread (if it has one) has opened the socket."""
+        if self.cpu_thread is None:
+            self._syn(conn, 0)
+        else:
+            self.cpu_thread.connect(self._syn, conn, 0)
 
     def _syn(self, conn: Conn, attempt: int) -> None:
         if conn.state == CLOSED:
@@ -213,7 +238,7 @@ class Client:
             self._read(conn, keep)
         else:
             self.reading = True
-            self.spent = self.cpu_thread.handle(conn.served == 1, self._read, conn, keep)
+            self.spent = self.cpu_thread.handle(self._read, conn, keep)
 
     def _read(self, conn: Conn, keep: bool) -> None:
         self.reading = False

@@ -19,7 +19,10 @@ needs them:
   that a newcomer wakes though another process accepts it (admit), and a request
   that arrives on a parked connection when no worker of its process is idle is not read: the
   connection is closed (the listener does not wait for a worker), and the client must send it
-  again on a new connection (ab counts it a "Length" failure); a listener that a newcomer wakes,
+  again on a new connection (ab counts it a "Length" failure); from 2.4.28 the listener does
+  not shut those connections itself but chains them for a worker of its process
+  (defer_linger_chain): an idle one at once, else the next that finishes a request, so their
+  clients see the closes in batches, as the workers free up; a listener that a newcomer wakes,
   able to accept it, but beaten to it by another process keeps the idle worker it reserved for
   it (have_idle_worker), and that worker is not counted idle (idlers) until it takes a
   connection: the model loses every such race (admit);
@@ -56,7 +59,8 @@ from apachetune.sizing import model
 if TYPE_CHECKING:
     from apachetune.simulate.clients import Client
 
-BACKLOG, READING, SERVING, PARKED, CLOSED = range(5)
+# DEFERRED: event (2.4.28+) has closed it in its listener, and waits for a worker to shut it
+BACKLOG, READING, SERVING, PARKED, CLOSED, DEFERRED = range(6)
 # what a SYN meets (Server.connect)
 CONNECTED, DROPPED, HALF_OPEN = "connected", "dropped", "half-open"
 
@@ -83,7 +87,7 @@ CLIENT_FIRST_LIMIT = 1e-3
 
 class Conn:
     __slots__ = ("client", "process", "state", "served", "token", "sent_at", "parked_until", "bucket", "holds",
-                 "timer", "closed_at")
+                 "timer", "closed_at", "pending")
 
     def __init__(self, client: Client, sent_at: float):
         self.client = client
@@ -97,12 +101,13 @@ class Conn:
         self.holds = False  # event: its last worker is not idle until its next request is in (client_first)
         self.timer = False  # a keep-alive check is on the clock (_keepalive_expired)
         self.closed_at: float | None = None  # event: when its listener closed it, idle (it lingers)
+        self.pending = 0  # DEFERRED: the client's request written into it meanwhile (its token; 0: none)
 
 
 class Process:
     __slots__ = ("slot", "workers", "ready_at", "serving", "conns", "accepted", "quiescing", "listening",
                  "closing_parked", "gone", "burst", "burst_at", "kept", "bucket", "lingering", "asleep_until",
-                 "reserved", "ended", "returning")
+                 "reserved", "ended", "returning", "deferred")
 
     def __init__(self, slot: int, workers: int, ready_at: float, bucket: int = 0):
         self.slot = slot
@@ -127,6 +132,7 @@ class Process:
         self.reserved = False  # event: its listener holds an idle worker for its next accept (it lost a race)
         self.ended = 0  # connections it has finished with (worker's MaxConnectionsPerChild counts these)
         self.returning = 0  # event: workers done with a request, not idle yet (worker_return, client_first)
+        self.deferred: list[Conn] = []  # event 2.4.28+: connections its listener closed, for a worker to shut
 
 
 class Server:
@@ -199,6 +205,7 @@ class Server:
         # 2.4.30 also counts one idle worker less while the listener is disabled ("to avoid flip flop")
         self.hysteresis = rules.integer_factor
         self.limit_closes_keepalive = rules.limit_closes_keepalive
+        self.deferred_close = self.event and rules.deferred_close
         self.keepalive = str(section.get("KeepAlive", "On")).lower() == "on"
         self.keepalive_timeout = float(section.get("KeepAliveTimeout", 5))  # type: ignore[arg-type]
         self.max_keepalive = int(section.get("MaxKeepAliveRequests", 100))  # type: ignore[call-overload]
@@ -280,9 +287,10 @@ class Server:
         return sum(len(q) for q in self.queues)
 
     def send(self, conn: Conn) -> bool:
-        """The next request on an open connection: True when a worker has it; False when it is
-        lost: the server had closed the connection, or event closes it unread now (no worker of
-        its process was idle when it became readable)."""
+        """The next request on an open connection: True when a worker has it, or (event 2.4.28+)
+        when the connection waits to be shut (the client learns its loss then: _close_deferred);
+        False when it is lost: the server had closed the connection, or event closes it unread
+        now (no worker of its process was idle when it became readable)."""
         if conn.state == READING:
             self._serve(conn)
         elif conn.state == PARKED:
@@ -292,13 +300,19 @@ class Server:
             self._let_go(conn)
             if busy:  # event.c: "If we don't get a worker immediately ... we close"
                 self.stats.events["keep-alive request closed, workers busy"] += 1
-                self._close(conn)
                 # and that pass found the workers busy: it drops the other parked ones too
                 # (workers_were_busy: process_keepalive_queue(0) as the iteration ends)
                 self._drop_parked_next_pass(p, "busy", woken=True)
+                if self.deferred_close:
+                    self._defer(conn, request=True)
+                    self._hand_deferred(p)
+                    return True
+                self._close(conn)
                 return False
             p.reserved = False  # (a reserved worker is the one it gets)
             self._serve(conn)
+        elif conn.state == DEFERRED:  # unread: the worker that shuts it reads and drops it
+            conn.pending = conn.client.waiting
         else:
             if conn.state == CLOSED:  # written into after the listener closed it: readable now
                 self.lingering_readable(conn)
@@ -482,6 +496,13 @@ class Server:
     def _done(self, conn: Conn) -> None:
         p = conn.process
         assert p is not None
+        self._finish(conn, p)
+        if p.deferred:  # (event 2.4.28+) the worker then shuts what its listener closed
+            self._close_deferred(p)
+
+    def _finish(self, conn: Conn, p: Process) -> None:
+        """A worker is done with `conn`'s request: the response, then the connection kept
+        (prefork, worker: read on; event: parked) or ended."""
         p.serving -= 1
         if self.worker_return:
             p.returning += 1
@@ -619,7 +640,52 @@ class Server:
         event = "keep-alive closed, " + ("over the connection limit" if over_limit else "workers busy")
         for conn in parked:
             self.stats.events[event] += 1
-            self._close(conn, tell_client=True)
+            if self.deferred_close:
+                self._defer(conn)
+            else:
+                self._close(conn, tell_client=True)
+        self._hand_deferred(p)
+
+    def _defer(self, conn: Conn, request: bool = False) -> None:
+        """event 2.4.28+: the listener closes `conn` by leaving it to a worker (shutdown_connection,
+        defer_lingering_close): it counts as lingering at once (not toward the connection limit),
+        but its client sees the close only when a worker of the process shuts it
+        (_close_deferred). `request`: the client's next request is in it, unread."""
+        p = conn.process
+        assert p is not None
+        self._let_go(conn)
+        conn.state = DEFERRED
+        conn.token += 1
+        conn.pending = conn.client.waiting if request else 0
+        p.deferred.append(conn)
+        p.lingering += 1
+        self._release(conn, pool_back=False)
+
+    def _hand_deferred(self, p: Process) -> None:
+        """As its pass ends, a listener with closes deferred hands them to an idle worker if it
+        finds one (get_worker, non-blocking); else the next worker done with a request shuts them."""
+        if p.deferred and self.idle(p) > 0:
+            self.clock.after(0.0, self._close_deferred, p)
+
+    def _close_deferred(self, p: Process) -> None:
+        """A worker of `p` shuts the connections its listener closed (worker_thread: after its
+        request, before it is idle again): their clients see the close now, and a request one
+        wrote into its connection meanwhile is lost (httpd reads and drops it)."""
+        chain, p.deferred = p.deferred, []
+        now = self.clock.now
+        for conn in chain:
+            if conn.state != DEFERRED:
+                continue  # the client hung up meanwhile
+            conn.state = CLOSED
+            conn.token += 1
+            conn.closed_at = now
+            client = conn.client
+            if not conn.pending:
+                client.closed(conn)
+            elif conn.pending == client.waiting:  # (else the client gave up on it meanwhile)
+                self.stats.events["requests lost in a connection waiting to be shut"] += 1
+                client.request_lost(conn)
+            self.clock.after(self.linger, self._pool_back, conn)
 
     def _sleep_after_closing(self, p: Process, parked: list[Conn]) -> None:
         """2.4.30-2.4.46, over the limit: the listener has disabled itself and closed its crowd,
@@ -742,6 +808,8 @@ class Server:
             self._exit(p)
 
     def _exit(self, p: Process) -> None:
+        if p.deferred:
+            self._close_deferred(p)
         p.gone = True
         self.processes.remove(p)
         self.on_exit(p)
