@@ -1081,6 +1081,37 @@ def test_a_response_unread_when_the_server_closes_its_connection_loses_the_next_
         assert r.completed == 400 - r.ab["failed_length"]  # each failure a request done unread
 
 
+def test_a_connection_left_to_a_worker_to_shut_lingers_once_even_when_its_client_gives_up_first():
+    """event 2.4.28+: a request on a parked connection while both workers are busy (exponential
+    requests of 1 s, 4 keep-alive clients pausing 50 ms) has its connection left to the next
+    free worker; a client that gives up (0.5 s) before then hangs up on it. The worker still
+    shuts it and reads the FIN: every such connection lingers once and is gone when the load is
+    (the lingering count is what event's memory charges for closed connections; two were left
+    for ever before)."""
+    import random
+
+    from apachetune.simulate.clients import LoopClient
+    from apachetune.simulate.clock import Clock
+    from apachetune.simulate.parent import Parent
+    from apachetune.simulate.server import Server
+    from apachetune.simulate.stats import Stats
+
+    section = load_directives(None, "event", max_request_workers=2, threads_per_child=2)
+    section.update(StartServers=1, AsyncRequestWorkerFactor=50)
+    w = Workload(ServiceTime.parse("exp:1s"), clients=4, timeout=0.5, think=0.05)
+    clock, stats = Clock(), Stats()
+    server = Server(clock, "event", section, w.service, random.Random(3), stats, 512, "2.4.71")
+    Parent(clock, server, "event", section, stats, 0.005, None).start()
+    for _ in range(w.clients):
+        client = LoopClient(clock, server, stats, w)
+        client.until = 20.0  # then it stops and hangs up
+        clock.at(0.0, client.request)
+    clock.run(20.0, 10**6)
+    assert stats.errors["timeout"] > 100 and stats.events["keep-alive request closed, workers busy"] > 0
+    clock.run(40.0, 10**6)
+    assert [p.lingering for p in server.processes] == [0]
+
+
 def test_prefork_s_children_linger_until_a_busy_client_thread_has_read_the_response():
     """A response that ends its connection leaves the child in lingering close until the
     client's FIN, and a load generator sends it when its thread has read the response: 4

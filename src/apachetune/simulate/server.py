@@ -340,7 +340,8 @@ class Server:
 
     def client_close(self, conn: Conn) -> None:
         """The client hangs up (done, or tired of waiting)."""
-        if conn.state in (SERVING, BACKLOG):
+        if conn.state in (SERVING, BACKLOG, DEFERRED):
+            # deferred: the worker that shuts it reads the FIN (_close_deferred)
             # serving: its worker finds out when it writes the response; still in the accept
             # queue: httpd accepts it later and reads end of file at once
             conn.state = CLOSED
@@ -674,17 +675,16 @@ class Server:
         chain, p.deferred = p.deferred, []
         now = self.clock.now
         for conn in chain:
-            if conn.state != DEFERRED:
-                continue  # the client hung up meanwhile
-            conn.state = CLOSED
-            conn.token += 1
-            conn.closed_at = now
-            client = conn.client
-            if not conn.pending:
-                client.closed(conn)
-            elif conn.pending == client.waiting:  # (else the client gave up on it meanwhile)
-                self.stats.events["requests lost in a connection waiting to be shut"] += 1
-                client.request_lost(conn)
+            if conn.state == DEFERRED:  # (else the client hung up meanwhile: it lingers all the same)
+                conn.state = CLOSED
+                conn.token += 1
+                conn.closed_at = now
+                client = conn.client
+                if not conn.pending:
+                    client.closed(conn)
+                elif conn.pending == client.waiting:  # (else the client gave up on it meanwhile)
+                    self.stats.events["requests lost in a connection waiting to be shut"] += 1
+                    client.request_lost(conn)
             self.clock.after(self.linger, self._pool_back, conn)
 
     def _sleep_after_closing(self, p: Process, parked: list[Conn]) -> None:
