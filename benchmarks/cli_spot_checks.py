@@ -10,6 +10,9 @@ Each cell starts a fresh httpd 2.4.71 with the section, waits 1.5 s, runs `ab -r
 or `wrk -t1 -cC -dNs --latency` on loopback, then simulates the same with the CLI (ab's books
 with --requests; wrk's latencies as wrk prints them, its 2 s timeout applied). `--also ARGS`
 simulates each cell once more with those options added (to see what a default changed).
+`--prefix PREFIX` runs a source build's httpd instead of the installed one (`make install` of a
+tag with mod_lua: `HTTPD_LUA=1 tools/build_httpd.sh 2.4.27 /tmp/httpd-2.4.27`), and simulates
+that version (`--httpd-version`, read from `PREFIX/bin/httpd -v`).
 The o cells are open loops instead: validate's asyncio client, Poisson arrivals for 10 s each on a
 new connection, /app/sleep for an exponential draw, every request waited for; simulated with
 `--rate R --service exp:X --seconds 10 --drain`.
@@ -32,6 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from apachetune import httpd  # noqa: E402
 from apachetune.validate.load import open_loop  # noqa: E402
 from apachetune.validate.section import load_directives  # noqa: E402
 from apachetune.validate.targets import make_target  # noqa: E402
@@ -128,9 +132,34 @@ def _httpd(mpm: str, conf: Path):
         yield t
 
 
+VERSION: list[str] = []  # --httpd-version V for the simulations, with --prefix
+
+
+def _use_build(prefix: Path) -> None:
+    """Run the source build at `prefix` (its bin/httpd, its modules) instead of the installed
+    httpd, and simulate its version."""
+    exe = prefix / "bin" / "httpd"
+    if not exe.exists():
+        sys.exit(f"{prefix} has no bin/httpd (a `make install` prefix: tools/build_httpd.sh)")
+    out = subprocess.run([str(exe), "-v"], capture_output=True, text=True, check=True).stdout
+    version = re.search(r"Apache/(\d+\.\d+\.\d+)", out).group(1)  # type: ignore[union-attr]
+    if not (prefix / "modules" / "mod_lua.so").exists():
+        sys.exit(f"{prefix} has no mod_lua (build it with HTTPD_LUA=1 tools/build_httpd.sh)")
+    httpd.binary = lambda: str(exe)
+    httpd.module_path = lambda name: prefix / "modules" / f"mod_{name}.so"
+    loads = httpd.load_module_line
+
+    def load_module_line(name: str) -> str:  # a source build has User and Group in mod_unixd
+        return loads(name) + ("\n" + loads("unixd") if name.startswith("mpm_") else "")
+
+    httpd.load_module_line = load_module_line
+    VERSION[:] = ["--httpd-version", version]
+
+
 def _simulate(conf: Path, mpm: str, args: list[str]) -> dict:
     """`apachetune simulate CONF --mpm M ARGS --format json`, as typed."""
-    cmd = [sys.executable, "-m", "apachetune", "simulate", str(conf), "--mpm", mpm, *args, "--format", "json"]
+    cmd = [sys.executable, "-m", "apachetune", "simulate", str(conf), "--mpm", mpm, *args, *VERSION,
+           "--format", "json"]
     return json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=ROOT).stdout)
 
 
@@ -203,7 +232,10 @@ def main() -> None:
     parser.add_argument("cells", nargs="*",
                         help=f"of {', '.join([*CELLS, *HELD_OUT, *STATIC, *OPEN_CELLS])} (default: {', '.join(CELLS)})")
     parser.add_argument("--also", default="", help="options added to a second simulation of each cell")
+    parser.add_argument("--prefix", type=Path, help="a source build's prefix to run instead of the installed httpd")
     args = parser.parse_args()
+    if args.prefix:
+        _use_build(args.prefix.resolve())
     closed = {**CELLS, **HELD_OUT, **STATIC}
     unknown = [c for c in args.cells if c not in closed and c not in OPEN_CELLS]
     if unknown:

@@ -747,20 +747,50 @@ def test_one_percentile_for_simulated_and_measured_latencies():
 
 
 def test_event_connection_limit_follows_the_httpd_version():
-    """Before 2.4.30 event counted the whole AsyncRequestWorkerFactor; from 2.4.30 its integer
-    part. Measured (tools/measure_event_limit.py, 2 x 25 threads, factor 1.5): 126 idle
-    keep-alive clients held on a 2.4.29 build, 100 on 2.4.71. A crowd of 115 fits the first and
-    not the second: there the rest wait for a parked connection to time out (15 s)."""
+    """Before 2.4.30 event counted the whole AsyncRequestWorkerFactor and stopped accepting only
+    above the limit; from 2.4.30 its integer part, and at the limit. Measured
+    (tools/measure_event_limit.py, 2 x 25 threads, factor 1.5): 126 idle keep-alive clients held
+    on a 2.4.29 build, 2 x (25 + 37 + 1); 100 on 2.4.71, 2 x (25 + 25). One more and the last
+    waits for a parked connection to time out (15 s)."""
     crowd = {}
-    for version in ("2.4.29", "2.4.71"):
+    for version, held in (("2.4.29", 126), ("2.4.71", 100)):
         section = load_directives(None, "event", 50, 25, keepalive_timeout=15, version=version)
         section.update(AsyncRequestWorkerFactor=1.5, ServerLimit=2, StartServers=2)
-        r = run("event", section, Workload(ServiceTime.parse("5ms"), clients=1, think=0.5, crowd=115), 20,
-                version=version)
-        assert r.httpd_version == version
-        crowd[version] = r.crowd_latency_ms
-    assert crowd["2.4.29"]["max"] < 100
-    assert crowd["2.4.71"]["p95"] > 14000
+        for size in (115, held, held + 1):
+            r = run("event", section, Workload(ServiceTime.parse("5ms"), clients=1, think=0.5, crowd=size), 20,
+                    version=version)
+            assert r.httpd_version == version
+            crowd[version, size] = r.crowd_latency_ms
+        assert crowd[version, held]["max"] < 100 and crowd[version, held + 1]["max"] > 14000, crowd
+    assert crowd["2.4.29", 115]["max"] < 100
+    assert crowd["2.4.71", 115]["p95"] > 14000
+
+
+def test_before_2_4_30_event_reads_a_parked_request_only_with_two_workers_idle():
+    """fdqueue.c's non-blocking ap_queue_info_try_get_idler backed out unless two workers were
+    idle until 2.4.30 rewrote it: a request on a parked keep-alive connection that finds one
+    idle worker is closed unread (its client connects again). Two keep-alive clients on one
+    process of 2 threads, 100 ms requests: the second request to come back finds one worker
+    idle. Measured on builds of the tags (benchmarks/cli_spot_checks.py --prefix, six event
+    cells): 2.4.27-2.4.29 closed 3-7 times as many keep-alive requests as 2.4.30, 2.4.62, 2.4.71;
+    simulated within 10% of each build but one (e14: 5,489 against 4,001-4,107)."""
+    section = load_directives(None, "event", max_request_workers=2, threads_per_child=2)
+    section.update(StartServers=1)
+    w = Workload(ServiceTime.parse("100ms"), clients=2)
+    closed = {}
+    for version in ("2.4.29", "2.4.30"):
+        r = run("event", section, w, 10, version=version)
+        closed[version] = r.events.get("keep-alive request closed, workers busy", 0)
+        assert r.errors.get("reset", 0) == closed[version]  # each a request the client must send again
+    assert closed["2.4.30"] == 0 and closed["2.4.29"] > 20, closed
+    # --versus says which rules of the model differ between the two releases
+    text = " ".join(CliRunner().invoke(cli, ["simulate", "--mpm", "event", "--clients", "2", "--seconds", "2",
+                                             "--httpd-version", "2.4.29", "--versus", "2.4.30"]).output.split())
+    assert "2.4.29: event reads a parked keep-alive request only with two workers idle" in text, text
+    assert "stops only above the limit; 2.4.30: event's connection limit counts the integer part" in text
+    same = CliRunner().invoke(cli, ["simulate", "--mpm", "event", "--clients", "2", "--seconds", "2",
+                                    "--httpd-version", "2.4.62", "--versus", "2.4.71"]).output
+    assert "the model of event is the same" in " ".join(same.split())
 
 
 def test_over_the_limit_2_4_30_to_2_4_46_close_the_idle_crowd_and_let_newcomers_in_when_it_hangs_up():

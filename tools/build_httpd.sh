@@ -8,6 +8,7 @@
 # Needs: git, a C compiler, autoconf, libtool, libapr1-dev, libaprutil1-dev, libpcre3-dev
 # (PCRE1; versions before 2.4.53 cannot use PCRE2) or libpcre2-dev.
 # HTTPD_GIT: a clone of https://github.com/apache/httpd (bare or not); default: fetched shallowly.
+# HTTPD_LUA=1: build mod_lua too (liblua5.3-dev), for validate's /app/sleep application.
 set -eu
 tag=$1
 prefix=$(realpath -m "$2")
@@ -29,12 +30,14 @@ autoheader >/dev/null 2>&1
 autoconf >/dev/null 2>&1
 (cd server && touch util_expr_parse.y util_expr_scan.l && sleep 1 && touch util_expr_parse.c util_expr_parse.h util_expr_scan.c)
 pcre=""
+lua="--disable-lua"
+if [ "${HTTPD_LUA:-0}" = 1 ]; then lua="--enable-lua --with-lua=/usr"; fi
 if [ -x /usr/bin/pcre-config ]; then pcre="--with-pcre=/usr/bin/pcre-config"; fi
 # Every MPM shared, the modules that need no extra library; gcc >= 10 defaults to -fno-common,
 # which old tags do not build with.
 CFLAGS="-O1 -fcommon -w" ./configure --prefix="$prefix" --with-apr=/usr/bin/apr-1-config \
     --with-apr-util=/usr/bin/apu-1-config $pcre --enable-mpms-shared=all \
-    --enable-mods-shared=all --disable-ssl --disable-lua --disable-http2 --disable-proxy-http2 \
+    --enable-mods-shared=all --disable-ssl $lua --disable-http2 --disable-proxy-http2 \
     --disable-md --disable-brotli --disable-xml2enc --disable-proxy-html --disable-session-crypto \
     --disable-crypto --disable-authnz-ldap --disable-ldap --disable-socache-dc \
     --disable-heartmonitor >/dev/null

@@ -11,11 +11,19 @@ running, tools/record_run_step.py):
   bucket; 2.4.23 set today's floors;
 - before 2.4.30 event kept AsyncRequestWorkerFactor's 1/16ths floor at 1/16, not 1, and its
   connection limit used the whole factor (idle workers x factor in 1/16ths), not its integer
-  part: factor 1.5 on 2 x 25 threads held 126 idle keep-alive clients on 2.4.29, 100 on 2.4.71;
+  part, and stopped accepting only above the limit (">"), where 2.4.30 stops at it: factor 1.5
+  on 2 x 25 threads held 126 idle keep-alive clients on 2.4.29 (2 x (25 + 37 + 1)), 100 on
+  2.4.71 (2 x (25 + 25)); every 2.4.x listens again one idle worker short of the limit;
 - 2.4.30-2.4.46 event's listener, woken by a new connection while over its connection limit,
   also closed every idle keep-alive connection of its process ("kill'em all", which every 2.4.x
   does when no worker is idle): there the limit made room by dropping the crowd, where 2.4.47
   and later (connections_above_limit(&busy): only with no idle worker) make the newcomer wait;
+- before 2.4.30 event's listener read a parked keep-alive connection's request only when two
+  workers were idle, and closed it with one: its non-blocking get_worker
+  (fdqueue.c's ap_queue_info_try_get_idler) backed out unless the count it decremented stayed
+  above zero; 2.4.30 rewrote it as a compare-and-swap that takes the last idle worker too
+  (2.4.27-2.4.28 builds closed 3-7 times as many keep-alive requests as 2.4.30, 2.4.62 and
+  2.4.71 under the same overload);
 - from 2.4.28 event's listener hands the keep-alive connections it closes to a worker
   (defer_linger_chain): the client sees the close only when a worker of the process is free,
   where 2.4.27 and before shut them in the listener at once.
@@ -41,9 +49,10 @@ class StartupRules:
     spare_floor: str  # worker/event run-step floors: "thread" (< 2.4.17), "process" (< 2.4.21),
     #                   "process-1" (< 2.4.23), "bucket" (2.4.23 and later)
     factor_floor_one: bool  # event's AsyncRequestWorkerFactor floored at 1 (2.4.30), else 1/16
-    integer_factor: bool  # event's connection limit uses the factor's integer part (2.4.30)
+    integer_factor: bool  # event's connection limit: the factor's integer part, reached (2.4.30); before, the whole factor, passed
     limit_closes_keepalive: bool = False  # over the limit, event closes its idle keep-alive ones (2.4.30-2.4.46)
     deferred_close: bool = True  # event's listener leaves the closes it decides to a worker (2.4.28)
+    two_idle_to_read: bool = False  # event reads a parked connection's request only with 2 idle workers (< 2.4.30)
 
 
 def rules_for(version: Version | str | None) -> StartupRules:
@@ -65,6 +74,7 @@ def _rules_for(text: str) -> StartupRules:
         integer_factor=at_least(version, "2.4.30"),
         limit_closes_keepalive=at_least(version, "2.4.30") and not at_least(version, "2.4.47"),
         deferred_close=at_least(version, "2.4.28"),
+        two_idle_to_read=not at_least(version, "2.4.30"),
     )
 
 
@@ -98,6 +108,35 @@ _CONTINUATION_CODES = {
     "AH00318": ("AH03151", None), "AH00322": ("AH03152", "AH03153"),
     "AH00175": ("AH03130",), "AH00180": ("AH03131", None), "AH00186": ("AH03132", "AH03133"),
 }
+
+
+# What each rule the simulation follows does, in the version where it is on / off (event only
+# but for the listener buckets): simulate --versus says which of them differ between two releases.
+_BEHAVIOUR = (
+    ("buckets", False, "ListenCoresBucketsRatio gives each group of children a listen socket of its own",
+     "one listen socket for every child (no ListenCoresBucketsRatio)"),
+    ("integer_factor", True, "event's connection limit counts the integer part of AsyncRequestWorkerFactor and "
+     "stops at the limit", "event's connection limit counts the whole AsyncRequestWorkerFactor and stops only "
+     "above the limit"),
+    ("limit_closes_keepalive", True, "over its connection limit, event closes the process's idle keep-alive "
+     "connections", "over its connection limit, event makes new connections wait"),
+    ("deferred_close", True, "event leaves the keep-alive connections it closes to a worker, which shuts them "
+     "when it is free", "event shuts the keep-alive connections it closes at once"),
+    ("two_idle_to_read", True, "event reads a parked keep-alive request only with two workers idle (with one it "
+     "closes it)", "event reads a parked keep-alive request with one worker idle"),
+)
+
+
+def behaviour_changes(mpm: str, a: Version | str | None, b: Version | str | None) -> list[str]:
+    """What the simulation follows that differs between releases `a` and `b` for `mpm`: one
+    line each, "A: ...; B: ..."."""
+    ra, rb = rules_for(a), rules_for(b)
+    lines = []
+    for field, event_only, on, off in _BEHAVIOUR:
+        if (event_only and mpm != "event") or getattr(ra, field) == getattr(rb, field):
+            continue
+        lines.append(f"{a}: {on if getattr(ra, field) else off}; {b}: {on if getattr(rb, field) else off}")
+    return lines
 
 
 def printed_lines(code: str, text: str, rules: StartupRules) -> tuple[str, ...]:

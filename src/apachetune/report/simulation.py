@@ -218,6 +218,16 @@ def print_comparison(results: list[SimResult]) -> None:
         out.print(f"{r.mpm}: {section_line(r)}")
         for line in r.startup_messages:  # what httpd changed to get there
             out.print(f"  httpd at start-up: {line}", markup=False, highlight=False)
+    if by_version:
+        from apachetune.mpm.versions import behaviour_changes
+
+        a, b = results[0], results[-1]
+        changes = behaviour_changes(a.mpm, a.httpd_version, b.httpd_version)
+        between = f"between httpd {a.httpd_version} and {b.httpd_version}, the model of {a.mpm}"
+        out.print(f"{between} differs in:" if changes else f"{between} is the same: any difference above comes "
+                  "from the section each makes of the configuration at start-up", markup=False, highlight=False)
+        for line in changes:
+            out.print(f"  {line}", markup=False, highlight=False)
 
 
 def print_curve(label: str, knee: Knee, points: list[CurvePoint]) -> None:

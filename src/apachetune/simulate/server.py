@@ -9,10 +9,11 @@ needs them:
   connection is parked in the listener until KeepAliveTimeout. A process accepts while it has an
   idle worker and its connections are below ThreadsPerChild + idle workers x
   floor(AsyncRequestWorkerFactor) (2.4.71's connections_above_limit; before 2.4.30 the whole
-  factor: floor(idle workers x factor)), where a connection counts once a worker has started it
-  (process_socket): the connections a listener accepts back to back at one instant do not count
-  against each other, so a burst can take every worker; from 2.4.30 a process that has stopped
-  listening counts one idle worker less until it listens again (no flip-flop); when new
+  factor, floor(idle workers x factor), and up to it: it stopped only above it), where a
+  connection counts once a worker has started it (process_socket): the connections a listener
+  accepts back to back at one instant do not count against each other, so a burst can take
+  every worker; a process that has stopped listening counts one idle worker less until it
+  listens again (no flip-flop; every 2.4.x, 2.4.6-2.4.29 in the re-enabling test); when new
   connections wait and none of its workers is idle, it closes its parked keep-alive connections
   so that the clients reconnect to another process (every 2.4.x: "kill'em all"; 2.4.30-2.4.46
   also when its idle workers are there but it is over its connection limit), and so does one
@@ -202,10 +203,14 @@ class Server:
         factor = float(section.get("AsyncRequestWorkerFactor", 2))  # type: ignore[arg-type]
         rules = rules_for(version)
         self.factor = int(factor) if rules.integer_factor else factor
-        # 2.4.30 also counts one idle worker less while the listener is disabled ("to avoid flip flop")
-        self.hysteresis = rules.integer_factor
+        # every 2.4.x counts one idle worker less while the listener is disabled (2.4.30's
+        # connections_above_limit: "to avoid flip flop"; before, the re-enabling test's
+        # "idlers - 1"), and before 2.4.30 it disabled only above the limit, not at it
+        self.strict_limit = not rules.integer_factor
         self.limit_closes_keepalive = rules.limit_closes_keepalive
         self.deferred_close = self.event and rules.deferred_close
+        # idle workers a parked connection's request needs to be read (2 before 2.4.30: fdqueue.c)
+        self.idle_to_read = 2 if rules.two_idle_to_read else 1
         self.keepalive = str(section.get("KeepAlive", "On")).lower() == "on"
         self.keepalive_timeout = float(section.get("KeepAliveTimeout", 5))  # type: ignore[arg-type]
         self.max_keepalive = int(section.get("MaxKeepAliveRequests", 100))  # type: ignore[call-overload]
@@ -296,7 +301,7 @@ class Server:
         elif conn.state == PARKED:
             p = conn.process
             assert p is not None
-            busy = self.idle(p) == 0  # (its own worker, if it holds it, is not idle yet)
+            busy = self.idle(p) < self.idle_to_read  # (its own worker, if it holds it, is not idle yet)
             self._let_go(conn)
             if busy:  # event.c: "If we don't get a worker immediately ... we close"
                 self.stats.events["keep-alive request closed, workers busy"] += 1
@@ -370,9 +375,10 @@ class Server:
         if idle <= 0:
             return True
         counted = len(p.conns) - (p.burst if p.burst_at == self.clock.now else 0)
-        if self.hysteresis and not p.listening:
+        if not p.listening:
             idle -= 1
-        return counted >= p.workers + int(idle * self.factor)
+        limit = p.workers + int(idle * self.factor)
+        return counted > limit if self.strict_limit and p.listening else counted >= limit
 
     def can_accept(self, p: Process) -> bool:
         now = self.clock.now
@@ -665,7 +671,7 @@ class Server:
     def _hand_deferred(self, p: Process) -> None:
         """As its pass ends, a listener with closes deferred hands them to an idle worker if it
         finds one (get_worker, non-blocking); else the next worker done with a request shuts them."""
-        if p.deferred and self.idle(p) > 0:
+        if p.deferred and self.idle(p) >= self.idle_to_read:
             self.clock.after(0.0, self._close_deferred, p)
 
     def _close_deferred(self, p: Process) -> None:
