@@ -6,6 +6,7 @@ from __future__ import annotations
 from rich.table import Table
 
 from apachetune.console import out
+from apachetune.mpm.versions import rules_for
 from apachetune.simulate import SimResult
 from apachetune.simulate.before_after import BeforeAfter
 from apachetune.simulate.cpu import CFS_PERIOD_S
@@ -153,6 +154,12 @@ def print_simulation(r: SimResult) -> None:
                   "on event how many parked connections are closed then hangs on how the clients started "
                   "(--ramp-up) and on their timers (docs/simulate.md, \"Think time\"); --think exp:MEAN draws "
                   "each pause, as people and most load tools pause.")
+    closed = r.events.get("keep-alive request closed, workers busy", 0)
+    if r.mpm == "event" and closed and rules_for(r.httpd_version).two_idle_to_read:
+        out.print(f"httpd {r.httpd_version} closes a parked keep-alive request when one worker is idle, not only "
+                  f"when none is ({closed:,} closed here): its non-blocking get_worker needed two, until 2.4.30. "
+                  "Builds of 2.4.27-2.4.29 closed 3-7 times as many as 2.4.30 and later under the same overload "
+                  "(docs/simulate.md, \"event before 2.4.30\"); --versus 2.4.71 shows what an upgrade changes.")
     overload = ("More keep-alive clients than workers on event: how many requests it closes, and the tail, hang "
                 "on microseconds: the client's turnaround (this run: ")
     if r.keepalive_overload and r.turnaround_assumed:
