@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.table import Table
 
 from apachetune.console import out
-from apachetune.mpm.versions import rules_for
+from apachetune.mpm.versions import behaviour_changes, rules_for
 from apachetune.simulate import SimResult
 from apachetune.simulate.before_after import BeforeAfter
 from apachetune.simulate.cpu import CFS_PERIOD_S
@@ -226,8 +226,6 @@ def print_comparison(results: list[SimResult]) -> None:
         for line in r.startup_messages:  # what httpd changed to get there
             out.print(f"  httpd at start-up: {line}", markup=False, highlight=False)
     if by_version:
-        from apachetune.mpm.versions import behaviour_changes
-
         a, b = results[0], results[-1]
         changes = behaviour_changes(a.mpm, a.httpd_version, b.httpd_version)
         between = f"between httpd {a.httpd_version} and {b.httpd_version}, the model of {a.mpm}"

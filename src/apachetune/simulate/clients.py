@@ -50,7 +50,7 @@ class ClientThread:
 
     def handle(self, fn: Callable[..., None], *args: object) -> float:
         """Call fn(*args) once this thread has spent the response's CPU on it; returns that CPU."""
-        return self._queue(self.costs.client_of(False), fn, args)
+        return self._queue(self.costs.client_request, fn, args)
 
     def connect(self, fn: Callable[..., None], *args: object) -> None:
         """Call fn(*args) once this thread has opened a new connection: next, before the responses
