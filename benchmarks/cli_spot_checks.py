@@ -82,6 +82,17 @@ HELD_OUT = {
     "n5": ("worker", SPARE_10 + "MaxRequestWorkers 40\n", "ab", 60, 6000, 20, False),
     "n6": ("event", SPARE_10 + "MaxRequestWorkers 40\n", "ab", 40, 10000, 5, True),
     "n8": ("event", STOCK_THREADS, "wrk", 100, 6, 5, True),
+    # held out of every fit (2026-12-06, later: docs/benchmarks.md, "More held-out cells")
+    "n9": ("prefork", STOCK_PREFORK + "MaxRequestWorkers 150\n", "ab", 300, 20000, 10, False),
+    "n10": ("worker", STOCK_THREADS, "wrk", 300, 6, 100, True),
+    "n11": ("event", STOCK_THREADS + "MaxConnectionsPerChild 500\n", "ab", 200, 20000, 20, False),
+    "n12": ("prefork", STOCK_PREFORK + "MaxRequestWorkers 10\n", "wrk", 40, 6, 10, True),
+    "n13": ("event", "StartServers 2\nMinSpareThreads 5\nMaxSpareThreads 15\nThreadsPerChild 5\n"
+            "MaxRequestWorkers 20\nAsyncRequestWorkerFactor 4\n", "ab", 100, 10000, 10, True),
+    "n14": ("worker", "StartServers 1\nServerLimit 2\nMinSpareThreads 32\nMaxSpareThreads 128\nThreadLimit 64\n"
+            "ThreadsPerChild 64\nMaxRequestWorkers 128\n", "ab", 64, 20000, 2, True),
+    "n15": ("event", STOCK_THREADS, "wrk", 1000, 6, 100, True),
+    "n16": ("prefork", STOCK_PREFORK + "MaxRequestWorkers 256\n", "ab", 500, 20000, 50, True),
 }
 # Static files: Debian's stock sections, a 17-byte /index.html (service 0 ms: `--service 1us`), wrk
 # with its own default of two threads, as an operator types it
