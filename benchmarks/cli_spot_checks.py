@@ -93,6 +93,14 @@ HELD_OUT = {
             "ThreadsPerChild 64\nMaxRequestWorkers 128\n", "ab", 64, 20000, 2, True),
     "n15": ("event", STOCK_THREADS, "wrk", 1000, 6, 100, True),
     "n16": ("prefork", STOCK_PREFORK + "MaxRequestWorkers 256\n", "ab", 500, 20000, 50, True),
+    # event's processes of 8, 16 and 50 threads: held out of the fit of the loopback client-first
+    # share's process-size exponent (docs/simulate.md, "event's parked requests")
+    "v1": ("event", "StartServers 2\nMinSpareThreads 8\nMaxSpareThreads 24\nThreadsPerChild 8\n"
+           "MaxRequestWorkers 32\n", "ab", 64, 8000, 20, True),
+    "v2": ("event", "StartServers 2\nServerLimit 2\nThreadLimit 50\nThreadsPerChild 50\nMinSpareThreads 25\n"
+           "MaxSpareThreads 100\nMaxRequestWorkers 100\n", "wrk", 150, 6, 30, True),
+    "v3": ("event", "StartServers 4\nMinSpareThreads 16\nMaxSpareThreads 64\nThreadsPerChild 16\n"
+           "MaxRequestWorkers 64\n", "ab", 120, 12000, 25, True),
 }
 # Static files: Debian's stock sections, a 17-byte /index.html (service 0 ms: `--service 1us`), wrk
 # with its own default of two threads, as an operator types it

@@ -91,8 +91,9 @@ class Draw(click.ParamType):
                    "response on the worker's core, runs first. Traced with perf on a 2-core machine, wrk "
                    "preempted the worker after 36-44% of the responses at 200-1,000 req/s and 19% at 1,900; "
                    "0.1-0.13 fitted its closes and p99 from 200 to 1,900 req/s, however fast wrk answered. "
-                   "Default: with the assumed turnaround (a load generator on loopback: no --turnaround) 0.13, "
-                   "fading to 0 as the keep-alive responses near 12,000 a second (fitted to ab and wrk on a "
+                   "Default: with the assumed turnaround (a load generator on loopback: no --turnaround) 0.13 "
+                   "on processes of 25 threads or more, x (25 / ThreadsPerChild)^0.35 on smaller ones (0.19 "
+                   "at 8), fading to 0 as the keep-alive responses near 12,000 a second (fitted to ab and wrk on a "
                    "2-core VM); else 0, for clients on other machines or cores (docs/simulate.md; "
                    "benchmarks/event_race_trace.py).")
 @click.option("--listener-wake", type=Seconds(), default="150us", show_default=True,
@@ -235,7 +236,6 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
             raise UsageError("--curve and --plot vary --clients or --rate; a replay has neither (try --speed)")
     turnaround_given = turnaround is not None
     turnaround, assumed = _turnaround(turnaround, bool(clients and keepalive), bool(ab_requests))
-    client_first, client_first_fade = _client_first(client_first, assumed)
     workload = Workload(service_time, clients=clients, rate=rate, keepalive=keepalive, think=think[0], think_draw=think[1],
                         naive_reuse=naive_reuse, ramp_up=ramp_up,
                         requests_per_connection=requests_per_connection, gap=gap, crowd=crowd, silent=silent,
@@ -269,12 +269,14 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
                                   listen_backlog=True, version=v, cores=cores, keep_server_limit=True,
                                   startup_messages=said)
         defer, read_timeout = timeouts[v]
+        share, fade = _client_first(client_first, assumed and m == "event", int(section.get("ThreadsPerChild", 1)))
 
-        def run(first_pass: float = first_pass, m=m, v=v, section=section, defer=defer, read_timeout=read_timeout):
+        def run(first_pass: float = first_pass, m=m, v=v, section=section, defer=defer, read_timeout=read_timeout,
+                share=share, fade=fade):
             return simulate(m, section, workload, seconds, warmup=warmup, seed=seed, memory=memory.get(m), version=v,
                             cores=cores, graceful_at=tuple(graceful_at), costs=_costs(m, httpd_cpu, client, threads, client_source),
                             accept_defer=defer, read_timeout=read_timeout, worker_return=worker_return,
-                            client_first=client_first, client_first_fade=client_first_fade,
+                            client_first=share, client_first_fade=fade,
                             listener_wake=listener_wake, accept_spacing=accept_spacing,
                             cpu_quota=cpu_quota, cpu_period=period, drain=drain, first_pass=first_pass)
 
@@ -385,14 +387,15 @@ def _turnaround(given, keepalive_loop: bool, ab: bool):
     return (draw.mean, draw), True
 
 
-def _client_first(given: float | None, assumed: bool) -> tuple[float, float]:
+def _client_first(given: float | None, assumed: bool, threads_per_child: int) -> tuple[float, float]:
     """(--client-first, its fade): as given, constant; else with the assumed turnaround a load
-    generator's on event's cores (LOOPBACK_CLIENT_FIRST fading by the rate), else none."""
-    from apachetune.simulate.workload import LOOPBACK_CLIENT_FIRST, LOOPBACK_CLIENT_FIRST_FADE
+    generator's on event's cores (its share on processes of that many threads, fading by the
+    rate), else none."""
+    from apachetune.simulate.workload import LOOPBACK_CLIENT_FIRST_FADE, loopback_client_first
 
     if given is not None:
         return given, 0.0
-    return (LOOPBACK_CLIENT_FIRST, LOOPBACK_CLIENT_FIRST_FADE) if assumed else (0.0, 0.0)
+    return (loopback_client_first(threads_per_child), LOOPBACK_CLIENT_FIRST_FADE) if assumed else (0.0, 0.0)
 
 
 def _cpu_pair(text: str, option: str, named: dict[str, tuple[float, float]]) -> tuple[float, float]:

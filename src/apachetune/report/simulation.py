@@ -62,7 +62,8 @@ def rows(r: SimResult) -> list[tuple[str, str]]:
     if r.client_first and r.mpm == "event":
         fade = (f", fading to none as the keep-alive responses near {r.client_first_fade:,.0f} a second"
                 if r.client_first_fade else "")
-        assumed = "; assumed: a load generator on loopback" if r.turnaround_assumed else ""
+        assumed = (f"; assumed: a load generator on loopback, on processes of {r.section.get('ThreadsPerChild')} "
+                   "threads" if r.turnaround_assumed and r.client_first_fade else "")
         out_rows.append(("client first", f"{r.client_first:.0%} of keep-alive requests in before their worker "
                                          f"is idle again{fade}{assumed}"))
     if (r.listener_wake or r.accept_spacing) and r.mpm == "event":

@@ -138,7 +138,7 @@ class SimResult:
             "cpu_period_ms": None if self.cpu_period is None else round(self.cpu_period * 1000, 3), "cpu_utilisation": self.cpu_utilisation, "ab": self.ab,
             "cpu_costs": self.costs.to_json() if self.costs else None,
             "worker_return_us": round(self.worker_return * 1e6, 3) if self.mpm == "event" else None,
-            "client_first": self.client_first if self.mpm == "event" else None,
+            "client_first": round(self.client_first, 4) if self.mpm == "event" else None,
             "client_first_fade_rps": self.client_first_fade or None if self.mpm == "event" else None,
             "first_pass_s": self.first_pass,
             "listener_wake_us": round(self.listener_wake * 1e6, 3) if self.mpm == "event" else None,
