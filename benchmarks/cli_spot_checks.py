@@ -160,8 +160,14 @@ def _use_build(prefix: Path) -> None:
     exe = prefix / "bin" / "httpd"
     if not exe.exists():
         sys.exit(f"{prefix} has no bin/httpd (a `make install` prefix: tools/build_httpd.sh)")
-    out = subprocess.run([str(exe), "-v"], capture_output=True, text=True, check=True).stdout
-    version = re.search(r"Apache/(\d+\.\d+\.\d+)", out).group(1)  # type: ignore[union-attr]
+    try:
+        done = subprocess.run([str(exe), "-v"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        sys.exit(f"{exe} -v could not run: {e}")
+    found = re.search(r"Apache/(\d+\.\d+\.\d+)", done.stdout)
+    if done.returncode != 0 or not found:
+        sys.exit(f"{exe} -v printed no httpd version (exit {done.returncode}): {(done.stderr or done.stdout).strip()[:200]}")
+    version = found.group(1)
     if not (prefix / "modules" / "mod_lua.so").exists():
         sys.exit(f"{prefix} has no mod_lua (build it with HTTPD_LUA=1 tools/build_httpd.sh)")
     httpd.binary = lambda: str(exe)
