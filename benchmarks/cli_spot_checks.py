@@ -154,7 +154,7 @@ def _httpd(mpm: str, conf: Path):
 VERSION: list[str] = []  # --httpd-version V for the simulations, with --prefix
 
 
-def _use_build(prefix: Path) -> None:
+def use_build(prefix: Path) -> None:
     """Run the source build at `prefix` (its bin/httpd, its modules) instead of the installed
     httpd, and simulate its version."""
     exe = prefix / "bin" / "httpd"
@@ -260,7 +260,7 @@ def main() -> None:
     parser.add_argument("--prefix", type=Path, help="a source build's prefix to run instead of the installed httpd")
     args = parser.parse_args()
     if args.prefix:
-        _use_build(args.prefix.resolve())
+        use_build(args.prefix.resolve())
     closed = {**CELLS, **HELD_OUT, **STATIC}
     unknown = [c for c in args.cells if c not in closed and c not in OPEN_CELLS]
     if unknown:

@@ -32,7 +32,7 @@ def main() -> None:
         sys.exit(f"usage: {sys.argv[0]} installed | PREFIX  (one httpd a run: the build's patching is process-wide)")
     which = sys.argv[1]
     if which != "installed":
-        cli_spot_checks._use_build(Path(which).resolve())
+        cli_spot_checks.use_build(Path(which).resolve())
     section = load_directives(None, "event", max_request_workers=6, threads_per_child=3)
     section.update(StartServers=2, AsyncRequestWorkerFactor=50)
     for clients, n in LOADS:

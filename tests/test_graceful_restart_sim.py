@@ -227,8 +227,8 @@ def test_httpd_worker_restarts_gracefully_as_simulated():
     """worker with ServerLimit 4 still has event's gap at ServerLimit 2 (no process for a while,
     requests waiting 3 s); with 3 s requests a new child forks beside a stopping one (a third
     process; on a quiet machine no request then waits beyond its own 3 s)."""
-    (gap, slowest_gap, _), (_, _, children) = _at_once(
-        {"server_limit": 4, "mpm": "worker"}, {"server_limit": 2, "mpm": "worker", "ms": 4000, "after_first_round": True})
+    long_requests = {"server_limit": 2, "mpm": "worker", "ms": 4000, "after_first_round": True}
+    (gap, slowest_gap, _), (_, _, children) = _at_once({"server_limit": 4, "mpm": "worker"}, long_requests)
     assert [s for s in (4, 5) if gap.get(s, 0) == 0], gap
     assert slowest_gap > 2.8
     # (the third process lives from the maintenance pass two seconds after the signal until the
@@ -241,7 +241,7 @@ def test_httpd_worker_restarts_gracefully_as_simulated():
     # no third process with the two runs side by side (80 client threads beside the watcher): a
     # run that misses it is measured once more, alone
     if max(children) < 3:
-        _, _, children = _completions_by_second(2, "worker", 4000, after_first_round=True)
+        _, _, children = _completions_by_second(**long_requests)
     assert max(children) >= 3, children
 
 

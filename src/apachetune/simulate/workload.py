@@ -167,8 +167,9 @@ LOOPBACK_CLIENT_FIRST_FADE = 12000.0
 # ... on processes of 25 threads and more; on smaller ones the share grows as (25 / threads)^0.35:
 # fitted to nine spot cells of 10-25 threads a process (closes within 18% of httpd's, where a
 # constant share left those of 10 threads 13-19% short), then checked on three of 5, 8 and 16
-# measured after it (34%, 24% and 8% short before, within 3% after). A process of 50 threads closed more than the constant
-# share gives, not fewer, so the share is not lowered past 25 (docs/simulate.md).
+# measured after it (34%, 24% and 8% short before, within 3% after). A process of 50 threads
+# closed more than the constant share gives, not fewer, so the share is not lowered past 25
+# (docs/simulate.md).
 LOOPBACK_CLIENT_FIRST_THREADS = 25
 LOOPBACK_CLIENT_FIRST_EXPONENT = 0.35
 
