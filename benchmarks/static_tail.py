@@ -1,0 +1,89 @@
+"""What makes httpd's tail under a static keep-alive benchmark on loopback: `ab -k` on a 17-byte
+file against worker or event, as typed, then with ab at real-time priority, on a pool full from
+the start without MaxKeepAliveRequests, pinned apart (httpd on one core, ab on the other), and
+with 20 connections (docs/benchmarks.md, "More held-out cells, and where the static tail comes
+from"). `--perf` also reads with `perf sched` how long httpd's threads waited for a core.
+
+    python benchmarks/static_tail.py worker|event [--perf]
+
+A fresh httpd a case (1.5 s before the load), `ab -r -k -c C -n 50000` on loopback; prints ab's
+req/s, failures and p50 / p90 / p95 / p99 / max (ms) a line. Needs apache2 and ab; chrt, taskset
+and perf (with --perf) as root.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from apachetune.validate.targets import make_target  # noqa: E402
+
+STOCK = {"StartServers": 2, "MinSpareThreads": 25, "MaxSpareThreads": 75, "ThreadsPerChild": 25,
+         "MaxRequestWorkers": 150}
+FULL = {**STOCK, "StartServers": 6, "MaxSpareThreads": 150, "MaxKeepAliveRequests": 0}
+# name: (section, httpd's wrapper, ab's wrapper, connections)
+CASES = {
+    "stock": (STOCK, [], [], 100),
+    "stock, ab real-time": (STOCK, [], ["chrt", "-f", "10"], 100),
+    "full pool": (FULL, [], [], 100),
+    "full pool, ab real-time": (FULL, [], ["chrt", "-f", "10"], 100),
+    "full pool, pinned apart": (FULL, ["taskset", "-c", "1"], ["taskset", "-c", "0"], 100),
+    "full pool, 20 connections": (FULL, [], [], 20),
+}
+SCHED = re.compile(r"\s*[\d.]+\s+\[\d+\]\s+(\S+?)\[[\d/]+\]\s+[\d.]+\s+([\d.]+)\s+[\d.]+")
+
+
+def sched_delays(data: str) -> str:
+    """httpd's threads' waits for a core (perf sched timehist's "sch delay"), ms."""
+    out = subprocess.run(["perf", "sched", "timehist", "-i", data], capture_output=True, text=True).stdout
+    waits = sorted(float(m.group(2)) for m in map(SCHED.match, out.splitlines())
+                   if m and m.group(1).startswith(("apache2", "httpd")))
+    if not waits:
+        return "no httpd wake-ups recorded"
+    pick = [waits[min(len(waits) - 1, int(q * len(waits)))] for q in (0.5, 0.9, 0.99, 0.999)]
+    return f"httpd waits for a core p50/p90/p99/p99.9/max {' / '.join(f'{x:.2f}' for x in pick)} / {waits[-1]:.2f} ms"
+
+
+def run(mpm: str, name: str, perf: bool) -> None:
+    section, server_wrap, client_wrap, clients = CASES[name]
+    with make_target("httpd", mpm, dict(section), server_wrap) as t:
+        time.sleep(1.5)
+        url = f"http://{t.host}:{t.port}/index.html"
+        data = str(Path(t.tmp) / "sched.data")
+        rec = (subprocess.Popen(["perf", "sched", "record", "-o", data, "--", "sleep", "1.2"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) if perf else None)
+        time.sleep(0.1 if perf else 0)
+        out = subprocess.run([*client_wrap, "ab", "-r", "-k", "-c", str(clients), "-n", "50000", url],
+                             capture_output=True, text=True, timeout=300).stdout
+        if rec:
+            rec.wait()
+        delays = f"; {sched_delays(data)}" if rec else ""
+
+    def q(p: int) -> str:
+        m = re.search(rf"(?m)^\s*{p}%\s+(\d+)", out)
+        return m.group(1) if m else "?"
+
+    rps = re.search(r"Requests per second:\s*([0-9.]+)", out)
+    failed = re.search(r"Failed requests:\s*(\d+)", out)
+    print(f"{mpm}, {name}: {rps.group(1) if rps else '?'} req/s, {failed.group(1) if failed else '?'} failed, "
+          f"p50/p90/p95/p99/max {' / '.join(q(p) for p in (50, 90, 95, 99, 100))} ms{delays}", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("mpm", choices=("worker", "event"))
+    parser.add_argument("--perf", action="store_true", help="also read httpd's waits for a core (perf sched)")
+    args = parser.parse_args()
+    for name in CASES:
+        run(args.mpm, name, args.perf)
+
+
+if __name__ == "__main__":
+    main()
