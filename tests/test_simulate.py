@@ -1664,3 +1664,29 @@ def test_think_times_drawn_at_random_break_the_lockstep_of_a_fixed_pause_on_even
     assert "A fixed pause" not in drawn_out and "think exp, mean 200 ms" in drawn_out
     bad = CliRunner().invoke(cli, ["simulate", "--mpm", "event", "--clients", "3", "--think", "exp:abc"])
     assert bad.exit_code == 2 and "--think" in bad.output and "Traceback" not in bad.output
+
+
+def test_a_run_the_cpus_bound_on_assumed_figures_says_they_are_a_lab_machine_s(tmp_path):
+    """A static file under ab -k -c 100 is bound by the CPUs: its throughput is the CPU figures'.
+    Uncalibrated (the suite's APACHETUNE_CALIBRATION=off), they are a lab machine's, which
+    another VM measured at half its speed: the report says so and how to measure this one; a run
+    the pool bounds, or one given its figures, does not."""
+    full = tmp_path / "mpm.conf"  # a pool full from the start: no pass phases to simulate too
+    full.write_text("StartServers 4\nMinSpareThreads 25\nMaxSpareThreads 100\nThreadsPerChild 25\n"
+                    "MaxRequestWorkers 100\n")
+    static = ["simulate", str(full), "--mpm", "worker", "--clients", "100", "--service", "1us", "--requests", "20000"]
+    bound = json.loads(CliRunner().invoke(cli, [*static, "--format", "json"]).output)
+    assert bound["cpu_utilisation"] >= 0.85 and bound["cpu_costs"]["source"].startswith("assumed")
+    assert bound["assumed_cpu_binds"] is True
+    text = CliRunner().invoke(cli, static).output
+    assert "lab machine's, not this one's" in text and "apachetune mpmd calibrate" in text
+    given = json.loads(CliRunner().invoke(cli, [*static, "--httpd-cpu", "60us,40us", "--format", "json"]).output)
+    assert given["cpu_utilisation"] >= 0.85 and given["assumed_cpu_binds"] is False
+    assert "not this one's" not in CliRunner().invoke(cli, [*static, "--httpd-cpu", "60us,40us"]).output
+    slow = ["simulate", str(full), "--mpm", "worker", "--clients", "10", "--service", "50ms", "--seconds", "3"]
+    idle = json.loads(CliRunner().invoke(cli, [*slow, "--format", "json"]).output)
+    assert idle["cpu_utilisation"] < 0.85 and idle["assumed_cpu_binds"] is False
+    assert "not this one's" not in CliRunner().invoke(cli, slow).output
+    both = CliRunner().invoke(cli, ["simulate", "--compare", "--max-request-workers", "100", "--clients", "100",
+                                    "--service", "1us", "--seconds", "1"])
+    assert both.exit_code == 0 and both.output.count("not this one's") == 1

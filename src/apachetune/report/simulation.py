@@ -115,6 +115,15 @@ def cost_line(c) -> str:
     return line
 
 
+# Machines differ: a 2-core firecracker VM (AMD EPYC, kernel 6.18) measured httpd 1.7-2.3x the
+# lab's figures a request and ab 1.6x (docs/benchmarks.md, "A second machine").
+ASSUMED_CPU_NOTE = (
+    "The CPUs set the throughput here ({busy:.0%} busy), and httpd's CPU a request is a lab machine's, not this one's: "
+    "another 2-core VM took 1.7-2.3x as much (a static file under ab -k -c 100 on worker: 25,260 req/s "
+    "simulated with the lab's figures, 15,300 with that machine's, 12,700-14,200 measured). "
+    "`apachetune mpmd calibrate` measures this machine's (about 5 minutes; needs httpd and ab).")
+
+
 def print_simulation(r: SimResult) -> None:
     out.print(f"{r.mpm}: {r.workload}")
     out.print(f"section: {section_line(r)}")
@@ -141,9 +150,11 @@ def print_simulation(r: SimResult) -> None:
     # a few 100 ms later, with or without the client beside them (docs/simulate.md): a longer tail
     local = ("the kernel's time slices beside a local client (httpd may keep more requests in its workers "
              "and grow its pool further, and its tail is longer: ab on loopback against Debian's stock "
-             "sections had p95 1.1-6x and p99 1.3-14x the simulated, throughput within 15%), "
+             "sections had p95 1.1-6x and p99 1.3-14x the simulated, throughput within 15%, 35% on a noisier VM), "
              if r.costs and r.costs.client_threads and r.costs.has_client else "")
     out.print(f"Not modelled: {cpu}{app}{local}the network (docs/simulate.md).")
+    if r.assumed_cpu_binds:
+        out.print(ASSUMED_CPU_NOTE.format(busy=r.cpu_utilisation))
     limited = r.events.get(CONNECTION_LIMIT_SECONDS, 0)
     if limited:
         out.print(f"event's connection limit bound for {limited:,} s (connections waited while processes over "
@@ -234,6 +245,9 @@ def print_comparison(results: list[SimResult]) -> None:
                   "from the section each makes of the configuration at start-up", markup=False, highlight=False)
         for line in changes:
             out.print(f"  {line}", markup=False, highlight=False)
+    bound = [r for r in results if r.assumed_cpu_binds]
+    if bound:  # the comparison may hang on the CPU figures: say so once, at the busiest
+        out.print(ASSUMED_CPU_NOTE.format(busy=max(r.cpu_utilisation or 0.0 for r in bound)))
 
 
 def print_curve(label: str, knee: Knee, points: list[CurvePoint]) -> None:
