@@ -34,10 +34,20 @@ PREFORK = {"StartServers": 5, "MinSpareServers": 5, "MaxSpareServers": 10, "MaxR
 CASES = {"prefork": (PREFORK, 10, 1), "worker": (THREADED, 20, 5), "event": (THREADED, 20, 5)}
 
 
-def measure(mpm: str, section: dict, clients: int, tmp_path) -> tuple[Counter, int, float]:
+def service_time(latencies: list[float]) -> ServiceTime:
+    """What a request of /app/sleep?ms=50 took beside this run: 51 ms on a quiet machine, more
+    when other work shares the cores (mpmd worker beside two CPU hogs on a 2-core VM: every
+    request 58-63 ms, 614 served where 51 ms simulates 755). The run's 5th percentile: the
+    requests that did not wait for a worker."""
+    lone = sorted(latencies)[len(latencies) // 20] if latencies else 0.0
+    return ServiceTime.parse(f"{max(51.0, lone * 1000):.1f}ms")
+
+
+def measure(mpm: str, section: dict, clients: int, tmp_path) -> tuple[Counter, int, float, ServiceTime]:
     """On httpd: connections each child served (access log, %P), requests completed within
-    SECONDS of the load's start, and when the first child forked during the load appeared
-    (seconds into the load: the parent's maintenance pass is just before it)."""
+    SECONDS of the load's start, when the first child forked during the load appeared
+    (seconds into the load: the parent's maintenance pass is just before it), and what a
+    request took beside it (service_time)."""
     log = tmp_path / "access.log"
     log.touch()
     os.chmod(tmp_path, 0o777)
@@ -46,12 +56,12 @@ def measure(mpm: str, section: dict, clients: int, tmp_path) -> tuple[Counter, i
     with make_target("httpd", mpm, {**section, **logging}) as target:
         time.sleep(1.5)  # the children started; the load comes at some phase of the parent's tick
         start = time.time()
-        _, forked_at = load_watching_forks(target, clients)
+        real, forked_at = load_watching_forks(target, clients)
         time.sleep(0.3)  # the last lines written
     lines = [line.split() for line in log.read_text().splitlines()]
     per_child = Counter(pid for _, pid in lines)
     completed = sum(1 for at, _ in lines if float(at) - start < SECONDS)
-    return per_child, completed, forked_at
+    return per_child, completed, forked_at, service_time(real.latencies)
 
 
 def load_watching_forks(target, clients: int):
@@ -84,7 +94,7 @@ def load_watching_forks(target, clients: int):
 def test_children_are_recycled_as_httpd_does_and_the_simulation_serves_as_much(mpm, tmp_path):
     section, clients, threads = CASES[mpm]
     limit = section["MaxConnectionsPerChild"]
-    per_child, completed, forked_at = measure(mpm, section, clients, tmp_path)
+    per_child, completed, forked_at, service = measure(mpm, section, clients, tmp_path)
     served = sorted(per_child.values())
     # the children still running at the end served fewer; every one recycled served its limit
     recycled = [n for n in served if n >= limit]
@@ -98,7 +108,7 @@ def test_children_are_recycled_as_httpd_does_and_the_simulation_serves_as_much(m
     full = load_directives(None, mpm, section["MaxRequestWorkers"], threads, keepalive_timeout=5)
     full.update(section)
     # the pass just before the first new child: its phase in the tick (about 1.01 s on httpd)
-    sim = simulate(mpm, full, Workload(ServiceTime.parse("51ms"), clients=clients, keepalive=False), SECONDS,
+    sim = simulate(mpm, full, Workload(service, clients=clients, keepalive=False), SECONDS,
                    first_pass=max(0.01, (forked_at - 0.02) % 1.0))
     if mpm == "worker":
         assert all(limit < n <= limit + threads for n in sim.recycled), sim.recycled
@@ -120,6 +130,6 @@ def test_mpmd_recycles_its_children_as_httpd_does(mpm):
     full = load_directives(None, mpm, section["MaxRequestWorkers"], threads, keepalive_timeout=5)
     full.update(section)
     # the client sends nothing after SECONDS and waits for what it sent: so does the simulation
-    sim = simulate(mpm, full, Workload(ServiceTime.parse("51ms"), clients=clients, keepalive=False), SECONDS,
+    sim = simulate(mpm, full, Workload(service_time(real.latencies), clients=clients, keepalive=False), SECONDS,
                    first_pass=max(0.01, (forked_at - 0.02) % 1.0), drain=True)
     assert abs(sim.completed - real.ok) <= 0.12 * real.ok, (sim.completed, real.ok)
