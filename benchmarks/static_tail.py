@@ -1,19 +1,24 @@
 """What makes httpd's tail under a static keep-alive benchmark on loopback: `ab -k` on a 17-byte
 file against worker or event, as typed, then with ab at real-time priority, on a pool full from
-the start without MaxKeepAliveRequests, pinned apart (httpd on one core, ab on the other), and
+the start without MaxKeepAliveRequests, pinned apart (httpd on one core, ab on the other),
 with 20 connections (docs/benchmarks.md, "More held-out cells, and where the static tail comes
-from"). `--perf` also reads with `perf sched` how long httpd's threads waited for a core.
+from"), and with the kernel's autogroup off (kernel.sched_autogroup_enabled=0, restored after:
+ab's session and httpd's, started in a session of its own as systemd starts it, then share the
+CPUs thread by thread instead of group by group; docs/benchmarks.md, "The static tail is the
+kernel's autogroup"). `--perf` also reads with `perf sched` how long httpd's threads waited for a core.
 
     python benchmarks/static_tail.py worker|event [--perf]
 
 A fresh httpd a case (1.5 s before the load), `ab -r -k -c C -n 50000` on loopback; prints ab's
-req/s, failures and p50 / p90 / p95 / p99 / max (ms) a line. Needs apache2 and ab; chrt, taskset
-and perf (with --perf) as root.
+req/s, failures and p50 / p90 / p95 / p99 / max (ms) a line. Needs apache2 and ab; chrt, taskset,
+the autogroup sysctl and perf (with --perf) as root.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import re
 import subprocess
 import sys
@@ -36,7 +41,10 @@ CASES = {
     "full pool, ab real-time": (FULL, [], ["chrt", "-f", "10"], 100),
     "full pool, pinned apart": (FULL, ["taskset", "-c", "1"], ["taskset", "-c", "0"], 100),
     "full pool, 20 connections": (FULL, [], [], 20),
+    "stock, autogroup off": (STOCK, [], [], 100),
+    "full pool, autogroup off": (FULL, [], [], 100),
 }
+AUTOGROUP = Path("/proc/sys/kernel/sched_autogroup_enabled")
 SCHED = re.compile(r"\s*[\d.]+\s+\[\d+\]\s+(\S+?)\[[\d/]+\]\s+[\d.]+\s+([\d.]+)\s+[\d.]+")
 
 
@@ -51,8 +59,34 @@ def sched_delays(data: str) -> str:
     return f"httpd waits for a core p50/p90/p99/p99.9/max {' / '.join(f'{x:.2f}' for x in pick)} / {waits[-1]:.2f} ms"
 
 
+@contextlib.contextmanager
+def autogroup(enabled: bool):
+    """The kernel's autogroup as asked for the case's length, then as it was."""
+    before = AUTOGROUP.read_text().strip() if AUTOGROUP.exists() else None
+    if before is None or before == str(int(enabled)):
+        yield
+        return
+    AUTOGROUP.write_text(str(int(enabled)))
+    try:
+        yield
+    finally:
+        AUTOGROUP.write_text(before)
+
+
 def run(mpm: str, name: str, perf: bool) -> None:
     section, server_wrap, client_wrap, clients = CASES[name]
+    if name.endswith("autogroup off"):
+        if not AUTOGROUP.exists() or not os.access(AUTOGROUP, os.W_OK):
+            print(f"{mpm}, {name}: skipped (no writable {AUTOGROUP})", flush=True)
+            return
+        with autogroup(False):
+            measure(mpm, name, section, server_wrap, client_wrap, clients, perf)
+        return
+    measure(mpm, name, section, server_wrap, client_wrap, clients, perf)
+
+
+def measure(mpm: str, name: str, section: dict, server_wrap: list, client_wrap: list, clients: int,
+            perf: bool) -> None:
     with make_target("httpd", mpm, dict(section), server_wrap) as t:
         time.sleep(1.5)
         url = f"http://{t.host}:{t.port}/index.html"

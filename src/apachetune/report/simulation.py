@@ -150,7 +150,9 @@ def print_simulation(r: SimResult) -> None:
     # a few 100 ms later, with or without the client beside them (docs/simulate.md): a longer tail
     local = ("the kernel's time slices beside a local client (httpd may keep more requests in its workers "
              "and grow its pool further, and its tail is longer: ab on loopback against Debian's stock "
-             "sections had p95 1.1-6x and p99 1.3-14x the simulated, throughput within 15%, 35% on a noisier VM), "
+             "sections had p95 1.1-6x and p99 1.3-14x the simulated, throughput within 15%, 35% on a noisier VM; "
+             "mostly the kernel's autogroup sharing the CPUs between the client's session and httpd's: "
+             "with kernel.sched_autogroup_enabled=0 its p99 was 16-25 ms where it had been 70-91), "
              if r.costs and r.costs.client_threads and r.costs.has_client else "")
     out.print(f"Not modelled: {cpu}{app}{local}the network (docs/simulate.md).")
     if r.assumed_cpu_binds:
