@@ -62,10 +62,7 @@ def sched_delays(data: str) -> str:
 @contextlib.contextmanager
 def autogroup(enabled: bool):
     """The kernel's autogroup as asked for the case's length, then as it was."""
-    before = AUTOGROUP.read_text().strip() if AUTOGROUP.exists() else None
-    if before is None or before == str(int(enabled)):
-        yield
-        return
+    before = AUTOGROUP.read_text().strip()
     AUTOGROUP.write_text(str(int(enabled)))
     try:
         yield
@@ -75,19 +72,12 @@ def autogroup(enabled: bool):
 
 def run(mpm: str, name: str, perf: bool) -> None:
     section, server_wrap, client_wrap, clients = CASES[name]
-    if name.endswith("autogroup off"):
-        if not AUTOGROUP.exists() or not os.access(AUTOGROUP, os.W_OK):
-            print(f"{mpm}, {name}: skipped (no writable {AUTOGROUP})", flush=True)
-            return
-        with autogroup(False):
-            measure(mpm, name, section, server_wrap, client_wrap, clients, perf)
+    off = name.endswith("autogroup off")
+    if off and not os.access(AUTOGROUP, os.W_OK):
+        print(f"{mpm}, {name}: skipped (no writable {AUTOGROUP})", flush=True)
         return
-    measure(mpm, name, section, server_wrap, client_wrap, clients, perf)
-
-
-def measure(mpm: str, name: str, section: dict, server_wrap: list, client_wrap: list, clients: int,
-            perf: bool) -> None:
-    with make_target("httpd", mpm, dict(section), server_wrap) as t:
+    with autogroup(False) if off else contextlib.nullcontext(), \
+            make_target("httpd", mpm, dict(section), server_wrap) as t:
         time.sleep(1.5)
         url = f"http://{t.host}:{t.port}/index.html"
         data = str(Path(t.tmp) / "sched.data")
