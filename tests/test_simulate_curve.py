@@ -76,6 +76,17 @@ def test_cli_plot_without_matplotlib_says_what_to_install(tmp_path, monkeypatch)
     assert "Traceback" not in res.output
 
 
+@pytest.mark.parametrize("command", [["simulate", "--clients", "5", "--seconds", "30", "--mpm", "prefork"],
+                                     ["size", "--rate", "50", "--target-mpm", "prefork"]])
+def test_cli_plot_into_a_directory_that_cannot_be_made_is_refused_before_simulating(tmp_path, command):
+    # a file where a directory must go: refused at once with the path (once a traceback, after the curve's seconds)
+    (tmp_path / "taken").write_text("a file")
+    res = CliRunner().invoke(cli, [*command, "--plot", str(tmp_path / "taken" / "plots")])
+    assert res.exit_code == 2, res.output
+    assert f"--plot {tmp_path / 'taken' / 'plots'}: cannot make the directory" in res.output
+    assert "Traceback" not in res.output and "req/s" not in res.output
+
+
 def _small_prefork(tmp_path):
     conf = tmp_path / "httpd.conf"
     conf.write_text(f"ServerRoot {tmp_path}\nLoadModule mpm_prefork_module modules/mod_mpm_prefork.so\n"

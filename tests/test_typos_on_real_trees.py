@@ -4,12 +4,15 @@ modules that could define the unknown name, so AT501 stays on."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
-from apachetune.config.resolver import ResolveOptions
+from apachetune.cli import cli
+from apachetune.config.resolver import ResolveOptions, resolve
 from apachetune.lint.engine import LintOptions, lint_file
 from apachetune.lint.settings import Settings
 from httpd_oracle import APACHE2, run_httpd
@@ -67,6 +70,50 @@ def test_a_third_party_module_turns_unknown_names_into_warnings(tmp_path):
                     "LoadModule authz_host_module modules/mod_authz_host.so\n"
                     "LoadModule status_module modules/mod_status.so\nExampleDirective on\n")
     assert at501(conf, {}) != []  # httpd's own modules define no such thing
+
+
+def _sample_with(tmp_path: Path, line: str) -> Path:
+    tree = tmp_path / "sample"
+    shutil.copytree(ROOT / "fixtures" / "sample", tree, symlinks=True)
+    main = tree / "apache2.conf"
+    main.write_text(main.read_text() + line + "\n")
+    return main
+
+
+def test_simulate_and_validate_refuse_a_whole_configuration_httpd_would_not_start(tmp_path):
+    # The typo meant MaxRequestWorkers 40: simulating the default 400 instead would answer
+    # another question. Refused with httpd's words, where the line is, before anything runs.
+    main = _sample_with(tmp_path, "MaxRequestWorker 40")
+    line = len(main.read_text().splitlines())
+    for argv in (["simulate", str(main), "--clients", "10", "--seconds", "1"],
+                 ["validate", "--mpm", "worker", "--config", str(main), "--plan", "static"]):
+        result = CliRunner().invoke(cli, argv)
+        assert result.exit_code == 2, (argv, result.output)
+        assert f"{main}:{line}:1: httpd would not start with this configuration: Invalid command " \
+               "'MaxRequestWorker'" in result.output and "did you mean MaxRequestWorkers?" in result.output
+        assert "Traceback" not in result.output and "req/s" not in result.output
+
+
+def test_simulate_runs_a_fragment_with_an_unknown_line_and_says_so(tmp_path):
+    # A file that loads no module may be included by one that loads what defines the line
+    frag = tmp_path / "mpm.conf"
+    frag.write_text("<IfModule mpm_worker_module>\n  MaxRequestWorker 40\n  ThreadsPerChild 10\n</IfModule>\n")
+    result = CliRunner().invoke(cli, ["simulate", str(frag), "--mpm", "worker", "--clients", "10",
+                                      "--seconds", "1", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert f"warning: {frag}:2:3: Invalid command 'MaxRequestWorker'" in result.stderr
+    assert json.loads(result.stdout)["section"]["ThreadsPerChild"] == 10
+    frag.write_text(frag.read_text().replace("MaxRequestWorker ", "MaxRequestWorkers "))
+    result = CliRunner().invoke(cli, ["simulate", str(frag), "--mpm", "worker", "--clients", "10", "--seconds", "1"])
+    assert result.exit_code == 0 and "warning" not in result.stderr
+
+
+def test_a_module_assumed_loaded_and_loaded_by_a_line_is_at_that_line(tmp_path):
+    conf = tmp_path / "httpd.conf"
+    conf.write_text("LoadModule mpm_worker_module modules/mod_mpm_worker.so\nThreadsPerChild 10\n")
+    eff = resolve(str(conf), ResolveOptions(env={}, modules=["mpm_worker_module"]))
+    assert eff.module_positions["mpm_worker_module"].line == 1
+    assert not any("already loaded" in w for w in eff.warnings)
 
 
 def _debian_with_every_module(tmp_path: Path) -> Path:

@@ -217,13 +217,13 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
     errors, processes over time and peak memory, from a model of httpd's MPMs in simulated time
     (seconds of real time for minutes of load)."""
     from apachetune.errors import UsageError
-    from apachetune.report.plots import require_matplotlib
+    from apachetune.report.plots import prepare_plot_dir
     from apachetune.simulate import simulate
     from apachetune.simulate.syn import SynSchedule
     from apachetune.simulate.workload import ServiceTime, Workload
     from apachetune.validate.section import load_directives, silent_connection_timeouts
 
-    require_matplotlib(plot_dir)
+    prepare_plot_dir(plot_dir)
     service_time = _documents(ServiceTime.parse(service), documents, per_kib, access_log)
     replay: tuple[tuple[float, float | None], ...] = ()
     source = ""

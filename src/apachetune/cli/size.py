@@ -28,9 +28,9 @@ from apachetune.sizing.session import SizingRequest, run_sizing
 @resolve_options
 def command(file, fmt, all_mpms, target_mpm, curve, plot_dir, **kw):
     """Recommend MaxRequestWorkers and a full MPM section from measured (or given) figures."""
-    from apachetune.report.plots import require_matplotlib
+    from apachetune.report.plots import prepare_plot_dir
 
-    require_matplotlib(plot_dir)
+    prepare_plot_dir(plot_dir)
     req = SizingRequest.from_cli(file, pop_resolve_options(kw), target_mpm=target_mpm, **kw)
     session = run_sizing(req)
     compared = _before_after(session, plot_dir) if curve or plot_dir else None

@@ -355,7 +355,9 @@ class Resolver:
         if len(args) < 2:
             return False
         st, module_id = self.st, args[0]
-        if module_id in st.modules:
+        # A module only assumed (--module, or the MPM a simulation is asked for) is loaded by
+        # this line: its position is kept as any other's.
+        if module_id in st.modules and st.modules[module_id] != "(assumed)":
             if st.modules[module_id] == "(built-in)":
                 st.built_in_loads.append((module_id, st.root_relative(args[1]), node.position))
             st.warnings.append(f"{node.position}: module {module_id} is already loaded, skipping")

@@ -3,6 +3,7 @@ the predicted knee marked, and processes over time. matplotlib is optional (the 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,6 +25,20 @@ def require_matplotlib(plot_dir: str | None) -> None:
         raise UsageError("--plot needs matplotlib: pip install 'apachetune[plots]'") from None
 
 
+def prepare_plot_dir(plot_dir: str | None) -> None:
+    """Refuse --plot at once (before seconds of simulation are spent) without matplotlib or
+    when its directory cannot be made or written; else make it."""
+    require_matplotlib(plot_dir)
+    if not plot_dir:
+        return
+    try:
+        Path(plot_dir).mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"--plot {plot_dir}: cannot make the directory: {e.strerror or e}") from None
+    if not os.access(plot_dir, os.W_OK | os.X_OK):
+        raise UsageError(f"--plot {plot_dir}: the directory is not writable")
+
+
 def write_simulation_plots(directory: str, runs: list[tuple[str, SimResult, list[CurvePoint]]],
                            knee: Knee) -> list[Path]:
     """`runs`: (label, the simulation, its curve). Writes curve.png and processes.png."""
@@ -35,6 +50,13 @@ def write_simulation_plots(directory: str, runs: list[tuple[str, SimResult, list
     except ImportError:
         raise UsageError("--plot needs matplotlib: pip install 'apachetune[plots]'") from None
     d = Path(directory)
+    try:
+        return _draw(plt, d, runs, knee)
+    except OSError as e:  # the disk filled, the directory went: said, never a traceback
+        raise UsageError(f"--plot {directory}: cannot write {e.filename or 'the plots'}: {e.strerror or e}") from None
+
+
+def _draw(plt, d: Path, runs: list[tuple[str, SimResult, list[CurvePoint]]], knee: Knee) -> list[Path]:
     d.mkdir(parents=True, exist_ok=True)
     x_label = "concurrent clients" if knee.axis == "clients" else "new clients a second"
     fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(7, 7))

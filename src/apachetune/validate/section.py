@@ -104,6 +104,7 @@ def _from_file(config: str, mpm: str, version: str | None,
     if version:
         opts.httpd_version = version
     eff = resolve(config, opts)
+    _unknown_commands(eff, opts)
     given = [(d.name, d.args) for d in eff.directives]
     extra: dict[str, object] = {}
     buckets = 1
@@ -129,6 +130,28 @@ def _from_file(config: str, mpm: str, version: str | None,
         extra["ListenCoresBucketsRatio"] = atoi(d.args[0])
         buckets = listen_buckets(d.args[0], cores)
     return given, extra, buckets
+
+
+def _unknown_commands(eff, opts) -> None:
+    """Refuse (UsageError) a configuration with a line httpd does not know ("Invalid command":
+    lint's AT501 as an error, most often a typo such as MaxRequestWorker): httpd would not start,
+    and the simulation would silently run the default the line meant to change. A file that loads
+    no module is a fragment whose includer may load the module defining it: said, not refused."""
+    from apachetune.console import warning
+    from apachetune.lint.engine import LintOptions, lint
+    from apachetune.lint.settings import Settings
+
+    found = [f for f in lint(eff, LintOptions(resolve=opts, settings=Settings(), only={"AT501"})).findings
+             if f.severity == "error"]
+    if not found:
+        return
+    first = found[0]
+    where = f"{first.location.file}:{first.location.line}:{first.location.column}"
+    more = f" ({len(found) - 1} more such line(s): `apachetune lint` lists them)" if len(found) > 1 else ""
+    if eff.module_positions:
+        raise UsageError(f"{where}: httpd would not start with this configuration: {first.message}{more}")
+    warning(f"{where}: {first.message}{more}; httpd refuses such a line unless a module loaded by the "
+            "file including this one defines it; left out here")
 
 
 READ_TIMEOUT_HEADER = 20.0  # mod_reqtimeout's header timeout when it is loaded and not set
