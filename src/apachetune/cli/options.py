@@ -1,4 +1,4 @@
-"""Options shared by the commands that read a configuration (parse, lint, size, generate)."""
+"""Options shared by the commands that read a configuration (parse, lint, size, generate, simulate)."""
 
 from __future__ import annotations
 
@@ -12,30 +12,71 @@ if TYPE_CHECKING:
 MPM_CHOICE = click.Choice(["prefork", "worker", "event"])
 
 
+def _server_root():
+    return click.option("-d", "--server-root", "server_root", metavar="DIR",
+                        help="ServerRoot, like httpd -d (default: the main file's directory).")
+
+
+def _defines():
+    return click.option("-D", "--define", "defines", multiple=True, metavar="NAME",
+                        help="Define NAME, like httpd -D (repeatable).")
+
+
+def _modules():
+    return click.option("--module", "modules", multiple=True, metavar="NAME",
+                        help="Treat module NAME (ssl_module, ssl or mod_ssl.c) as loaded (repeatable).")
+
+
+def _env_file():
+    return click.option("--env-file", type=click.Path(dir_okay=False), default=None,
+                        help="A shell file of exports such as Debian's envvars (default: envvars beside FILE).")
+
+
+def _sysroot():
+    return click.option("--root", "sysroot", type=click.Path(file_okay=False), default=None, metavar="DIR",
+                        help="FILE's tree is a copy of another machine's /: the absolute paths it names "
+                             "(ServerRoot, Include, LoadModule) are read under DIR.")
+
+
 def resolve_options(func):
     """-d, -D, --module, --httpd-version, --mpm, --env-file: the context httpd would run with."""
     decorators = [
-        click.option("-d", "--server-root", "server_root", metavar="DIR",
-                     help="ServerRoot, like httpd -d (default: the main file's directory)."),
-        click.option("-D", "--define", "defines", multiple=True, metavar="NAME",
-                     help="Define NAME, like httpd -D (repeatable)."),
-        click.option("--module", "modules", multiple=True, metavar="NAME",
-                     help="Treat module NAME (ssl_module, ssl or mod_ssl.c) as loaded (repeatable)."),
+        _server_root(), _defines(), _modules(),
         click.option("--httpd-version", default=None, metavar="X.Y.Z",
                      help="The httpd 2.4.x to model: <IfVersion>, the directives it knows, its "
                           "start-up checks and wording (default: the installed apache2/httpd's, "
                           "else 2.4.71)."),
         click.option("--mpm", type=MPM_CHOICE, default=None,
                      help="The MPM to assume when no MPM is loaded (a lone snippet such as httpd-mpm.conf)."),
-        click.option("--env-file", type=click.Path(dir_okay=False), default=None,
-                     help="A shell file of exports such as Debian's envvars (default: envvars beside FILE)."),
-        click.option("--root", "sysroot", type=click.Path(file_okay=False), default=None, metavar="DIR",
-                     help="FILE's tree is a copy of another machine's /: the absolute paths it names "
-                          "(ServerRoot, Include, LoadModule) are read under DIR."),
+        _env_file(), _sysroot(),
     ]
     for deco in reversed(decorators):
         func = deco(func)
     return func
+
+
+def tree_options(func):
+    """-d, -D, --module, --env-file, --root: how FILE's tree is read, for a command with its own
+    --mpm and --httpd-version (simulate)."""
+    for deco in reversed([_server_root(), _defines(), _modules(), _env_file(), _sysroot()]):
+        func = deco(func)
+    return func
+
+
+def tree_context(server_root, defines, modules, env_file, sysroot) -> ResolveOptions | None:
+    """tree_options' values as ResolveOptions, or None when none is given (the commands' defaults).
+    Envvars beside FILE are read only with --env-file (lint reads them by default)."""
+    if not (server_root or defines or modules or env_file or sysroot):
+        return None
+    from apachetune.config.resolver import ResolveOptions
+
+    return ResolveOptions(server_root=server_root, defines=list(defines), modules=module_ids(modules),
+                          env_file=env_file, use_env_file=False, sysroot=sysroot)
+
+
+def module_ids(modules) -> list[str]:
+    """--module's names as module ids: ssl_module and mod_ssl.c as given, ssl and mod_ssl as ssl_module."""
+    return [m if m.endswith((".c", "_module")) else m.removeprefix("mod_") + "_module" for m in modules]
 
 
 # resolve_options' parameters, as a command receives them among its keyword arguments.
@@ -54,15 +95,10 @@ def make_resolve_options(server_root, defines, modules, httpd_version, mpm, env_
 
     httpd_version, version_source = httpd_version_or_installed(httpd_version)
     modelled_version(httpd_version, "--httpd-version")
-    module_ids = []
-    for m in modules:
-        if m.endswith(".c") or m.endswith("_module"):
-            module_ids.append(m)
-        else:
-            module_ids.append(m.removeprefix("mod_") + "_module")
+    ids = module_ids(modules)
     if mpm:  # one meaning everywhere: the server's MPM, so its <IfModule mpm_X_module> blocks are read
-        module_ids.append(f"mpm_{mpm}_module")
-    return ResolveOptions(server_root=server_root, defines=list(defines), modules=module_ids,
+        ids.append(f"mpm_{mpm}_module")
+    return ResolveOptions(server_root=server_root, defines=list(defines), modules=ids,
                           httpd_version=httpd_version, version_source=version_source, mpm=mpm,
                           env_file=env_file, sysroot=sysroot)
 

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from apachetune.cli.options import MPM_CHOICE
+from apachetune.cli.options import MPM_CHOICE, tree_context, tree_options
 from apachetune.cli.params import Finite
 
 
@@ -208,11 +208,13 @@ class Draw(click.ParamType):
                    "last answer (a load client that waits for its last requests; without it an overloaded "
                    "open loop's slowest requests, still waiting at the end, are not in its percentiles; a replay and --requests always wait).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@tree_options
 def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout, clients, rate, keepalive, think,
             naive_reuse, ramp_up, turnaround, worker_return, client_first, listener_wake, accept_spacing, fin_after, ab_requests, requests_per_connection, gap, crowd, silent, service, documents, per_kib, access_log, log_format, speed, cpu_fraction, cores, cpu_quota, cpu_period_ms, httpd_cpu,
             client_cpu, client_threads, timeout, syn_schedule, seconds, warmup, seed, first_pass, per_worker_mib, facts_path,
             wrk_timeout,
-            per_process_mib, httpd_version, versus, compare, curve, plot_dir, graceful_at, drain, fmt):
+            per_process_mib, httpd_version, versus, compare, curve, plot_dir, graceful_at, drain, fmt,
+            server_root, defines, modules, env_file, sysroot):
     """Predict what an MPM section does under a workload: throughput, latency percentiles,
     errors, processes over time and peak memory, from a model of httpd's MPMs in simulated time
     (seconds of real time for minutes of load)."""
@@ -255,19 +257,20 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
         raise UsageError("--first-pass: the parent's passes are a second apart: give 1s or less, above 0")
     period = _cpu_period(cpu_period_ms, cpu_quota, cores)
     version = _versions(httpd_version, versus, compare)
-    mpms = ["prefork", "worker", "event"] if compare else [mpm or _mpm_of(file)]
+    context = tree_context(server_root, defines, modules, env_file, sysroot)
+    mpms = ["prefork", "worker", "event"] if compare else [mpm or _mpm_of(file, context)]
     runs = [(m, version) for m in mpms] + ([(mpms[0], versus)] if versus else [])
     memory = _memory(per_worker_mib, per_process_mib, facts_path, mpms)
     client, threads, client_source = _client(client_cpu, client_threads, bool(clients),
                                              _assumed_client(clients, turnaround_given, ab_requests, httpd_cpu))
     results = []
     # what a silent connection meets does not depend on the MPM: read once a version
-    timeouts = {v: silent_connection_timeouts(file, v) if silent else (0.0, None) for _, v in runs}
+    timeouts = {v: silent_connection_timeouts(file, v, context) if silent else (0.0, None) for _, v in runs}
     for m, v in runs:
         said: list[str] = []  # httpd's start-up warnings about the section (it runs the corrected one)
         section = load_directives(file, m, max_request_workers, threads_per_child, keepalive_timeout,
                                   listen_backlog=True, version=v, cores=cores, keep_server_limit=True,
-                                  startup_messages=said)
+                                  startup_messages=said, context=context)
         defer, read_timeout = timeouts[v]
         share, fade = _client_first(client_first, assumed and m == "event", int(section.get("ThreadsPerChild", 1)))
 
@@ -546,10 +549,10 @@ def _curves(results, workload, seconds, seed, cores, cpu_quota, cpu_period, by_v
     return curves
 
 
-def _mpm_of(file: str | None) -> str:
+def _mpm_of(file: str | None, context=None) -> str:
     """The MPM `file` loads (event, httpd's default on Linux, when none or no file)."""
     if not file:
         return "event"
     from apachetune.config.resolver import ResolveOptions, resolve
 
-    return resolve(file, ResolveOptions()).mpm or "event"
+    return resolve(file, context or ResolveOptions()).mpm or "event"

@@ -91,9 +91,11 @@ def before_after(session: SizingSession, seed: int = 1) -> BeforeAfter | None:
             "MaxKeepAliveRequests": _number(i.max_keepalive_requests) or 100}
     file = session.request.file
     current_mpm = (session.eff.mpm if session.eff is not None and session.eff.mpm else None) or rec.mpm
-    after = {**load_directives(file, rec.mpm, listen_backlog=True), **rec.values(), **keep}
+    context = session.request.resolve  # the tree read as size read it (-d, -D, --root, ...)
+    after = {**load_directives(file, rec.mpm, listen_backlog=True, context=context), **rec.values(), **keep}
     try:
-        before: dict[str, object] | None = {**load_directives(file, current_mpm, listen_backlog=True), **keep}
+        before: dict[str, object] | None = {**load_directives(file, current_mpm, listen_backlog=True,
+                                                              context=context), **keep}
     except UsageError:
         before = None
     # a CPU figure below the cores the threads run on (the machine's, read with its quota; else

@@ -5,17 +5,23 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from apachetune.errors import UsageError
 from apachetune.mpm import simulate_startup
 from apachetune.mpm.buckets import listen_buckets, ratio_error
 from apachetune.mpm.numbers import atoi, max_mem_free, timeout_parameter
 
+if TYPE_CHECKING:
+    from apachetune.config.resolver import ResolveOptions
+
 
 def load_directives(config: str | None, mpm: str, max_request_workers: int | None = None,
                     threads_per_child: int | None = None, keepalive_timeout: int | None = None,
                     listen_backlog: bool = False, version: str | None = None, cores: int | None = None,
-                    keep_server_limit: bool = False, startup_messages: list[str] | None = None) -> dict:
+                    keep_server_limit: bool = False, startup_messages: list[str] | None = None,
+                    context: ResolveOptions | None = None) -> dict:
     """The directives to run `mpm` with: `config`'s MPM section, keep-alive settings and
     MaxMemFree (as httpd keeps it, in KiB), then the
     overrides; refused (UsageError) when httpd would not start with them. ListenBacklog only
@@ -25,8 +31,9 @@ def load_directives(config: str | None, mpm: str, max_request_workers: int | Non
     bounds as httpd does at start-up. ServerLimit is what MaxRequestWorkers needs, unless
     `keep_server_limit` (the simulation's graceful restarts use the headroom above it).
     `startup_messages`: given a list, what httpd would print at start-up about these directives
-    (its warnings, "AHnnnnn: text") is appended to it."""
-    given, extra, buckets = _from_file(config, mpm, version, cores) if config else ([], {}, 1)
+    (its warnings, "AHnnnnn: text") is appended to it. `context`: how the tree is read (-d, -D,
+    --root, --env-file, as lint reads it; default: from the file's directory, no envvars)."""
+    given, extra, buckets = _from_file(config, mpm, version, cores, context) if config else ([], {}, 1)
     if max_request_workers:
         given.append(("MaxRequestWorkers", [str(max_request_workers)]))
     if threads_per_child and mpm != "prefork":
@@ -94,15 +101,29 @@ def directive_line(name: str, value: object) -> str:
     return f"{name} {value}"
 
 
-def _from_file(config: str, mpm: str, version: str | None,
-               cores: int | None) -> tuple[list[tuple[str, list[str]]], dict[str, object], int]:
-    """`config`'s MPM directives as given, the other settings kept beside them, and its listener
-    buckets on `cores` CPUs; refused (UsageError) where httpd would not start."""
-    from apachetune.config.resolver import ResolveOptions, resolve
+def tree_options(context: ResolveOptions | None, version: str | None = None,
+                 mpm: str | None = None) -> ResolveOptions:
+    """How to read a configuration for a run: `context` (the command's -d, -D, --root, ...; default:
+    from the file's directory, no envvars) as httpd `version` would, with `mpm` the MPM loaded
+    (its <IfModule> blocks read; any other MPM only assumed by the context is not)."""
+    from apachetune.config.resolver import ResolveOptions
 
-    opts = ResolveOptions(mpm=mpm, modules=[f"mpm_{mpm}_module"], use_env_file=False)
+    opts = replace(context) if context is not None else ResolveOptions(use_env_file=False)
     if version:
         opts.httpd_version = version
+    if mpm:
+        opts.mpm = mpm
+        opts.modules = [m for m in opts.modules if not m.startswith("mpm_")] + [f"mpm_{mpm}_module"]
+    return opts
+
+
+def _from_file(config: str, mpm: str, version: str | None, cores: int | None,
+               context: ResolveOptions | None = None) -> tuple[list[tuple[str, list[str]]], dict[str, object], int]:
+    """`config`'s MPM directives as given, the other settings kept beside them, and its listener
+    buckets on `cores` CPUs; refused (UsageError) where httpd would not start."""
+    from apachetune.config.resolver import resolve
+
+    opts = tree_options(context, version, mpm)
     eff = resolve(config, opts)
     _unknown_commands(eff, opts)
     given = [(d.name, d.args) for d in eff.directives]
@@ -157,7 +178,8 @@ def _unknown_commands(eff, opts) -> None:
 READ_TIMEOUT_HEADER = 20.0  # mod_reqtimeout's header timeout when it is loaded and not set
 
 
-def silent_connection_timeouts(config: str | None, version: str | None = None) -> tuple[float, float | None]:
+def silent_connection_timeouts(config: str | None, version: str | None = None,
+                               context: ResolveOptions | None = None) -> tuple[float, float | None]:
     """What a connection that sends nothing meets, from `config`: (how long the kernel keeps it
     from accept(), how long a worker then waits for its request line; None: Timeout). Linux:
     any AcceptFilter for http but `none` (the default is `data`) sets TCP_DEFER_ACCEPT 30 (listen.c),
@@ -167,12 +189,9 @@ def silent_connection_timeouts(config: str | None, version: str | None = None) -
 
     if not config:
         return DEFER_ACCEPT, None
-    from apachetune.config.resolver import ResolveOptions, resolve
+    from apachetune.config.resolver import resolve
 
-    opts = ResolveOptions(use_env_file=False)
-    if version:
-        opts.httpd_version = version
-    eff = resolve(config, opts)
+    eff = resolve(config, tree_options(context, version))
     defer = DEFER_ACCEPT
     for d in eff.all("AcceptFilter"):
         if len(d.args) == 2 and d.args[0].lower() == "http":

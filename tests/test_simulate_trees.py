@@ -1,0 +1,60 @@
+"""`simulate FILE` and `size --curve` read a tree the way lint does: -d for a ServerRoot that is
+not on this machine (a RHEL tree copied elsewhere), -D for <IfDefine>, --root for a copy of
+another machine's /. Without them a RHEL tree stopped at "ServerRoot must be a valid directory"."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from apachetune.cli import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+RHEL = ROOT / "fixtures" / "trees" / "rhel"
+
+
+def _simulate(*args: str) -> tuple[int, str, dict | None]:
+    result = CliRunner().invoke(cli, ["simulate", *args, "--clients", "20", "--seconds", "1", "--format", "json"])
+    doc = json.loads(result.stdout) if result.exit_code == 0 else None
+    return result.exit_code, result.output, doc
+
+
+def test_a_rhel_tree_whose_server_root_is_elsewhere_is_read_with_d():
+    main = str(RHEL / "conf" / "httpd.conf")
+    code, output, _ = _simulate(main)
+    assert code == 2 and "ServerRoot must be a valid directory" in output
+    code, output, doc = _simulate("-d", str(RHEL), main)
+    assert code == 0, output
+    # conf.d/zz-mpm-tuning.conf's event block, through conf.modules.d's LoadModule
+    assert doc["mpm"] == "event"
+    assert doc["section"]["MaxRequestWorkers"] == 400 and doc["section"]["MaxConnectionsPerChild"] == 10000
+
+
+def test_define_picks_the_ifdefine_block(tmp_path):
+    conf = tmp_path / "httpd.conf"
+    conf.write_text("LoadModule mpm_worker_module modules/mod_mpm_worker.so\nThreadsPerChild 10\n"
+                    "<IfDefine BIG>\n  MaxRequestWorkers 300\n  ServerLimit 30\n</IfDefine>\n"
+                    "<IfDefine !BIG>\n  MaxRequestWorkers 40\n</IfDefine>\n")
+    _, _, small = _simulate(str(conf))
+    code, output, big = _simulate("-D", "BIG", str(conf))
+    assert code == 0, output
+    assert small["section"]["MaxRequestWorkers"] == 40 and big["section"]["MaxRequestWorkers"] == 300
+
+
+def test_root_reads_a_copy_of_another_machines_tree(tmp_path):
+    # the copy keeps its absolute ServerRoot, /etc/httpd, under the snapshot's directory
+    snapshot = tmp_path / "snapshot"
+    shutil.copytree(RHEL, snapshot / "etc" / "httpd", symlinks=True)
+    code, output, doc = _simulate("--root", str(snapshot), str(snapshot / "etc" / "httpd" / "conf" / "httpd.conf"))
+    assert code == 0, output
+    assert doc["section"]["MaxRequestWorkers"] == 400
+
+
+def test_size_curve_reads_the_tree_with_the_same_options():
+    result = CliRunner().invoke(cli, ["size", "-d", str(RHEL), str(RHEL / "conf" / "httpd.conf"), "--rate", "50",
+                                      "--curve"])
+    assert result.exit_code == 0, result.output
+    assert "before (current, event)" in result.output
