@@ -164,3 +164,14 @@ def test_lines_without_a_timestamp_are_counted_and_said(tmp_path):
     res = CliRunner().invoke(cli, ["simulate", "--mpm", "event", "--access-log", clean, "--log-format", FORMAT_D,
                                    "--format", "json"])
     assert "skipped" not in json.loads(res.output)["workload"]
+
+
+def test_a_log_without_response_times_says_the_service_time_is_the_options(tmp_path):
+    # combined: when each request came, not how long it took; the replay takes --service for all
+    path = write_log(tmp_path, [line(i * 0.1) for i in range(20)])
+    res = CliRunner().invoke(cli, ["simulate", "--access-log", path, "--service", "20ms"])
+    assert res.exit_code == 0, res.output
+    assert "service 20 ms (--service: the log has no %D or %T)" in res.output
+    res = CliRunner().invoke(cli, ["simulate", "--access-log", write_log(tmp_path, [line(0, 1000)], "d.log"),
+                                   "--log-format", FORMAT_D])
+    assert res.exit_code == 0 and "service as logged" in res.output and "has no %D" not in res.output

@@ -317,4 +317,6 @@ class Workload:
                 service = f"service as logged{cpu}"
             elif untimed < len(self.replay):
                 service = f"service as logged, {self.service.label()} for the {untimed:,} without a time{cpu}"
+            else:  # a combined log: when the requests came, not how long they took
+                service = f"service {self.service.label()} (--service: the log has no %D or %T){cpu}"
         return "; ".join(parts) + f"; {service}"
