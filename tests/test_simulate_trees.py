@@ -58,3 +58,26 @@ def test_size_curve_reads_the_tree_with_the_same_options():
                                       "--curve"])
     assert result.exit_code == 0, result.output
     assert "before (current, event)" in result.output
+
+
+DEBIAN = ROOT / "fixtures" / "trees" / "debian"
+
+
+def _sections(*args: str) -> dict[str, dict]:
+    result = CliRunner().invoke(cli, ["simulate", *args, "--compare", "--clients", "20", "--seconds", "1",
+                                      "--format", "json"])
+    assert result.exit_code == 0, result.output
+    return {r["mpm"]: r["section"] for r in json.loads(result.stdout)}
+
+
+def test_another_mpm_reads_the_tree_as_switched_to_it_not_with_the_loaded_mpms_blocks():
+    # Debian's tree loads event: prefork is what `a2dismod mpm_event; a2enmod mpm_prefork` gives,
+    # mods-available/mpm_prefork.conf (StartServers 5), not event's block (StartServers 2)
+    sections = _sections(str(DEBIAN / "apache2.conf"))
+    assert sections["prefork"]["StartServers"] == 5 and sections["prefork"]["MaxSpareServers"] == 10
+    assert sections["event"]["StartServers"] == 2 and sections["event"]["MaxRequestWorkers"] == 150
+    # RHEL's LoadModule line: event's block (MaxConnectionsPerChild 10000) is not worker's or prefork's
+    sections = _sections("-d", str(RHEL), str(RHEL / "conf" / "httpd.conf"))
+    assert sections["event"]["MaxConnectionsPerChild"] == 10000
+    assert sections["worker"]["MaxConnectionsPerChild"] == 0 and sections["worker"]["MaxRequestWorkers"] == 400
+    assert sections["prefork"]["MaxRequestWorkers"] == 150 and sections["prefork"]["MaxConnectionsPerChild"] == 0

@@ -117,13 +117,35 @@ def tree_options(context: ResolveOptions | None, version: str | None = None,
     return opts
 
 
+def switched_options(config: str, context: ResolveOptions | None, version: str | None, mpm: str) -> ResolveOptions:
+    """How to read `config` running `mpm`: as it is when it loads `mpm` or no MPM; when it loads
+    another, as it reads once switched the way an operator would switch it (generate
+    --switch-mpm's plan: Debian's mods-enabled links to mods-available/mpm_X.*, another layout's
+    LoadModule line), so the loaded MPM's <IfModule> blocks are not read and Debian's section
+    for `mpm` is (prefork simulated from a Debian event tree ran event's StartServers 2, not
+    mpm_prefork.conf's 5). A layout the plan cannot switch (an MPM compiled in) is read with
+    `mpm` only assumed loaded, as before."""
+    from apachetune.config.resolver import resolve
+    from apachetune.generate.switch import plan_switch
+
+    base = tree_options(context, version)
+    loaded = resolve(config, base)
+    if loaded.mpm is None or loaded.mpm == mpm or f"mpm_{loaded.mpm}_module" not in loaded.module_positions:
+        return tree_options(context, version, mpm)
+    try:
+        plan = plan_switch(loaded, mpm)
+    except UsageError:
+        return tree_options(context, version, mpm)
+    return tree_options(plan.resolve_options(base), None, mpm)
+
+
 def _from_file(config: str, mpm: str, version: str | None, cores: int | None,
                context: ResolveOptions | None = None) -> tuple[list[tuple[str, list[str]]], dict[str, object], int]:
     """`config`'s MPM directives as given, the other settings kept beside them, and its listener
     buckets on `cores` CPUs; refused (UsageError) where httpd would not start."""
     from apachetune.config.resolver import resolve
 
-    opts = tree_options(context, version, mpm)
+    opts = switched_options(config, context, version, mpm)
     eff = resolve(config, opts)
     _unknown_commands(eff, opts)
     given = [(d.name, d.args) for d in eff.directives]
