@@ -94,6 +94,16 @@ def test_simulate_and_validate_refuse_a_whole_configuration_httpd_would_not_star
         assert "Traceback" not in result.output and "req/s" not in result.output
 
 
+def test_size_says_httpd_would_not_start_and_still_recommends(tmp_path):
+    # the recommendation stands (generate refuses to write into the tree until the line is fixed)
+    main = _sample_with(tmp_path, "MaxRequestWorker 40")
+    result = CliRunner().invoke(cli, ["size", str(main), "--rate", "100", "--curve", "--no-measure",
+                                      "--per-worker-mb", "20", "--memory", "2G"])
+    assert result.exit_code == 0, result.output
+    assert "warning: " in result.stderr and "Invalid command 'MaxRequestWorker'" in result.stderr
+    assert "after (recommended)" in result.output
+
+
 def test_simulate_runs_a_fragment_with_an_unknown_line_and_says_so(tmp_path):
     # A file that loads no module may be included by one that loads what defines the line
     frag = tmp_path / "mpm.conf"

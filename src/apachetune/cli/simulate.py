@@ -219,6 +219,7 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
     errors, processes over time and peak memory, from a model of httpd's MPMs in simulated time
     (seconds of real time for minutes of load)."""
     from apachetune.errors import UsageError
+    from apachetune.generate.switch import read_as_switched
     from apachetune.report.plots import prepare_plot_dir
     from apachetune.simulate import simulate
     from apachetune.simulate.syn import SynSchedule
@@ -270,7 +271,8 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
         said: list[str] = []  # httpd's start-up warnings about the section (it runs the corrected one)
         section = load_directives(file, m, max_request_workers, threads_per_child, keepalive_timeout,
                                   listen_backlog=True, version=v, cores=cores, keep_server_limit=True,
-                                  startup_messages=said, context=context)
+                                  startup_messages=said,
+                                  context=read_as_switched(file, context, m, v) if file else context)
         defer, read_timeout = timeouts[v]
         share, fade = _client_first(client_first, assumed and m == "event", int(section.get("ThreadsPerChild", 1)))
 

@@ -33,6 +33,7 @@ def command(file, fmt, all_mpms, target_mpm, curve, plot_dir, **kw):
     prepare_plot_dir(plot_dir)
     req = SizingRequest.from_cli(file, pop_resolve_options(kw), target_mpm=target_mpm, **kw)
     session = run_sizing(req)
+    _say_refusals(session)
     compared = _before_after(session, plot_dir) if curve or plot_dir else None
     if fmt == "json":
         payload = session.to_json()
@@ -51,12 +52,28 @@ def command(file, fmt, all_mpms, target_mpm, curve, plot_dir, **kw):
             click.echo(f"wrote {path}")
 
 
+def _say_refusals(session) -> None:
+    """A line httpd would refuse (a typo): the recommendation stands, but the current section read
+    from the file is not what runs (httpd does not start) and generate will refuse to write."""
+    if session.eff is None:
+        return
+    from apachetune.config.resolver import ResolveOptions
+    from apachetune.console import warning
+    from apachetune.lint.engine import unknown_commands
+    from apachetune.validate.section import refusal
+
+    said = refusal(unknown_commands(session.eff, session.request.resolve or ResolveOptions()))
+    if said:
+        warning(said)
+
+
 def _before_after(session, plot_dir):
     """The simulated before/after and the PNGs written; refused without a rate."""
     from apachetune.errors import UsageError
+    from apachetune.generate.switch import switched_reader
     from apachetune.simulate.before_after import before_after
 
-    compared = before_after(session)
+    compared = before_after(session, read_as=switched_reader(session))
     if compared is None:
         raise UsageError("--curve and --plot simulate the load sized for: give its peak with --rate "
                          "(or --access-log / --status-url)")

@@ -100,10 +100,11 @@ def command(file, yes, output, in_place, force, no_httpd_check, **kw):
 def _simulated(session) -> None:
     """The recommended section and the current one simulated under the load just given (a rate
     is asked for, so there is one unless it was left at 0)."""
+    from apachetune.generate.switch import switched_reader
     from apachetune.report.simulation import print_simulated_before_after
     from apachetune.simulate.before_after import before_after
 
-    compared = before_after(session)
+    compared = before_after(session, read_as=switched_reader(session))
     if compared is not None:
         print_simulated_before_after(compared)
 

@@ -16,7 +16,7 @@ import os
 import re
 import stat
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from apachetune import collector
@@ -93,6 +93,17 @@ class ResolveOptions:
     # a copy of another machine's files: the absolute paths the configuration names (ServerRoot,
     # Include, LoadModule) are read under this directory, as in a chroot (--root)
     sysroot: str | None = None
+
+    def running(self, mpm: str | None = None, version: str | None = None) -> ResolveOptions:
+        """A copy that reads the tree as httpd `version` runs it with `mpm` loaded: its <IfModule>
+        blocks read, and not those of another MPM this one only assumed."""
+        opts = replace(self)
+        if version:
+            opts.httpd_version = version
+        if mpm:
+            opts.mpm = mpm
+            opts.modules = [m for m in opts.modules if not m.startswith("mpm_")] + [f"mpm_{mpm}_module"]
+        return opts
 
 
 Item = ResolvedDirective | ResolvedSection

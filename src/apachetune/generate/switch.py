@@ -14,6 +14,7 @@ switched tree before anything is written.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -44,6 +45,33 @@ class SwitchPlan:
             if str(ch.path) == path and ch.new is not None:
                 return os.path.normpath(os.path.join(os.path.dirname(path), ch.new))
         return None
+
+
+def read_as_switched(config: str, context: ResolveOptions | None, mpm: str,
+                     version: str | None = None) -> ResolveOptions | None:
+    """How to read `config` to run `mpm` (simulate --mpm/--compare, size's before and after): as
+    `context` reads it when the tree loads `mpm` or no MPM; when it loads another, as switched
+    the way an operator would switch it (this plan), so the loaded MPM's <IfModule> blocks are
+    not read and Debian's section for `mpm` is (prefork simulated from a Debian event tree had
+    run event's StartServers 2, not mpm_prefork.conf's 5). A layout the plan cannot switch (an
+    MPM compiled in) is left to `context`."""
+    from apachetune.config.resolver import resolve
+
+    base = (context or ResolveOptions(use_env_file=False)).running(version=version)
+    loaded = resolve(config, base)
+    if loaded.mpm is None or loaded.mpm == mpm or f"mpm_{loaded.mpm}_module" not in loaded.module_positions:
+        return context
+    try:
+        plan = plan_switch(loaded, mpm)
+    except UsageError:
+        return context
+    return plan.resolve_options(base)
+
+
+def switched_reader(session) -> Callable[[str], ResolveOptions | None]:
+    """read_as_switched for a sizing session's file and options (size --curve, the wizard)."""
+    file, context = session.request.file, session.request.resolve
+    return lambda mpm: read_as_switched(file, context, mpm) if file else context
 
 
 def plan_switch(eff: EffectiveConfig, to_mpm: str) -> SwitchPlan:

@@ -113,6 +113,14 @@ def _lint(eff: EffectiveConfig, options: LintOptions) -> LintResult:
                       httpd_version=eff.httpd_version, httpd_version_source=eff.httpd_version_source)
 
 
+def unknown_commands(eff: EffectiveConfig, resolve_options: ResolveOptions) -> list[Finding]:
+    """The lines httpd would refuse as "Invalid command" that no loaded module could define (AT501
+    as an error: most often a typo), for the commands that read a tree without linting it
+    (simulate, validate --config, size)."""
+    result = lint(eff, LintOptions(resolve=resolve_options, settings=Settings(), only={"AT501"}))
+    return [f for f in result.findings if f.severity == "error"]
+
+
 def exit_code(result: LintResult, fail_on: str) -> int:
     """0 clean, 1 a finding at or above `fail_on`, 2 the configuration could not be read."""
     if result.fatal:

@@ -14,6 +14,9 @@ from apachetune.simulate.run import SimResult, simulate
 from apachetune.simulate.workload import ServiceTime, Workload
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from apachetune.config.resolver import ResolveOptions
     from apachetune.sizing.session import SizingSession
 
 RATE_FACTORS = (0.5, 1.0, 1.5, 2.0, 3.0)  # of the stated peak rate
@@ -77,9 +80,11 @@ def workload_of(session: SizingSession) -> Workload | None:
                     cpu_fraction=min(1.0, cpu))
 
 
-def before_after(session: SizingSession, seed: int = 1) -> BeforeAfter | None:
+def before_after(session: SizingSession, seed: int = 1,
+                 read_as: Callable[[str], ResolveOptions | None] | None = None) -> BeforeAfter | None:
     """None without a rate. `before` is the configuration's own MPM and section (httpd's
-    defaults for the recommended MPM without a file); None when httpd would not start with it."""
+    defaults for the recommended MPM without a file); None when httpd would not start with it.
+    `read_as(mpm)`: how to read the file for that MPM (default: as size read it)."""
     from apachetune.errors import UsageError
     from apachetune.validate.section import load_directives
 
@@ -91,11 +96,15 @@ def before_after(session: SizingSession, seed: int = 1) -> BeforeAfter | None:
             "MaxKeepAliveRequests": _number(i.max_keepalive_requests) or 100}
     file = session.request.file
     current_mpm = (session.eff.mpm if session.eff is not None and session.eff.mpm else None) or rec.mpm
-    context = session.request.resolve  # the tree read as size read it (-d, -D, --root, ...)
-    after = {**load_directives(file, rec.mpm, listen_backlog=True, context=context), **rec.values(), **keep}
+    read = read_as or (lambda mpm: session.request.resolve)  # the tree read as size read it (-d, -D, ...)
+    try:
+        after = {**load_directives(file, rec.mpm, listen_backlog=True, context=read(rec.mpm)), **rec.values(),
+                 **keep}
+    except UsageError:  # httpd would not start with the file (a typo, said by size): the defaults under it
+        after = {**load_directives(None, rec.mpm, listen_backlog=True), **rec.values(), **keep}
     try:
         before: dict[str, object] | None = {**load_directives(file, current_mpm, listen_backlog=True,
-                                                              context=context), **keep}
+                                                              context=read(current_mpm)), **keep}
     except UsageError:
         before = None
     # a CPU figure below the cores the threads run on (the machine's, read with its quota; else

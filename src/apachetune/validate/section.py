@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from apachetune.errors import UsageError
@@ -101,42 +100,13 @@ def directive_line(name: str, value: object) -> str:
     return f"{name} {value}"
 
 
-def tree_options(context: ResolveOptions | None, version: str | None = None,
-                 mpm: str | None = None) -> ResolveOptions:
-    """How to read a configuration for a run: `context` (the command's -d, -D, --root, ...; default:
-    from the file's directory, no envvars) as httpd `version` would, with `mpm` the MPM loaded
-    (its <IfModule> blocks read; any other MPM only assumed by the context is not)."""
+def run_options(context: ResolveOptions | None, mpm: str | None = None,
+                version: str | None = None) -> ResolveOptions:
+    """How a run reads its file: `context` (the command's -d, -D, --root, ...; default: from the
+    file's directory, no envvars) with `mpm` loaded, as httpd `version`."""
     from apachetune.config.resolver import ResolveOptions
 
-    opts = replace(context) if context is not None else ResolveOptions(use_env_file=False)
-    if version:
-        opts.httpd_version = version
-    if mpm:
-        opts.mpm = mpm
-        opts.modules = [m for m in opts.modules if not m.startswith("mpm_")] + [f"mpm_{mpm}_module"]
-    return opts
-
-
-def switched_options(config: str, context: ResolveOptions | None, version: str | None, mpm: str) -> ResolveOptions:
-    """How to read `config` running `mpm`: as it is when it loads `mpm` or no MPM; when it loads
-    another, as it reads once switched the way an operator would switch it (generate
-    --switch-mpm's plan: Debian's mods-enabled links to mods-available/mpm_X.*, another layout's
-    LoadModule line), so the loaded MPM's <IfModule> blocks are not read and Debian's section
-    for `mpm` is (prefork simulated from a Debian event tree ran event's StartServers 2, not
-    mpm_prefork.conf's 5). A layout the plan cannot switch (an MPM compiled in) is read with
-    `mpm` only assumed loaded, as before."""
-    from apachetune.config.resolver import resolve
-    from apachetune.generate.switch import plan_switch
-
-    base = tree_options(context, version)
-    loaded = resolve(config, base)
-    if loaded.mpm is None or loaded.mpm == mpm or f"mpm_{loaded.mpm}_module" not in loaded.module_positions:
-        return tree_options(context, version, mpm)
-    try:
-        plan = plan_switch(loaded, mpm)
-    except UsageError:
-        return tree_options(context, version, mpm)
-    return tree_options(plan.resolve_options(base), None, mpm)
+    return (context or ResolveOptions(use_env_file=False)).running(mpm, version)
 
 
 def _from_file(config: str, mpm: str, version: str | None, cores: int | None,
@@ -145,7 +115,7 @@ def _from_file(config: str, mpm: str, version: str | None, cores: int | None,
     buckets on `cores` CPUs; refused (UsageError) where httpd would not start."""
     from apachetune.config.resolver import resolve
 
-    opts = switched_options(config, context, version, mpm)
+    opts = run_options(context, mpm, version)
     eff = resolve(config, opts)
     _unknown_commands(eff, opts)
     given = [(d.name, d.args) for d in eff.directives]
@@ -177,24 +147,30 @@ def _from_file(config: str, mpm: str, version: str | None, cores: int | None,
 
 def _unknown_commands(eff, opts) -> None:
     """Refuse (UsageError) a configuration with a line httpd does not know ("Invalid command":
-    lint's AT501 as an error, most often a typo such as MaxRequestWorker): httpd would not start,
-    and the simulation would silently run the default the line meant to change. A file that loads
-    no module is a fragment whose includer may load the module defining it: said, not refused."""
+    most often a typo such as MaxRequestWorker): httpd would not start, and the run would silently
+    take the default the line meant to change. A file that loads no module is a fragment whose
+    includer may load the module defining it: said, not refused."""
     from apachetune.console import warning
-    from apachetune.lint.engine import LintOptions, lint
-    from apachetune.lint.settings import Settings
+    from apachetune.lint.engine import unknown_commands
 
-    found = [f for f in lint(eff, LintOptions(resolve=opts, settings=Settings(), only={"AT501"})).findings
-             if f.severity == "error"]
+    said = refusal(unknown_commands(eff, opts))
+    if said and eff.module_positions:
+        raise UsageError(said)
+    if said:
+        warning(said.replace("httpd would not start with this configuration: ", "") +
+                "; httpd refuses such a line unless a module loaded by the file including this one "
+                "defines it; left out here")
+
+
+def refusal(found) -> str:
+    """The first of `found` (lint findings) as httpd's refusal at its file:line:column, and how
+    many more; "" when none."""
     if not found:
-        return
+        return ""
     first = found[0]
-    where = f"{first.location.file}:{first.location.line}:{first.location.column}"
     more = f" ({len(found) - 1} more such line(s): `apachetune lint` lists them)" if len(found) > 1 else ""
-    if eff.module_positions:
-        raise UsageError(f"{where}: httpd would not start with this configuration: {first.message}{more}")
-    warning(f"{where}: {first.message}{more}; httpd refuses such a line unless a module loaded by the "
-            "file including this one defines it; left out here")
+    return (f"{first.location.file}:{first.location.line}:{first.location.column}: httpd would not start "
+            f"with this configuration: {first.message}{more}")
 
 
 READ_TIMEOUT_HEADER = 20.0  # mod_reqtimeout's header timeout when it is loaded and not set
@@ -213,7 +189,7 @@ def silent_connection_timeouts(config: str | None, version: str | None = None,
         return DEFER_ACCEPT, None
     from apachetune.config.resolver import resolve
 
-    eff = resolve(config, tree_options(context, version))
+    eff = resolve(config, run_options(context, version=version))
     defer = DEFER_ACCEPT
     for d in eff.all("AcceptFilter"):
         if len(d.args) == 2 and d.args[0].lower() == "http":
