@@ -619,6 +619,12 @@ def test_an_event_budget_stops_a_run_that_would_take_too_long_and_says_so():
             max_events=20_000)
     assert r.stopped_at is not None and r.stopped_at < 60
     assert r.throughput > 0
+    from apachetune.console import out
+    from apachetune.report.simulation import print_simulation
+
+    with out.capture() as captured:
+        print_simulation(r)
+    assert f"{r.stopped_at:g} s of the 60 asked simulated" in captured.get()  # not "60 s simulated"
 
 
 def test_cli_simulate_json_and_compare():

@@ -132,10 +132,11 @@ def print_simulation(r: SimResult) -> None:
         for line in r.startup_messages:
             out.print(f"  {line}", markup=False, highlight=False)
     counted = f", the first {r.warmup:g} s not counted" if r.warmup else ""
-    out.print(f"{r.seconds:g} s simulated{counted} in {r.wall_seconds:.2f} s")
-    if r.stopped_at is not None:
-        out.print(f"stopped at {r.stopped_at:g} s: the event budget ran out (fewer clients or seconds "
-                  "finish); the numbers cover what ran")
+    if r.stopped_at is None:
+        out.print(f"{r.seconds:g} s simulated{counted} in {r.wall_seconds:.2f} s")
+    else:
+        out.print(f"{r.stopped_at:g} s of the {r.seconds:g} asked simulated{counted} in {r.wall_seconds:.2f} s: "
+                  "the event budget ran out (fewer clients or seconds finish); the numbers cover what ran")
     table = Table(show_header=False)
     table.add_column()
     table.add_column()
