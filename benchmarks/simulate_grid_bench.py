@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,7 +61,11 @@ def main() -> int:
                                 f"{v['errors']['predicted']} / {v['errors']['measured']}")
                     rows.append(f"| {target} | {mpm} | {label} | {cell} | {'pass' if ok else 'FAIL'} |")
                     print(rows[-1], flush=True)
-    text = (f"## Simulation against the servers\n\n`make bench` → `benchmarks/simulate_grid_bench.py`: "
+    from apachetune.validate.calibration import machine
+
+    where = machine()
+    text = (f"## Simulation against the servers\n\n`make bench` → `benchmarks/simulate_grid_bench.py` "
+            f"({time.strftime('%Y-%m-%d')}, {where['cpus']} CPUs, {where['cpu']}, httpd {where['httpd'] or 'none'}): "
             f"`validate --plan simulate` on {', '.join(targets)}, {cells} cells, {passed} passed (throughput "
             f"within 10%, p99 within 25% + 5 ms, errors of each kind within 2 points of the outcomes left to "
             f"chance).\n\n" + "\n".join(rows) + "\n")

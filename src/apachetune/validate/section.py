@@ -153,24 +153,22 @@ def _unknown_commands(eff, opts) -> None:
     from apachetune.console import warning
     from apachetune.lint.engine import unknown_commands
 
-    said = refusal(unknown_commands(eff, opts))
-    if said and eff.module_positions:
-        raise UsageError(said)
-    if said:
-        warning(said.replace("httpd would not start with this configuration: ", "") +
-                "; httpd refuses such a line unless a module loaded by the file including this one "
-                "defines it; left out here")
+    found = unknown_commands(eff, opts)
+    if found and eff.module_positions:
+        raise UsageError(refusal(found))
+    if found:
+        warning(refusal(found, verdict="") + "; httpd refuses such a line unless a module loaded by the file "
+                "including this one defines it; left out here")
 
 
-def refusal(found) -> str:
-    """The first of `found` (lint findings) as httpd's refusal at its file:line:column, and how
-    many more; "" when none."""
+def refusal(found, verdict: str = "httpd would not start with this configuration: ") -> str:
+    """The first of `found` (lint findings) at its file:line:column after `verdict`, and how many
+    more; "" when none."""
     if not found:
         return ""
     first = found[0]
     more = f" ({len(found) - 1} more such line(s): `apachetune lint` lists them)" if len(found) > 1 else ""
-    return (f"{first.location.file}:{first.location.line}:{first.location.column}: httpd would not start "
-            f"with this configuration: {first.message}{more}")
+    return f"{first.location.file}:{first.location.line}:{first.location.column}: {verdict}{first.message}{more}"
 
 
 READ_TIMEOUT_HEADER = 20.0  # mod_reqtimeout's header timeout when it is loaded and not set
