@@ -175,3 +175,15 @@ def test_a_log_without_response_times_says_the_service_time_is_the_options(tmp_p
     res = CliRunner().invoke(cli, ["simulate", "--access-log", write_log(tmp_path, [line(0, 1000)], "d.log"),
                                    "--log-format", FORMAT_D])
     assert res.exit_code == 0 and "service as logged" in res.output and "has no %D" not in res.output
+
+
+def test_a_log_spanning_weeks_is_refused_at_once_with_what_to_do(tmp_path):
+    # a month of a quiet site: a replay of it ran on past a minute (every simulated second costs)
+    path = write_log(tmp_path, [line(i * 13_000.0, 5000) for i in range(200)], "month.log")
+    res = CliRunner().invoke(cli, ["simulate", "--access-log", path, "--log-format", FORMAT_D])
+    assert res.exit_code == 2, res.output
+    assert "span 29.9 days, more than the 7 a replay simulates at once" in res.output and "--speed" in res.output
+    res = CliRunner().invoke(cli, ["simulate", "--access-log", path, "--log-format", FORMAT_D, "--speed", "100",
+                                   "--format", "json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["completed"] == 200

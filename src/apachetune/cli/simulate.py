@@ -504,6 +504,12 @@ def _run_seconds(workload, seconds):
     return seconds
 
 
+# The longest replay simulated at once (simulated seconds): the parent's pass and the timeline
+# tick every second, busy or not, so a quiet log costs its span (3 days of 200 requests: 6.4 s
+# beside two CPU hogs; a week about 15 s; a month had run on past a minute).
+MAX_REPLAY_SPAN = 7 * 86400.0
+
+
 def _from_log(path, log_format, speed, service_time, synthetic, seconds):
     """(service time, replayed requests, their source) from an access log: with a synthetic load
     (--clients, --rate) only the log's response times are used."""
@@ -519,6 +525,10 @@ def _from_log(path, log_format, speed, service_time, synthetic, seconds):
                              f"--log-format is {log_format!r})")
         return ServiceTime.empirical(logged.timed), (), ""
     replay = tuple((t / speed, d) for t, d in zip(logged.arrivals, logged.durations, strict=True))
+    if replay and replay[-1][0] > MAX_REPLAY_SPAN:  # a month of a quiet site: minutes of idle passes, not seconds
+        raise UsageError(f"--access-log {path}: its requests span {replay[-1][0] / 86400:.1f} days, more than the "
+                         f"{MAX_REPLAY_SPAN / 86400:g} a replay simulates at once: replay its first part with "
+                         "--seconds, or all of it faster with --speed")
     source = path if speed == 1 else f"{path} at {speed:g}x"
     if logged.skipped:  # a log of another format, or damaged: said, never silently dropped
         source += f" ({logged.skipped:,} line{'s' if logged.skipped > 1 else ''} without a timestamp skipped)"
