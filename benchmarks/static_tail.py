@@ -6,8 +6,11 @@ from"), and with the kernel's autogroup off (kernel.sched_autogroup_enabled=0, r
 ab's session and httpd's, started in a session of its own as systemd starts it, then share the
 CPUs thread by thread instead of group by group; docs/benchmarks.md, "The static tail is the
 kernel's autogroup"). `--perf` also reads with `perf sched` how long httpd's threads waited for a core.
+`--stamps` runs only the full pool, autogroup on then off, under benchmarks/stamp_client.c (every
+request's send and answer stamped): whether the slow requests stall together or trail on a few
+connections.
 
-    python benchmarks/static_tail.py worker|event [--perf]
+    python benchmarks/static_tail.py worker|event [--perf | --stamps]
 
 A fresh httpd a case (1.5 s before the load), `ab -r -k -c C -n 50000` on loopback; prints ab's
 req/s, failures and p50 / p90 / p95 / p99 / max (ms) a line. Needs apache2 and ab; chrt, taskset,
@@ -22,6 +25,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -100,11 +104,58 @@ def run(mpm: str, name: str, perf: bool) -> None:
           f"p50/p90/p95/p99/max {' / '.join(q(p) for p in (50, 90, 95, 99, 100))} ms{delays}", flush=True)
 
 
+def stamped(mpm: str, off: bool, client: str) -> None:
+    """The full pool under stamp_client.c (every request's send and answer): where the slow
+    requests are. A stall of everything shows as a long gap between two answers; requests left
+    behind while the rest flow, as slow ones sent all through the run, on every connection."""
+    if off and not os.access(AUTOGROUP, os.W_OK):
+        print(f"{mpm}, stamped, autogroup off: skipped (no writable {AUTOGROUP})", flush=True)
+        return
+    with autogroup(False) if off else contextlib.nullcontext(), make_target("httpd", mpm, dict(FULL), []) as t:
+        time.sleep(1.5)
+        proc = subprocess.run([client, str(t.port), "/index.html", "100", "50000"], capture_output=True, text=True,
+                              timeout=300)
+    if proc.returncode != 0:
+        print(f"{mpm}, stamped: the client failed: {proc.stderr.strip()}", flush=True)
+        return
+    out = proc.stdout
+    rows = [tuple(int(x) for x in line.split("\t")) for line in out.splitlines()]
+    lat = sorted(b - a for _, a, b in rows)
+    median = lat[len(lat) // 2]
+    slow = [(a, b, c) for c, a, b in rows if b - a > max(5 * median, 20_000)]
+    answers = sorted(b for _, _, b in rows)
+    gap = max(answers[i + 1] - answers[i] for i in range(len(answers) - 1))  # a stall of everything shows here
+    t0 = min(a for _, a, _ in rows)
+    buckets = {(a - t0) // 10_000 for a, _, _ in slow}  # 10 ms buckets of send time holding a slow request
+    worst: dict[int, int] = {}
+    for c, a, b in rows:
+        worst[c] = max(worst.get(c, 0), b - a)
+    by_conn = sorted(worst.values())
+    span = (answers[-1] - t0) / 1e6
+    print(f"{mpm}, stamped, autogroup {'off' if off else 'on'}: {len(rows) / span:,.0f} req/s, p50 / p99 / max "
+          f"{median / 1000:.1f} / {lat[int(len(lat) * 0.99)] / 1000:.1f} / {lat[-1] / 1000:.1f} ms; longest gap "
+          f"between two answers {gap / 1000:.1f} ms; {len(slow)} slow (> 5x the median, 20 ms at least), sent in "
+          f"{len(buckets)} of {int(span * 100) + 1} 10-ms intervals; each connection's slowest: min / median / max "
+          f"{by_conn[0] / 1000:.1f} / {by_conn[len(by_conn) // 2] / 1000:.1f} / {by_conn[-1] / 1000:.1f} ms; "
+          f"{proc.stderr.strip()}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("mpm", choices=("worker", "event"))
     parser.add_argument("--perf", action="store_true", help="also read httpd's waits for a core (perf sched)")
+    parser.add_argument("--stamps", action="store_true",
+                        help="only the full pool with autogroup on and off, under stamp_client.c: where the slow "
+                             "requests are")
     args = parser.parse_args()
+    if args.stamps:
+        with tempfile.TemporaryDirectory() as tmp:
+            client = str(Path(tmp) / "stamp_client")
+            subprocess.run(["cc", "-std=c11", "-O2", "-o", client, str(ROOT / "benchmarks" / "stamp_client.c")],
+                           check=True)
+            for off in (False, True):
+                stamped(args.mpm, off, client)
+        return
     for name in CASES:
         run(args.mpm, name, args.perf)
 
