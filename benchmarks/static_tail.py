@@ -74,11 +74,18 @@ def autogroup(enabled: bool):
         AUTOGROUP.write_text(before)
 
 
+def cannot_turn_off(off: bool, label: str) -> bool:
+    """A case that turns autogroup off, on a machine where the sysctl is not writable: said, skipped."""
+    if off and not os.access(AUTOGROUP, os.W_OK):
+        print(f"{label}: skipped (no writable {AUTOGROUP})", flush=True)
+        return True
+    return False
+
+
 def run(mpm: str, name: str, perf: bool) -> None:
     section, server_wrap, client_wrap, clients = CASES[name]
     off = name.endswith("autogroup off")
-    if off and not os.access(AUTOGROUP, os.W_OK):
-        print(f"{mpm}, {name}: skipped (no writable {AUTOGROUP})", flush=True)
+    if cannot_turn_off(off, f"{mpm}, {name}"):
         return
     with autogroup(False) if off else contextlib.nullcontext(), \
             make_target("httpd", mpm, dict(section), server_wrap) as t:
@@ -108,8 +115,7 @@ def stamped(mpm: str, off: bool, client: str) -> None:
     """The full pool under stamp_client.c (every request's send and answer): where the slow
     requests are. A stall of everything shows as a long gap between two answers; requests left
     behind while the rest flow, as slow ones sent all through the run, on every connection."""
-    if off and not os.access(AUTOGROUP, os.W_OK):
-        print(f"{mpm}, stamped, autogroup off: skipped (no writable {AUTOGROUP})", flush=True)
+    if cannot_turn_off(off, f"{mpm}, stamped, autogroup off"):
         return
     with autogroup(False) if off else contextlib.nullcontext(), make_target("httpd", mpm, dict(FULL), []) as t:
         time.sleep(1.5)

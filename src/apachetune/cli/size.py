@@ -59,10 +59,9 @@ def _say_refusals(session) -> None:
         return
     from apachetune.config.resolver import ResolveOptions
     from apachetune.console import warning
-    from apachetune.lint.engine import unknown_commands
-    from apachetune.validate.section import refusal
+    from apachetune.lint.engine import refusal_message, unknown_commands
 
-    said = refusal(unknown_commands(session.eff, session.request.resolve or ResolveOptions()))
+    said = refusal_message(unknown_commands(session.eff, session.request.resolve or ResolveOptions()))
     if said:
         warning(said)
 

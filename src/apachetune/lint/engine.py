@@ -121,6 +121,15 @@ def unknown_commands(eff: EffectiveConfig, resolve_options: ResolveOptions) -> l
     return [f for f in result.findings if f.severity == "error"]
 
 
+def refusal_message(found: list[Finding], verdict: str = "httpd would not start with this configuration: ") -> str:
+    """The first of `found` (unknown_commands) at its file:line:column after `verdict`, and how
+    many more; "" when none."""
+    if not found:
+        return ""
+    more = f" ({len(found) - 1} more such line(s): `apachetune lint` lists them)" if len(found) > 1 else ""
+    return f"{found[0].location}: {verdict}{found[0].message}{more}"
+
+
 def exit_code(result: LintResult, fail_on: str) -> int:
     """0 clean, 1 a finding at or above `fail_on`, 2 the configuration could not be read."""
     if result.fatal:

@@ -151,24 +151,14 @@ def _unknown_commands(eff, opts) -> None:
     take the default the line meant to change. A file that loads no module is a fragment whose
     includer may load the module defining it: said, not refused."""
     from apachetune.console import warning
-    from apachetune.lint.engine import unknown_commands
+    from apachetune.lint.engine import refusal_message, unknown_commands
 
     found = unknown_commands(eff, opts)
     if found and eff.module_positions:
-        raise UsageError(refusal(found))
+        raise UsageError(refusal_message(found))
     if found:
-        warning(refusal(found, verdict="") + "; httpd refuses such a line unless a module loaded by the file "
+        warning(refusal_message(found, verdict="") + "; httpd refuses such a line unless a module loaded by the file "
                 "including this one defines it; left out here")
-
-
-def refusal(found, verdict: str = "httpd would not start with this configuration: ") -> str:
-    """The first of `found` (lint findings) at its file:line:column after `verdict`, and how many
-    more; "" when none."""
-    if not found:
-        return ""
-    first = found[0]
-    more = f" ({len(found) - 1} more such line(s): `apachetune lint` lists them)" if len(found) > 1 else ""
-    return f"{first.location.file}:{first.location.line}:{first.location.column}: {verdict}{first.message}{more}"
 
 
 READ_TIMEOUT_HEADER = 20.0  # mod_reqtimeout's header timeout when it is loaded and not set
