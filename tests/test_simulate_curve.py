@@ -1,5 +1,6 @@
 """apachetune simulate --curve / --plot: the section at loads around its predicted knee."""
 
+import dataclasses
 import json
 
 import pytest
@@ -22,6 +23,30 @@ def test_the_knee_is_where_the_workers_run_out():
     # A CPU part: 2 cores at 10 ms of CPU a request cap it at 200 req/s, whatever the workers.
     assert knee("event", section, Workload(ServiceTime("fixed", 0.05), rate=10, cpu_fraction=0.2), 2).capacity == \
         pytest.approx(200)
+
+
+def test_an_open_loops_knee_counts_visitors_and_the_workers_their_gaps_hold():
+    """The open loop's axis is new visitors a second, each making its requests: 20 workers of
+    200 ms carry 100 req/s, 25 visitors of 4 requests on event (parked between them), but
+    20 / (4 x 0.2 + 3 x 0.5) = 8.7 on worker, whose workers wait out each visitor's gaps (up to
+    KeepAliveTimeout). The knee used to sit at 100 "new clients a second" for both."""
+    section = load_directives(None, "worker", 20, 5, None)
+    visitors = Workload(ServiceTime("fixed", 0.2), rate=1, requests_per_connection=4, gap=0.5)
+    k = knee("event", section, visitors, 2)
+    assert (k.axis, k.at, k.capacity) == ("rate", pytest.approx(25), pytest.approx(100))
+    k = knee("worker", section, visitors, 2)
+    assert (k.at, k.capacity) == (pytest.approx(20 / 2.3), pytest.approx(4 * 20 / 2.3))
+    slow = dataclasses.replace(visitors, gap=30.0)  # beyond KeepAliveTimeout 5: the worker is let go then
+    assert knee("prefork", section, slow, 2).at == pytest.approx(20 / (0.8 + 3 * 5))
+    one = dataclasses.replace(visitors, keepalive=False)  # a visitor without keep-alive makes one request
+    assert knee("worker", section, one, 2).at == pytest.approx(100)
+    # and the simulated visitors do stop there: all served below it, no more than it above
+    points = curve("worker", section, visitors, k, seconds=20)
+    for p in points:
+        if p.load < 0.8 * k.at:
+            assert p.throughput == pytest.approx(p.load * 4, rel=0.15), p
+        if p.load > 1.2 * k.at:
+            assert p.throughput == pytest.approx(k.capacity, rel=0.1), p
 
 
 def test_the_spawn_ramp_is_over_before_a_point_is_measured():

@@ -5,7 +5,9 @@ The knee is the simplest model's: MaxRequestWorkers / service time requests a se
 a CPU part, cores / CPU time a request, and with a local client's CPU, its threads / its CPU a
 request, whichever is lowest). A closed loop reaches it at
 capacity x (service + think) clients, or at MaxRequestWorkers clients where a keep-alive client
-holds its worker while it thinks (prefork and worker); an open loop at that rate."""
+holds its worker while it thinks (prefork and worker); an open loop at that rate over the
+requests a visitor makes, or where prefork's or worker's visitors holding a worker through
+their gaps use every worker, if sooner."""
 
 from __future__ import annotations
 
@@ -46,14 +48,22 @@ class CurvePoint:
 def knee(mpm: str, section: dict[str, object], workload: Workload, cores: float,
          costs: CpuCosts | None = None) -> Knee:
     service = workload.service.mean
-    capacity = int(section["MaxRequestWorkers"]) / service  # type: ignore[call-overload]
-    per_connection = workload.requests_per_connection if workload.rate else (
+    workers = int(section["MaxRequestWorkers"])  # type: ignore[call-overload]
+    capacity = workers / service
+    visits = workload.requests_per_connection if workload.keepalive else 1  # an open loop's requests a visitor
+    per_connection = visits if workload.rate else (
         float(section.get("MaxKeepAliveRequests", 100) or 1e9) if workload.keepalive else 1.0)  # type: ignore[arg-type]
     cpu = workload.cpu_fraction * service + (costs.mean(per_connection) if costs else 0.0)
     if cpu:
         capacity = min(capacity, cores / cpu)
     if not workload.clients:
-        return Knee("rate", capacity, capacity)
+        # The axis counts visitors, each making `visits` requests; prefork's and worker's keep
+        # their worker through a visitor's gaps (up to KeepAliveTimeout), event's park the connection.
+        visitors = capacity / visits
+        if mpm != "event" and visits > 1 and workload.gap > 0:
+            wait = min(workload.gap, float(section.get("KeepAliveTimeout", 5)))  # type: ignore[arg-type]
+            visitors = min(visitors, workers / (visits * service + (visits - 1) * wait))
+        return Knee("rate", visitors, visitors * visits)
     client = costs.client_request + costs.client_connection / per_connection if costs else 0.0
     if client:  # a closed loop's client reads that many responses a second at most (ClientThread)
         capacity = min(capacity, min(costs.client_threads, cores) / client)  # type: ignore[union-attr]
