@@ -18,8 +18,12 @@ def test_the_knee_is_where_the_workers_run_out():
     assert knee("event", section, Workload(fixed, clients=1), 2).at == pytest.approx(100)  # 2,000 req/s x 50 ms
     # Thinking clients: more of them keep 100 workers busy, unless each holds its worker meanwhile.
     assert knee("event", section, Workload(fixed, clients=1, think=0.15), 2).at == pytest.approx(400)
-    assert knee("worker", section, Workload(fixed, clients=1, think=0.15), 2).at == pytest.approx(100)
+    holding = knee("worker", section, Workload(fixed, clients=1, think=0.15), 2)
+    # ... and serves at most 100 / (50 + 150 ms) = 500 req/s (its knee said 2,000 until 2026-12-07)
+    assert (holding.at, holding.capacity) == (pytest.approx(100), pytest.approx(500))
     assert knee("event", section, Workload(fixed, rate=10), 2).at == pytest.approx(2000)
+    slow = knee("prefork", section, Workload(fixed, clients=1, think=20.0), 2)  # let go at KeepAliveTimeout 5
+    assert slow.capacity == pytest.approx(100 / 5.05) and slow.at == pytest.approx(100 / 5.05 * 20.05)
     # A CPU part: 2 cores at 10 ms of CPU a request cap it at 200 req/s, whatever the workers.
     assert knee("event", section, Workload(ServiceTime("fixed", 0.05), rate=10, cpu_fraction=0.2), 2).capacity == \
         pytest.approx(200)
@@ -47,6 +51,18 @@ def test_an_open_loops_knee_counts_visitors_and_the_workers_their_gaps_hold():
             assert p.throughput == pytest.approx(p.load * 4, rel=0.15), p
         if p.load > 1.2 * k.at:
             assert p.throughput == pytest.approx(k.capacity, rel=0.1), p
+
+
+def test_clients_holding_their_worker_while_they_think_stop_at_its_knee():
+    """worker's keep-alive clients keep their thread through a 200 ms think: 20 threads carry
+    20 / 0.25 = 80 req/s, whatever 50 ms requests alone would allow (400)."""
+    section = load_directives(None, "worker", 20, 5, None)
+    work = Workload(ServiceTime("fixed", 0.05), clients=1, think=0.2)
+    k = knee("worker", section, work, 2)
+    assert (k.at, k.capacity) == (pytest.approx(20), pytest.approx(80))
+    points = curve("worker", section, work, k, seconds=10)
+    beyond = [p for p in points if p.load > 1.2 * k.at]
+    assert beyond and all(p.throughput == pytest.approx(k.capacity, rel=0.1) for p in beyond), points
 
 
 def test_the_spawn_ramp_is_over_before_a_point_is_measured():

@@ -296,8 +296,7 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
     if plot_dir:
         from apachetune.report.plots import write_simulation_plots
 
-        written = write_simulation_plots(plot_dir, [(label, r, points) for label, r, _, points in curves],
-                                         curves[0][2])
+        written = write_simulation_plots(plot_dir, [(label, r, points, k) for label, r, k, points in curves])
     if fmt == "json":
         doc = [r.to_json() for r in results]
         for d, (_, _, knee, points) in zip(doc, curves, strict=False):  # no curves: none

@@ -80,6 +80,5 @@ def _before_after(session, plot_dir):
     if plot_dir:
         from apachetune.report.plots import write_simulation_plots
 
-        written = write_simulation_plots(plot_dir, [(s.label, s.at_rate, s.points) for s in compared.sides()],
-                                         compared.after.knee)
+        written = write_simulation_plots(plot_dir, [(s.label, s.at_rate, s.points, s.knee) for s in compared.sides()])
     return compared, written

@@ -13,6 +13,8 @@ if TYPE_CHECKING:
     from apachetune.simulate.curve import CurvePoint, Knee
     from apachetune.simulate.run import SimResult
 
+    Run = tuple[str, SimResult, list[CurvePoint], Knee]  # (label, the simulation, its curve, its knee)
+
 
 def require_matplotlib(plot_dir: str | None) -> None:
     """Refuse --plot (a `plot_dir` given) at once without matplotlib, before seconds of
@@ -39,9 +41,9 @@ def prepare_plot_dir(plot_dir: str | None) -> None:
         raise UsageError(f"--plot {plot_dir}: the directory is not writable")
 
 
-def write_simulation_plots(directory: str, runs: list[tuple[str, SimResult, list[CurvePoint]]],
-                           knee: Knee) -> list[Path]:
-    """`runs`: (label, the simulation, its curve). Writes curve.png and processes.png."""
+def write_simulation_plots(directory: str, runs: list[Run]) -> list[Path]:
+    """Writes curve.png (each run's curve, and its knee where the runs' knees differ: each MPM
+    or section has its own) and processes.png."""
     try:
         import matplotlib
 
@@ -51,25 +53,35 @@ def write_simulation_plots(directory: str, runs: list[tuple[str, SimResult, list
         raise UsageError("--plot needs matplotlib: pip install 'apachetune[plots]'") from None
     d = Path(directory)
     try:
-        return _draw(plt, d, runs, knee)
+        return _draw(plt, d, runs)
     except OSError as e:  # the disk filled, the directory went: said, never a traceback
         raise UsageError(f"--plot {directory}: cannot write {e.filename or 'the plots'}: {e.strerror or e}") from None
 
 
-def _draw(plt, d: Path, runs: list[tuple[str, SimResult, list[CurvePoint]]], knee: Knee) -> list[Path]:
+def _draw(plt, d: Path, runs: list[Run]) -> list[Path]:
     d.mkdir(parents=True, exist_ok=True)
-    x_label = "concurrent clients" if knee.axis == "clients" else "new clients a second"
+    x_label = "concurrent clients" if runs[0][3].axis == "clients" else "new clients a second"
     fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(7, 7))
-    for label, _, points in runs:
+    colours = []
+    for label, _, points, _ in runs:
         xs = [p.load for p in points]
-        top.plot(xs, [p.throughput for p in points], marker="o", label=label)
+        line, = top.plot(xs, [p.throughput for p in points], marker="o", label=label)
+        colours.append(line.get_color())
         bottom.plot(xs, [p.p99_ms if p.p99_ms is not None else float("nan") for p in points], marker="o",
                     label=label)
-    for ax in (top, bottom):
-        ax.axvline(knee.at, linestyle="--", color="grey")
-    top.axhline(knee.capacity, linestyle=":", color="grey")
-    top.annotate(f"predicted knee: {knee.at:,.0f}, {knee.capacity:,.0f} req/s", (knee.at, knee.capacity),
-                 textcoords="offset points", xytext=(5, -12), fontsize=8)
+    knees = {(k.at, k.capacity) for *_, k in runs}
+    seen: set[tuple[float, float]] = set()
+    for (label, _, _, k), colour in zip(runs, colours, strict=True):
+        if (k.at, k.capacity) in seen:
+            continue
+        seen.add((k.at, k.capacity))
+        colour = "grey" if len(knees) == 1 else colour
+        for ax in (top, bottom):
+            ax.axvline(k.at, linestyle="--", color=colour)
+        top.axhline(k.capacity, linestyle=":", color=colour)
+        name = "predicted knee" if len(knees) == 1 else f"{label.split(' (')[0]}'s knee"
+        top.annotate(f"{name}: {k.at:,.1f}, {k.capacity:,.0f} req/s", (k.at, k.capacity),
+                     textcoords="offset points", xytext=(5, -12), fontsize=8, color=colour)
     top.set_ylabel("requests/s")
     bottom.set_ylabel("p99 latency (ms)")
     bottom.set_xlabel(x_label)
@@ -78,7 +90,7 @@ def _draw(plt, d: Path, runs: list[tuple[str, SimResult, list[CurvePoint]]], kne
     fig.savefig(written[0])
     plt.close(fig)
     fig, ax = plt.subplots(figsize=(7, 4))
-    for label, r, _ in runs:
+    for label, r, _, _ in runs:
         ax.step([s["t"] for s in r.timeline], [s["processes"] for s in r.timeline], where="post", label=label)
     ax.set_xlabel("simulated seconds")
     ax.set_ylabel("processes")

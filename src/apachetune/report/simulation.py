@@ -280,7 +280,7 @@ def print_simulated_before_after(ba: BeforeAfter) -> None:
     on = f", on {cpus_of(sides[0].at_rate)}" if sides[0].at_rate.cpu_utilisation is not None else ""
     out.print(f"Simulated under the load sized for ({ba.workload.label()}){on}, each rate after the spawn ramp:")
     table = Table()
-    table.add_column("visitors/s", justify="right")
+    table.add_column("visitors/s", justify="right", no_wrap=True)  # "25.0 (peak)" on one line
     for side in sides:
         for what in ("req/s", "p99 ms", "errors"):
             table.add_column(f"{side.label.split(' (')[0]}: {what}", justify="right")

@@ -4,8 +4,9 @@ sees where throughput stops growing and the tail starts to climb before deployin
 The knee is the simplest model's: MaxRequestWorkers / service time requests a second (and, with
 a CPU part, cores / CPU time a request, and with a local client's CPU, its threads / its CPU a
 request, whichever is lowest). A closed loop reaches it at
-capacity x (service + think) clients, or at MaxRequestWorkers clients where a keep-alive client
-holds its worker while it thinks (prefork and worker); an open loop at that rate over the
+capacity x (service + think) clients, where a keep-alive client that thinks holds its worker
+meanwhile on prefork and worker (up to KeepAliveTimeout: MaxRequestWorkers / (service + think)
+requests a second, at MaxRequestWorkers clients); an open loop at that rate over the
 requests a visitor makes, or where prefork's or worker's visitors holding a worker through
 their gaps use every worker, if sooner."""
 
@@ -67,9 +68,11 @@ def knee(mpm: str, section: dict[str, object], workload: Workload, cores: float,
     client = costs.client_request + costs.client_connection / per_connection if costs else 0.0
     if client:  # a closed loop's client reads that many responses a second at most (ClientThread)
         capacity = min(capacity, min(costs.client_threads, cores) / client)  # type: ignore[union-attr]
-    holds_worker = mpm != "event" and workload.keepalive and workload.think > 0
-    clients = capacity * service if holds_worker else capacity * (service + workload.think)
-    return Knee("clients", clients, capacity)
+    if mpm != "event" and workload.keepalive and workload.think > 0:
+        # prefork's and worker's clients keep their worker while they think (up to KeepAliveTimeout)
+        hold = service + min(workload.think, float(section.get("KeepAliveTimeout", 5)))  # type: ignore[arg-type]
+        capacity = min(capacity, workers / hold)
+    return Knee("clients", capacity * (service + workload.think), capacity)
 
 
 def curve(mpm: str, section: dict[str, object], workload: Workload, the_knee: Knee, *, seconds: float,
