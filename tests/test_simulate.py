@@ -1282,6 +1282,27 @@ def test_a_crowd_alone_is_a_workload():
     assert bad.exit_code == 2 and "--crowd N" in bad.output
 
 
+def test_the_report_counts_the_pool_from_the_loads_start_when_a_crowd_formed_first():
+    """A crowd forms a client at a time before the load (300 requests of 100 ms: about 30 s),
+    and the pool grows meanwhile; the report said "2 at start" and listed the formation's
+    forks as the load's first seconds. Now the JSON says when the load started and the text
+    gives the pool then and the forks from there."""
+    args = ["simulate", "--mpm", "event", "--clients", "50", "--crowd", "300", "--service", "100ms",
+            "--seconds", "5"]
+    doc = json.loads(CliRunner().invoke(cli, [*args, "--format", "json"]).stdout)
+    start = doc["load_start_s"]
+    assert start > 25 and doc["timeline"][-1]["t"] > start  # the timeline counts from the crowd's first client
+    at_load = [s for s in doc["timeline"] if s["t"] >= start]
+    text = CliRunner().invoke(cli, args).output
+    then = [s for s in doc["timeline"] if s["t"] <= start][-1]["processes"]
+    assert f"{then} when the load started ({start:,.1f} s in" in " ".join(text.split())
+    forks = ", ".join(str(s["forked"]) for s in at_load[:5])
+    assert re.search(rf"forked a second\s+│ {re.escape(forks)}\s", text), text
+    alone = json.loads(CliRunner().invoke(cli, ["simulate", "--mpm", "event", "--clients", "50", "--seconds", "3",
+                                                "--format", "json"]).stdout)
+    assert alone["load_start_s"] == 0
+
+
 def _four_workers(threads_per_child):
     section = load_directives(None, "event", 4, threads_per_child, version="2.4.71")
     section.update(ServerLimit=4 // threads_per_child, StartServers=4 // threads_per_child,

@@ -92,6 +92,9 @@ def _draw(plt, d: Path, runs: list[Run]) -> list[Path]:
     fig, ax = plt.subplots(figsize=(7, 4))
     for label, r, _, _ in runs:
         ax.step([s["t"] for s in r.timeline], [s["processes"] for s in r.timeline], where="post", label=label)
+    start = max(r.load_start for _, r, _, _ in runs)
+    if start:  # an idle crowd formed first, a client at a time
+        ax.axvline(start, linestyle=":", color="grey", label="the load starts (the crowd formed)")
     ax.set_xlabel("simulated seconds")
     ax.set_ylabel("processes")
     ax.legend()

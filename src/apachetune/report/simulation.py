@@ -24,6 +24,26 @@ def section_line(r: SimResult) -> str:
                      for k in _SECTION_ORDER if k in r.section) + f"; accept queue {r.accept_queue}"
 
 
+def _under_load(r: SimResult) -> list[dict[str, float]]:
+    """The timeline's samples from the load's start on (after an idle crowd formed)."""
+    return [s for s in r.timeline if s["t"] >= r.load_start - 1e-9]
+
+
+def _at_load(r: SimResult) -> str:
+    """The processes when the load started, where an idle crowd formed first."""
+    before = [s for s in r.timeline if s["t"] <= r.load_start + 1e-9]  # the last sample then is the pool's
+    if not r.load_start or not before:
+        return ""
+    return (f"{int(before[-1]['processes'])} when the load started ({r.load_start:,.1f} s in: the idle crowd "
+            "formed a client at a time), ")
+
+
+def _forked(r: SimResult) -> str:
+    """Children forked each second of the load, the first 12 (the sample at 0 is the start's)."""
+    samples = _under_load(r)[0 if r.load_start else 1:]
+    return ", ".join(str(int(s["forked"])) for s in samples[:12]) + (" ..." if len(samples) > 12 else "")
+
+
 def rows(r: SimResult) -> list[tuple[str, str]]:
     """(what, value) lines of one run: the same in the single and the side-by-side view."""
     lat = r.latency_ms
@@ -36,10 +56,9 @@ def rows(r: SimResult) -> list[tuple[str, str]]:
         *_as_wrk_prints(r),
         ("errors", ", ".join(f"{k} {v:,}" for k, v in sorted(r.errors.items())) or "none"),
         *_unanswered(r),
-        ("processes", f"{int(first['processes'])} at start, {int(last['processes'])} at the end, "
+        ("processes", f"{int(first['processes'])} at start, " + _at_load(r) + f"{int(last['processes'])} at the end, "
                       f"{r.peak_processes} at most"),
-        ("forked a second", ", ".join(str(int(s["forked"])) for s in r.timeline[1:13])
-         + (" ..." if len(r.timeline) > 13 else "")),
+        ("forked a second", _forked(r)),
     ]
     shown = {k: v for k, v in r.events.items() if k not in ("simulation events", "accepted")}
     if shown:

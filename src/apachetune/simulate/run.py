@@ -103,6 +103,9 @@ class SimResult:
     # wrk's --timeout for the latencies as it prints them: slower responses are its "timeout"
     # errors instead (None: no limit; the CLI sets wrk's default, 2 s)
     wrk_timeout: float | None = None
+    # simulated seconds the idle crowd took to form before the load started (the timeline's t
+    # counts from its first client; the latencies and throughput from the load's start)
+    load_start: float = 0.0
     _as_wrk: dict[str, float] | None = field(default=None, repr=False, compare=False)
 
     def latency_as_wrk_ms(self) -> dict[str, float]:
@@ -142,7 +145,7 @@ class SimResult:
             "errors": self.errors, "events": self.events,
             "peak_processes": self.peak_processes,
             "peak_memory_mib": None if self.peak_memory_mib is None else round(self.peak_memory_mib, 1),
-            "accept_queue": self.accept_queue, "timeline": self.timeline,
+            "accept_queue": self.accept_queue, "load_start_s": self.load_start, "timeline": self.timeline,
             "wall_seconds": round(self.wall_seconds, 3), "stopped_at": self.stopped_at,
             "cores": self.cores, "cpu_quota": self.cpu_quota,
             "cpu_period_ms": None if self.cpu_period is None else round(self.cpu_period * 1000, 3), "cpu_utilisation": self.cpu_utilisation, "ab": self.ab,
@@ -302,7 +305,7 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
         read_timeout=read_timeout, worker_return=worker_return, client_first=client_first,
         client_first_fade=client_first_fade, first_pass=first_pass, listener_wake=listener_wake, accept_spacing=accept_spacing, turnaround=workload.turnaround,
         fixed_think=workload.think if workload.keepalive and workload.think_draw is None else 0.0,
-        clients=workload.clients, unanswered=arrivals.waiting() if arrivals else 0,
+        clients=workload.clients, unanswered=arrivals.waiting() if arrivals else 0, load_start=round(lead, 3),
         keepalive_overload=mpm == "event" and workload.keepalive
         and workload.clients > int(section.get("MaxRequestWorkers", 0)))  # type: ignore[call-overload]
 
