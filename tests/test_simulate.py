@@ -935,6 +935,28 @@ def test_processor_sharing_splits_the_cores_between_the_requests_on_cpu():
     assert cpu.utilisation(3.25) == pytest.approx(1.0)
 
 
+def test_the_clocks_timer_fires_once_where_it_was_last_set_in_the_heaps_order():
+    """The CPUs' next completion moves at every job started or done: one slot outside the heap,
+    so a moved timer leaves nothing behind to fire (it used to be half a CPU-bound run's events),
+    and at equal times it fires in the order it was set among the heap's events."""
+    from apachetune.simulate.clock import Clock
+
+    clock, fired = Clock(), []
+    clock.set_timer(1.0, lambda: fired.append(("first timer", clock.now)))
+    clock.at(2.0, lambda: fired.append(("event set before", clock.now)))
+    clock.set_timer(2.0, lambda: fired.append(("timer", clock.now)))  # replaces the first
+    clock.at(2.0, lambda: fired.append(("event set after", clock.now)))
+    assert clock.run(10, 100)
+    assert fired == [("event set before", 2.0), ("timer", 2.0), ("event set after", 2.0)]
+    assert clock.events == 3
+    clock.set_timer(1.0, lambda: fired.append(("cancelled", clock.now)))
+    clock.cancel_timer()
+    clock.set_timer(20.0, lambda: fired.append(("too late", clock.now)))  # 20 s from now: at 30
+    assert clock.run(15, 100) and clock.now == 15 and len(fired) == 3
+    assert not clock.run(30, 3)  # the budget counts the timer too: spent already
+    assert len(fired) == 3 and clock.run(30, 4) and fired[-1] == ("too late", 30.0)
+
+
 def test_a_cpu_bound_application_saturates_at_cores_over_cpu_time_whatever_the_workers():
     """10 ms of CPU a request on 2 cores: 200 requests a second at most, with 10 workers or 100;
     20 clients then wait 20 / 200 = 100 ms each (Little's law). Without the CPU model the larger

@@ -180,15 +180,12 @@ class Processors:
         self.heap: list[tuple[float, int, Callable[..., Any], tuple[Any, ...]]] = []  # (virtual finish, ...)
         self._ids = itertools.count()
         self._since = 0.0  # when `virtual` was last brought up to date
-        self._token = 0  # the one pending completion event; an older one is stale
+        self._on_timer = self._finish  # (bound once: set at every job started or done)
         self.busy = 0.0  # core-seconds spent, for the utilisation
-
-    def _throttled(self) -> bool:
-        return self.quota is not None and self.used >= self.budget - _DONE
 
     def _rate(self) -> float:
         """The share of a core each job gets now."""
-        if self._throttled():
+        if self.quota is not None and self.used >= self.budget - _DONE:  # throttled
             return 0.0
         n = len(self.heap)
         return 1.0 if n <= self.cores else self.cores / n
@@ -217,8 +214,10 @@ class Processors:
         self._schedule()
 
     def _schedule(self) -> None:
-        self._token += 1
+        """The next completion (or the period's end, or the budget's) on the clock's timer,
+        in place of the one set before."""
         if not self.heap:
+            self.clock.cancel_timer()
             return
         rate = self._rate()
         delay = math.inf if rate == 0 else max(0.0, self.heap[0][0] - self.virtual) / rate
@@ -227,11 +226,9 @@ class Processors:
             delay = min(delay, max(0.0, period_end))
             if rate > 0:  # where this period's budget runs out at the present rate
                 delay = min(delay, max(0.0, self.budget - self.used) / (rate * len(self.heap)))
-        self.clock.after(delay, self._finish, self._token)
+        self.clock.set_timer(delay, self._on_timer)
 
-    def _finish(self, token: int) -> None:
-        if token != self._token:
-            return  # the jobs changed since: a newer event is pending
+    def _finish(self) -> None:
         self._advance()
         callbacks = []
         while self.heap and self.heap[0][0] - self.virtual <= _DONE:
