@@ -65,6 +65,24 @@ def test_clients_holding_their_worker_while_they_think_stop_at_its_knee():
     assert beyond and all(p.throughput == pytest.approx(k.capacity, rel=0.1) for p in beyond), points
 
 
+def test_a_point_held_at_events_connection_limit_says_so():
+    """event, 4 x 5 threads, factor 2, keep-alive clients pausing 200 ms: 75 of them are more
+    connections than the processes accept with workers idle, and no process is ever all busy to
+    close its parked ones, so the point serves below 75 / 0.25 = 300 req/s with a long tail,
+    while 100 clients keep workers busy enough to make room and serve more. The curve used to
+    show that dip with nothing to explain it."""
+    args = ["simulate", "--mpm", "event", "--clients", "60", "--think", "0.2s", "--service", "50ms",
+            "--max-request-workers", "20", "--threads-per-child", "5", "--seconds", "5", "--curve"]
+    doc = json.loads(CliRunner().invoke(cli, [*args, "--format", "json"]).stdout)
+    points = {p["load"]: p for p in doc["curve"]["points"]}
+    assert points[25]["connection_limit_s"] == 0
+    held = points[75]
+    assert held["connection_limit_s"] == 5 and held["throughput_rps"] < 0.9 * 300
+    assert points[100]["throughput_rps"] > held["throughput_rps"] * 1.3
+    text = " ".join(CliRunner().invoke(cli, args).output.split())
+    assert "connection limit 5 of 5 s" in text and "a larger AsyncRequestWorkerFactor lifts the limit" in text
+
+
 def test_the_spawn_ramp_is_over_before_a_point_is_measured():
     section = load_directives(None, "prefork", 256, None, None)  # StartServers 5: 6, 8, 12, 20, 36, 68, 100 ...
     assert ramp_seconds("prefork", section) == 12

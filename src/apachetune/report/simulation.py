@@ -272,18 +272,25 @@ def print_comparison(results: list[SimResult]) -> None:
         out.print(ASSUMED_CPU_NOTE.format(busy=max(r.cpu_utilisation or 0.0 for r in bound)))
 
 
-def print_curve(label: str, knee: Knee, points: list[CurvePoint]) -> None:
-    """The load curve as a table, the rows past the knee marked."""
+def print_curve(label: str, knee: Knee, points: list[CurvePoint], span: float) -> None:
+    """The load curve as a table, the rows past the knee marked (`span`: each point's seconds measured)."""
     unit = "clients" if knee.axis == "clients" else "new clients/s"
     out.print(f"{label}: the load curve (predicted knee at {knee.at:,.0f} {unit}, {knee.capacity:,.0f} req/s)")
     table = Table()
     for name in (unit, "req/s", "p99 ms", "errors", ""):
         table.add_column(name, justify="right")
     for p in points:
+        notes = ["past the knee"] if p.load > knee.at * 1.001 else []
+        if p.limit_seconds:
+            notes.append(f"connection limit {p.limit_seconds:,} of {span:g} s")
         table.add_row(f"{p.load:,.0f}" if knee.axis == "clients" else f"{p.load:,.1f}", f"{p.throughput:,.0f}",
-                      "-" if p.p99_ms is None else f"{p.p99_ms:,.1f}", f"{p.errors:,}",
-                      "past the knee" if p.load > knee.at * 1.001 else "")
+                      "-" if p.p99_ms is None else f"{p.p99_ms:,.1f}", f"{p.errors:,}", "; ".join(notes))
     out.print(table)
+    if any(p.limit_seconds for p in points):
+        out.print("connection limit: seconds of the point's measurement that event's "
+                  "connection limit held connections back while workers were idle, so such a point can serve "
+                  "less than a heavier load that keeps every worker of a process busy, which makes the process "
+                  "close its parked connections; a larger AsyncRequestWorkerFactor lifts the limit.")
 
 
 def cpus_of(r: SimResult) -> str:

@@ -40,10 +40,15 @@ class CurvePoint:
     throughput: float
     p99_ms: float | None
     errors: int
+    # event: seconds of the point's measurement (after the spawn ramp) that its connection limit
+    # held connections back with workers idle (keep-alive clients can hold a lighter load there,
+    # where a heavier one makes room)
+    limit_seconds: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {"load": self.load, "throughput_rps": round(self.throughput, 1),
-                "p99_ms": None if self.p99_ms is None else round(self.p99_ms, 1), "errors": self.errors}
+                "p99_ms": None if self.p99_ms is None else round(self.p99_ms, 1), "errors": self.errors,
+                "connection_limit_s": self.limit_seconds}
 
 
 def knee(mpm: str, section: dict[str, object], workload: Workload, cores: float,
@@ -130,4 +135,5 @@ def ramp_seconds(mpm: str, section: dict[str, object]) -> float:
 
 
 def _point(load: float, r: SimResult) -> CurvePoint:
-    return CurvePoint(load, r.throughput, r.latency_ms.get("p99"), sum(r.errors.values()))
+    return CurvePoint(load, r.throughput, r.latency_ms.get("p99"), sum(r.errors.values()),
+                      r.limit_seconds)

@@ -174,6 +174,7 @@ class Parent:
                                                      for p in running):
             # connections wait while workers are idle: the connection limit binds, not the pool
             self.stats.events[CONNECTION_LIMIT_SECONDS] += 1
+            self.stats.limit_seconds += self.clock.now > self.stats.warmup  # (a pass a second: at most the seconds measured)
         spawned = 0
         if idle > self.max_spare // share:
             self._stop_one(running)

@@ -106,6 +106,7 @@ class SimResult:
     # simulated seconds the idle crowd took to form before the load started (the timeline's t
     # counts from its first client; the latencies and throughput from the load's start)
     load_start: float = 0.0
+    limit_seconds: int = 0  # of events[CONNECTION_LIMIT_SECONDS], those after the warm-up
     _as_wrk: dict[str, float] | None = field(default=None, repr=False, compare=False)
 
     def latency_as_wrk_ms(self) -> dict[str, float]:
@@ -306,6 +307,7 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
         client_first_fade=client_first_fade, first_pass=first_pass, listener_wake=listener_wake, accept_spacing=accept_spacing, turnaround=workload.turnaround,
         fixed_think=workload.think if workload.keepalive and workload.think_draw is None else 0.0,
         clients=workload.clients, unanswered=arrivals.waiting() if arrivals else 0, load_start=round(lead, 3),
+        limit_seconds=stats.limit_seconds,
         keepalive_overload=mpm == "event" and workload.keepalive
         and workload.clients > int(section.get("MaxRequestWorkers", 0)))  # type: ignore[call-overload]
 

@@ -52,6 +52,7 @@ class Stats:
     peak_memory_mib: float = 0.0
     crowd_answered: int = 0  # the crowd's responses, the warm-up's included
     recycled: list[int] = field(default_factory=list)  # connections each process took before MaxConnectionsPerChild
+    limit_seconds: int = 0  # event's connection-limit seconds (events[CONNECTION_LIMIT_SECONDS]) after the warm-up
 
     def response(self, now: float, latency: float, crowd: bool) -> None:
         self.crowd_answered += crowd
