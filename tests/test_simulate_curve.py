@@ -44,6 +44,8 @@ def test_an_open_loops_knee_counts_visitors_and_the_workers_their_gaps_hold():
     assert knee("prefork", section, slow, 2).at == pytest.approx(20 / (0.8 + 3 * 5))
     one = dataclasses.replace(visitors, keepalive=False)  # a visitor without keep-alive makes one request
     assert knee("worker", section, one, 2).at == pytest.approx(100)
+    # with KeepAlive Off the server closes after each request: no worker waits out a gap
+    assert knee("worker", {**section, "KeepAlive": "Off"}, visitors, 2).at == pytest.approx(25)
     # and the simulated visitors do stop there: all served below it, no more than it above
     points = curve("worker", section, visitors, k, seconds=20)
     for p in points:

@@ -196,7 +196,8 @@ class Draw(click.ParamType):
               "default section for each, or FILE's with the options above).")
 @click.option("--curve", is_flag=True,
               help="Also simulate the workload from a quarter of the predicted knee to twice it (clients for a "
-                   "closed loop, rate for an open one) and show throughput and p99 at each load.")
+                   "closed loop, new visitors a second for an open one) and show throughput and p99 at each load, "
+                   "marking the points past the knee and those event's connection limit held back.")
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False),
               help="Write curve.png (throughput and p99 against the load, the knee marked) and processes.png "
                    "to this directory; implies --curve; needs matplotlib (the plots extra).")

@@ -62,19 +62,19 @@ def knee(mpm: str, section: dict[str, object], workload: Workload, cores: float,
     cpu = workload.cpu_fraction * service + (costs.mean(per_connection) if costs else 0.0)
     if cpu:
         capacity = min(capacity, cores / cpu)
+    # prefork's and worker's workers wait on a kept connection (up to KeepAliveTimeout); event parks it
+    holds = mpm != "event" and str(section.get("KeepAlive", "On")).lower() == "on"
     if not workload.clients:
-        # The axis counts visitors, each making `visits` requests; prefork's and worker's keep
-        # their worker through a visitor's gaps (up to KeepAliveTimeout), event's park the connection.
+        # The axis counts visitors, each making `visits` requests, whose gaps hold a worker if `holds`
         visitors = capacity / visits
-        if mpm != "event" and visits > 1 and workload.gap > 0:
+        if holds and visits > 1 and workload.gap > 0:
             wait = min(workload.gap, float(section.get("KeepAliveTimeout", 5)))  # type: ignore[arg-type]
             visitors = min(visitors, workers / (visits * service + (visits - 1) * wait))
         return Knee("rate", visitors, visitors * visits)
     client = costs.client_request + costs.client_connection / per_connection if costs else 0.0
     if client:  # a closed loop's client reads that many responses a second at most (ClientThread)
         capacity = min(capacity, min(costs.client_threads, cores) / client)  # type: ignore[union-attr]
-    if mpm != "event" and workload.keepalive and workload.think > 0:
-        # prefork's and worker's clients keep their worker while they think (up to KeepAliveTimeout)
+    if holds and workload.keepalive and workload.think > 0:  # a client keeps its worker while it thinks
         hold = service + min(workload.think, float(section.get("KeepAliveTimeout", 5)))  # type: ignore[arg-type]
         capacity = min(capacity, workers / hold)
     return Knee("clients", capacity * (service + workload.think), capacity)
