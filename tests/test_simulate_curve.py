@@ -271,3 +271,17 @@ def test_size_curve_takes_a_given_quota_s_period_and_refuses_one_without_a_quota
                                        *(["--cpus", cpus] if cpus else [])])
         assert res.exit_code == 2 and "--cpu-period-ms is a CPU quota's period" in res.output, res.output
         assert "Traceback" not in res.output
+
+
+def test_size_curves_knee_is_on_the_visitors_axis(tmp_path):
+    """size --curve's load is new visitors a second, each making --requests-per-connection
+    requests: its knee is there too (the plot draws it on that axis), its req/s four times it."""
+    conf = tmp_path / "httpd.conf"
+    conf.write_text(f"ServerRoot {tmp_path}\nLoadModule mpm_event_module modules/mod_mpm_event.so\n")
+    res = CliRunner().invoke(cli, ["size", str(conf), *SIZE, "--rate", "100", "--requests-per-connection", "4",
+                                   "--curve", "--target-mpm", "event", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    sim = json.loads(res.stdout)["simulated"]
+    assert sim["new_connections_a_second"] == pytest.approx(25)
+    for side in ("after", "before"):
+        assert sim[side]["knee_new_connections_a_second"] == pytest.approx(sim[side]["knee_rps"] / 4, rel=0.01)

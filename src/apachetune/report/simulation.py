@@ -319,6 +319,7 @@ def print_simulated_before_after(ba: BeforeAfter) -> None:
     out.print(table)
     for side in sides:
         lat = side.at_rate.latency_ms
-        out.print(f"{side.label}: {side.mpm}, knee at {side.knee.capacity:,.0f} req/s; at the peak rate from "
+        out.print(f"{side.label}: {side.mpm}, knee at {side.knee.at:,.1f} visitors/s ({side.knee.capacity:,.0f} "
+                  "req/s); at the peak rate from "
                   f"its start (StartServers {side.section.get('StartServers', '-')}): p99 "
                   + ("-" if not lat else f"{lat['p99']:,.1f} ms") + f", {sum(side.at_rate.errors.values()):,} errors")

@@ -47,6 +47,7 @@ class BeforeAfter:
         return {"workload": self.workload.label(), "new_connections_a_second": self.rate, **{
             side.label.split()[0]: {"mpm": side.mpm, "section": side.section,
                                     "knee_rps": round(side.knee.capacity, 1),
+                                    "knee_new_connections_a_second": round(side.knee.at, 2),
                                     # the CPUs the requests shared (None: the CPUs never bind)
                                     "cores": side.at_rate.cores, "cpu_quota": side.at_rate.cpu_quota,
                                     "cpu_period_ms": None if side.at_rate.cpu_period is None
