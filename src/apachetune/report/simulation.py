@@ -222,8 +222,12 @@ def _ab_table(ab: dict) -> str:
 def _unanswered(r: SimResult) -> list[tuple[str, str]]:
     """An open loop cut at its end with more than 1% of its requests still out: the slowest,
     which its percentiles leave out."""
-    if r.unanswered <= 0.01 * r.completed:
+    if not r.left_out:
         return []
+    if r.clients:  # a closed loop's clients left waiting longer than the p99
+        return [("not counted", f"{r.unanswered:,} of the {r.clients:,} clients still waiting at the end, longer "
+                                f"than the p99 (up to {r.unanswered_longest:,.1f} s): --drain waits for them and "
+                                "counts them")]
     return [("not counted", f"{r.unanswered:,} requests still waiting at the end, the slowest: "
                             "--drain waits for them and counts them")]
 
@@ -283,6 +287,8 @@ def print_curve(label: str, knee: Knee, points: list[CurvePoint], span: float) -
         notes = ["past the knee"] if p.load > knee.at * 1.001 else []
         if p.limit_seconds:
             notes.append(f"connection limit {p.limit_seconds:,} of {span:g} s")
+        if p.unanswered:
+            notes.append(f"{p.unanswered:,} {'clients' if knee.axis == 'clients' else 'requests'} unanswered")
         table.add_row(f"{p.load:,.0f}" if knee.axis == "clients" else f"{p.load:,.1f}", f"{p.throughput:,.0f}",
                       "-" if p.p99_ms is None else f"{p.p99_ms:,.1f}", f"{p.errors:,}", "; ".join(notes))
     out.print(table)
@@ -291,6 +297,10 @@ def print_curve(label: str, knee: Knee, points: list[CurvePoint], span: float) -
                   "connection limit held connections back while workers were idle, so such a point can serve "
                   "less than a heavier load that keeps every worker of a process busy, which makes the process "
                   "close its parked connections; a larger AsyncRequestWorkerFactor lifts the limit.")
+    if any(p.unanswered for p in points):
+        out.print("unanswered: still waiting at the end of the point's measurement, longer than its p99 (clients "
+                  "queued behind others that hold every worker), or an open loop's backlog; its p99 leaves them "
+                  "out.")
 
 
 def cpus_of(r: SimResult) -> str:

@@ -44,11 +44,14 @@ class CurvePoint:
     # held connections back with workers idle (keep-alive clients can hold a lighter load there,
     # where a heavier one makes room)
     limit_seconds: int = 0
+    # requests still out at the end that the p99 leaves out, when worth telling (SimResult.left_out):
+    # a closed loop's clients left waiting behind others that hold every worker, an open loop's backlog
+    unanswered: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {"load": self.load, "throughput_rps": round(self.throughput, 1),
                 "p99_ms": None if self.p99_ms is None else round(self.p99_ms, 1), "errors": self.errors,
-                "connection_limit_s": self.limit_seconds}
+                "connection_limit_s": self.limit_seconds, "unanswered": self.unanswered}
 
 
 def knee(mpm: str, section: dict[str, object], workload: Workload, cores: float,
@@ -136,4 +139,4 @@ def ramp_seconds(mpm: str, section: dict[str, object]) -> float:
 
 def _point(load: float, r: SimResult) -> CurvePoint:
     return CurvePoint(load, r.throughput, r.latency_ms.get("p99"), sum(r.errors.values()),
-                      r.limit_seconds)
+                      r.limit_seconds, r.left_out)

@@ -98,8 +98,10 @@ class SimResult:
     # it then runs with), "AHnnnnn: text" as -t shows them; set by the caller that read the file
     startup_messages: list[str] = field(default_factory=list)
     # an open loop's requests still out when the run ended (not drained): not in the latencies,
-    # and in an overload the slowest
+    # and in an overload the slowest; a closed loop's, those out longer than the counted p99
+    # (clients left waiting behind others that hold every worker), and the longest's wait, s
     unanswered: int = 0
+    unanswered_longest: float = 0.0
     # wrk's --timeout for the latencies as it prints them: slower responses are its "timeout"
     # errors instead (None: no limit; the CLI sets wrk's default, 2 s)
     wrk_timeout: float | None = None
@@ -122,6 +124,15 @@ class SimResult:
     def wrk_timeouts(self) -> int:
         """Responses wrk would count as "timeout" errors: slower than its --timeout."""
         return 0 if self.wrk_timeout is None else sum(1 for x in self.latencies if x >= self.wrk_timeout)
+
+    @property
+    def left_out(self) -> int:
+        """The unanswered requests worth telling (0: none): an open loop's when more than 1% of
+        those answered, a closed loop's when one has waited a second or more (a client starved
+        all run is news however few)."""
+        if self.clients:
+            return self.unanswered if self.unanswered_longest >= 1.0 else 0
+        return self.unanswered if self.unanswered > 0.01 * self.completed else 0
 
     @property
     def assumed_cpu_binds(self) -> bool:
@@ -161,7 +172,8 @@ class SimResult:
             "turnaround_us": round(self.turnaround * 1e6, 3) if self.clients else None,
             "turnaround_assumed": self.turnaround_assumed,
             "pass_phases": self.phases,
-            "unanswered": self.unanswered, "keepalive_overload": self.keepalive_overload, "startup_messages": self.startup_messages,
+            "unanswered": self.unanswered,
+            "unanswered_longest_s": self.unanswered_longest, "keepalive_overload": self.keepalive_overload, "startup_messages": self.startup_messages,
             "recycled": {"processes": len(self.recycled), "connections_min": min(self.recycled),
                          "connections_max": max(self.recycled)} if self.recycled else None,
         }
@@ -290,11 +302,14 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     end = clock.now - lead  # `seconds`, or where a replay or ab's requests ended or the events ran out
     ended = bool(stop and finished and end != seconds)
     stats.events["simulation events"] = clock.events
+    latency = summary_ms(stats.latencies)
+    unanswered, longest = (arrivals.waiting(), 0.0) if arrivals else \
+        left_behind(clock.now, loop_clients, latency.get("p99", 0.0) / 1000)
     return SimResult(
         mpm=mpm, httpd_version=str(version or DEFAULT_VERSION), section=dict(section), workload=workload.label(),
         seconds=round(end, 3) if ended else seconds, warmup=warmup,
         completed=len(stats.latencies), throughput=len(stats.latencies) / max(1e-9, end - warmup),
-        latency_ms=summary_ms(stats.latencies), errors=dict(stats.errors), events=dict(stats.events),
+        latency_ms=latency, errors=dict(stats.errors), events=dict(stats.events),
         timeline=stats.timeline, peak_memory_mib=stats.peak_memory_mib if memory else None,
         accept_queue=backlog, wall_seconds=time.perf_counter() - started,
         crowd_latency_ms=summary_ms(stats.crowd_latencies), stopped_at=None if finished else round(end, 3),
@@ -306,10 +321,21 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
         read_timeout=read_timeout, worker_return=worker_return, client_first=client_first,
         client_first_fade=client_first_fade, first_pass=first_pass, listener_wake=listener_wake, accept_spacing=accept_spacing, turnaround=workload.turnaround,
         fixed_think=workload.think if workload.keepalive and workload.think_draw is None else 0.0,
-        clients=workload.clients, unanswered=arrivals.waiting() if arrivals else 0, load_start=round(lead, 3),
+        clients=workload.clients, unanswered=unanswered, unanswered_longest=round(longest, 3),
+        load_start=round(lead, 3),
         limit_seconds=stats.limit_seconds,
         keepalive_overload=mpm == "event" and workload.keepalive
         and workload.clients > int(section.get("MaxRequestWorkers", 0)))  # type: ignore[call-overload]
+
+
+def left_behind(now: float, clients: list[LoopClient], p99: float) -> tuple[int, float]:
+    """A closed loop's requests still out at the end for longer than the counted p99, and the
+    longest wait: clients left behind (say 20 keep-alive clients queued behind 10 that hold
+    every worker of prefork or worker, each for its 100 requests). Without --drain the
+    percentiles count only what was answered, and would say nothing of them."""
+    ages = [now - c.conn.sent_at for c in clients if c.waiting and c.conn is not None]
+    late = [a for a in ages if a > p99]
+    return len(late), max(late, default=0.0)
 
 
 def _drained(clock: Clock, lead: float, seconds: float, workload: Workload, loop_clients: list[LoopClient],
