@@ -228,8 +228,8 @@ def _unanswered(r: SimResult) -> list[tuple[str, str]]:
         return [("not counted", f"{r.unanswered:,} of the {r.clients:,} clients still waiting at the end, longer "
                                 f"than the p99 (up to {r.unanswered_longest:,.1f} s): --drain waits for them and "
                                 "counts them")]
-    return [("not counted", f"{r.unanswered:,} requests still waiting at the end, the slowest: "
-                            "--drain waits for them and counts them")]
+    return [("not counted", f"{r.unanswered:,} requests still waiting at the end (up to "
+                            f"{r.unanswered_longest:,.1f} s), the slowest: --drain waits for them and counts them")]
 
 
 def _as_wrk_prints(r: SimResult) -> list[tuple[str, str]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from apachetune.simulate.clients import (
     AbClient,
     AbCount,
     Arrivals,
+    Client,
     ClientThread,
     CrowdClient,
     CrowdFormation,
@@ -303,8 +304,8 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     ended = bool(stop and finished and end != seconds)
     stats.events["simulation events"] = clock.events
     latency = summary_ms(stats.latencies)
-    unanswered, longest = (arrivals.waiting(), 0.0) if arrivals else \
-        left_behind(clock.now, loop_clients, latency.get("p99", 0.0) / 1000)
+    unanswered, longest = left_behind(clock.now, list(arrivals.present) if arrivals else loop_clients,
+                                      0.0 if arrivals else latency.get("p99", 0.0) / 1000)
     return SimResult(
         mpm=mpm, httpd_version=str(version or DEFAULT_VERSION), section=dict(section), workload=workload.label(),
         seconds=round(end, 3) if ended else seconds, warmup=warmup,
@@ -328,13 +329,13 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
         and workload.clients > int(section.get("MaxRequestWorkers", 0)))  # type: ignore[call-overload]
 
 
-def left_behind(now: float, clients: list[LoopClient], p99: float) -> tuple[int, float]:
-    """A closed loop's requests still out at the end for longer than the counted p99, and the
-    longest wait: clients left behind (say 20 keep-alive clients queued behind 10 that hold
-    every worker of prefork or worker, each for its 100 requests). Without --drain the
-    percentiles count only what was answered, and would say nothing of them."""
-    ages = [now - c.conn.sent_at for c in clients if c.waiting and c.conn is not None]
-    late = [a for a in ages if a > p99]
+def left_behind(now: float, clients: Sequence[Client], longer_than: float) -> tuple[int, float]:
+    """Requests still out at the end for longer than `longer_than` (s), and the longest wait:
+    an open loop's backlog (0: every visitor waiting), a closed loop's clients left behind (its
+    counted p99: say 20 keep-alive clients queued behind 10 that hold every worker of prefork
+    or worker, each for its 100 requests). Without --drain the percentiles count only what was
+    answered, and would say nothing of them."""
+    late = [age for c in clients if c.waiting and c.conn is not None and (age := now - c.conn.sent_at) > longer_than]
     return len(late), max(late, default=0.0)
 
 
