@@ -31,6 +31,19 @@ def test_scripted_answers_write_a_new_file(tmp_path):
     assert "<IfModule mpm_worker_module>" in out.read_text()
 
 
+def test_the_recommendation_is_simulated_before_and_after_under_the_rate_given(tmp_path):
+    """After the table, the recommended section and the current one simulated at the peak rate
+    given (issue 17: the wizard shows it); with no rate, the wizard says why there is none."""
+    # MPM, memory, reserve, per-worker MiB, peak rate, response time, write?
+    given = CliRunner().invoke(cli, ["wizard", str(SAMPLE), "--no-measure"], input="event\n1024\n0\n2\n200\n50\nn\n")
+    assert given.exit_code == 0, given.output
+    assert "Simulated under the load sized for" in given.output and "(peak)" in given.output
+    assert "after (recommended): event, knee at" in given.output and "before (current, " in given.output
+    none = CliRunner().invoke(cli, ["wizard", str(SAMPLE), "--no-measure"], input="event\n1024\n0\n2\n0\n50\nn\n")
+    assert none.exit_code == 0, none.output
+    assert "Simulated under" not in none.output and "No simulated before and after" in none.output
+
+
 def test_yes_accepts_defaults_and_writes_nothing_without_a_target(tmp_path):
     result = CliRunner().invoke(cli, ["wizard", str(SAMPLE), "--yes", "--no-measure"])
     assert result.exit_code == 0, result.output

@@ -107,6 +107,9 @@ def _simulated(session) -> None:
     compared = before_after(session, read_as=switched_reader(session))
     if compared is not None:
         print_simulated_before_after(compared)
+    else:  # said, so that the missing curve is not taken for a fault
+        click.echo("No simulated before and after: it runs the peak load, and none was given (peak requests "
+                   "per second 0); `apachetune size FILE --rate R --curve` shows it for a rate.")
 
 
 def _ask_figures(ask, inp) -> tuple[dict, tuple[tuple[str, str], ...]]:
