@@ -311,10 +311,8 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
         print_comparison(results)
     else:
         print_simulation(results[0])
-    from apachetune.simulate.curve import POINT_SECONDS
-
     for label, _, knee, points in curves:
-        print_curve(label, knee, points, min(seconds, POINT_SECONDS))
+        print_curve(label, knee, points)
     for path in written:
         click.echo(f"wrote {path}")
 

@@ -69,18 +69,16 @@ def _draw(plt, d: Path, runs: list[Run]) -> list[Path]:
         colours.append(line.get_color())
         bottom.plot(xs, [p.p99_ms if p.p99_ms is not None else float("nan") for p in points], marker="o",
                     label=label)
-    knees = {(k.at, k.capacity) for *_, k in runs}
-    seen: set[tuple[float, float]] = set()
+    knees: dict[tuple[float, float], tuple[str, str]] = {}  # each distinct knee: the first run's label, colour
     for (label, _, _, k), colour in zip(runs, colours, strict=True):
-        if (k.at, k.capacity) in seen:
-            continue
-        seen.add((k.at, k.capacity))
+        knees.setdefault((k.at, k.capacity), (label, colour))
+    for (at, capacity), (label, colour) in knees.items():
         colour = "grey" if len(knees) == 1 else colour
         for ax in (top, bottom):
-            ax.axvline(k.at, linestyle="--", color=colour)
-        top.axhline(k.capacity, linestyle=":", color=colour)
+            ax.axvline(at, linestyle="--", color=colour)
+        top.axhline(capacity, linestyle=":", color=colour)
         name = "predicted knee" if len(knees) == 1 else f"{label.split(' (')[0]}'s knee"
-        top.annotate(f"{name}: {k.at:,.1f}, {k.capacity:,.0f} req/s", (k.at, k.capacity),
+        top.annotate(f"{name}: {at:,.1f}, {capacity:,.0f} req/s", (at, capacity),
                      textcoords="offset points", xytext=(5, -12), fontsize=8, color=colour)
     top.set_ylabel("requests/s")
     bottom.set_ylabel("p99 latency (ms)")

@@ -276,8 +276,9 @@ def print_comparison(results: list[SimResult]) -> None:
         out.print(ASSUMED_CPU_NOTE.format(busy=max(r.cpu_utilisation or 0.0 for r in bound)))
 
 
-def print_curve(label: str, knee: Knee, points: list[CurvePoint], span: float) -> None:
-    """The load curve as a table, the rows past the knee marked (`span`: each point's seconds measured)."""
+def print_curve(label: str, knee: Knee, points: list[CurvePoint]) -> None:
+    """The load curve as a table, the rows past the knee, held at event's connection limit or
+    leaving clients unanswered marked."""
     unit = "clients" if knee.axis == "clients" else "new clients/s"
     out.print(f"{label}: the load curve (predicted knee at {knee.at:,.0f} {unit}, {knee.capacity:,.0f} req/s)")
     table = Table()
@@ -286,7 +287,7 @@ def print_curve(label: str, knee: Knee, points: list[CurvePoint], span: float) -
     for p in points:
         notes = ["past the knee"] if p.load > knee.at * 1.001 else []
         if p.limit_seconds:
-            notes.append(f"connection limit {p.limit_seconds:,} of {span:g} s")
+            notes.append(f"connection limit {p.limit_seconds:,} of {p.seconds:g} s")
         if p.unanswered:
             notes.append(f"{p.unanswered:,} {'clients' if knee.axis == 'clients' else 'requests'} unanswered")
         table.add_row(f"{p.load:,.0f}" if knee.axis == "clients" else f"{p.load:,.1f}", f"{p.throughput:,.0f}",

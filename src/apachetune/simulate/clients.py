@@ -556,10 +556,6 @@ class Arrivals:
         visitor.request()
         self.clock.after(self.rng.expovariate(self.workload.rate), self._arrive)
 
-    def waiting(self) -> int:
-        """Visitors with a request out (sent, or trying to connect), not answered yet."""
-        return sum(1 for v in self.present if v.waiting)
-
 
 class ReplayVisitor(Visitor):
     """A request from an access log: received when the log says, taking the time it logged."""

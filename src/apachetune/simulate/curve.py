@@ -47,6 +47,7 @@ class CurvePoint:
     # requests still out at the end that the p99 leaves out, when worth telling (SimResult.left_out):
     # a closed loop's clients left waiting behind others that hold every worker, an open loop's backlog
     unanswered: int = 0
+    seconds: float = 0.0  # how long the point was measured (after its spawn ramp)
 
     def to_json(self) -> dict[str, Any]:
         return {"load": self.load, "throughput_rps": round(self.throughput, 1),
@@ -123,7 +124,7 @@ def points_at(mpm: str, section: dict[str, object], workload: Workload, axis: st
                      costs=costs, accept_defer=accept_defer, read_timeout=read_timeout, worker_return=worker_return,
                      client_first=client_first, listener_wake=listener_wake, accept_spacing=accept_spacing,
                      client_first_fade=client_first_fade, cpu_quota=cpu_quota, cpu_period=cpu_period)
-        points.append(_point(load, r))
+        points.append(_point(load, r, span))
     return points
 
 
@@ -137,6 +138,6 @@ def ramp_seconds(mpm: str, section: dict[str, object]) -> float:
     return float(spawn.ramp_seconds(int(section.get("StartServers", 1)), full))  # type: ignore[call-overload]
 
 
-def _point(load: float, r: SimResult) -> CurvePoint:
+def _point(load: float, r: SimResult, seconds: float) -> CurvePoint:
     return CurvePoint(load, r.throughput, r.latency_ms.get("p99"), sum(r.errors.values()),
-                      r.limit_seconds, r.left_out)
+                      r.limit_seconds, r.left_out, seconds)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -304,7 +304,7 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     ended = bool(stop and finished and end != seconds)
     stats.events["simulation events"] = clock.events
     latency = summary_ms(stats.latencies)
-    unanswered, longest = left_behind(clock.now, list(arrivals.present) if arrivals else loop_clients,
+    unanswered, longest = left_behind(clock.now, arrivals.present if arrivals else loop_clients,
                                       0.0 if arrivals else latency.get("p99", 0.0) / 1000)
     return SimResult(
         mpm=mpm, httpd_version=str(version or DEFAULT_VERSION), section=dict(section), workload=workload.label(),
@@ -329,7 +329,7 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
         and workload.clients > int(section.get("MaxRequestWorkers", 0)))  # type: ignore[call-overload]
 
 
-def left_behind(now: float, clients: Sequence[Client], longer_than: float) -> tuple[int, float]:
+def left_behind(now: float, clients: Iterable[Client], longer_than: float) -> tuple[int, float]:
     """Requests still out at the end for longer than `longer_than` (s), and the longest wait:
     an open loop's backlog (0: every visitor waiting), a closed loop's clients left behind (its
     counted p99: say 20 keep-alive clients queued behind 10 that hold every worker of prefork
