@@ -8,9 +8,10 @@ CPUs thread by thread instead of group by group; docs/benchmarks.md, "The static
 kernel's autogroup"). `--perf` also reads with `perf sched` how long httpd's threads waited for a core.
 `--stamps` runs only the full pool, autogroup on then off, under benchmarks/stamp_client.c (every
 request's send and answer stamped): whether the slow requests stall together or trail on a few
-connections.
+connections. `--cpu-split` runs the full pool under ab with autogroup on, off, on, off and reads
+where the CPU went: ab's own, httpd's (all its processes) and each core's busy share.
 
-    python benchmarks/static_tail.py worker|event [--perf | --stamps]
+    python benchmarks/static_tail.py worker|event [--perf | --stamps | --cpu-split]
 
 A fresh httpd a case (1.5 s before the load), `ab -r -k -c C -n 50000` on loopback; prints ab's
 req/s, failures and p50 / p90 / p95 / p99 / max (ms) a line. Needs apache2 and ab; chrt, taskset,
@@ -146,6 +147,42 @@ def stamped(mpm: str, off: bool, client: str) -> None:
           f"{proc.stderr.strip()}", flush=True)
 
 
+def cpu_split(mpm: str, off: bool) -> None:
+    """The full pool under `ab -k -c 100 -n 50000`: ab's CPU and httpd's a request, each core's busy share."""
+    import psutil
+
+    if cannot_turn_off(off, f"{mpm}, cpu split, autogroup off"):
+        return
+
+    def cpu(pids: list[int]) -> float:
+        total = 0.0
+        for pid in pids:
+            with contextlib.suppress(psutil.Error):
+                t = psutil.Process(pid).cpu_times()
+                total += t.user + t.system
+        return total
+
+    with autogroup(False) if off else contextlib.nullcontext(), make_target("httpd", mpm, dict(FULL), []) as t:
+        time.sleep(1.5)
+        httpd = [p.pid for p in psutil.process_iter(["name"]) if p.info["name"] in ("apache2", "httpd")]
+        h0, c0, w0 = cpu(httpd), psutil.cpu_times(percpu=True), time.monotonic()
+        ab = subprocess.Popen(["ab", "-r", "-k", "-c", "100", "-n", "50000", f"http://{t.host}:{t.port}/index.html"],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        ab_cpu = 0.0
+        while ab.poll() is None:  # ab's clock, read until it exits
+            ab_cpu = cpu([ab.pid]) or ab_cpu
+            time.sleep(0.02)
+        out = ab.stdout.read() if ab.stdout else ""
+        wall, h1, c1 = time.monotonic() - w0, cpu(httpd), psutil.cpu_times(percpu=True)
+    busy = [1 - (b.idle - a.idle) / max(1e-9, sum(b) - sum(a)) for a, b in zip(c0, c1, strict=True)]
+    rps = re.search(r"Requests per second:\s*([0-9.]+)", out)
+    p99 = re.search(r"(?m)^\s*99%\s+(\d+)", out)
+    print(f"{mpm}, autogroup {'off' if off else 'on'}: {rps.group(1) if rps else '?'} req/s, p99 "
+          f"{p99.group(1) if p99 else '?'} ms; ab {ab_cpu / wall:.0%} of a core, {ab_cpu / 50000 * 1e6:.1f} us a "
+          f"request; httpd {(h1 - h0) / wall:.0%}, {(h1 - h0) / 50000 * 1e6:.1f} us a request; cores busy "
+          f"{' / '.join(f'{b:.0%}' for b in busy)}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("mpm", choices=("worker", "event"))
@@ -153,7 +190,13 @@ def main() -> None:
     parser.add_argument("--stamps", action="store_true",
                         help="only the full pool with autogroup on and off, under stamp_client.c: where the slow "
                              "requests are")
+    parser.add_argument("--cpu-split", action="store_true",
+                        help="the full pool with autogroup on, off, on, off: where the CPU goes")
     args = parser.parse_args()
+    if args.cpu_split:
+        for off in (False, True, False, True):
+            cpu_split(args.mpm, off)
+        return
     if args.stamps:
         with tempfile.TemporaryDirectory() as tmp:
             client = str(Path(tmp) / "stamp_client")
