@@ -551,7 +551,8 @@ def _curves(results, workload, seconds, seed, cores, cpu_quota, cpu_period, by_v
     curves = []
     for r in results:
         # the CPU time the run's processors shared (its quota, else its cores); none: CPUs never bind
-        k = knee(r.mpm, r.section, workload, r.cpu_quota or r.cores or 1, r.costs)
+        k = knee(r.mpm, r.section, workload, r.cpu_quota or r.cores or 1, r.costs, version=r.httpd_version,
+                 accept_defer=r.accept_defer, read_timeout=r.read_timeout)
         points = curve(r.mpm, r.section, workload, k, seconds=seconds, seed=seed, version=r.httpd_version,
                        cores=cores, costs=r.costs, accept_defer=r.accept_defer, read_timeout=r.read_timeout,
                        worker_return=r.worker_return, client_first=r.client_first,

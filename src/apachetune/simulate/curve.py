@@ -8,7 +8,10 @@ capacity x (service + think) clients, where a keep-alive client that thinks hold
 meanwhile on prefork and worker (up to KeepAliveTimeout: MaxRequestWorkers / (service + think)
 requests a second, at MaxRequestWorkers clients); an open loop at that rate over the
 requests a visitor makes, or where prefork's or worker's visitors holding a worker through
-their gaps use every worker, if sooner."""
+their gaps use every worker, if sooner. On event the connections parked between requests fill
+its connection limit instead (ThreadsPerChild + idle workers x AsyncRequestWorkerFactor a
+process), and idle or silent connections that the rest of the workload keeps open take their
+workers, or event's room, off the load's."""
 
 from __future__ import annotations
 
@@ -17,8 +20,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from apachetune.mpm import spawn
+from apachetune.mpm.versions import rules_for
 from apachetune.simulate.cpu import CpuCosts
 from apachetune.simulate.run import ACCEPT_SPACING, DEFER_ACCEPT, LISTENER_WAKE, SimResult, simulate
+from apachetune.simulate.server import DEFAULT_TIMEOUT
 from apachetune.simulate.workload import Workload
 
 # Loads as fractions of the knee: below it, at it, beyond it.
@@ -56,32 +61,71 @@ class CurvePoint:
 
 
 def knee(mpm: str, section: dict[str, object], workload: Workload, cores: float,
-         costs: CpuCosts | None = None) -> Knee:
+         costs: CpuCosts | None = None, *, version: str | None = None, accept_defer: float = DEFER_ACCEPT,
+         read_timeout: float | None = None) -> Knee:
+    """Where the section stops keeping up (`accept_defer`, `read_timeout` as simulate takes them:
+    how long a silent connection holds a worker)."""
     service = workload.service.mean
     workers = int(section["MaxRequestWorkers"])  # type: ignore[call-overload]
-    capacity = workers / service
+    keepalive = str(section.get("KeepAlive", "On")).lower() == "on"
+    kat = float(section.get("KeepAliveTimeout", 5))  # type: ignore[arg-type]
     visits = workload.requests_per_connection if workload.keepalive else 1  # an open loop's requests a visitor
+    # What the rest of the workload keeps: a silent connection holds a worker through the read
+    # timeout once the kernel's defer lets it in, then comes back; an idle keep-alive client (the
+    # crowd) keeps its connection, and on prefork and worker its worker, up to KeepAliveTimeout
+    # and comes back at once.
+    silent = 0.0
+    if workload.silent:
+        timeout = float(read_timeout if read_timeout is not None
+                        else section.get("Timeout", DEFAULT_TIMEOUT))  # type: ignore[arg-type]
+        start = ramp_seconds(mpm, section) + 1.0
+        silent = workload.silent * _held_share(accept_defer, timeout, start, start + POINT_SECONDS)
+    crowd = workload.crowd if keepalive else 0
+    # Seconds a request's connection waits on the client between requests: a thinking client, a
+    # visitor's gaps (over its requests), the turnaround. prefork's and worker's workers wait with
+    # it (up to KeepAliveTimeout); event parks it, but it counts against the process's connection
+    # limit, ThreadsPerChild + idle workers x AsyncRequestWorkerFactor: with B workers busy of W
+    # the processes hold W (1 + F) - F B connections, so a request there costs (1 + F) x service
+    # + the wait of that room (httpd 2.4.30-2.4.46 closes parked connections over the limit instead).
+    waits = workload.keepalive and keepalive
+    if not waits:
+        wait = 0.0
+    elif workload.clients:
+        wait = min(workload.think, kat) + workload.turnaround
+    else:
+        wait = (visits - 1) * min(workload.gap, kat) / visits
+    factor = 0.0
+    if mpm == "event":
+        rules = rules_for(version)
+        if rules.limit_closes_keepalive:
+            wait, crowd = 0.0, 0
+        raw = float(section.get("AsyncRequestWorkerFactor", 2))  # type: ignore[arg-type]
+        factor = float(int(raw)) if rules.integer_factor else raw
+    room = max(1.0 + factor, (workers - silent) * (1 + factor) - crowd)  # at least one worker's
+    capacity = room / ((1 + factor) * service + wait)
     per_connection = visits if workload.rate else (
         float(section.get("MaxKeepAliveRequests", 100) or 1e9) if workload.keepalive else 1.0)  # type: ignore[arg-type]
     cpu = workload.cpu_fraction * service + (costs.mean(per_connection) if costs else 0.0)
     if cpu:
         capacity = min(capacity, cores / cpu)
-    # prefork's and worker's workers wait on a kept connection (up to KeepAliveTimeout); event parks it
-    holds = mpm != "event" and str(section.get("KeepAlive", "On")).lower() == "on"
-    if not workload.clients:
-        # The axis counts visitors, each making `visits` requests, whose gaps hold a worker if `holds`
-        visitors = capacity / visits
-        if holds and visits > 1 and workload.gap > 0:
-            wait = min(workload.gap, float(section.get("KeepAliveTimeout", 5)))  # type: ignore[arg-type]
-            visitors = min(visitors, workers / (visits * service + (visits - 1) * wait))
-        return Knee("rate", visitors, visitors * visits)
+    if not workload.clients:  # the axis counts visitors, each making `visits` requests
+        return Knee("rate", capacity / visits, capacity)
     client = costs.client_request + costs.client_connection / per_connection if costs else 0.0
     if client:  # a closed loop's client reads that many responses a second at most (ClientThread)
         capacity = min(capacity, min(costs.client_threads, cores) / client)  # type: ignore[union-attr]
-    if holds and workload.keepalive and workload.think > 0:  # a client keeps its worker while it thinks
-        hold = service + min(workload.think, float(section.get("KeepAliveTimeout", 5)))  # type: ignore[arg-type]
-        capacity = min(capacity, workers / hold)
     return Knee("clients", capacity * (service + workload.think), capacity)
+
+
+def _held_share(defer: float, timeout: float, start: float, end: float) -> float:
+    """The share of [start, end] that a silent connection opened at 0 holds a worker: from the
+    defer to the timeout after it, then again after the next defer. The simulated ones open
+    together, so with the kernel's 31 s defer none reaches a worker before a curve's point ends."""
+    period = defer + timeout
+
+    def held_by(t: float) -> float:
+        return (t // period) * timeout + max(0.0, t % period - defer)
+
+    return (held_by(end) - held_by(start)) / (end - start)
 
 
 def curve(mpm: str, section: dict[str, object], workload: Workload, the_knee: Knee, *, seconds: float,
