@@ -165,3 +165,21 @@ def test_a_logical_line_just_under_16_mib_is_read(tmp_path):
     conf.write_text(MPM + "ServerName x\nDefine X " + "a" * (16 * 1024 * 1024 - 64) + "\n")
     r = lint(conf)
     assert r.returncode in (0, 1), r.stderr
+
+
+@pytest.mark.parametrize("command", [["lint"], ["simulate", "--clients", "5", "--seconds", "1"],
+                                     ["size", "--service-time-ms", "50"], ["parse"], ["vhosts"]])
+def test_an_env_file_that_is_not_there_is_a_usage_error(tmp_path, command):
+    """--env-file naming nothing was a FileNotFoundError traceback from every command that reads a tree."""
+    conf = ROOT / "fixtures" / "sample" / "apache2.conf"
+    r = CliRunner().invoke(cli, [*command, str(conf), "--env-file", str(tmp_path / "envvars")])
+    assert r.exit_code == 2 and "does not exist" in r.output and "Traceback" not in r.output, r.output
+
+
+def test_an_envvars_file_that_cannot_be_read_is_named(tmp_path):
+    from apachetune.config.envvars import read_envvars
+    from apachetune.errors import ResolveError
+
+    (tmp_path / "envvars").mkdir()  # generate's check reads a copied tree's envvars when it exists
+    with pytest.raises(ResolveError, match=r"envvars file .*envvars: Is a directory"):
+        read_envvars(tmp_path / "envvars")

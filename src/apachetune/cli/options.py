@@ -28,7 +28,7 @@ def _modules():
 
 
 def _env_file():
-    return click.option("--env-file", type=click.Path(dir_okay=False), default=None,
+    return click.option("--env-file", type=click.Path(exists=True, dir_okay=False), default=None,
                         help="A shell file of exports such as Debian's envvars (default: envvars beside FILE).")
 
 

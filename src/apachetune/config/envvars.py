@@ -14,6 +14,7 @@ import shlex
 from pathlib import Path
 
 from apachetune.config import observed
+from apachetune.errors import ResolveError
 
 _ASSIGN = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 _PARAM = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
@@ -47,7 +48,10 @@ def read_envvars(path: str | os.PathLike[str], base: dict[str, str] | None = Non
         base_name = Path(env["APACHE_CONFDIR"]).name
         env["SUFFIX"] = "-" + base_name[len("apache2-"):] if base_name.startswith("apache2-") else ""
     depth = 0
-    text = Path(path).read_text(errors="replace")
+    try:
+        text = Path(path).read_text(errors="replace")
+    except OSError as e:  # a path given by hand (--env-file) that is not there, a directory, unreadable
+        raise ResolveError(f"envvars file {os.fspath(path)}: {e.strerror or e}") from None
     observed.file_read(os.fspath(path))
     for raw in text.splitlines():
         line = raw.strip()
