@@ -10,8 +10,10 @@ kernel's autogroup"). `--perf` also reads with `perf sched` how long httpd's thr
 request's send and answer stamped): whether the slow requests stall together or trail on a few
 connections. `--cpu-split` runs the full pool under ab with autogroup on, off, on, off and reads
 where the CPU went: ab's own, httpd's (all its processes) and each core's busy share.
+`--by-core` traces 1 s of the kernel's scheduling in the middle of each of those runs: which core
+httpd's threads wait on, and how they are spread over the cores.
 
-    python benchmarks/static_tail.py worker|event [--perf | --stamps | --cpu-split]
+    python benchmarks/static_tail.py worker|event [--perf | --stamps | --cpu-split | --by-core]
 
 A fresh httpd a case (1.5 s before the load), `ab -r -k -c C -n 50000` on loopback; prints ab's
 req/s, failures and p50 / p90 / p95 / p99 / max (ms) a line. Needs apache2 and ab; chrt, taskset,
@@ -183,6 +185,87 @@ def cpu_split(mpm: str, off: bool) -> None:
           f"{' / '.join(f'{b:.0%}' for b in busy)}", flush=True)
 
 
+def by_core(mpm: str, off: bool) -> None:
+    """The full pool under `ab -k -c 100 -n 60000`, 1 s of the kernel's scheduling events traced
+    in the middle (perf record of sched_switch, sched_wakeup, sched_migrate_task): each core's
+    share by program, httpd's threads' waits for a core by the core they ran on, how each thread's
+    run time splits between the cores, and the migrations."""
+    if cannot_turn_off(off, f"{mpm}, by core, autogroup off"):
+        return
+    with tempfile.TemporaryDirectory() as tmp, autogroup(False) if off else contextlib.nullcontext(), \
+            make_target("httpd", mpm, dict(FULL), []) as t:
+        time.sleep(1.5)
+        data = str(Path(tmp) / "sched.data")
+        ab = subprocess.Popen(["ab", "-r", "-k", "-c", "100", "-n", "60000", f"http://{t.host}:{t.port}/index.html"],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        time.sleep(0.8)
+        subprocess.run(["perf", "record", "-a", "-o", data, "-e", "sched:sched_switch", "-e", "sched:sched_wakeup",
+                        "-e", "sched:sched_migrate_task", "--", "sleep", "1"], capture_output=True, check=True)
+        out = ab.communicate(timeout=300)[0]
+        trace = subprocess.run(["perf", "script", "-i", data, "-F", "cpu,time,event,trace"], capture_output=True,
+                               text=True, check=True).stdout
+    p99 = re.search(r"(?m)^\s*99%\s+(\d+)", out)
+    print(f"{mpm}, by core, autogroup {'off' if off else 'on'}: ab's p99 {p99.group(1) if p99 else '?'} ms; "
+          f"{read_by_core(trace)}", flush=True)
+
+
+def read_by_core(trace: str) -> str:
+    """What `by_core` prints, from perf script's lines ([cpu] time: event: fields)."""
+    line_re = re.compile(r"\s*\[(\d+)\]\s+([\d.]+):\s+sched:(\w+):\s+(.*)")
+    comm: dict[int, str] = {}
+    waiting: dict[int, float] = {}  # thread -> runnable since
+    running: dict[int, tuple[int, float]] = {}  # core -> (thread, since)
+    share: dict[int, dict[str, float]] = {}  # core -> program -> seconds
+    runs: dict[int, dict[int, float]] = {}  # httpd thread -> core -> seconds
+    waits: dict[int, list[float]] = {}  # core -> httpd threads' waits there
+    moves = 0
+    for line in trace.splitlines():
+        m = line_re.match(line)
+        if not m:
+            continue
+        core, now, event, rest = int(m.group(1)), float(m.group(2)), m.group(3), m.group(4)
+        if event == "sched_switch":
+            f = re.search(r"prev_comm=(.*) prev_pid=(\d+) .*prev_state=(\S+) ==> next_comm=(.*) next_pid=(\d+)", rest)
+            if not f:
+                continue
+            prev, nxt = int(f.group(2)), int(f.group(5))
+            comm[prev], comm[nxt] = f.group(1), f.group(4)
+            if core in running:
+                tid, since = running[core]
+                name = comm.get(tid, "?")
+                share.setdefault(core, {})[name] = share.get(core, {}).get(name, 0.0) + now - since
+                if name in ("apache2", "httpd"):
+                    runs.setdefault(tid, {})[core] = runs.get(tid, {}).get(core, 0.0) + now - since
+            running[core] = (nxt, now)
+            if f.group(3).startswith("R"):  # preempted: it waits again
+                waiting[prev] = now
+            if nxt in waiting:
+                since = waiting.pop(nxt)
+                if comm[nxt] in ("apache2", "httpd"):
+                    waits.setdefault(core, []).append(now - since)
+        elif event == "sched_wakeup":
+            f = re.search(r"comm=(.*) pid=(\d+)", rest)
+            if f:
+                comm[int(f.group(2))] = f.group(1)
+                waiting.setdefault(int(f.group(2)), now)
+        elif event == "sched_migrate_task" and re.search(r"comm=(apache2|httpd) ", rest):
+            moves += 1
+    parts = []
+    for core in sorted(share):
+        total = sum(share[core].values()) or 1.0
+        top = sorted(share[core].items(), key=lambda kv: -kv[1])[:2]
+        w = sorted(waits.get(core, [0.0]))
+        parts.append(f"core {core}: {', '.join(f'{n} {v / total:.0%}' for n, v in top)}, httpd's waits there "
+                     f"p50 / p99 / max {w[len(w) // 2] * 1e3:.2f} / {w[int(len(w) * 0.99)] * 1e3:.2f} / "
+                     f"{w[-1] * 1e3:.2f} ms ({len(w):,})")
+    busy = [r for r in runs.values() if sum(r.values()) > 0.001]
+    mostly = sum(1 for r in busy if max(r.values()) > 0.8 * sum(r.values()))
+    per = sorted(sum(r.values()) for r in busy)
+    return (f"{'; '.join(parts)}; {mostly} of {len(busy)} busy threads ran 80% or more on one core, run time "
+            f"a thread min / median / max {per[0] * 1e3:.1f} / {per[len(per) // 2] * 1e3:.1f} / {per[-1] * 1e3:.1f} "
+            f"ms; {moves} migrations of httpd's threads") if busy else "no httpd thread ran"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("mpm", choices=("worker", "event"))
@@ -192,7 +275,14 @@ def main() -> None:
                              "requests are")
     parser.add_argument("--cpu-split", action="store_true",
                         help="the full pool with autogroup on, off, on, off: where the CPU goes")
+    parser.add_argument("--by-core", action="store_true",
+                        help="the full pool with autogroup on, off, on, off, 1 s of scheduling traced in each: "
+                             "which core httpd's threads wait on")
     args = parser.parse_args()
+    if args.by_core:
+        for off in (False, True, False, True):
+            by_core(args.mpm, off)
+        return
     if args.cpu_split:
         for off in (False, True, False, True):
             cpu_split(args.mpm, off)
