@@ -113,7 +113,9 @@ def knee(mpm: str, section: dict[str, object], workload: Workload, cores: float,
     client = costs.client_request + costs.client_connection / per_connection if costs else 0.0
     if client:  # a closed loop's client reads that many responses a second at most (ClientThread)
         capacity = min(capacity, min(costs.client_threads, cores) / client)  # type: ignore[union-attr]
-    return Knee("clients", capacity * (service + workload.think), capacity)
+    # a client's round: its request, its pause, and with keep-alive the turnaround to the next
+    cycle = service + workload.think + (workload.turnaround if workload.keepalive else 0.0)
+    return Knee("clients", capacity * cycle, capacity)
 
 
 def _held_share(defer: float, timeout: float, start: float, end: float) -> float:
