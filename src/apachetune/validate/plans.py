@@ -1051,14 +1051,20 @@ def _judge_simulated(run: PlanRun, label: str, measure: Callable[[], LoadResult]
         # wrk prints its percentiles corrected for coordinated omission: the simulation's are
         # counted the same way for a run it measured (stats.as_wrk_reports)
         as_wrk = isinstance(real, SummaryResult)
-        sim = simulate(run.setup.mpm, section, workload, warmup + long_seconds, warmup=warmup, seed=7, **restarting)
-        # an open loop's client waits for its last requests (validate.load.open_loop): the runs as
-        # long as it are drained too, where the long run's tail is cut (60 s: little is in flight)
-        drained = {"drain": True} if workload.rate and not workload.replay and not restarting else {}
+        # the Python client waits for its requests in flight at the end and divides by the time
+        # until the last answer (validate.load: closed_loop, open_loop), where wrk stops at its
+        # duration: the runs as long as it are drained too (a closed loop's clients queued behind
+        # others are counted, and the last round: 11.9 rounds of 251 ms in 3 s, not 11), where the
+        # long run's tail is cut (60 s: little is in flight)
+        drained = {"drain": True} if not workload.replay and not restarting and not as_wrk else {}
+        as_long = drained if long_seconds == real_seconds else {}
+        sim = simulate(run.setup.mpm, section, workload, warmup + long_seconds, warmup=warmup, seed=7, **restarting,
+                       **as_long)
         band = p99_band(run.setup.mpm, section, workload, real_seconds, warmup, as_wrk, **restarting, **drained)
         sim_p99 = (sim.latency_as_wrk_ms() if as_wrk else sim.latency_ms).get("p99")  # none when nothing completed
         low, high, band, chance, errors = _left_to_chance(run, section, workload, sim, band, long_seconds,
-                                                          real_seconds, warmup, restarting, restart, lone_s, as_wrk)
+                                                          real_seconds, warmup, restarting, restart, lone_s, as_wrk,
+                                                          drained)
         measured_errors = error_shares(real.errors, real.ok)
         slack = error_slack(real.ok + sum(real.errors.values()))
         detail = (f"simulated {long_seconds:g} s with service {lone_s * 1000:.1f} ms (a lone request here), the pool "
@@ -1167,7 +1173,7 @@ def _union(band: tuple[float, float] | None, other: tuple[float, float] | None) 
 def _left_to_chance(run: PlanRun, section: dict[str, object], workload: Workload, sim: SimResult,
                     band: tuple[float, float] | None, long_seconds: float, real_seconds: float, warmup: float,
                     restarting: dict[str, Any], restart: GracefulRestart | None, lone_s: float,
-                    as_wrk: bool = False
+                    as_wrk: bool = False, drained: dict[str, Any] | None = None
                     ) -> tuple[float, float, tuple[float, float] | None, str, list[dict[str, float]]]:
     """What a real run leaves to chance that the simulation fixes, simulated each way: the
     lowest and highest throughput, the p99 band over them all, what the detail says of it, and
@@ -1201,6 +1207,8 @@ def _left_to_chance(run: PlanRun, section: dict[str, object], workload: Workload
     from apachetune.simulate import simulate
 
     mpm = run.setup.mpm
+    drained = drained or {}  # the runs as long as the real one drained as it (_judge_simulated)
+    as_long = drained if long_seconds == real_seconds else {}
     ways: list[tuple[Workload, dict[str, Any]]] = []  # the workload and simulate's arguments of each other way
     if restart is None and not workload.replay and long_seconds == real_seconds \
             and int(section["StartServers"]) < _full_pool(run):
@@ -1216,21 +1224,21 @@ def _left_to_chance(run: PlanRun, section: dict[str, object], workload: Workload
     throughputs = [sim.throughput]  # this run's, then each other way's
     errors = [error_shares(sim.errors, sim.completed)]
     for w, way in ways:
-        other = simulate(mpm, section, w, warmup + long_seconds, warmup=warmup, seed=7, **way)
+        other = simulate(mpm, section, w, warmup + long_seconds, warmup=warmup, seed=7, **way, **as_long)
         throughputs.append(other.throughput)
         errors.append(error_shares(other.errors, other.completed))
-        band = _union(band, p99_band(mpm, section, w, real_seconds, warmup, as_wrk, **way))
+        band = _union(band, p99_band(mpm, section, w, real_seconds, warmup, as_wrk, **way, **drained))
     if mpm == "event" and workload.clients and workload.keepalive:
         for share in CLIENT_FIRST_SHARES:
             other = simulate(mpm, section, workload, warmup + long_seconds, warmup=warmup, seed=7,
-                             client_first=share, **restarting)
+                             client_first=share, **restarting, **as_long)
             errors.append(error_shares(other.errors, other.completed))
     low, high = min(throughputs), max(throughputs)
     both_timings = workload.timed_from_handshake and not workload.keepalive
     if both_timings:
         for w, way in [(workload, restarting), *ways]:
             band = _union(band, p99_band(mpm, section, replace(w, timed_from_handshake=False), real_seconds, warmup,
-                                         as_wrk, **way))
+                                         as_wrk, **way, **drained))
     said = ""
     if at_once:
         said = (f"; with the old children replaced at once (the parent's re-read of its configuration "
