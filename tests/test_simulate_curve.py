@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -10,6 +11,8 @@ from apachetune.cli import cli
 from apachetune.simulate.curve import curve, knee, ramp_seconds
 from apachetune.simulate.workload import ServiceTime, Workload
 from apachetune.validate.section import load_directives
+
+ROOT_SAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "sample" / "apache2.conf"
 
 
 def test_the_knee_is_where_the_workers_run_out():
@@ -334,3 +337,18 @@ def test_size_curves_knee_is_on_the_visitors_axis(tmp_path):
     assert sim["new_connections_a_second"] == pytest.approx(25)
     for side in ("after", "before"):
         assert sim[side]["knee_new_connections_a_second"] == pytest.approx(sim[side]["knee_rps"] / 4, rel=0.01)
+
+
+def test_size_curve_simulates_the_release_size_modelled():
+    """size --httpd-version 2.4.37 --curve simulated 2.4.71's event before and after: its own
+    release's rules (2.4.37 closes parked connections over the limit; its factor whole) apply
+    now, so the overloaded rates come out otherwise, and the ones below the knee alike."""
+    args = ["size", str(ROOT_SAMPLE), "--no-measure", "--memory", "8G", "--per-worker-mb", "20", "--rate", "400",
+            "--service-time-ms", "200", "--requests-per-connection", "4", "--curve", "--format", "json"]
+    points = {}
+    for version in ("2.4.37", "2.4.71"):
+        res = CliRunner().invoke(cli, [*args, "--httpd-version", version])
+        assert res.exit_code == 0, res.output
+        points[version] = [p["p99_ms"] for p in json.loads(res.stdout)["simulated"]["after"]["points"]]
+    assert points["2.4.37"][:3] == points["2.4.71"][:3]
+    assert points["2.4.37"][-1] != points["2.4.71"][-1]

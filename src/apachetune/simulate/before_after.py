@@ -93,18 +93,19 @@ def before_after(session: SizingSession, seed: int = 1,
     if workload is None:
         return None
     rec, i = session.recommendation, session.inputs
+    version = str(i.httpd_version.value) if i.httpd_version.value else None  # the release size modelled
     keep = {"KeepAlive": str(i.keepalive.value), "KeepAliveTimeout": _number(i.keepalive_timeout) or 5,
             "MaxKeepAliveRequests": _number(i.max_keepalive_requests) or 100}
     file = session.request.file
     current_mpm = (session.eff.mpm if session.eff is not None and session.eff.mpm else None) or rec.mpm
     read = read_as or (lambda mpm: session.request.resolve)  # the tree read as size read it (-d, -D, ...)
     try:
-        after = {**load_directives(file, rec.mpm, listen_backlog=True, context=read(rec.mpm)), **rec.values(),
-                 **keep}
+        after = {**load_directives(file, rec.mpm, listen_backlog=True, version=version, context=read(rec.mpm)),
+                 **rec.values(), **keep}
     except UsageError:  # httpd would not start with the file (a typo, said by size): the defaults under it
-        after = {**load_directives(None, rec.mpm, listen_backlog=True), **rec.values(), **keep}
+        after = {**load_directives(None, rec.mpm, listen_backlog=True, version=version), **rec.values(), **keep}
     try:
-        before: dict[str, object] | None = {**load_directives(file, current_mpm, listen_backlog=True,
+        before: dict[str, object] | None = {**load_directives(file, current_mpm, listen_backlog=True, version=version,
                                                               context=read(current_mpm)), **keep}
     except UsageError:
         before = None
@@ -114,19 +115,19 @@ def before_after(session: SizingSession, seed: int = 1,
     cores = max(1, int(runs_on) if runs_on else math.ceil(cpus)) if cpus else None
     quota = cpus if cpus and cores and cpus < cores else None
     period = _number(i.cpu_period) if quota else None
-    sides = [_side("after (recommended)", rec.mpm, after, workload, cores, quota, period, seed)]
+    sides = [_side("after (recommended)", rec.mpm, after, workload, cores, quota, period, seed, version)]
     if before is not None:
         sides.append(_side(f"before (current, {current_mpm})", current_mpm, before, workload, cores, quota,
-                           period, seed))
+                           period, seed, version))
     return BeforeAfter(workload, workload.rate, sides[0], sides[1] if len(sides) > 1 else None)
 
 
 def _side(label: str, mpm: str, section: dict[str, object], workload: Workload, cores: int | None,
-          quota: float | None, period: float | None, seed: int) -> Side:
-    k = knee(mpm, section, workload, quota or cores or 1)
+          quota: float | None, period: float | None, seed: int, version: str | None = None) -> Side:
+    k = knee(mpm, section, workload, quota or cores or 1, version=version)
     points = points_at(mpm, section, workload, "rate", [round(workload.rate * f, 1) for f in RATE_FACTORS],
-                       seconds=SECONDS, seed=seed, cores=cores, cpu_quota=quota, cpu_period=period)
+                       seconds=SECONDS, seed=seed, version=version, cores=cores, cpu_quota=quota, cpu_period=period)
     # from the section's start, the parent's first pass at the middle of its chance, as simulate's CLI
-    start = simulate(mpm, section, workload, SECONDS, seed=seed, cores=cores, cpu_quota=quota, cpu_period=period,
-                     first_pass=MIDDLE_FIRST_PASS)
+    start = simulate(mpm, section, workload, SECONDS, seed=seed, version=version, cores=cores, cpu_quota=quota,
+                     cpu_period=period, first_pass=MIDDLE_FIRST_PASS)
     return Side(label, mpm, section, start, points, k)
