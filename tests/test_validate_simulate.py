@@ -179,7 +179,7 @@ def _judged(results, others_share=0.0, lone=None, own=0.0, errors=None):
     report = ValidationReport(setup=None)
     status = {"BusyWorkers": "0", "IdleWorkers": "10"}  # the pool read before each run: 2 processes of 5
     run = SimpleNamespace(setup=SimpleNamespace(mpm="worker", threads_per_child=5), report=report,
-                          target=SimpleNamespace(status=lambda: status, pids=lambda: []))
+                          target=SimpleNamespace(status=lambda: status, pids=lambda: []), model_version=None)
     section = {"ServerLimit": 2, "ThreadsPerChild": 5, "ThreadLimit": 5, "MaxRequestWorkers": 10,
                "StartServers": 2, "MinSpareThreads": 10, "MaxSpareThreads": 20}
 
@@ -339,6 +339,7 @@ def test_a_pool_that_grows_during_a_short_case_is_judged_over_the_phase_of_the_p
     def judged(served: int) -> list:
         report = ValidationReport(setup=None)
         run = SimpleNamespace(setup=SimpleNamespace(mpm="worker", threads_per_child=5, directives=section), mrw=20,
+                              model_version=None,
                               report=report, target=SimpleNamespace(status=lambda: {"IdleWorkers": "5"},
                                                                     pids=lambda: []))
         with mock.patch("apachetune.validate.plans.OthersCpu", _Others):
@@ -374,7 +375,7 @@ def test_event_restarted_at_once_under_wrk_is_also_simulated_with_wrk_s_turnarou
     bands = {}
     for mpm in ("event", "worker"):
         section = {**load_directives(None, mpm, 400, 25), "StartServers": 16}
-        run = SimpleNamespace(setup=SimpleNamespace(mpm=mpm))
+        run = SimpleNamespace(setup=SimpleNamespace(mpm=mpm), model_version=None)
         held = simulate(mpm, section, workload, 3.0, seed=7, **restarting)
         band = p99_band(mpm, section, workload, 3.0, 0.0, True, **restarting)  # as wrk prints them
         low, high, bands[mpm], said, errors = _left_to_chance(run, section, workload, held, band, 3.0, 3.0, 0.0,
@@ -413,3 +414,23 @@ def test_errors_are_judged_by_kind_within_two_points_of_what_the_simulation_give
     assert errors.name == "simulated errors: closed" and errors.measured == pytest.approx(9.09, abs=0.01)
     assert "measured timeout 9.09%" in errors.detail and errors.unit == "% of requests"
     assert [v.passed for v in _judged([0.1, 0.1], errors={"reset": 6}).verdicts] == [True, True, True]
+
+
+def test_the_plan_simulates_the_release_it_runs_against(monkeypatch):
+    """Against httpd the simulation follows the installed release's rules (an RHEL 8 2.4.37's
+    event closes parked connections over its limit where 2.4.71 makes newcomers wait); against
+    mpmd, 2.4.71's. The plan simulated 2.4.71 whatever httpd it measured."""
+    from types import SimpleNamespace
+
+    from apachetune import httpd
+    from apachetune.simulate.workload import ServiceTime, Workload
+    from apachetune.validate.plans import PlanRun, p99_band
+    from apachetune.validate.section import load_directives
+
+    monkeypatch.setattr(httpd, "version", lambda: "2.4.37")
+    assert PlanRun(SimpleNamespace(target="httpd"), None, None, None).model_version == "2.4.37"
+    assert PlanRun(SimpleNamespace(target="mpmd"), None, None, None).model_version is None
+    # and the band's runs take it: event's keep-alive clients pausing past its limit differ
+    section = load_directives(None, "event", 20, 5)
+    work = Workload(ServiceTime("fixed", 0.05), clients=75, think=0.2)
+    assert p99_band("event", section, work, 3.0, 0.0, version="2.4.37") != p99_band("event", section, work, 3.0, 0.0)

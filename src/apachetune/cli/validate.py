@@ -47,10 +47,19 @@ def common_options(func):
     return func
 
 
+def _release(target: str) -> str | None:
+    """The release whose start-up checks the section meets: the installed httpd's when it is
+    the target, else (mpmd) the default."""
+    from apachetune import httpd
+
+    return httpd.version() if target == "httpd" else None
+
+
 def run_one(target, mpm, config, max_request_workers, threads_per_child, keepalive_timeout, service_time_ms,
             plans, duration, per_worker_mb=None, quiet=False, use_wrk=None, app_kb=0, keepalive_clients=None,
             access_log=None, log_format="combined"):
-    directives = load_directives(config, mpm, max_request_workers, threads_per_child, keepalive_timeout)
+    directives = load_directives(config, mpm, max_request_workers, threads_per_child, keepalive_timeout,
+                                 version=_release(target))
     if "keepalive" in (plans or DEFAULT_PLANS) and int(directives.get("KeepAliveTimeout", 5)) < 5:
         directives["KeepAliveTimeout"] = 5  # the crowd outlasts opening it and the probe: a stall is seen
     setup = ValidationSetup(target, mpm, directives, int(directives["MaxRequestWorkers"]), service_time_ms,
@@ -95,7 +104,7 @@ def command(mpm, target, config, max_request_workers, threads_per_child, keepali
 
         def setup_for(cfg):
             d = load_directives(cfg, mpm, None if cfg else max_request_workers, None if cfg else threads_per_child,
-                                keepalive_timeout)
+                                keepalive_timeout, version=_release(target))
             return ValidationSetup(target, mpm, d, int(d["MaxRequestWorkers"]), service_time_ms, duration,
                                    app_kb=app_kb, keepalive_clients=keepalive_clients)
 

@@ -112,6 +112,14 @@ class PlanRun:
     def path(self) -> str:
         return self.setup.app_path
 
+    @property
+    def model_version(self) -> str | None:
+        """The release the simulation follows: the installed httpd's when it is the target (an
+        older one's event closes and counts otherwise: docs/simulate.md), mpmd's 2.4.71 else."""
+        from apachetune import httpd
+
+        return httpd.version() if self.setup.target == "httpd" else None
+
 
 # How long the warm-up may take to grow the pool: the spawn ramp (1, 2, 4 ... 32 processes a
 # second) reaches 20,000 prefork children in about 10 minutes; the sections validate runs in
@@ -584,7 +592,7 @@ def _accept_race_wait(run: PlanRun, jobs: list[tuple[float, float]]) -> float | 
         return None
     workload = Workload(ServiceTime("fixed", 0.0), replay=tuple(jobs), replay_spread=False, keepalive=False)
     section = {**setup.directives, "StartServers": -(-run.mrw // setup.threads_per_child)}
-    sim = simulate("event", section, workload, workload.replay_horizon(), seed=7)
+    sim = simulate("event", section, workload, workload.replay_horizon(), seed=7, version=run.model_version)
     if len(sim.latencies) < len(jobs):
         return None
     return max(0.0, sum(sim.latencies) / len(sim.latencies) - sum(sv for _, sv in jobs) / len(jobs))
@@ -1058,9 +1066,11 @@ def _judge_simulated(run: PlanRun, label: str, measure: Callable[[], LoadResult]
         # long run's tail is cut (60 s: little is in flight)
         drained = {"drain": True} if not workload.replay and not restarting and not as_wrk else {}
         as_long = drained if long_seconds == real_seconds else {}
-        sim = simulate(run.setup.mpm, section, workload, warmup + long_seconds, warmup=warmup, seed=7, **restarting,
-                       **as_long)
-        band = p99_band(run.setup.mpm, section, workload, real_seconds, warmup, as_wrk, **restarting, **drained)
+        version = run.model_version
+        sim = simulate(run.setup.mpm, section, workload, warmup + long_seconds, warmup=warmup, seed=7, version=version,
+                       **restarting, **as_long)
+        band = p99_band(run.setup.mpm, section, workload, real_seconds, warmup, as_wrk, version=version, **restarting,
+                        **drained)
         sim_p99 = (sim.latency_as_wrk_ms() if as_wrk else sim.latency_ms).get("p99")  # none when nothing completed
         low, high, band, chance, errors = _left_to_chance(run, section, workload, sim, band, long_seconds,
                                                           real_seconds, warmup, restarting, restart, lone_s, as_wrk,
@@ -1206,7 +1216,7 @@ def _left_to_chance(run: PlanRun, section: dict[str, object], workload: Workload
       prints it), the band up to 1,289 simulated so (56 with clients that ask again at once)."""
     from apachetune.simulate import simulate
 
-    mpm = run.setup.mpm
+    mpm, version = run.setup.mpm, run.model_version
     drained = drained or {}  # the runs as long as the real one drained as it (_judge_simulated)
     as_long = drained if long_seconds == real_seconds else {}
     ways: list[tuple[Workload, dict[str, Any]]] = []  # the workload and simulate's arguments of each other way
@@ -1224,21 +1234,23 @@ def _left_to_chance(run: PlanRun, section: dict[str, object], workload: Workload
     throughputs = [sim.throughput]  # this run's, then each other way's
     errors = [error_shares(sim.errors, sim.completed)]
     for w, way in ways:
-        other = simulate(mpm, section, w, warmup + long_seconds, warmup=warmup, seed=7, **way, **as_long)
+        other = simulate(mpm, section, w, warmup + long_seconds, warmup=warmup, seed=7, version=version, **way,
+                         **as_long)
         throughputs.append(other.throughput)
         errors.append(error_shares(other.errors, other.completed))
-        band = _union(band, p99_band(mpm, section, w, real_seconds, warmup, as_wrk, **way, **drained))
+        band = _union(band, p99_band(mpm, section, w, real_seconds, warmup, as_wrk, version=version, **way,
+                                     **drained))
     if mpm == "event" and workload.clients and workload.keepalive:
         for share in CLIENT_FIRST_SHARES:
             other = simulate(mpm, section, workload, warmup + long_seconds, warmup=warmup, seed=7,
-                             client_first=share, **restarting, **as_long)
+                             client_first=share, version=version, **restarting, **as_long)
             errors.append(error_shares(other.errors, other.completed))
     low, high = min(throughputs), max(throughputs)
     both_timings = workload.timed_from_handshake and not workload.keepalive
     if both_timings:
         for w, way in [(workload, restarting), *ways]:
             band = _union(band, p99_band(mpm, section, replace(w, timed_from_handshake=False), real_seconds, warmup,
-                                         as_wrk, **way, **drained))
+                                         as_wrk, version=version, **way, **drained))
     said = ""
     if at_once:
         said = (f"; with the old children replaced at once (the parent's re-read of its configuration "
@@ -1346,7 +1358,7 @@ def cold_burst(run: PlanRun) -> None:
         stop.set()
         watcher.join()
     sim = simulate(setup.mpm, section, Workload(ServiceTime("fixed", run.service_s), clients=clients, keepalive=False),
-                   seconds)
+                   seconds, version=run.model_version)
     measured = _steps([before, *counts], min_run=2)
     predicted = _steps([int(x["processes"]) for x in sim.timeline])
     report.points.append({**point("simulate", f"cold burst, {clients} clients", real),
@@ -1378,14 +1390,15 @@ P99_RUNS = 20  # simulated runs as long as the measured one, for the spread of t
 
 
 def p99_band(mpm: str, section: dict[str, object], workload: Workload, seconds: float,
-             warmup: float, as_wrk: bool = False, **restart: Any) -> tuple[float, float] | None:
+             warmup: float, as_wrk: bool = False, version: str | None = None,
+             **restart: Any) -> tuple[float, float] | None:
     """The lowest and highest p99 (ms) of P99_RUNS simulated runs as long as the measured one:
     a 10 s run's p99 is itself a sample (at 70% of capacity, 227-277 ms where a long run says
     248), so the measured p99 is judged against that spread, not against one number. `as_wrk`:
     each run's p99 as wrk prints it (SimResult.latency_as_wrk_ms), for a run wrk measured."""
     from apachetune.simulate import simulate
 
-    runs = (simulate(mpm, section, workload, warmup + seconds, warmup=warmup, seed=seed, **restart)
+    runs = (simulate(mpm, section, workload, warmup + seconds, warmup=warmup, seed=seed, version=version, **restart)
             for seed in range(1, P99_RUNS + 1))
     p99s = [ms["p99"] for r in runs if (ms := r.latency_as_wrk_ms() if as_wrk else r.latency_ms)]
     return (min(p99s), max(p99s)) if p99s else None
