@@ -69,6 +69,13 @@ def _draw(plt, d: Path, runs: list[Run]) -> list[Path]:
         colours.append(line.get_color())
         bottom.plot(xs, [p.p99_ms if p.p99_ms is not None else float("nan") for p in points], marker="o",
                     label=label)
+        # a p99 that leaves out clients still waiting (behind others that hold every worker, or
+        # an open loop's backlog) looks like a calm point: crossed, and how many waited
+        for p in points:
+            if p.unanswered and p.p99_ms is not None:
+                bottom.scatter([p.load], [p.p99_ms], marker="x", s=90, color=line.get_color(), zorder=3)
+                bottom.annotate(f"{p.unanswered:,} waiting", (p.load, p.p99_ms), textcoords="offset points",
+                                xytext=(4, 6), fontsize=7, color=line.get_color())
     knees: dict[tuple[float, float], tuple[str, str]] = {}  # each distinct knee: the first run's label, colour
     for (label, _, _, k), colour in zip(runs, colours, strict=True):
         knees.setdefault((k.at, k.capacity), (label, colour))
@@ -81,6 +88,9 @@ def _draw(plt, d: Path, runs: list[Run]) -> list[Path]:
         top.annotate(f"{name}: {at:,.1f}, {capacity:,.0f} req/s", (at, capacity),
                      textcoords="offset points", xytext=(5, -12), fontsize=8, color=colour)
     top.set_ylabel("requests/s")
+    if any(p.unanswered and p.p99_ms is not None for _, _, points, _ in runs for p in points):
+        crossed = bottom.scatter([], [], marker="x", color="grey", label="clients still waiting at the end (not in the p99)")
+        bottom.legend(handles=[crossed], fontsize=8)
     bottom.set_ylabel("p99 latency (ms)")
     bottom.set_xlabel(x_label)
     top.legend()
