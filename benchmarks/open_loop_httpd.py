@@ -4,6 +4,7 @@ event's visitors).
 
     python benchmarks/open_loop_httpd.py overload [--rate 260] [--seconds 20]
     python benchmarks/open_loop_httpd.py visitors --mpm event [--rate 40] [--seconds 60] [--runs 2] [--trace]
+                                                  [--hold-open]
 
 Poisson arrivals from one asyncio client, each visitor on its own connection making
 --requests-per-connection requests --gap apart (a browser: a connection the server closed in a
@@ -13,7 +14,8 @@ section of 10 workers (prefork 10 children; worker and event 2 x 5). Every visit
 measured throughput a 10 s window, latencies (p50, p99, and a histogram in whole seconds), the
 seconds after its first SYN each connection was made (the kernel's retransmission steps), errors,
 reconnections; then the simulated runs (seeds 1-10 for the visitors, with this machine's httpd
-CPU as the CLI's default). With --trace (event), httpd logs its listener's decisions
+CPU as the CLI's default). With --hold-open each visitor, as a browser, leaves its connection
+open after its last answer until httpd closes it at KeepAliveTimeout (`simulate --hold-open`). With --trace (event), httpd logs its listener's decisions
 (LogLevel mpm_event:trace1) and each run prints how often a process closed its parked
 connections ("kill'em all") and the longest stretches without one, beside the simulation's.
 Needs apache2. Loopback only, bounded.
@@ -46,7 +48,8 @@ from apachetune.validate.targets import make_target  # noqa: E402
 SERVICE_MS, TIMEOUT = 50, 30.0
 
 
-async def visitors(port: int, rate: float, seconds: float, k: int, gap: float, seed: int) -> dict:
+async def visitors(port: int, rate: float, seconds: float, k: int, gap: float, seed: int,
+                   hold_open: bool = False) -> dict:
     rng = random.Random(seed)
     out: dict = {"latencies": [], "done_at": [], "connected_after": [], "errors": [], "reconnects": 0}
     t0 = time.monotonic()
@@ -77,6 +80,8 @@ async def visitors(port: int, rate: float, seconds: float, k: int, gap: float, s
                 out["done_at"].append(time.monotonic() - t0)
                 if i < k - 1:
                     await asyncio.sleep(gap)
+            if hold_open:  # a browser leaves it open: the server closes it at its KeepAliveTimeout
+                await asyncio.wait_for(reader.read(), TIMEOUT)
         except Exception as e:  # noqa: BLE001 - counted by kind
             out["errors"].append(_classify(e))
         finally:
@@ -114,13 +119,13 @@ def closes_told(times: list[float], closed: int) -> str:
 
 
 def measure(mpm: str, section: dict, rate: float, seconds: float, k: int, gap: float, seed: int,
-            trace: bool = False) -> None:
+            trace: bool = False, hold_open: bool = False) -> None:
     if trace:
         section = {**section, "LogLevel": "mpm_event:trace1"}
     log = Path(tempfile.mkdtemp(prefix="apachetune-trace-")) / "error.log"
     with make_target("httpd", mpm, dict(section)) as target:
         time.sleep(2.0)
-        r = asyncio.run(visitors(target.port, rate, seconds, k, gap, seed))
+        r = asyncio.run(visitors(target.port, rate, seconds, k, gap, seed, hold_open))
         if trace:
             shutil.copy(target.tmp / "error.log", log)
     windows = [sum(1 for d in r["done_at"] if w * 10 <= d < w * 10 + 10) / 10 for w in range(int(seconds // 10))]
@@ -141,9 +146,9 @@ BUSY_CLOSES = "keep-alive closed, workers busy"
 
 
 def simulated(mpm: str, section: dict, rate: float, seconds: float, k: int, gap: float, seeds: range,
-              drain: bool, trace: bool = False) -> None:
+              drain: bool, trace: bool = False, hold_open: bool = False) -> None:
     workload = Workload(ServiceTime.parse(f"{SERVICE_MS}ms"), rate=rate, requests_per_connection=k, gap=gap,
-                        keepalive=k > 1, timeout=TIMEOUT)
+                        keepalive=k > 1, timeout=TIMEOUT, holds_open=hold_open)
     costs = machine_costs(mpm, 0.0, 0.0, 1)
     passes: list[float] = []
     if trace:  # the passes that closed parked connections, timed (the simulation counts only the connections)
@@ -174,6 +179,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float)
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--trace", action="store_true", help="event: time the listeners' closes of parked connections")
+    parser.add_argument("--hold-open", action="store_true",
+                        help="visitors leave their connection open after the last answer until httpd closes it")
     args = parser.parse_args()
     overload = args.case == "overload"
     mpm = args.mpm or ("prefork" if overload else "event")
@@ -186,8 +193,9 @@ def main() -> None:
     print(f"{mpm}, 10 workers, {SERVICE_MS} ms; {rate:g} visitors a second for {seconds:g} s, "
           f"{k} request(s) each{f', {gap:g} s apart' if k > 1 else ''}")
     for run in range(args.runs):
-        measure(mpm, section, rate, seconds, k, gap, seed=run + 1, trace=args.trace)
-    simulated(mpm, section, rate, seconds, k, gap, range(1, 4 if overload else 11), drain=True, trace=args.trace)
+        measure(mpm, section, rate, seconds, k, gap, seed=run + 1, trace=args.trace, hold_open=args.hold_open)
+    simulated(mpm, section, rate, seconds, k, gap, range(1, 4 if overload else 11), drain=True, trace=args.trace,
+              hold_open=args.hold_open)
     if overload:
         simulated(mpm, section, rate, seconds, k, gap, range(1, 2), drain=False)
 

@@ -8,6 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from apachetune.cli import cli
+from apachetune.errors import UsageError
 from apachetune.simulate.curve import curve, knee, ramp_seconds
 from apachetune.simulate.workload import ServiceTime, Workload
 from apachetune.validate.section import load_directives
@@ -352,3 +353,27 @@ def test_size_curve_simulates_the_release_size_modelled():
         points[version] = [p["p99_ms"] for p in json.loads(res.stdout)["simulated"]["after"]["points"]]
     assert points["2.4.37"][:3] == points["2.4.71"][:3]
     assert points["2.4.37"][-1] != points["2.4.71"][-1]
+
+
+def test_browsers_that_leave_their_connection_open_hold_a_worker_until_keepalive_timeout():
+    """--hold-open: a visitor leaves its connection open after its last answer until the server
+    closes it (KeepAliveTimeout 5), as browsers do. prefork's 100 children, visitors of 4
+    requests of 50 ms 0.5 s apart: each holds a child 4 x 0.05 + 3 x 0.5 + 5 = 6.7 s, so the
+    knee is 14.9 visitors a second (58.8 when they hang up), and 20 a second are served at that
+    knee's 59.7 req/s, the rest waiting; event parks the idle connections and serves them all.
+    size's simulated before and after take visitors so, as its count of idle connections does."""
+    prefork = load_directives(None, "prefork", 100, None, None)
+    visitors = Workload(ServiceTime("fixed", 0.05), rate=20, requests_per_connection=4, gap=0.5)
+    browsers = dataclasses.replace(visitors, holds_open=True)
+    assert knee("prefork", prefork, visitors, 2).at == pytest.approx(100 / 1.7)
+    k = knee("prefork", prefork, browsers, 2)
+    assert (k.at, k.capacity) == (pytest.approx(100 / 6.7), pytest.approx(400 / 6.7))
+    from apachetune.simulate import simulate
+
+    held = simulate("prefork", prefork, browsers, 30, warmup=10)
+    assert held.throughput == pytest.approx(k.capacity, rel=0.05) and held.events["keep-alive timeout"] > 200
+    assert simulate("prefork", prefork, visitors, 30, warmup=10).throughput == pytest.approx(80, rel=0.05)
+    event = load_directives(None, "event", 100, 25, None)
+    assert simulate("event", event, browsers, 30, warmup=10).throughput == pytest.approx(80, rel=0.05)
+    with pytest.raises(UsageError, match="needs --rate"):
+        Workload(ServiceTime("fixed", 0.05), clients=5, holds_open=True)

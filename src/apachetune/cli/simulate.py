@@ -115,6 +115,10 @@ class Draw(click.ParamType):
 @click.option("--requests-per-connection", type=Finite(1, 100000, integer=True), default=1, show_default=True,
               help="Open loop: requests a visitor makes on its connection.")
 @click.option("--gap", type=Seconds(), default="0", help="Open loop: pause between a visitor's requests.")
+@click.option("--hold-open", is_flag=True,
+              help="Open loop: after its last answer a visitor leaves its connection open until the server "
+                   "closes it (KeepAliveTimeout), as browsers do: a worker each meanwhile on prefork and worker, "
+                   "room at event's connection limit. Default: it hangs up at once.")
 @click.option("--crowd", type=Finite(0, 100000, integer=True), default=0,
               help="Idle keep-alive clients holding connections open (one request each, then idle).")
 @click.option("--silent", type=Finite(0, 100000, integer=True), default=0,
@@ -211,7 +215,7 @@ class Draw(click.ParamType):
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @tree_options
 def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout, clients, rate, keepalive, think,
-            naive_reuse, ramp_up, turnaround, worker_return, client_first, listener_wake, accept_spacing, fin_after, ab_requests, requests_per_connection, gap, crowd, silent, service, documents, per_kib, access_log, log_format, speed, cpu_fraction, cores, cpu_quota, cpu_period_ms, httpd_cpu,
+            naive_reuse, ramp_up, turnaround, worker_return, client_first, listener_wake, accept_spacing, fin_after, ab_requests, requests_per_connection, gap, hold_open, crowd, silent, service, documents, per_kib, access_log, log_format, speed, cpu_fraction, cores, cpu_quota, cpu_period_ms, httpd_cpu,
             client_cpu, client_threads, timeout, syn_schedule, seconds, warmup, seed, first_pass, per_worker_mib, facts_path,
             wrk_timeout,
             per_process_mib, httpd_version, versus, compare, curve, plot_dir, graceful_at, drain, fmt,
@@ -242,8 +246,8 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
     turnaround, assumed = _turnaround(turnaround, bool(clients and keepalive), bool(ab_requests))
     workload = Workload(service_time, clients=clients, rate=rate, keepalive=keepalive, think=think[0], think_draw=think[1],
                         naive_reuse=naive_reuse, ramp_up=ramp_up,
-                        requests_per_connection=requests_per_connection, gap=gap, crowd=crowd, silent=silent,
-                        timeout=timeout,
+                        requests_per_connection=requests_per_connection, gap=gap, holds_open=hold_open, crowd=crowd,
+                        silent=silent, timeout=timeout,
                         cpu_fraction=cpu_fraction, replay=replay, replay_source=source,
                         syn=SynSchedule.parse(syn_schedule), turnaround=turnaround[0],
                         turnaround_draw=turnaround[1], requests=ab_requests or 0,

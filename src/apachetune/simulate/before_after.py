@@ -65,7 +65,8 @@ def _number(fig: Any) -> float | None:
 
 def workload_of(session: SizingSession) -> Workload | None:
     """The open loop the sizing assumed: visitors at rate / requests a connection, each making
-    its requests `gap` apart on one connection (keep-alive as configured), exponential service
+    its requests `gap` apart on one connection (keep-alive as configured) and leaving it open
+    after the last until the server closes it (model.idle_keepalive_clients), exponential service
     (Erlang C's assumption), the CPU part when the CPU time a request is known. None without a
     rate: there is no load to simulate."""
     i = session.inputs
@@ -76,8 +77,10 @@ def workload_of(session: SizingSession) -> Workload | None:
     per_connection = max(1, int(_number(i.requests_per_connection) or 1)) if keepalive else 1
     cpu_seconds = _number(i.cpu_seconds)
     cpu = cpu_seconds / service if cpu_seconds and _number(i.cpus) else 0.0
+    # visitors are browsers, which leave a connection open after their last request until
+    # KeepAliveTimeout, as the sizing's count of idle keep-alive connections has it
     return Workload(ServiceTime("exp", service), rate=rate / per_connection, keepalive=keepalive,
-                    requests_per_connection=per_connection, gap=_number(i.gap) or 0.0,
+                    requests_per_connection=per_connection, gap=_number(i.gap) or 0.0, holds_open=keepalive,
                     cpu_fraction=min(1.0, cpu))
 
 

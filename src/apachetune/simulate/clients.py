@@ -411,6 +411,7 @@ class Visitor(Client):
     def __init__(self, clock: Clock, server: Server, stats: Stats, workload: Workload):
         super().__init__(clock, server, stats, workload)
         self.left = workload.requests_per_connection if workload.keepalive else 1
+        self.holding = False  # done, its connection left open for the server to close (a browser)
 
     def answered(self, keep: bool) -> None:
         self.left -= 1
@@ -418,9 +419,19 @@ class Visitor(Client):
             self.clock.after(self.workload.gap, self.request)
             return
         if self.conn is not None:
+            if self.workload.holds_open:  # a browser keeps it until the server's KeepAliveTimeout
+                self.holding = True
+                return
             self.server.client_close(self.conn)  # done: it hangs up
             self.conn = None
         self._leave()
+
+    def closed(self, conn: Conn) -> None:
+        if self.holding and conn is self.conn:  # the server let it go: the visitor closes its side and leaves
+            self.conn, self.holding = None, False
+            self._leave()
+            return
+        super().closed(conn)
 
     def after_error(self) -> None:
         self._leave()  # a visitor who waited that long goes away

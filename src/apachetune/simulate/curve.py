@@ -82,7 +82,7 @@ def knee(mpm: str, section: dict[str, object], workload: Workload, cores: float,
         silent = workload.silent * _held_share(accept_defer, timeout, start, start + POINT_SECONDS)
     crowd = workload.crowd if keepalive else 0
     # Seconds a request's connection waits on the client between requests: a thinking client, a
-    # visitor's gaps (over its requests), the turnaround. prefork's and worker's workers wait with
+    # visitor's gaps (over its requests) and a browser's idle connection after its last, the turnaround. prefork's and worker's workers wait with
     # it (up to KeepAliveTimeout); event parks it, but it counts against the process's connection
     # limit, ThreadsPerChild + idle workers x AsyncRequestWorkerFactor: with B workers busy of W
     # the processes hold W (1 + F) - F B connections, so a request there costs (1 + F) x service
@@ -92,8 +92,8 @@ def knee(mpm: str, section: dict[str, object], workload: Workload, cores: float,
         wait = 0.0
     elif workload.clients:
         wait = min(workload.think, kat) + workload.turnaround
-    else:
-        wait = (visits - 1) * min(workload.gap, kat) / visits
+    else:  # a visitor's gaps, and a browser's connection left open after its last answer
+        wait = ((visits - 1) * min(workload.gap, kat) + (kat if workload.holds_open else 0.0)) / visits
     factor = 0.0
     if mpm == "event":
         rules = rules_for(version)

@@ -193,7 +193,8 @@ class Workload:
     """`clients`: a closed loop (ab, wrk, siege): each client sends its next request `think`
     seconds after the last response, on the same connection with keep-alive. `rate`: an open
     loop: new visitors a second (Poisson), each making `requests_per_connection` requests
-    `gap` seconds apart on one connection, then closing it. `replay`: an access log's requests
+    `gap` seconds apart on one connection, then closing it (`holds_open`: leaving it open until the
+server closes it, as browsers do). `replay`: an access log's requests
     at the offsets (seconds) they were received, each on a new connection, with the time httpd
     logged for it when there is one (else a draw from `service`). `crowd`: idle keep-alive clients,
     there before the load (they connect a client at a time, each once the one before has its
@@ -232,6 +233,9 @@ class Workload:
     ramp_up: float = 0.0  # a closed loop's clients start evenly over these seconds (0: all at once)
     requests_per_connection: int = 1
     gap: float = 0.0
+    # an open loop's visitor leaves its connection open after its last answer until the server
+    # closes it (KeepAliveTimeout), as browsers do; False: it hangs up at once
+    holds_open: bool = False
     crowd: int = 0
     crowd_returns: bool = True  # a crowd client whose connection the server closes comes back at once
     crowd_service: float | None = None  # seconds a crowd client's request takes (None: `service`'s)
@@ -261,6 +265,8 @@ class Workload:
                              "cannot be negative")
         if self.ramp_up and not self.clients:
             raise UsageError("--ramp-up starts a closed loop's clients one after another: it needs --clients")
+        if self.holds_open and not self.rate:
+            raise UsageError("--hold-open is an open loop's visitors' (browsers'): it needs --rate")
         if self.requests and not self.clients:
             raise UsageError("--requests counts a closed loop's requests (ab -n): it needs --clients")
         if self.requests and self.requests < self.clients:
@@ -297,6 +303,8 @@ class Workload:
             parts.append(f"{ab}{self.clients} clients in a closed loop ({ka}{think}{turn}{naive}{ramp})")
         if self.rate:
             per = f", {self.requests_per_connection} requests a connection" if self.keepalive else ""
+            if self.keepalive and self.holds_open:
+                per += ", left open after the last until the server closes it"
             parts.append(f"{self.rate:g} new clients/s, Poisson{per}")
         if self.replay:
             timed = sum(1 for _, d in self.replay if d is not None)
