@@ -336,6 +336,8 @@ def test_size_curves_knee_is_on_the_visitors_axis(tmp_path):
     assert res.exit_code == 0, res.output
     sim = json.loads(res.stdout)["simulated"]
     assert sim["new_connections_a_second"] == pytest.approx(25)
+    # browsers: each leaves its connection open after its last request (the sizing counts them so)
+    assert "left open after the last until the server closes it" in sim["workload"]
     for side in ("after", "before"):
         assert sim[side]["knee_new_connections_a_second"] == pytest.approx(sim[side]["knee_rps"] / 4, rel=0.01)
 

@@ -77,11 +77,12 @@ def workload_of(session: SizingSession) -> Workload | None:
     per_connection = max(1, int(_number(i.requests_per_connection) or 1)) if keepalive else 1
     cpu_seconds = _number(i.cpu_seconds)
     cpu = cpu_seconds / service if cpu_seconds and _number(i.cpus) else 0.0
-    # visitors are browsers, which leave a connection open after their last request until
-    # KeepAliveTimeout, as the sizing's count of idle keep-alive connections has it
+    # visitors making several requests are browsers, which leave a connection open after their
+    # last until KeepAliveTimeout, as the sizing's count of idle keep-alive connections has it
+    # (model.idle_keepalive_clients; a request a connection: none)
     return Workload(ServiceTime("exp", service), rate=rate / per_connection, keepalive=keepalive,
-                    requests_per_connection=per_connection, gap=_number(i.gap) or 0.0, holds_open=keepalive,
-                    cpu_fraction=min(1.0, cpu))
+                    requests_per_connection=per_connection, gap=_number(i.gap) or 0.0,
+                    holds_open=keepalive and per_connection > 1, cpu_fraction=min(1.0, cpu))
 
 
 def before_after(session: SizingSession, seed: int = 1,
