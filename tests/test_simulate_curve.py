@@ -110,6 +110,8 @@ def test_the_knee_counts_what_idle_and_silent_connections_hold():
     silent = Workload(fixed, clients=1, keepalive=False, silent=60)
     assert knee("prefork", prefork, silent, 2, accept_defer=0).capacity == pytest.approx(800)
     assert knee("prefork", prefork, silent, 2).capacity == pytest.approx(2000)
+    # Timeout 0 without the defer: each is closed as soon as it is read, holding nothing (it divided by zero)
+    assert knee("prefork", prefork, silent, 2, accept_defer=0, read_timeout=0).capacity == pytest.approx(2000)
     k = knee("prefork", prefork, silent, 2, accept_defer=0)
     beyond = [p for p in curve("prefork", prefork, silent, k, seconds=10, accept_defer=0) if p.load > 1.2 * k.at]
     assert beyond and all(p.throughput == pytest.approx(800, rel=0.02) for p in beyond)

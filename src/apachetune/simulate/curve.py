@@ -82,10 +82,11 @@ def knee(mpm: str, section: dict[str, object], workload: Workload, cores: float,
         silent = workload.silent * _held_share(accept_defer, timeout, start, start + POINT_SECONDS)
     crowd = workload.crowd if keepalive else 0
     # Seconds a request's connection waits on the client between requests: a thinking client, a
-    # visitor's gaps (over its requests) and a browser's idle connection after its last, the turnaround. prefork's and worker's workers wait with
-    # it (up to KeepAliveTimeout); event parks it, but it counts against the process's connection
-    # limit, ThreadsPerChild + idle workers x AsyncRequestWorkerFactor: with B workers busy of W
-    # the processes hold W (1 + F) - F B connections, so a request there costs (1 + F) x service
+    # visitor's gaps (over its requests) and a browser's idle connection after its last, the
+    # turnaround. prefork's and worker's workers wait with it (up to KeepAliveTimeout); event
+    # parks it, but it counts against the process's connection limit, ThreadsPerChild + idle
+    # workers x AsyncRequestWorkerFactor: with B workers busy of W the processes hold
+    # W (1 + F) - F B connections, so a request there costs (1 + F) x service
     # + the wait of that room (httpd 2.4.30-2.4.46 closes parked connections over the limit instead).
     waits = workload.keepalive and keepalive
     if not waits:
@@ -122,6 +123,8 @@ def _held_share(defer: float, timeout: float, start: float, end: float) -> float
     """The share of [start, end] that a silent connection opened at 0 holds a worker: from the
     defer to the timeout after it, then again after the next defer. The simulated ones open
     together, so with the kernel's 31 s defer none reaches a worker before a curve's point ends."""
+    if timeout <= 0:  # Timeout 0: read, found empty and closed at once, holding no worker
+        return 0.0
     period = defer + timeout
 
     def held_by(t: float) -> float:
