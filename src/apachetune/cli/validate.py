@@ -16,6 +16,7 @@ from apachetune.validate.report import check_report_dir, write_report
 from apachetune.validate.results import ValidationSetup
 from apachetune.validate.run import run_plans
 from apachetune.validate.section import load_directives
+from apachetune.validate.targets import model_release
 
 
 def common_options(func):
@@ -47,19 +48,11 @@ def common_options(func):
     return func
 
 
-def _release(target: str) -> str | None:
-    """The release whose start-up checks the section meets: the installed httpd's when it is
-    the target, else (mpmd) the default."""
-    from apachetune import httpd
-
-    return httpd.version() if target == "httpd" else None
-
-
 def run_one(target, mpm, config, max_request_workers, threads_per_child, keepalive_timeout, service_time_ms,
             plans, duration, per_worker_mb=None, quiet=False, use_wrk=None, app_kb=0, keepalive_clients=None,
             access_log=None, log_format="combined"):
     directives = load_directives(config, mpm, max_request_workers, threads_per_child, keepalive_timeout,
-                                 version=_release(target))
+                                 version=model_release(target))
     if "keepalive" in (plans or DEFAULT_PLANS) and int(directives.get("KeepAliveTimeout", 5)) < 5:
         directives["KeepAliveTimeout"] = 5  # the crowd outlasts opening it and the probe: a stall is seen
     setup = ValidationSetup(target, mpm, directives, int(directives["MaxRequestWorkers"]), service_time_ms,
@@ -104,7 +97,7 @@ def command(mpm, target, config, max_request_workers, threads_per_child, keepali
 
         def setup_for(cfg):
             d = load_directives(cfg, mpm, None if cfg else max_request_workers, None if cfg else threads_per_child,
-                                keepalive_timeout, version=_release(target))
+                                keepalive_timeout, version=model_release(target))
             return ValidationSetup(target, mpm, d, int(d["MaxRequestWorkers"]), service_time_ms, duration,
                                    app_kb=app_kb, keepalive_clients=keepalive_clients)
 

@@ -63,6 +63,7 @@ def _draw(plt, d: Path, runs: list[Run]) -> list[Path]:
     x_label = "concurrent clients" if runs[0][3].axis == "clients" else "new clients a second"
     fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(7, 7))
     colours = []
+    crossed = False  # some point's p99 leaves out clients still waiting
     for label, _, points, _ in runs:
         xs = [p.load for p in points]
         line, = top.plot(xs, [p.throughput for p in points], marker="o", label=label)
@@ -73,6 +74,7 @@ def _draw(plt, d: Path, runs: list[Run]) -> list[Path]:
         # an open loop's backlog) looks like a calm point: crossed, and how many waited
         for p in points:
             if p.unanswered and p.p99_ms is not None:
+                crossed = True
                 bottom.scatter([p.load], [p.p99_ms], marker="x", s=90, color=line.get_color(), zorder=3)
                 bottom.annotate(f"{p.unanswered:,} waiting", (p.load, p.p99_ms), textcoords="offset points",
                                 xytext=(4, 6), fontsize=7, color=line.get_color())
@@ -88,9 +90,9 @@ def _draw(plt, d: Path, runs: list[Run]) -> list[Path]:
         top.annotate(f"{name}: {at:,.1f}, {capacity:,.0f} req/s", (at, capacity),
                      textcoords="offset points", xytext=(5, -12), fontsize=8, color=colour)
     top.set_ylabel("requests/s")
-    if any(p.unanswered and p.p99_ms is not None for _, _, points, _ in runs for p in points):
-        crossed = bottom.scatter([], [], marker="x", color="grey", label="clients still waiting at the end (not in the p99)")
-        bottom.legend(handles=[crossed], fontsize=8)
+    if crossed:
+        handle = bottom.scatter([], [], marker="x", color="grey", label="clients still waiting at the end (not in the p99)")
+        bottom.legend(handles=[handle], fontsize=8)
     bottom.set_ylabel("p99 latency (ms)")
     bottom.set_xlabel(x_label)
     top.legend()

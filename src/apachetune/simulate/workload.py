@@ -193,8 +193,8 @@ class Workload:
     """`clients`: a closed loop (ab, wrk, siege): each client sends its next request `think`
     seconds after the last response, on the same connection with keep-alive. `rate`: an open
     loop: new visitors a second (Poisson), each making `requests_per_connection` requests
-    `gap` seconds apart on one connection, then closing it (`holds_open`: leaving it open until the
-server closes it, as browsers do). `replay`: an access log's requests
+    `gap` seconds apart on one connection, then closing it (`holds_open`: leaving it open until
+    the server closes it, as browsers do). `replay`: an access log's requests
     at the offsets (seconds) they were received, each on a new connection, with the time httpd
     logged for it when there is one (else a draw from `service`). `crowd`: idle keep-alive clients,
     there before the load (they connect a client at a time, each once the one before has its

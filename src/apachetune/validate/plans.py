@@ -80,7 +80,7 @@ from apachetune.validate.load import (
 )
 from apachetune.validate.results import ValidationReport, ValidationSetup, Verdict, point
 from apachetune.validate.sampler import Sampler
-from apachetune.validate.targets import Target
+from apachetune.validate.targets import Target, model_release
 
 if TYPE_CHECKING:
     from apachetune.simulate.run import SimResult
@@ -114,11 +114,8 @@ class PlanRun:
 
     @property
     def model_version(self) -> str | None:
-        """The release the simulation follows: the installed httpd's when it is the target (an
-        older one's event closes and counts otherwise: docs/simulate.md), mpmd's 2.4.71 else."""
-        from apachetune import httpd
-
-        return httpd.version() if self.setup.target == "httpd" else None
+        """The release the simulation follows (targets.model_release)."""
+        return model_release(self.setup.target)
 
 
 # How long the warm-up may take to grow the pool: the spawn ramp (1, 2, 4 ... 32 processes a

@@ -168,6 +168,13 @@ class HttpdTarget(Target):
         shutil.rmtree(self.docroot, ignore_errors=True)
 
 
+def model_release(kind: str) -> str | None:
+    """The httpd release a target behaves as, for its start-up checks and the simulation: the
+    installed httpd's (an older one's event closes and counts otherwise: docs/simulate.md); mpmd
+    follows the default, 2.4.71 (None)."""
+    return httpd.version() if kind == "httpd" else None
+
+
 def make_target(kind: str, mpm: str, directives: dict, wrapper: Sequence[str] = ()) -> Target:
     """`wrapper` runs the server under another command (e.g. `taskset -c 0`)."""
     if kind == "mpmd":
