@@ -381,3 +381,12 @@ def test_browsers_that_leave_their_connection_open_hold_a_worker_until_keepalive
     assert simulate("event", event, browsers, 30, warmup=10).throughput == pytest.approx(80, rel=0.05)
     with pytest.raises(UsageError, match="needs --rate"):
         Workload(ServiceTime("fixed", 0.05), clients=5, holds_open=True)
+    # the CLI's --hold-open is that workload
+    args = ["simulate", "--mpm", "prefork", "--max-request-workers", "100", "--rate", "20",
+            "--requests-per-connection", "4", "--gap", "0.5s", "--service", "50ms", "--seconds", "30",
+            "--warmup", "10", "--format", "json"]
+    doc = json.loads(CliRunner().invoke(cli, [*args, "--hold-open"]).stdout)
+    assert "left open after the last" in doc["workload"]
+    assert doc["throughput_rps"] == pytest.approx(held.throughput, rel=0.05)
+    closed = CliRunner().invoke(cli, ["simulate", "--clients", "5", "--service", "50ms", "--hold-open"])
+    assert closed.exit_code == 2 and "needs --rate" in closed.output
