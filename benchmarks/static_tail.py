@@ -11,9 +11,13 @@ request's send and answer stamped): whether the slow requests stall together or 
 connections. `--cpu-split` runs the full pool under ab with autogroup on, off, on, off and reads
 where the CPU went: ab's own, httpd's (all its processes) and each core's busy share.
 `--by-core` traces 1 s of the kernel's scheduling in the middle of each of those runs: which core
-httpd's threads wait on, and how they are spread over the cores.
+httpd's threads wait on, and how they are spread over the cores. `--mmap` runs the full pool (prefork
+too) under stamp_client.c with autogroup on and off, each with EnableMMAP On (httpd's default) and
+Off, and counts (perf, 1 s in the middle) how often httpd's threads block on their process's memory
+map lock: each static response maps and unmaps its file (docs/benchmarks.md, "The static tail is
+mostly EnableMMAP").
 
-    python benchmarks/static_tail.py worker|event [--perf | --stamps | --cpu-split | --by-core]
+    python benchmarks/static_tail.py worker|event|prefork [--perf | --stamps | --cpu-split | --by-core | --mmap]
 
 A fresh httpd a case (1.5 s before the load), `ab -r -k -c C -n 50000` on loopback; prints ab's
 req/s, failures and p50 / p90 / p95 / p99 / max (ms) a line. Needs apache2 and ab; chrt, taskset,
@@ -40,6 +44,9 @@ from apachetune.validate.targets import make_target  # noqa: E402
 STOCK = {"StartServers": 2, "MinSpareThreads": 25, "MaxSpareThreads": 75, "ThreadsPerChild": 25,
          "MaxRequestWorkers": 150}
 FULL = {**STOCK, "StartServers": 6, "MaxSpareThreads": 150, "MaxKeepAliveRequests": 0}
+# prefork's full pool: a child a connection from the start
+FULL_PREFORK = {"StartServers": 100, "MinSpareServers": 5, "MaxSpareServers": 150, "MaxRequestWorkers": 150,
+                "MaxKeepAliveRequests": 0}
 # name: (section, httpd's wrapper, ab's wrapper, connections)
 CASES = {
     "stock": (STOCK, [], [], 100),
@@ -266,9 +273,64 @@ def read_by_core(trace: str) -> str:
             f"ms; {moves} migrations of httpd's threads") if busy else "no httpd thread ran"
 
 
+def mmap_lock(mpm: str, off: bool, mmap: bool, client: str) -> None:
+    """The full pool under stamp_client.c (100 keep-alive connections, 80,000 requests of the 17-byte
+    file), EnableMMAP On or Off, autogroup on or off: req/s, p50 / p99 / max, and, traced 1 s in the
+    middle with perf's call chains, httpd's switches off a core blocked on the mm's lock (mmap_lock,
+    an rwsem: the mmap and munmap of each response's file take it to write, a page fault to read)."""
+    if cannot_turn_off(off, f"{mpm}, mmap, autogroup off"):
+        return
+    section = dict(FULL_PREFORK if mpm == "prefork" else FULL, EnableMMAP="On" if mmap else "Off")
+    with tempfile.TemporaryDirectory() as tmp, autogroup(False) if off else contextlib.nullcontext(), \
+            make_target("httpd", mpm, section, []) as t:
+        time.sleep(1.5)
+        proc = subprocess.Popen([client, str(t.port), "/index.html", "100", "80000"], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        data = str(Path(tmp) / "sched.data")
+        time.sleep(0.8)
+        traced = subprocess.run(["perf", "record", "-g", "-a", "-o", data, "-e", "sched:sched_switch", "--", "sleep",
+                                 "1"], capture_output=True).returncode == 0
+        out, err = proc.communicate(timeout=300)
+        script = (subprocess.run(["perf", "script", "-i", data], capture_output=True, text=True).stdout
+                  if traced else "")
+    if proc.returncode != 0:
+        print(f"{mpm}, mmap: the client failed: {err.strip()}", flush=True)
+        return
+    rows = [tuple(int(x) for x in line.split("\t")) for line in out.splitlines()]
+    lat = sorted(b - a for _, a, b in rows)
+    span = (max(b for *_, b in rows) - min(a for _, a, _ in rows)) / 1e6
+    print(f"{mpm}, autogroup {'off' if off else 'on'}, EnableMMAP {'On' if mmap else 'Off'}: "
+          f"{len(rows) / span:,.0f} req/s, p50 / p99 / max {lat[len(lat) // 2] / 1e3:.1f} / "
+          f"{lat[int(len(lat) * 0.99)] / 1e3:.1f} / {lat[-1] / 1e3:.1f} ms; {read_lock_waits(script)}", flush=True)
+
+
+def read_lock_waits(script: str) -> str:
+    """httpd's switches off a core in 1 s of perf script's output (sched_switch with call chains):
+    how many, and how many blocked on the mm's lock, by what took it."""
+    if not script:
+        return "not traced (perf)"
+    switches = blocked = 0
+    by: dict[str, int] = {}
+    for block in script.split("\n\n"):
+        lines = block.strip().splitlines()
+        if not lines or not re.search(r"prev_comm=(apache2|httpd) ", lines[0]):
+            continue
+        switches += 1
+        frames = " ".join(lines[1:])
+        if "rwsem_down_" not in frames:
+            continue
+        blocked += 1
+        what = ("munmap" if "munmap" in frames else "mmap" if "mmap_pgoff" in frames else
+                "page fault" if "exc_page_fault" in frames else "other")
+        by[what] = by.get(what, 0) + 1
+    detail = ", ".join(f"{k} {v:,}" for k, v in sorted(by.items(), key=lambda kv: -kv[1]))
+    return f"{switches:,} switches of httpd's off a core, {blocked:,} blocked on the mm lock" + (
+        f" ({detail})" if detail else "")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("mpm", choices=("worker", "event"))
+    parser.add_argument("mpm", choices=("worker", "event", "prefork"))
     parser.add_argument("--perf", action="store_true", help="also read httpd's waits for a core (perf sched)")
     parser.add_argument("--stamps", action="store_true",
                         help="only the full pool with autogroup on and off, under stamp_client.c: where the slow "
@@ -278,7 +340,23 @@ def main() -> None:
     parser.add_argument("--by-core", action="store_true",
                         help="the full pool with autogroup on, off, on, off, 1 s of scheduling traced in each: "
                              "which core httpd's threads wait on")
+    parser.add_argument("--mmap", action="store_true",
+                        help="the full pool under stamp_client.c, autogroup on and off, EnableMMAP On and Off: what "
+                             "the mapping of each response's file costs")
+    parser.add_argument("--rounds", type=int, default=1, help="with --mmap: rounds of the four cases")
     args = parser.parse_args()
+    if args.mpm == "prefork" and not args.mmap:
+        parser.error("prefork only with --mmap")
+    if args.mmap:
+        with tempfile.TemporaryDirectory() as tmp:
+            client = str(Path(tmp) / "stamp_client")
+            subprocess.run(["cc", "-std=c11", "-O2", "-o", client, str(ROOT / "benchmarks" / "stamp_client.c")],
+                           check=True)
+            for _ in range(args.rounds):
+                for off in (False, True):
+                    for mmap in (True, False):
+                        mmap_lock(args.mpm, off, mmap, client)
+        return
     if args.by_core:
         for off in (False, True, False, True):
             by_core(args.mpm, off)

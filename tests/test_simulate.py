@@ -1199,6 +1199,37 @@ def test_prefork_s_children_linger_until_a_busy_client_thread_has_read_the_respo
     assert r.throughput == pytest.approx(4 / 3.1e-3, rel=0.02)
 
 
+def test_enablemmap_off_takes_the_file_s_mapping_off_httpd_s_cpu(tmp_path):
+    """The CPU figures (calibrated, or the lab's) were measured with httpd's default EnableMMAP On:
+    a section with it Off is charged MMAP_US less a request, and serves a static file faster."""
+    from apachetune.validate.calibration import MMAP_US
+    from apachetune.validate.section import maps_files
+
+    section = "<IfModule mpm_worker_module>\n StartServers 4\n ThreadsPerChild 25\n</IfModule>\n"
+    on, off, other = tmp_path / "on.conf", tmp_path / "off.conf", tmp_path / "other.conf"
+    on.write_text(section)
+    off.write_text("EnableMMAP off\n" + section)
+    other.write_text("<IfModule no_such_module>\nEnableMMAP Off\n</IfModule>\n" + section)
+    assert maps_files(str(on)) and not maps_files(str(off)) and maps_files(str(other)) and maps_files(None)
+    argv = ["simulate", "--mpm", "worker", "--clients", "100", "--service", "1us", "--seconds", "1", "--cores", "2",
+            "--format", "json"]
+    runs = {}
+    for name, path in (("on", on), ("off", off)):
+        r = CliRunner().invoke(cli, [*argv, str(path)])
+        assert r.exit_code == 0, r.output
+        runs[name] = json.loads(r.stdout)
+    c_on, c_off = runs["on"]["cpu_costs"], runs["off"]["cpu_costs"]
+    assert c_on["httpd_request_us"] - c_off["httpd_request_us"] == pytest.approx(MMAP_US, abs=0.11)
+    assert c_on["httpd_connection_us"] == c_off["httpd_connection_us"]
+    assert "EnableMMAP Off" in c_off["source"] and "EnableMMAP" not in c_on["source"]
+    # CPU-bound (a 1 µs page on 2 cores): the throughput follows the CPU a request
+    assert runs["off"]["throughput_rps"] > runs["on"]["throughput_rps"] * 1.1
+    # a figure given on the command line is the user's: nothing taken off
+    r = CliRunner().invoke(cli, [*argv, "--httpd-cpu", "60us", str(off)])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["cpu_costs"]["httpd_request_us"] == 60
+
+
 def test_the_cli_s_cpu_options_are_checked():
     for option, value in (("--httpd-cpu", "fast"), ("--httpd-cpu", "1us,2us,3us"), ("--client-cpu", "-5us"),
                           ("--client-cpu", "2s")):

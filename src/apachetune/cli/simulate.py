@@ -229,7 +229,7 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
     from apachetune.simulate import simulate
     from apachetune.simulate.syn import SynSchedule
     from apachetune.simulate.workload import ServiceTime, Workload
-    from apachetune.validate.section import load_directives, silent_connection_timeouts
+    from apachetune.validate.section import load_directives, maps_files, silent_connection_timeouts
 
     prepare_plot_dir(plot_dir)
     service_time = _documents(ServiceTime.parse(service), documents, per_kib, access_log)
@@ -272,6 +272,9 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
     results = []
     # what a silent connection meets does not depend on the MPM: read once a version
     timeouts = {v: silent_connection_timeouts(file, v, context) if silent else (0.0, None) for _, v in runs}
+    # EnableMMAP Off takes the file's mapping off httpd's CPU a request (the figures have it)
+    mapped = {v: maps_files(file, v, context) if file and httpd_cpu.strip().lower() == "machine" else True
+              for _, v in runs}
     for m, v in runs:
         said: list[str] = []  # httpd's start-up warnings about the section (it runs the corrected one)
         section = load_directives(file, m, max_request_workers, threads_per_child, keepalive_timeout,
@@ -284,7 +287,7 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
         def run(first_pass: float = first_pass, m=m, v=v, section=section, defer=defer, read_timeout=read_timeout,
                 share=share, fade=fade):
             return simulate(m, section, workload, seconds, warmup=warmup, seed=seed, memory=memory.get(m), version=v,
-                            cores=cores, graceful_at=tuple(graceful_at), costs=_costs(m, httpd_cpu, client, threads, client_source),
+                            cores=cores, graceful_at=tuple(graceful_at), costs=_costs(m, httpd_cpu, client, threads, client_source, mapped[v]),
                             accept_defer=defer, read_timeout=read_timeout, worker_return=worker_return,
                             client_first=share, client_first_fade=fade,
                             listener_wake=listener_wake, accept_spacing=accept_spacing,
@@ -462,16 +465,17 @@ def _client(client_cpu: str | None, client_threads: int | None, closed_loop: boo
     return client, client_threads or CLIENT_THREADS.get(client_cpu.strip().lower(), 1), source
 
 
-def _costs(mpm: str, httpd_cpu: str, client: tuple[float, float], threads: int = 1, client_source: str = ""):
+def _costs(mpm: str, httpd_cpu: str, client: tuple[float, float], threads: int = 1, client_source: str = "",
+           maps_files: bool = True):
     """The CPU a request costs besides the application's: httpd's (this machine's calibration,
-    a lab machine's, or given) and a local client's."""
+    a lab machine's, or given; `maps_files` False: EnableMMAP Off) and a local client's."""
     from dataclasses import replace
 
     from apachetune.simulate.cpu import CpuCosts
     from apachetune.validate.calibration import machine_costs
 
     if httpd_cpu.strip().lower() == "machine":
-        return replace(machine_costs(mpm, client[0], client[1], threads), client_source=client_source)
+        return replace(machine_costs(mpm, client[0], client[1], threads, maps_files), client_source=client_source)
     request, connection = _cpu_pair(httpd_cpu, "--httpd-cpu", {})
     return CpuCosts(request, connection, client[0], client[1], "given", threads, client_source=client_source)
 

@@ -166,13 +166,17 @@ def print_simulation(r: SimResult) -> None:
     app = "the application's CPU (--cpu-fraction), " if r.costs and not r.workload_cpu else ""
     # a local client's thread shares the cores by processor sharing; the kernel's time slices keep
     # about half the requests waiting in httpd's workers, which grows its pool (stock_sections_bench);
-    # and with a hundred httpd threads runnable on a saturated core the kernel serves most at once and
-    # a few 100 ms later, with or without the client beside them (docs/simulate.md): a longer tail
+    # and on a static file worker's and event's threads block on their process's memory-map lock
+    # (EnableMMAP), each block a wait for a core that the kernel's autogroup makes long
+    # (docs/simulate.md, "What it is"): a longer tail
     local = ("the kernel's time slices beside a local client (httpd may keep more requests in its workers "
              "and grow its pool further, and its tail is longer: ab on loopback against Debian's stock "
-             "sections had p95 1.1-6x and p99 1.3-14x the simulated, throughput within 15%, 35% on a noisier VM; "
-             "mostly the kernel's autogroup sharing the CPUs between the client's session and httpd's: "
-             "with kernel.sched_autogroup_enabled=0 its p99 was 16-25 ms where it had been 70-91), "
+             "sections had p95 1.1-6x and p99 1.3-14x the simulated, throughput within 15%, 35% on a noisier VM. "
+             "On a static file most of it is EnableMMAP On, httpd's default: worker's and event's threads block "
+             "on their process's memory-map lock to map and unmap each file, and each block waits long for a "
+             "core where the kernel's autogroup has put httpd's threads together apart from the client's: 100 "
+             "keep-alive clients of a 17-byte file had p99 39-49 ms, 9.5-19 with EnableMMAP Off, 6-7 with "
+             "kernel.sched_autogroup_enabled=0 as well), "
              if r.costs and r.costs.client_threads and r.costs.has_client else "")
     out.print(f"Not modelled: {cpu}{app}{local}the network (docs/simulate.md).")
     if r.assumed_cpu_binds:

@@ -434,13 +434,27 @@ def httpd_pool(mpm: str) -> PoolSpan | None:
     return (w0, full_connection * lab_small / lab_full / 1e6), (full_workers, full_connection / 1e6)
 
 
+# What EnableMMAP On (httpd's default, and the calibration's) adds to httpd's CPU for a request of a
+# small static file: the file's mmap and munmap and the page fault between them. httpd 2.4.71 pinned
+# to one core, 10 keep-alive clients, the 17-byte file, EnableMMAP On and Off alternating, 3 rounds
+# of each MPM: prefork 11.6-15.0 µs, worker 12.1-17.7, event 5.9-18.2; the median 12.5 (2026-12-07,
+# 2-core AMD EPYC VM; docs/benchmarks.md, "The static tail is mostly EnableMMAP").
+MMAP_US = 12.5
+
+
 def machine_costs(mpm: str, client_request: float = 0.0, client_connection: float = 0.0,
-                  client_threads: int = 1) -> CpuCosts:
+                  client_threads: int = 1, maps_files: bool = True) -> CpuCosts:
     """What `simulate --httpd-cpu machine` charges a request: httpd's CPU (httpd_cpu, growing
-    with the connections open; on prefork httpd_pool, with the pool) and a local client's."""
+    with the connections open; on prefork httpd_pool, with the pool) and a local client's.
+    `maps_files` False (EnableMMAP Off): less the mapping the figures were measured with."""
     from apachetune.simulate.cpu import CpuCosts
 
     span, source = httpd_cpu(mpm)
+    if not maps_files:
+        (n0, r0, c0), (n1, r1, c1) = span
+        less = MMAP_US / 1e6
+        span = (n0, max(0.0, r0 - less), c0), (n1, max(0.0, r1 - less), c1)
+        source += f"; {MMAP_US:g} µs less a request: EnableMMAP Off (measured with each file mapped)"
     return CpuCosts.spanning(span, client_request, client_connection, source, client_threads, httpd_pool(mpm))
 
 

@@ -164,6 +164,18 @@ def _unknown_commands(eff, opts) -> None:
 READ_TIMEOUT_HEADER = 20.0  # mod_reqtimeout's header timeout when it is loaded and not set
 
 
+def maps_files(config: str | None, version: str | None = None, context: ResolveOptions | None = None) -> bool:
+    """Whether httpd memory-maps the files it sends (EnableMMAP, On unless `config` says Off at
+    the server's level): each static response then maps its file and unmaps it after, under its
+    process's memory-map lock."""
+    if not config:
+        return True
+    from apachetune.config.resolver import resolve
+
+    d = resolve(config, run_options(context, version=version)).get("EnableMMAP")
+    return d is None or not d.args or d.args[0].lower() != "off"
+
+
 def silent_connection_timeouts(config: str | None, version: str | None = None,
                                context: ResolveOptions | None = None) -> tuple[float, float | None]:
     """What a connection that sends nothing meets, from `config`: (how long the kernel keeps it
