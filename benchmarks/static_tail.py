@@ -288,8 +288,8 @@ def mmap_lock(mpm: str, off: bool, mmap: bool, client: str) -> None:
                                 stderr=subprocess.PIPE, text=True)
         data = str(Path(tmp) / "sched.data")
         time.sleep(0.8)
-        traced = subprocess.run(["perf", "record", "-g", "-a", "-o", data, "-e", "sched:sched_switch", "--", "sleep",
-                                 "1"], capture_output=True).returncode == 0
+        traced = subprocess.run(["perf", "record", "-g", "-a", "-o", data, "-e", "sched:sched_switch", "-e",
+                                 "sched:sched_wakeup", "--", "sleep", "1"], capture_output=True).returncode == 0
         out, err = proc.communicate(timeout=300)
         script = (subprocess.run(["perf", "script", "-i", data], capture_output=True, text=True).stdout
                   if traced else "")
@@ -305,27 +305,55 @@ def mmap_lock(mpm: str, off: bool, mmap: bool, client: str) -> None:
 
 
 def read_lock_waits(script: str) -> str:
-    """httpd's switches off a core in 1 s of perf script's output (sched_switch with call chains):
-    how many, and how many blocked on the mm's lock, by what took it."""
+    """httpd's switches off a core in 1 s of perf script's output (sched_switch with call chains,
+    sched_wakeup): how many, how many blocked on the mm's lock (by what took it), and how long a
+    blocked thread slept there until woken, then waited for a core."""
     if not script:
         return "not traced (perf)"
     switches = blocked = 0
     by: dict[str, int] = {}
+    asleep: dict[int, float] = {}  # thread blocked on the lock -> since
+    woken: dict[int, float] = {}  # thread woken from it -> since
+    slept: list[float] = []
+    waited: list[float] = []
     for block in script.split("\n\n"):
         lines = block.strip().splitlines()
-        if not lines or not re.search(r"prev_comm=(apache2|httpd) ", lines[0]):
+        head = re.search(r"\s([\d.]+):\s+sched:(\w+):\s+(.*)", lines[0]) if lines else None
+        if not head:
+            continue
+        now, event, rest = float(head.group(1)), head.group(2), head.group(3)
+        if event == "sched_wakeup":
+            f = re.search(r"comm=(?:apache2|httpd) pid=(\d+)", rest)
+            if f and int(f.group(1)) in asleep:
+                tid = int(f.group(1))
+                slept.append(now - asleep.pop(tid))
+                woken[tid] = now
+            continue
+        f = re.search(r"prev_comm=(\S+) prev_pid=(\d+) .*prev_state=(\S+) ==> next_comm=\S+ next_pid=(\d+)", rest)
+        if not f:
+            continue
+        if int(f.group(4)) in woken:
+            waited.append(now - woken.pop(int(f.group(4))))
+        if f.group(1) not in ("apache2", "httpd"):
             continue
         switches += 1
         frames = " ".join(lines[1:])
         if "rwsem_down_" not in frames:
             continue
         blocked += 1
+        asleep[int(f.group(2))] = now
         what = ("munmap" if "munmap" in frames else "mmap" if "mmap_pgoff" in frames else
                 "page fault" if "exc_page_fault" in frames else "other")
         by[what] = by.get(what, 0) + 1
     detail = ", ".join(f"{k} {v:,}" for k, v in sorted(by.items(), key=lambda kv: -kv[1]))
-    return f"{switches:,} switches of httpd's off a core, {blocked:,} blocked on the mm lock" + (
+    out = f"{switches:,} switches of httpd's off a core, {blocked:,} blocked on the mm lock" + (
         f" ({detail})" if detail else "")
+    if slept and waited:
+        s, w = sorted(slept), sorted(waited)
+        out += (f"; asleep there p50 / p90 / max {s[len(s) // 2] * 1e3:.1f} / {s[int(len(s) * 0.9)] * 1e3:.1f} / "
+                f"{s[-1] * 1e3:.1f} ms, then waiting for a core p50 / max {w[len(w) // 2] * 1e3:.1f} / "
+                f"{w[-1] * 1e3:.1f}")
+    return out
 
 
 def main() -> None:
