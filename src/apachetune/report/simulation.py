@@ -167,16 +167,17 @@ def print_simulation(r: SimResult) -> None:
     # a local client's thread shares the cores by processor sharing; the kernel's time slices keep
     # about half the requests waiting in httpd's workers, which grows its pool (stock_sections_bench);
     # and on a static file worker's and event's threads block on their process's memory-map lock
-    # (EnableMMAP), each block a wait for a core that the kernel's autogroup makes long
-    # (docs/simulate.md, "What it is"): a longer tail
+    # (EnableMMAP), which the kernel's autogroup makes slow to pass on (docs/simulate.md, "What
+    # most of it is"): a longer tail
     local = ("the kernel's time slices beside a local client (httpd may keep more requests in its workers "
              "and grow its pool further, and its tail is longer: ab on loopback against Debian's stock "
              "sections had p95 1.1-6x and p99 1.3-14x the simulated, throughput within 15%, 35% on a noisier VM. "
              "On a static file most of it is EnableMMAP On, httpd's default: worker's and event's threads block "
-             "on their process's memory-map lock to map and unmap each file, and each block waits long for a "
-             "core where the kernel's autogroup has put httpd's threads together apart from the client's: 100 "
-             "keep-alive clients of a 17-byte file had p99 39-49 ms, 9.5-19 with EnableMMAP Off, 6-7 with "
-             "kernel.sched_autogroup_enabled=0 as well), "
+             "on their process's memory-map lock to map and unmap each file, and where the kernel's autogroup "
+             "has queued httpd's threads on one core apart from the client's the lock passes on at that "
+             "queue's pace (a blocked thread slept 41 ms at the median): 100 keep-alive clients of a 17-byte "
+             "file had p99 39-54 ms, 9.5-19 with EnableMMAP Off, 6-7 with kernel.sched_autogroup_enabled=0 "
+             "as well), "
              if r.costs and r.costs.client_threads and r.costs.has_client else "")
     out.print(f"Not modelled: {cpu}{app}{local}the network (docs/simulate.md).")
     if r.assumed_cpu_binds:
