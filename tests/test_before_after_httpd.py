@@ -50,19 +50,26 @@ def test_size_before_and_after_hold_on_httpd():
     seen = {}
     for side in ("before", "after"):
         section = {k: _httpd_value(v) for k, v in simulated[side]["section"].items()}
-        with HttpdTarget("prefork", section) as target, OthersCpu(target.pids) as others:
-            real = open_loop(target.host, target.port, "/app/sleep", RATE, SECONDS, exp_service_ms=SERVICE_MS)
         sim = simulate("prefork", section, workload, SECONDS, seed=1)
         band = p99_band("prefork", section, workload, SECONDS, 0.0)
-        p99 = real.percentile(99) * 1000
-        mean = sum(real.latencies) / len(real.latencies) * 1000
-        seen[side] = (p99, band, mean, sim.latency_ms["mean"])
-        assert not real.errors, (side, real.errors)
         assert band is not None
-        # as validate judges a tail: one longer than simulated while other processes took the CPUs
-        # says nothing of the model (beside two hogs and the suite's other worker the default
-        # pool's children forked slower: 6.9 s against 4.5-4.8); a shorter one always fails
-        busy = others.share > OTHERS_CPU_LIMIT and p99 > band[1]
+        for attempt in (1, 2):
+            with HttpdTarget("prefork", section) as target, OthersCpu(target.pids) as others:
+                real = open_loop(target.host, target.port, "/app/sleep", RATE, SECONDS, exp_service_ms=SERVICE_MS)
+            p99 = real.percentile(99) * 1000
+            mean = sum(real.latencies) / len(real.latencies) * 1000
+            seen[side] = (p99, band, mean, sim.latency_ms["mean"])
+            assert not real.errors, (side, real.errors)
+            # as validate judges a tail: one longer than simulated while other processes took the
+            # CPUs says nothing of the model (beside two hogs and the suite's other worker the
+            # default pool's children forked slower: 6.9 s against 4.5-4.8); a shorter one always
+            # fails. A longer one on a quiet machine is measured once more from a fresh start: the
+            # default pool's tail hangs on the accept queue's overflow while it grows, and once in
+            # some forty CI runs on a shared VM it came out 6,960 ms (mean as simulated, others 3%)
+            # where the next three runs gave 4,853-4,970; a wrong model misses both
+            busy = others.share > OTHERS_CPU_LIMIT and p99 > band[1]
+            if busy or p99_within(p99, band, 0.0) or p99 < band[0] or attempt == 2:
+                break
         assert busy or p99_within(p99, band, 0.0), (side, seen[side], others.share)
         # 25% + 50 ms: this client's own cost a request (300 connections a second from Python) grows
         # on a busy machine (a hog run: 127 ms against 97 after, 511 ms at the p99); a wrong pool
