@@ -1203,14 +1203,15 @@ def test_enablemmap_off_takes_the_file_s_mapping_off_httpd_s_cpu(tmp_path):
     """The CPU figures (calibrated, or the lab's) were measured with httpd's default EnableMMAP On:
     a section with it Off is charged MMAP_US less a request, and serves a static file faster."""
     from apachetune.validate.calibration import MMAP_US
-    from apachetune.validate.section import maps_files
+    from apachetune.validate.section import maps_files, read_server
 
     section = "<IfModule mpm_worker_module>\n StartServers 4\n ThreadsPerChild 25\n</IfModule>\n"
     on, off, other = tmp_path / "on.conf", tmp_path / "off.conf", tmp_path / "other.conf"
     on.write_text(section)
     off.write_text("EnableMMAP off\n" + section)
     other.write_text("<IfModule no_such_module>\nEnableMMAP Off\n</IfModule>\n" + section)
-    assert maps_files(str(on)) and not maps_files(str(off)) and maps_files(str(other)) and maps_files(None)
+    assert maps_files(read_server(str(on))) and not maps_files(read_server(str(off)))
+    assert maps_files(read_server(str(other))) and maps_files(None)
     argv = ["simulate", "--mpm", "worker", "--clients", "100", "--service", "1us", "--seconds", "1", "--cores", "2",
             "--format", "json"]
     runs = {}
@@ -1420,21 +1421,21 @@ def test_event_s_accept_races_cost_waits_an_m_m_c_queue_does_not_have():
 def test_silent_connections_timeouts_come_from_the_configuration(tmp_path):
     """AcceptFilter http none lets a silent connection in at once (any other filter: 31 s on
     Linux); mod_reqtimeout, when loaded, bounds its wait by the header timeout (default 20 s)."""
-    from apachetune.validate.section import silent_connection_timeouts
+    from apachetune.validate.section import read_server, silent_connection_timeouts
 
     (tmp_path / "mod_reqtimeout.so").write_bytes(b"")  # (only its presence is read)
     base = tmp_path / "httpd.conf"
     base.write_text("LoadModule mpm_prefork_module modules/mod_mpm_prefork.so\nTimeout 300\n")
-    assert silent_connection_timeouts(str(base)) == (31.0, None)
+    assert silent_connection_timeouts(read_server(str(base))) == (31.0, None)
     base.write_text(base.read_text() + "AcceptFilter https none\nAcceptFilter http connect\n")
-    assert silent_connection_timeouts(str(base)) == (31.0, None)  # on Linux only `none` turns it off
+    assert silent_connection_timeouts(read_server(str(base))) == (31.0, None)  # on Linux only `none` turns it off
     base.write_text(base.read_text() + "AcceptFilter http none\n"
                     f"LoadModule reqtimeout_module {tmp_path}/mod_reqtimeout.so\n")
-    assert silent_connection_timeouts(str(base)) == (0.0, 20.0)
+    assert silent_connection_timeouts(read_server(str(base))) == (0.0, 20.0)
     base.write_text(base.read_text() + "RequestReadTimeout header=5-40,MinRate=500 body=20\n")
-    assert silent_connection_timeouts(str(base)) == (0.0, 5.0)
+    assert silent_connection_timeouts(read_server(str(base))) == (0.0, 5.0)
     base.write_text(base.read_text() + "RequestReadTimeout header=0\n")
-    assert silent_connection_timeouts(str(base)) == (0.0, None)  # off: Timeout again
+    assert silent_connection_timeouts(read_server(str(base))) == (0.0, None)  # off: Timeout again
     assert silent_connection_timeouts(None) == (31.0, None)
 
 

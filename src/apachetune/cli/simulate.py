@@ -229,7 +229,7 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
     from apachetune.simulate import simulate
     from apachetune.simulate.syn import SynSchedule
     from apachetune.simulate.workload import ServiceTime, Workload
-    from apachetune.validate.section import load_directives, maps_files, silent_connection_timeouts
+    from apachetune.validate.section import load_directives, read_server, silent_connection_timeouts
 
     prepare_plot_dir(plot_dir)
     service_time = _documents(ServiceTime.parse(service), documents, per_kib, access_log)
@@ -270,24 +270,22 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
     client, threads, client_source = _client(client_cpu, client_threads, bool(clients),
                                              _assumed_client(clients, turnaround_given, ab_requests, httpd_cpu))
     results = []
-    # what a silent connection meets does not depend on the MPM: read once a version
-    timeouts = {v: silent_connection_timeouts(file, v, context) if silent else (0.0, None) for _, v in runs}
-    # EnableMMAP Off takes the file's mapping off httpd's CPU a request (the figures have it)
-    mapped = {v: maps_files(file, v, context) if file and httpd_cpu.strip().lower() == "machine" else True
-              for _, v in runs}
+    # the server-wide settings (a silent connection's timeouts, EnableMMAP) do not depend on the
+    # MPM simulated: the tree is read for them once a version
+    servers = {v: read_server(file, v, context) for _, v in runs}
     for m, v in runs:
         said: list[str] = []  # httpd's start-up warnings about the section (it runs the corrected one)
         section = load_directives(file, m, max_request_workers, threads_per_child, keepalive_timeout,
                                   listen_backlog=True, version=v, cores=cores, keep_server_limit=True,
                                   startup_messages=said,
                                   context=read_as_switched(file, context, m, v) if file else context)
-        defer, read_timeout = timeouts[v]
+        defer, read_timeout = silent_connection_timeouts(servers[v]) if silent else (0.0, None)
         share, fade = _client_first(client_first, assumed and m == "event", int(section.get("ThreadsPerChild", 1)))
 
         def run(first_pass: float = first_pass, m=m, v=v, section=section, defer=defer, read_timeout=read_timeout,
                 share=share, fade=fade):
             return simulate(m, section, workload, seconds, warmup=warmup, seed=seed, memory=memory.get(m), version=v,
-                            cores=cores, graceful_at=tuple(graceful_at), costs=_costs(m, httpd_cpu, client, threads, client_source, mapped[v]),
+                            cores=cores, graceful_at=tuple(graceful_at), costs=_costs(m, httpd_cpu, client, threads, client_source, servers[v]),
                             accept_defer=defer, read_timeout=read_timeout, worker_return=worker_return,
                             client_first=share, client_first_fade=fade,
                             listener_wake=listener_wake, accept_spacing=accept_spacing,
@@ -466,16 +464,19 @@ def _client(client_cpu: str | None, client_threads: int | None, closed_loop: boo
 
 
 def _costs(mpm: str, httpd_cpu: str, client: tuple[float, float], threads: int = 1, client_source: str = "",
-           maps_files: bool = True):
+           server=None):
     """The CPU a request costs besides the application's: httpd's (this machine's calibration,
-    a lab machine's, or given; `maps_files` False: EnableMMAP Off) and a local client's."""
+    a lab machine's, or given) and a local client's. The measured figures had httpd map the file
+    it sent: a `server` (read_server) with EnableMMAP Off is charged less."""
     from dataclasses import replace
 
     from apachetune.simulate.cpu import CpuCosts
     from apachetune.validate.calibration import machine_costs
+    from apachetune.validate.section import maps_files
 
     if httpd_cpu.strip().lower() == "machine":
-        return replace(machine_costs(mpm, client[0], client[1], threads, maps_files), client_source=client_source)
+        return replace(machine_costs(mpm, client[0], client[1], threads, maps_files(server)),
+                       client_source=client_source)
     request, connection = _cpu_pair(httpd_cpu, "--httpd-cpu", {})
     return CpuCosts(request, connection, client[0], client[1], "given", threads, client_source=client_source)
 

@@ -291,3 +291,11 @@ class EffectiveConfig:
                           "line": s.node.line, "reason": s.reason} for s in self.inactive],
             "warnings": self.warnings,
         }
+
+
+def server_flag(eff: EffectiveConfig, name: str, default: bool) -> bool:
+    """An On/Off directive at the server's level (EnableMMAP, EnableSendfile, ...): its last
+    setting, or httpd's `default` when it is not set (or set to what httpd refuses)."""
+    d = eff.get(name)
+    value = d.args[0].lower() if d is not None and d.args else ""
+    return value == "on" if value in ("on", "off") else default

@@ -13,6 +13,7 @@ from apachetune.mpm.buckets import listen_buckets, ratio_error
 from apachetune.mpm.numbers import atoi, max_mem_free, timeout_parameter
 
 if TYPE_CHECKING:
+    from apachetune.config.effective import EffectiveConfig
     from apachetune.config.resolver import ResolveOptions
 
 
@@ -164,32 +165,37 @@ def _unknown_commands(eff, opts) -> None:
 READ_TIMEOUT_HEADER = 20.0  # mod_reqtimeout's header timeout when it is loaded and not set
 
 
-def maps_files(config: str | None, version: str | None = None, context: ResolveOptions | None = None) -> bool:
-    """Whether httpd memory-maps the files it sends (EnableMMAP, On unless `config` says Off at
-    the server's level): each static response then maps its file and unmaps it after, under its
-    process's memory-map lock."""
+def read_server(config: str | None, version: str | None = None,
+                context: ResolveOptions | None = None) -> EffectiveConfig | None:
+    """`config` as httpd `version` reads it with the MPM it loads (None without a file): what the
+    server-wide settings below are read from, once a version."""
     if not config:
-        return True
+        return None
     from apachetune.config.resolver import resolve
 
-    d = resolve(config, run_options(context, version=version)).get("EnableMMAP")
-    return d is None or not d.args or d.args[0].lower() != "off"
+    return resolve(config, run_options(context, version=version))
 
 
-def silent_connection_timeouts(config: str | None, version: str | None = None,
-                               context: ResolveOptions | None = None) -> tuple[float, float | None]:
-    """What a connection that sends nothing meets, from `config`: (how long the kernel keeps it
+def maps_files(eff: EffectiveConfig | None) -> bool:
+    """Whether httpd memory-maps the files it sends (EnableMMAP, On unless the server's level says
+    Off): each static response then maps its file and unmaps it after, under its process's
+    memory-map lock."""
+    from apachetune.config.effective import server_flag
+
+    return eff is None or server_flag(eff, "EnableMMAP", True)
+
+
+def silent_connection_timeouts(eff: EffectiveConfig | None) -> tuple[float, float | None]:
+    """What a connection that sends nothing meets, from the server's settings `eff` (None: httpd's
+    defaults): (how long the kernel keeps it
     from accept(), how long a worker then waits for its request line; None: Timeout). Linux:
     any AcceptFilter for http but `none` (the default is `data`) sets TCP_DEFER_ACCEPT 30 (listen.c),
     which keeps it 31 s (simulate/server.py, DEFER_ACCEPT); mod_reqtimeout, when loaded, cuts the
     wait to its header timeout (RequestReadTimeout header=N, default 20; 0: off)."""
     from apachetune.simulate.server import DEFER_ACCEPT
 
-    if not config:
+    if eff is None:
         return DEFER_ACCEPT, None
-    from apachetune.config.resolver import resolve
-
-    eff = resolve(config, run_options(context, version=version))
     defer = DEFER_ACCEPT
     for d in eff.all("AcceptFilter"):
         if len(d.args) == 2 and d.args[0].lower() == "http":

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
+from apachetune.config.effective import server_flag
 from apachetune.lint.checks.scopes import norm_dir, server_and_vhost
 from apachetune.lint.context import LintContext
 from apachetune.lint.finding import Finding, Fix
@@ -85,10 +86,8 @@ def mmap_on_network_fs(ctx: LintContext) -> Iterator[Finding]:
     host = ctx.host
     if host is None or not host.mounts:
         return
-    mmap = ctx.eff.get("EnableMMAP")
-    sendfile = ctx.eff.get("EnableSendfile")
-    mmap_on = mmap is None or (mmap.args and mmap.args[0].lower() == "on")  # httpd's default is On
-    sendfile_on = sendfile is not None and sendfile.args and sendfile.args[0].lower() == "on"
+    mmap_on = server_flag(ctx.eff, "EnableMMAP", True)  # httpd's defaults: mapping on, sendfile off
+    sendfile_on = server_flag(ctx.eff, "EnableSendfile", False)
     if not (mmap_on or sendfile_on):
         return
     for root in server_and_vhost(ctx, "DocumentRoot"):
