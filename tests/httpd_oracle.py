@@ -22,9 +22,9 @@ run_httpd = httpd.run
 startup_messages = httpd.ah_messages
 
 
-def dump_config(main: Path, server_root: Path, env: dict[str, str] | None = None) -> str:
-    """httpd -t -D DUMP_CONFIG of a tree that must pass (asserted)."""
-    result = httpd.dump_config(main, server_root, env=env)
+def dump_config(main: Path, server_root: Path, env: dict[str, str] | None = None, defines: tuple[str, ...] = ()) -> str:
+    """httpd -t -D DUMP_CONFIG (and -D each of `defines`) of a tree that must pass (asserted)."""
+    result = httpd.dump_config(main, server_root, env=env, defines=defines)
     assert result.ok, result.output
     return result.stdout
 

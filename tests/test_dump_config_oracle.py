@@ -26,16 +26,17 @@ TREES = {
     "edge": "main.conf",
     "alpine": "httpd.conf",
     "suse": "httpd.conf",
+    "gentoo": "httpd.conf",
     "official-image": "conf/httpd.conf",
     "source-build": "conf/httpd.conf",
 }
 
 # Trees whose files name each other by absolute path: where the distribution installs them.
-INSTALLED_AT = {"alpine": "/etc/apache2", "suse": "/etc/apache2", "official-image": "/usr/local/apache2",
+INSTALLED_AT = {"alpine": "/etc/apache2", "suse": "/etc/apache2", "gentoo": "/etc/apache2", "official-image": "/usr/local/apache2",
                 "source-build": "/opt/httpd-2.4"}
 
 # The MPM a tree's httpd has compiled in (no LoadModule in the tree): Debian's apache2 must load it.
-COMPILED_IN_MPM = {"suse": "prefork", "source-build": "event"}
+COMPILED_IN_MPM = {"suse": "prefork", "gentoo": "event", "source-build": "event"}
 
 # What Debian's apache2 compiles in: a tree's LoadModule of these would be refused as built-in.
 _DEBIAN_BUILTIN = ("log_config", "version", "unixd", "logio", "watchdog")
@@ -91,9 +92,9 @@ def env_for(root: Path) -> dict[str, str]:
     return env
 
 
-def assert_same(main: Path, root: Path, env: dict[str, str]) -> None:
-    expected = dump_config(main, root, env)
-    ours = resolve(main, ResolveOptions(server_root=str(root), env=env, use_env_file=False))
+def assert_same(main: Path, root: Path, env: dict[str, str], defines: tuple[str, ...] = ()) -> None:
+    expected = dump_config(main, root, env, defines)
+    ours = resolve(main, ResolveOptions(server_root=str(root), env=env, use_env_file=False, defines=list(defines)))
     assert ours.dump_config() == expected
 
 
@@ -103,6 +104,17 @@ def test_fixture_tree_matches_httpd(name, tmp_path):
     main = root / TREES[name]
     adapt(main, root)
     assert_same(main, root, env_for(root))
+
+
+def test_gentoo_tree_as_its_init_script_starts_it_matches_httpd(tmp_path):
+    """Gentoo's tree switches modules, mod_info's page, languages and the default vhost on with
+    -D names from APACHE2_OPTS: read with the installed defaults (and SSL's, STATUS's and
+    USERDIR's), it is what httpd reads with them."""
+    root = copy_tree(ROOT / "fixtures" / "trees" / "gentoo", tmp_path / "gentoo")
+    main = root / TREES["gentoo"]
+    adapt(main, root)
+    for defines in (("DEFAULT_VHOST", "INFO", "LANGUAGE"), ("DEFAULT_VHOST", "STATUS", "USERDIR", "SSL")):
+        assert_same(main, root, env_for(root), defines)
 
 
 def test_bundled_sample_matches_httpd(tmp_path):

@@ -105,6 +105,23 @@ def test_in_place_result_passes_httpd(tmp_path):
     assert proc.returncode == 0 and mpm_codes == [], proc.stderr
 
 
+@pytest.mark.skipif(APACHE2 is None, reason="apache2 not installed")
+@pytest.mark.httpd
+def test_httpd_checks_the_tree_with_the_defines_it_was_read_with(tmp_path):
+    """`generate -D NAME` reads the tree with NAME defined, and apache2 -t checks it so too: a
+    block only read without the define (httpd would refuse its line) is not in the way."""
+    main = tmp_path / "httpd.conf"
+    main.write_text(f"{httpd.load_module_line('mpm_event')}\nServerName localhost\nListen 127.0.0.1:1\n"
+                    f"ErrorLog {tmp_path}/error.log\nPidFile {tmp_path}/httpd.pid\n"
+                    "<IfDefine !PRODUCTION>\nNoSuchDirective on\n</IfDefine>\n"
+                    "<IfModule mpm_event_module>\nStartServers 2\n</IfModule>\n")
+    r = invoke("generate", main, "--in-place", "-D", "PRODUCTION", *SIZING)
+    assert r.exit_code == 0 and "apache2 -t: passed" in r.output, r.output
+    assert "MaxRequestWorkers" in main.read_text()
+    run = httpd.config_test(main, tmp_path, defines=["PRODUCTION"])
+    assert run.ok, run.stderr
+
+
 def test_in_place_refuses_a_tree_it_cannot_parse(tmp_path):
     root = copy_sample(tmp_path)
     site = root / "sites-enabled" / "000-default.conf"

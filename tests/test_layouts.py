@@ -84,11 +84,86 @@ def test_root_and_rewritten_paths_give_the_same_findings(tmp_path):
     assert len(by_root["findings"]) >= 5
 
 
+GENTOO_CONF_D = """# Options given to apache2 at start-up (Gentoo's /etc/conf.d/apache2)
+APACHE2_OPTS="-D DEFAULT_VHOST -D INFO -D LANGUAGE"
+#SERVERROOT="/usr/lib64/apache2"
+"""
+
+
+def gentoo_root(tmp_path: Path, conf_d: str | None = GENTOO_CONF_D) -> Path:
+    sysroot = under_root(tmp_path, "gentoo")
+    (sysroot / "usr/lib64/apache2").mkdir(parents=True)  # its ServerRoot
+    if conf_d is not None:
+        (sysroot / "etc/conf.d").mkdir()
+        (sysroot / "etc/conf.d/apache2").write_text(conf_d)
+    return sysroot
+
+
+def test_gentoo_is_read_with_the_defines_its_init_script_gives(tmp_path):
+    """Gentoo's OpenRC script starts apache2 with APACHE2_OPTS from /etc/conf.d/apache2: its
+    -D names load mod_info, turn on the default vhost (and its Listen) and the languages."""
+    sysroot = gentoo_root(tmp_path)
+    code, report, _ = lint_json("--root", str(sysroot), "--mpm", "event")  # its MPM is linked in
+    assert report["init_defines"] == {"names": ["DEFAULT_VHOST", "INFO", "LANGUAGE"],
+                                      "file": f"{sysroot}/etc/conf.d/apache2", "variable": "APACHE2_OPTS"}
+    assert not [f for f in report["findings"] if f["severity"] == "error"], report["findings"]
+    assert ("AT705", "default_vhost.include", 5) in rules_at(report)  # the default vhost's files were read
+    assert code == 0
+    eff = resolve(sysroot / "etc/apache2/httpd.conf", ResolveOptions(sysroot=str(sysroot), mpm="event"))
+    assert "info_module" in eff.modules and eff.get("Listen").args == ["80"]
+    assert eff.get("LanguagePriority") is not None and "status_module" not in eff.modules
+    text = CliRunner().invoke(cli, ["lint", "--root", str(sysroot), "--mpm", "event"]).stdout
+    assert (f"Read with -D DEFAULT_VHOST -D INFO -D LANGUAGE, as APACHE2_OPTS in {sysroot}/etc/conf.d/apache2 "
+            "gives them.") in text
+
+
+def test_gentoo_without_its_settings_or_read_elsewhere_gets_no_defines(tmp_path):
+    sysroot = gentoo_root(tmp_path / "none", conf_d=None)
+    _, report, _ = lint_json("--root", str(sysroot), "--mpm", "event")
+    assert "init_defines" not in report
+    # Without DEFAULT_VHOST nothing says Listen: as httpd would, with no -D given.
+    assert ("AT705", "default_vhost.include", 5) not in rules_at(report)
+    eff = resolve(sysroot / "etc/apache2/httpd.conf", ResolveOptions(sysroot=str(sysroot), mpm="event"))
+    assert "info_module" not in eff.modules and eff.get("Listen") is None
+    # A copy of the tree beside a settings file is not the file the script starts: not read.
+    sysroot = gentoo_root(tmp_path / "copy")
+    copy = copy_tree(sysroot / "etc/apache2", sysroot / "etc/apache2-copy")
+    eff = resolve(copy / "httpd.conf", ResolveOptions(sysroot=str(sysroot), mpm="event"))
+    assert eff.init_defines is None and "info_module" not in eff.modules
+    # A settings file that gives none: nothing to say.
+    (sysroot / "etc/conf.d/apache2").write_text('APACHE2_OPTS=""\n')
+    _, report, _ = lint_json("--root", str(sysroot), "--mpm", "event")
+    assert "init_defines" not in report
+    # Nor with the command's own reading of environment files turned off (simulate, validate).
+    eff = resolve(sysroot / "etc/apache2/httpd.conf", ResolveOptions(sysroot=str(sysroot), mpm="event",
+                                                                     use_env_file=False))
+    assert eff.init_defines is None
+
+
+def test_suse_server_flags_are_defines(tmp_path):
+    """SUSE's start_apache2 gives -D for each word of APACHE_SERVER_FLAGS (a leading -D allowed)."""
+    sysroot = under_root(tmp_path, "suse")
+    (sysroot / "etc/sysconfig").mkdir()
+    (sysroot / "etc/sysconfig/apache2").write_text('APACHE_MPM=""\nAPACHE_SERVER_FLAGS="SSL -DSTATUS -D"\n')
+    _, report, _ = lint_json("--root", str(sysroot))
+    assert report["init_defines"]["names"] == ["SSL", "STATUS"]
+    assert report["init_defines"]["variable"] == "APACHE_SERVER_FLAGS"
+
+
+def test_init_defines_parse_httpd_options():
+    from apachetune.config.init_defines import _names
+
+    assert _names("-D A -DB -e debug -E /tmp/x -D A", options=True) == ["A", "B"]
+    assert _names('-D "C" -D', options=True) == ["C"]
+    assert _names("-D 'unbalanced", options=True) == ["'unbalanced"]
+    assert _names("SSL -DSTATUS -D", options=False) == ["SSL", "STATUS"]
+
+
 def test_alpine_tree(tmp_path):
     sysroot = under_root(tmp_path, "alpine")
     (sysroot / "var/www").mkdir(parents=True)  # Alpine's ServerRoot
     code, report, stderr = lint_json("--root", str(sysroot))
-    assert "the usual place on Alpine and SUSE" in stderr
+    assert "the usual place on Alpine, SUSE and Gentoo" in stderr
     assert report["mpm"]["name"] == "prefork" and "compiled_in" not in report["mpm"]
     assert report["mpm"]["configured"]["MaxRequestWorkers"] == "250"  # conf.d/mpm.conf, read
     rules = {f["rule"] for f in report["findings"]}
@@ -139,7 +214,7 @@ def test_debians_apache2_has_no_mpm_compiled_in():
 
 @needs_httpd
 @pytest.mark.httpd
-@pytest.mark.parametrize("name", ["alpine", "suse", "official-image", "source-build"])
+@pytest.mark.parametrize("name", ["alpine", "suse", "gentoo", "official-image", "source-build"])
 def test_httpd_accepts_what_lint_passes(tmp_path, name):
     """On this machine's apache2, each tree (adapted only to run here) passes `-t`, and lint of
     the same files finds no error."""

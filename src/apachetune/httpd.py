@@ -236,11 +236,12 @@ def _runtime_dir(env: Mapping[str, str] | None) -> Iterator[tuple[Mapping[str, s
 
 
 def dump_config(main: str | Path, server_root: str | Path | None = None,
-                env: Mapping[str, str] | None = None) -> ConfigTestRun:
-    """`httpd -t -D DUMP_CONFIG`, with mod_info loaded from the command line (the tree is untouched).
+                env: Mapping[str, str] | None = None, defines: Iterable[str] = ()) -> ConfigTestRun:
+    """`httpd -t -D DUMP_CONFIG` (and `-D` each of `defines`), with mod_info loaded from the
+    command line (the tree is untouched).
     It is loaded after the configuration (`-c`), so the tree's `<IfModule mod_info.c>` sees only
     the modules the tree loads itself. `stdout` is the dump without its trailing "Syntax OK"."""
-    result = config_test(main, server_root, defines=["DUMP_CONFIG"], env=env,
+    result = config_test(main, server_root, defines=["DUMP_CONFIG", *defines], env=env,
                          late_directives=[f"LoadModule info_module {module_path('info')}"])
     result.stdout = result.stdout.replace("Syntax OK\n", "")
     return result

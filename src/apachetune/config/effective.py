@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from apachetune.config.init_defines import InitDefines
 from apachetune.config.tree import ConfigFile, Directive, Node, Section
 from apachetune.errors import Position
 
@@ -154,6 +155,7 @@ class EffectiveConfig:
     httpd_version_source: str = "default"  # where httpd_version came from (--httpd-version, installed)
     mpm_source: str = ""  # why the MPM is taken as compiled in (no LoadModule); "" when loaded or assumed
     sysroot: str | None = None  # lint --root: where the tree's absolute paths are on this machine
+    init_defines: InitDefines | None = None  # the -D names the distribution's start-up script gives
 
     def local(self, path: str) -> str:
         """Where an absolute path the configuration names is on this machine (under --root)."""

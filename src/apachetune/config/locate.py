@@ -13,7 +13,7 @@ from apachetune import httpd
 KNOWN_MAIN_FILES = (
     ("/etc/apache2/apache2.conf", "Debian and Ubuntu"),
     ("/etc/httpd/conf/httpd.conf", "RHEL, Fedora, CentOS, Rocky, Alma, Arch"),
-    ("/etc/apache2/httpd.conf", "Alpine and SUSE"),
+    ("/etc/apache2/httpd.conf", "Alpine, SUSE and Gentoo"),
     ("/usr/local/apache2/conf/httpd.conf", "the official httpd image and source builds"),
     ("/usr/local/etc/apache24/httpd.conf", "FreeBSD"),
     ("/opt/homebrew/etc/httpd/httpd.conf", "Homebrew (Apple silicon)"),

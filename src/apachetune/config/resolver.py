@@ -49,6 +49,7 @@ from apachetune.config.effective import (
 )
 from apachetune.config.envvars import read_envvars
 from apachetune.config.includes import MAX_INCLUDE_DEPTH, expand_include
+from apachetune.config.init_defines import init_defines
 from apachetune.config.macros import Macro, MacroError, define, expand
 from apachetune.config.parser import (
     CONDITIONAL_SECTIONS,
@@ -122,6 +123,10 @@ class _State:
         self._spelling: dict[str, str] = {}
         self.shared = SharedWords()  # one copy of each word and argument list of the tree
         self.defines: dict[str, str | None] = {name: None for name in opts.defines}
+        # Gentoo's APACHE2_OPTS, SUSE's APACHE_SERVER_FLAGS: read where envvars would be
+        self.init_defines = init_defines(main, opts.sysroot) if opts.use_env_file else None
+        for name in self.init_defines.names if self.init_defines else ():
+            self.defines.setdefault(name, None)
         self.modules: dict[str, str] = {m: "(built-in)" for m in opts.builtin_modules}
         for m in opts.modules:
             self.modules.setdefault(_module_id(m), "(assumed)")
@@ -244,7 +249,7 @@ class Resolver:
             built_in_loads=list(st.built_in_loads), modules_elsewhere=list(st.modules_elsewhere),
             inclusions=st.inclusions, warnings=st.warnings, httpd_version=st.opts.httpd_version,
             module_positions=st.module_positions, httpd_version_source=st.opts.version_source,
-            mpm_source=st.opts.compiled_mpm_reason, sysroot=st.sysroot,
+            mpm_source=st.opts.compiled_mpm_reason, sysroot=st.sysroot, init_defines=st.init_defines,
         )
 
     def read_file(self, path: str, chain: Chain, by: Position | None) -> list[Item]:

@@ -123,7 +123,9 @@ def _httpd_tree(main: str, opts: ResolveOptions, report: CheckReport) -> CheckRe
             from apachetune.config.envvars import read_envvars
 
             env = read_envvars(envvars)
-        run = httpd.config_test(copied_main, copy, env=env)
+        # the -D names the tree was linted with: the command's and the start-up script's
+        defines = [*opts.defines, *(eff.init_defines.names if eff.init_defines else ())]
+        run = httpd.config_test(copied_main, copy, defines=dict.fromkeys(defines), env=env)
     return _verdict(report, run, run.mpm_messages)
 
 

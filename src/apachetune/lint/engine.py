@@ -110,7 +110,8 @@ def _lint(eff: EffectiveConfig, options: LintOptions) -> LintResult:
     if mpm_json is not None and eff.mpm_source:
         mpm_json["compiled_in"] = eff.mpm_source  # no LoadModule: why this MPM is taken as linked in
     return LintResult(eff.main_file, findings, mpm_json, files=eff.files,
-                      httpd_version=eff.httpd_version, httpd_version_source=eff.httpd_version_source)
+                      httpd_version=eff.httpd_version, httpd_version_source=eff.httpd_version_source,
+                      init_defines=eff.init_defines)
 
 
 def unknown_commands(eff: EffectiveConfig, resolve_options: ResolveOptions) -> list[Finding]:

@@ -73,6 +73,7 @@ class LintResult:
     files: dict[str, Any] = field(default_factory=dict)  # path -> ConfigFile, for showing lines
     httpd_version: str | None = None  # the httpd version the checks modelled, and why that one
     httpd_version_source: str = ""
+    init_defines: Any = None  # config.init_defines.InitDefines: the -D names the start-up script gives
 
     def summary(self) -> dict[str, int]:
         counts = {s: 0 for s in SEVERITIES}
@@ -86,4 +87,6 @@ class LintResult:
             "mpm": self.mpm,
             "findings": [f.to_json() for f in self.findings],
             "summary": self.summary(),
+            **({"init_defines": {"names": list(self.init_defines.names), "file": self.init_defines.file,
+                                 "variable": self.init_defines.variable}} if self.init_defines else {}),
         }

@@ -35,6 +35,8 @@ def render(result: LintResult) -> str:
                if total else "No findings.")
     if result.mpm and result.mpm.get("compiled_in"):
         out.append(f"MPM {result.mpm['name']}: {result.mpm['compiled_in']}.")
+    if result.init_defines:
+        out.append(f"Read with {result.init_defines.describe()}.")
     if result.httpd_version:
         why = f" ({result.httpd_version_source})" if result.httpd_version_source else ""
         out.append(f"Checked as {version}{why}.")
