@@ -122,6 +122,43 @@ def test_httpd_checks_the_tree_with_the_defines_it_was_read_with(tmp_path):
     assert run.ok, run.stderr
 
 
+def config_beside_server_root(tmp_path: Path) -> tuple[Path, Path]:
+    """Alpine's and Gentoo's shape: the configuration in etc/apache2, naming its files by absolute
+    path, ServerRoot elsewhere (its modules)."""
+    from httpd_oracle import MODULES_DIR
+
+    server_root, conf = tmp_path / "usr/lib/apache2", tmp_path / "etc/apache2"
+    server_root.mkdir(parents=True)
+    (server_root / "modules").symlink_to(MODULES_DIR)
+    (conf / "conf.d").mkdir(parents=True)
+    main = conf / "httpd.conf"
+    main.write_text(f'ServerRoot "{server_root}"\nLoadModule mpm_event_module modules/mod_mpm_event.so\n'
+                    f"ServerName localhost\nListen 127.0.0.1:1\nErrorLog {tmp_path}/error.log\n"
+                    f"PidFile {tmp_path}/httpd.pid\nIncludeOptional {conf}/conf.d/*.conf\n")
+    (conf / "conf.d" / "mpm.conf").write_text("<IfModule mpm_event_module>\nStartServers 2\n</IfModule>\n")
+    return main, conf / "conf.d" / "mpm.conf"
+
+
+@pytest.mark.skipif(APACHE2 is None, reason="apache2 not installed")
+@pytest.mark.httpd
+def test_httpd_checks_a_tree_whose_configuration_lies_beside_server_root(tmp_path):
+    """The copy apache2 -t reads is of the configuration's directory, its absolute paths pointing
+    into the copy: the new file is what httpd checks, and the originals are untouched until then."""
+    from apachetune.generate.check import httpd_check
+
+    main, mpm = config_beside_server_root(tmp_path)
+    before = {p: p.read_bytes() for p in (main, mpm)}
+    opts = ResolveOptions(use_env_file=False)
+    bad = httpd_check(str(main), opts, {str(mpm): b"<IfModule mpm_event_module>\nNoSuchDirective 1\n</IfModule>\n"})
+    assert bad.httpd == "failed" and "NoSuchDirective" in bad.problems[0], bad.problems
+    good = httpd_check(str(main), opts, {str(mpm): b"<IfModule mpm_event_module>\nStartServers 3\n</IfModule>\n"})
+    assert good.ok and good.httpd == "passed", good.problems
+    assert {p: p.read_bytes() for p in before} == before
+    r = invoke("generate", main, "--in-place", *SIZING)
+    assert r.exit_code == 0 and "apache2 -t: passed" in r.output, r.output
+    assert "MaxRequestWorkers" in mpm.read_text() and main.read_bytes() == before[main]
+
+
 def test_in_place_refuses_a_tree_it_cannot_parse(tmp_path):
     root = copy_sample(tmp_path)
     site = root / "sites-enabled" / "000-default.conf"

@@ -11,8 +11,10 @@ Blocking: any error, and any start-up change (AT1xx) or start-up message from ht
 
 from __future__ import annotations
 
+import os
 import re
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,7 +69,10 @@ def httpd_check(main: str, opts: ResolveOptions, overlay: dict[str, bytes]) -> C
 
 def _httpd_tree(main: str, opts: ResolveOptions, report: CheckReport) -> CheckReport:
     """apache2 -t on a copy of the tree with every overlaid file (and planned link) in place and
-    every hidden path gone."""
+    every hidden path gone. The copy is of ServerRoot when every change lies in it (Debian, RHEL,
+    the official image); else of the configuration's directory (Alpine's /etc/apache2 beside
+    ServerRoot /var/www, Gentoo's beside /usr/lib64/apache2), whose files, naming each other by
+    absolute path, are copied with those paths pointing into the copy, ServerRoot left as it is."""
     overlay = opts.overlay
     if httpd.binary() is None:
         return _unchecked(report, "apache2 -t could not check it: no apache2/httpd on PATH")
@@ -75,15 +80,20 @@ def _httpd_tree(main: str, opts: ResolveOptions, report: CheckReport) -> CheckRe
 
     eff = resolve(main, opts)
     root = Path(eff.server_root)
-    outside = [p for p in overlay if not Path(p).resolve().is_relative_to(root.resolve())]
-    if outside:
-        return _unchecked(report, f"apache2 -t cannot check {outside[0]}: it lies outside ServerRoot "
-                          f"{root}, so a copy of the tree would still read the old file")
     real_root = root.resolve()
-    hidden = [(Path(h).parent.resolve(), Path(h).name) for h in opts.hidden
-              if Path(h).parent.resolve().is_relative_to(real_root)]
-    written = [Path(p).resolve() for p in overlay]  # a planned link is checked as the file it will show
     main_path = Path(main).resolve()
+    written = [Path(p).resolve() for p in overlay]  # a planned link is checked as the file it will show
+    changes = [p.parent for p in written] + [Path(h).parent.resolve() for h in opts.hidden]
+    base, rewrite = real_root, not all(d.is_relative_to(real_root) for d in changes)
+    if rewrite:
+        base = Path(os.path.commonpath([main_path.parent, *changes]))
+        if base == Path(base.anchor):
+            outside = next(p for p in written if not p.is_relative_to(real_root))
+            return _unchecked(report, f"apache2 -t cannot check {outside}: it lies outside ServerRoot "
+                              f"{root} and shares no directory with {main}, so a copy of the tree would "
+                              "still read the old file")
+    hidden = [(Path(h).parent.resolve(), Path(h).name) for h in opts.hidden
+              if Path(h).parent.resolve().is_relative_to(base)]
     with tempfile.TemporaryDirectory(prefix="apachetune-check-") as tmp:
         copy = Path(tmp) / "root"
         try:
@@ -91,32 +101,40 @@ def _httpd_tree(main: str, opts: ResolveOptions, report: CheckReport) -> CheckRe
             # take mods-enabled/x.load -> ../mods-available/x.load to the original, not the copy.
             read = [q for f in eff.files for q in (Path(f).parent.resolve(), Path(f).resolve().parent)]
             changed = [d for d, _ in hidden] + [p.parent for p in [*written, main_path]] + read
-            shadow_tree(real_root, copy, [d for d in changed if d.is_relative_to(real_root)])
+            shadow_tree(base, copy, [d for d in changed if d.is_relative_to(base)])
 
             def inside_copy(path: Path) -> Path:
                 # the copy's path of `path`, refused if a link would take a write to the original
-                mirror = copy / path.relative_to(real_root)
+                mirror = copy / path.relative_to(base)
                 if not mirror.parent.resolve().is_relative_to(copy.resolve()):
                     raise OSError(f"{mirror.parent} leads out of the copy")
                 return mirror
 
-            logs = copy / "logs"  # httpd's default ErrorLog directory, needed to run -t
-            if logs.is_symlink() and not logs.exists():
-                logs.unlink()
-            logs.mkdir(exist_ok=True)
+            into_copy = _repointer(base, copy, eff.sysroot) if rewrite else (lambda text: text)
+            if not rewrite:
+                logs = copy / "logs"  # httpd's default ErrorLog directory, needed to run -t
+                if logs.is_symlink() and not logs.exists():
+                    logs.unlink()
+                logs.mkdir(exist_ok=True)
             for parent, name in hidden:  # links a switch of MPM removes
                 inside_copy(parent / name).unlink(missing_ok=True)
-            for path, data in zip(written, overlay.values(), strict=True):
+            contents = dict(zip(written, overlay.values(), strict=True))
+            if rewrite:  # every file read in the copy: its own text, pointing into the copy
+                for f in {Path(f).resolve() for f in eff.files} - set(contents) - {main_path}:
+                    if f.is_relative_to(base) and f.is_file():
+                        contents[f] = f.read_bytes()
+            for path, data in contents.items():
                 target = inside_copy(path)
                 target.unlink(missing_ok=True)
-                target.write_bytes(data)
+                target.write_bytes(into_copy(data.decode(errors="surrogateescape")).encode(errors="surrogateescape")
+                                   if rewrite else data)
             copied_main = inside_copy(main_path)
             text = copied_main.read_text(errors="surrogateescape")
             copied_main.unlink()
-            copied_main.write_text(re.sub(r"(?mi)^\s*ServerRoot\s.*$", f'ServerRoot "{copy}"', text),
-                                   errors="surrogateescape")
+            text = into_copy(text) if rewrite else re.sub(r"(?mi)^\s*ServerRoot\s.*$", f'ServerRoot "{copy}"', text)
+            copied_main.write_text(text, errors="surrogateescape")
         except OSError as e:
-            return _unchecked(report, f"apache2 -t could not check it: a copy of {root} failed ({e})")
+            return _unchecked(report, f"apache2 -t could not check it: a copy of {base} failed ({e})")
         env = {}
         envvars = copy / "envvars"
         if envvars.exists():
@@ -125,8 +143,19 @@ def _httpd_tree(main: str, opts: ResolveOptions, report: CheckReport) -> CheckRe
             env = read_envvars(envvars)
         # the -D names the tree was linted with: the command's and the start-up script's
         defines = [*opts.defines, *(eff.init_defines.names if eff.init_defines else ())]
-        run = httpd.config_test(copied_main, copy, defines=dict.fromkeys(defines), env=env)
+        run = httpd.config_test(copied_main, root if rewrite else copy, defines=dict.fromkeys(defines), env=env)
     return _verdict(report, run, run.mpm_messages)
+
+
+def _repointer(base: Path, copy: Path, sysroot: str | None) -> Callable[[str], str]:
+    """A file's text with the absolute paths into `base` (as the configuration names them: without
+    --root's prefix) pointing into `copy` instead."""
+    named = {str(base)}
+    if sysroot and base.is_relative_to(Path(sysroot).resolve()):
+        named.add("/" + str(base.relative_to(Path(sysroot).resolve())))
+    pattern = re.compile("|".join(re.escape(n) for n in sorted(named, key=len, reverse=True)) + r"(?=[/\"'\s]|$)",
+                         re.M)
+    return lambda text: pattern.sub(lambda _: str(copy), text)
 
 
 def shadow_tree(root: Path, copy: Path, changed: list[Path]) -> None:
