@@ -117,6 +117,23 @@ def test_gentoo_tree_as_its_init_script_starts_it_matches_httpd(tmp_path):
         assert_same(main, root, env_for(root), defines)
 
 
+def test_debian_apache_arguments_are_read_as_apache2ctl_passes_them(tmp_path):
+    """apache2ctl starts `apache2 ${APACHE_ARGUMENTS}`, exported from envvars: its -D names switch
+    <IfDefine> blocks, and the tree read with envvars is httpd's with those names."""
+    root = copy_tree(ROOT / "fixtures" / "sample", tmp_path / "sample")
+    with (root / "envvars").open("a") as f:
+        f.write("export APACHE_ARGUMENTS='-D TUNED -DHARDENED -e info'\n")
+    main = root / "apache2.conf"
+    main.write_text(main.read_text() + "<IfDefine TUNED>\nKeepAliveTimeout 2\n</IfDefine>\n"
+                    "<IfDefine !HARDENED>\nServerTokens Full\n</IfDefine>\n")
+    env = read_envvars(root / "envvars")  # what apache2ctl exports; our reading takes envvars itself
+    expected = dump_config(main, root, env, ("TUNED", "HARDENED"))
+    ours = resolve(main, ResolveOptions(server_root=str(root), env=env))
+    assert ours.init_defines and ours.init_defines.names == ("TUNED", "HARDENED")
+    assert ours.init_defines.variable == "APACHE_ARGUMENTS" and ours.dump_config() == expected
+    assert "KeepAliveTimeout 2" in expected and "ServerTokens Full" not in expected
+
+
 def test_bundled_sample_matches_httpd(tmp_path):
     root = copy_tree(ROOT / "fixtures" / "sample", tmp_path / "sample")
     assert_same(root / "apache2.conf", root, env_for(root))

@@ -1,6 +1,8 @@
 """The `-D` names a distribution's start-up script gives httpd, read from its settings file.
 
-Some distributions switch parts of the tree on from outside it. Gentoo's OpenRC script runs
+Some distributions switch parts of the tree on from outside it. Debian's apache2ctl (which its
+systemd unit runs) starts `apache2 ${APACHE_ARGUMENTS}`, exported from envvars (empty unless the
+operator sets it: "-D SSL"). Gentoo's OpenRC script runs
 `apache2 ${APACHE2_OPTS} -d SERVERROOT -f /etc/apache2/httpd.conf`, APACHE2_OPTS coming from
 /etc/conf.d/apache2 (installed as "-D DEFAULT_VHOST -D INFO", with "-D SSL -D SSL_DEFAULT_VHOST"
 and "-D LANGUAGE" when built with those); its httpd.conf loads modules inside `<IfDefine INFO>`,
@@ -56,6 +58,13 @@ def init_defines(main_file: str, sysroot: str | None = None) -> InitDefines | No
         names = tuple(_names(value, options))
         return InitDefines(names, path, variable) if names else None
     return None
+
+
+def arguments_defines(exported: dict[str, str], envvars: str) -> InitDefines | None:
+    """The -D names of APACHE_ARGUMENTS in Debian's envvars (already read: `exported`); None
+    when it gives none."""
+    names = tuple(_names(exported.get("APACHE_ARGUMENTS", ""), options=True))
+    return InitDefines(names, os.fspath(envvars), "APACHE_ARGUMENTS") if names else None
 
 
 def _names(value: str, options: bool) -> list[str]:

@@ -49,7 +49,7 @@ from apachetune.config.effective import (
 )
 from apachetune.config.envvars import read_envvars
 from apachetune.config.includes import MAX_INCLUDE_DEPTH, expand_include
-from apachetune.config.init_defines import init_defines
+from apachetune.config.init_defines import arguments_defines, init_defines
 from apachetune.config.macros import Macro, MacroError, define, expand
 from apachetune.config.parser import (
     CONDITIONAL_SECTIONS,
@@ -123,10 +123,6 @@ class _State:
         self._spelling: dict[str, str] = {}
         self.shared = SharedWords()  # one copy of each word and argument list of the tree
         self.defines: dict[str, str | None] = {name: None for name in opts.defines}
-        # Gentoo's APACHE2_OPTS, SUSE's APACHE_SERVER_FLAGS: read where envvars would be
-        self.init_defines = init_defines(main, opts.sysroot) if opts.use_env_file else None
-        for name in self.init_defines.names if self.init_defines else ():
-            self.defines.setdefault(name, None)
         self.modules: dict[str, str] = {m: "(built-in)" for m in opts.builtin_modules}
         for m in opts.modules:
             self.modules.setdefault(_module_id(m), "(assumed)")
@@ -135,8 +131,14 @@ class _State:
         if env_file is None and opts.use_env_file:
             candidate = Path(main).resolve().parent / "envvars"
             env_file = str(candidate) if observed.isfile(str(candidate)) else None
-        if env_file:
-            self.env.update(read_envvars(env_file, base={}))
+        exported = read_envvars(env_file, base={}) if env_file else {}
+        self.env.update(exported)
+        # The -D names the start-up script adds: Debian's APACHE_ARGUMENTS (envvars), Gentoo's
+        # APACHE2_OPTS, SUSE's APACHE_SERVER_FLAGS (read where envvars would be)
+        self.init_defines = (arguments_defines(exported, env_file) if env_file else None) or (
+            init_defines(main, opts.sysroot) if opts.use_env_file else None)
+        for name in self.init_defines.names if self.init_defines else ():
+            self.defines.setdefault(name, None)
         self.sysroot = os.path.abspath(opts.sysroot) if opts.sysroot else None
         self.server_root = self.local(os.path.abspath(opts.server_root)) if opts.server_root else str(
             Path(main).resolve().parent)
