@@ -10,9 +10,10 @@ and "-D LANGUAGE" when built with those); its httpd.conf loads modules inside `<
 start_apache2 gives `-D` for each word of APACHE_SERVER_FLAGS in /etc/sysconfig/apache2. Without
 them a reading of the tree is not the server's: its default vhost, mod_info, SSL are missing.
 
-They are read only for the file those scripts start, /etc/apache2/httpd.conf (under --root), so
-a copy of a tree elsewhere is never read with this machine's settings. The file is read as
-envvars is, without a shell (config/envvars.py).
+Debian's are read wherever envvars is (beside the main file, or --env-file). Gentoo's and SUSE's
+only for the file those scripts start, /etc/apache2/httpd.conf (under --root), so a copy of a
+tree elsewhere is never read with this machine's settings. Each file is read as envvars is,
+without a shell (config/envvars.py).
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ class InitDefines:
     names: tuple[str, ...]
     file: str  # the settings file they were read from
     variable: str
+
+    def to_json(self) -> dict[str, object]:
+        return {"names": list(self.names), "file": self.file, "variable": self.variable}
 
     def describe(self) -> str:
         return f"{' '.join(f'-D {n}' for n in self.names)}, as {self.variable} in {self.file} gives them"

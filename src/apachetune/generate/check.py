@@ -118,21 +118,17 @@ def _httpd_tree(main: str, opts: ResolveOptions, report: CheckReport) -> CheckRe
                 logs.mkdir(exist_ok=True)
             for parent, name in hidden:  # links a switch of MPM removes
                 inside_copy(parent / name).unlink(missing_ok=True)
-            contents = dict(zip(written, overlay.values(), strict=True))
-            if rewrite:  # every file read in the copy: its own text, pointing into the copy
-                for f in {Path(f).resolve() for f in eff.files} - set(contents) - {main_path}:
-                    if f.is_relative_to(base) and f.is_file():
-                        contents[f] = f.read_bytes()
-            for path, data in contents.items():
+            for path, data in _contents(eff, dict(zip(written, overlay.values(), strict=True)), base, rewrite):
                 target = inside_copy(path)
                 target.unlink(missing_ok=True)
                 target.write_bytes(into_copy(data.decode(errors="surrogateescape")).encode(errors="surrogateescape")
                                    if rewrite else data)
             copied_main = inside_copy(main_path)
-            text = copied_main.read_text(errors="surrogateescape")
-            copied_main.unlink()
-            text = into_copy(text) if rewrite else re.sub(r"(?mi)^\s*ServerRoot\s.*$", f'ServerRoot "{copy}"', text)
-            copied_main.write_text(text, errors="surrogateescape")
+            if not rewrite:  # ServerRoot: the copy
+                text = copied_main.read_text(errors="surrogateescape")
+                copied_main.unlink()
+                copied_main.write_text(re.sub(r"(?mi)^\s*ServerRoot\s.*$", f'ServerRoot "{copy}"', text),
+                                       errors="surrogateescape")
         except OSError as e:
             return _unchecked(report, f"apache2 -t could not check it: a copy of {base} failed ({e})")
         env = {}
@@ -143,8 +139,20 @@ def _httpd_tree(main: str, opts: ResolveOptions, report: CheckReport) -> CheckRe
             env = read_envvars(envvars)
         # the -D names the tree was linted with: the command's and the start-up script's
         defines = [*opts.defines, *(eff.init_defines.names if eff.init_defines else ())]
-        run = httpd.config_test(copied_main, root if rewrite else copy, defines=dict.fromkeys(defines), env=env)
+        run = httpd.config_test(copied_main, root if rewrite else copy, defines=list(dict.fromkeys(defines)), env=env)
     return _verdict(report, run, run.mpm_messages)
+
+
+def _contents(eff, written: dict[Path, bytes], base: Path, rewrite: bool) -> list[tuple[Path, bytes]]:
+    """The files the copy holds as real files: those written and, when the copy's paths are
+    rewritten, every file read inside `base` (the main one too) with its text as read, each once."""
+    contents = dict(written)
+    if rewrite:
+        for name, cf in eff.files.items():
+            path = Path(name).resolve()
+            if name not in eff.generated_files and path not in contents and path.is_relative_to(base):
+                contents[path] = cf.to_bytes()
+    return list(contents.items())
 
 
 def _repointer(base: Path, copy: Path, sysroot: str | None) -> Callable[[str], str]:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from apachetune.errors import Position
+
+if TYPE_CHECKING:
+    from apachetune.config.init_defines import InitDefines
 
 SEVERITIES = ("error", "warning", "info")
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
@@ -73,7 +76,7 @@ class LintResult:
     files: dict[str, Any] = field(default_factory=dict)  # path -> ConfigFile, for showing lines
     httpd_version: str | None = None  # the httpd version the checks modelled, and why that one
     httpd_version_source: str = ""
-    init_defines: Any = None  # config.init_defines.InitDefines: the -D names the start-up script gives
+    init_defines: InitDefines | None = None  # the -D names the start-up script gives
 
     def summary(self) -> dict[str, int]:
         counts = {s: 0 for s in SEVERITIES}
@@ -87,6 +90,5 @@ class LintResult:
             "mpm": self.mpm,
             "findings": [f.to_json() for f in self.findings],
             "summary": self.summary(),
-            **({"init_defines": {"names": list(self.init_defines.names), "file": self.init_defines.file,
-                                 "variable": self.init_defines.variable}} if self.init_defines else {}),
+            **({"init_defines": self.init_defines.to_json()} if self.init_defines else {}),
         }
