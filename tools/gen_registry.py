@@ -22,6 +22,7 @@ from pathlib import Path
 import yaml
 
 from apachetune import httpd
+from apachetune.config import module_table
 
 MODULES = httpd.modules_dir()
 OUT = Path(__file__).resolve().parents[1] / "rules" / "registry" / "directives.yaml"
@@ -83,14 +84,7 @@ def arg_kinds(source: str, ref: str) -> dict[str, str]:
 
 def contexts(allowed: str) -> list[str]:
     """httpd's `-L` wording -> the manual's context names."""
-    ctx = []
-    if "only outside <Directory>" in allowed or "anywhere" in allowed:
-        ctx += ["server config", "virtual host"]
-    if "only inside <Directory>" in allowed or "anywhere" in allowed:
-        ctx.append("directory")
-    if "in .htaccess" in allowed:
-        ctx.append(".htaccess")
-    return ctx
+    return list(module_table.contexts(allowed))
 
 
 def module_id(source: str) -> str:

@@ -9,11 +9,12 @@ where it is allowed, and httpd's help text.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from apachetune.config import module_table
 from apachetune.datafiles import load_yaml
 from apachetune.paths import rules_dir
 
@@ -100,6 +101,47 @@ def lookup(name: str) -> DirectiveSpec | None:
     return registry().get(name.lower())
 
 
+@dataclass(frozen=True)
+class ThirdParty:
+    """The loaded modules httpd does not ship: the directives of those whose command table was
+    read from their shared object (config/module_table.py), and those whose table was not (a
+    file elsewhere or unreadable: they may define any name)."""
+
+    specs: dict[str, DirectiveSpec]  # lower-case name -> its spec, as the registry's
+    unread: tuple[str, ...]
+    registers: frozenset[str] = frozenset()  # what the read ones may register (module_table.REGISTRARS)
+
+    def lookup(self, name: str) -> DirectiveSpec | None:
+        return self.specs.get(name.lower())
+
+    def may_register(self, kind: str) -> bool:
+        """Whether a loaded third-party module may register names of `kind` (providers,
+        filters, ...: module_table.REGISTRARS) that apachetune does not know."""
+        return bool(self.unread) or kind in self.registers
+
+
+def third_party(modules: Mapping[str, str]) -> ThirdParty:
+    """`modules` (identifier -> the file LoadModule names, on this machine) beyond httpd's own."""
+    key = tuple((m, path) for m, path in modules.items() if m not in shipped_modules() and not m.endswith(".c"))
+    return _third_party(key)
+
+
+def _third_party(modules: tuple[tuple[str, str], ...]) -> ThirdParty:
+    specs: dict[str, DirectiveSpec] = {}
+    unread: list[str] = []
+    registers: set[str] = set()
+    for module, path in modules:
+        table = module_table.read(path, module)
+        if table is None:
+            unread.append(module)
+            continue
+        registers |= table.registers
+        for c in table.commands:
+            # the first module to define a name keeps it, as the registry keeps core's
+            specs.setdefault(c.name.lower(), DirectiveSpec(c.name, (module,), c.kind, c.contexts, c.allowed, c.help))
+    return ThirdParty(specs, tuple(sorted(unread)), frozenset(registers))
+
+
 def directive_modules(name: str) -> tuple[str, ...]:
     spec = lookup(name)
     return spec.modules if spec else ()
@@ -118,9 +160,10 @@ def canonical_name(name: str, loaded: Collection[str] | None = None) -> str:
     return name
 
 
-def suggest(name: str, limit: int = 3) -> list[str]:
-    """Did-you-mean: the closest known directive names."""
-    names = {spec.name.lower(): spec.name for spec in registry().values()}
+def suggest(name: str, limit: int = 3, also: Iterable[DirectiveSpec] = ()) -> list[str]:
+    """Did-you-mean: the closest known directive names (httpd's, and `also`: a loaded
+    third-party module's)."""
+    names = {spec.name.lower(): spec.name for spec in (*registry().values(), *also)}
     import difflib  # only when a name is unknown: not on every lint's start-up
 
     return [names[m] for m in difflib.get_close_matches(name.lower(), list(names), n=limit, cutoff=0.75)]

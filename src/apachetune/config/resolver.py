@@ -35,6 +35,7 @@ from apachetune.config.directives import (
     canonical_name,
     directive_modules,
     lookup,
+    third_party,
     too_many_arguments,
 )
 from apachetune.config.effective import (
@@ -533,8 +534,11 @@ def _parse_cached(path: str, by: Position | None = None, shared: SharedWords | N
 
 
 def _directive_known(name: str, st: _State) -> bool:
-    """Whether httpd would know directive `name` with the modules loaded so far."""
-    return _in_version(name, st) and any(st.loaded(m) for m in directive_modules(name))
+    """Whether httpd would know directive `name` with the modules loaded so far (a loaded
+    third-party module's too, when its command table reads from its file)."""
+    if _in_version(name, st) and any(st.loaded(m) for m in directive_modules(name)):
+        return True
+    return third_party(st.modules).lookup(name) is not None
 
 
 def _in_version(name: str, st: _State) -> bool:

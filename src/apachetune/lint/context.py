@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar, cast
 
 from apachetune.config.conditions import LoadedModules
+from apachetune.config.directives import ThirdParty, third_party
 from apachetune.config.effective import EffectiveConfig, ResolvedDirective, ResolvedSection
 from apachetune.config.tree import Node, Section
 from apachetune.lint.finding import Finding, Fix, Location
@@ -62,13 +63,16 @@ class LintContext:
         """httpd's find_module for `name` (an identifier or a source file name), remembered."""
         return self._loaded.has(name)
 
-    def third_party_loaded(self) -> bool:
-        """Whether a loaded module is not one httpd ships: then the providers, filters, mutex
-        types... it may register are not known, and the readers that look names up are silent."""
-        def compute() -> bool:
-            from apachetune.config.directives import shipped_modules
-            return any(m not in shipped_modules() and not m.endswith(".c") for m in self.eff.modules)
-        return self.memo("third-party-loaded", compute)
+    def third_party_may_register(self, kind: str) -> bool:
+        """Whether a loaded module httpd does not ship may register names of `kind` ("providers",
+        "filters", "mutex types", ...: config/module_table.py REGISTRARS): then which names
+        exist is not known, and the readers that look them up are silent. A module whose file
+        is not here may register anything; one read from its file, only what it calls for."""
+        return self.third_party().may_register(kind)
+
+    def third_party(self) -> ThirdParty:
+        """The loaded third-party modules' directives, read from their files where they can be."""
+        return self.memo("third-party", lambda: third_party(self.eff.modules))
 
     def walk(self) -> Iterator[Scoped]:
         """Every resolved item with its enclosing sections, in document order."""

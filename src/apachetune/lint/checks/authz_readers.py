@@ -36,7 +36,7 @@ _NAMED_PROVIDERS = {"authzprovideralias": 1, "luaauthzprovider": 0, "authnzfcgid
 def _providers(ctx: LintContext) -> set[str] | None:
     """The provider names this configuration registers, or None when a loaded module apachetune
     has no table for may register more."""
-    if ctx.third_party_loaded():
+    if ctx.third_party_may_register("providers"):
         return None
     names = {n for module, provided in AUTHZ_PROVIDERS.items() if ctx.module_loaded(module) for n in provided}
     for lname, index in _NAMED_PROVIDERS.items():
@@ -148,7 +148,7 @@ def _authn_providers(ctx: LintContext) -> dict[str, bool] | None:
     """Provider name -> answers Digest, or None when a loaded module apachetune has no table for
     may register more. <AuthnProviderAlias> names count wherever they are (httpd needs them
     first: this errs towards silence); an alias answers both, a FastCGI provider Basic only."""
-    if ctx.third_party_loaded():
+    if ctx.third_party_may_register("providers"):
         return None
     names = {name: digest for module, (name, digest) in _AUTHN_PROVIDERS.items() if ctx.module_loaded(module)}
     for item in ctx.items_named("authnprovideralias"):

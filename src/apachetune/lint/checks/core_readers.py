@@ -556,7 +556,7 @@ def mutex_error(ctx: LintContext, words: list[str]) -> str | None:
     none = mech.lower() in ("none", "no")
     types = [w for w in words[1:] if w.lower() != "omitpid"] or ["default"]
     known: set[str] | None = None  # None: which types exist is not known (a dump, a third-party module)
-    if not ctx.from_dump and not ctx.third_party_loaded():
+    if not ctx.from_dump and not ctx.third_party_may_register("mutex types"):
         known = {"default"}.union(*(names for module, names in _MUTEX_TYPES.items() if ctx.module_loaded(module)))
     for kind in reversed(types):
         if known is not None and kind not in known:

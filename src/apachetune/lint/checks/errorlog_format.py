@@ -110,7 +110,7 @@ def error_log_format(ctx: LintContext, item: ResolvedDirective) -> str | None:
     """set_errorlog_format (TAKE12: an empty second word counts as none): one word is the main
     format; two are a type (request or connection, any case) and its format. Not judged when a
     module apachetune has no table for is loaded (it may register more letters)."""
-    if not 1 <= len(item.args) <= 2 or ctx.third_party_loaded():
+    if not 1 <= len(item.args) <= 2 or ctx.third_party_may_register("error log items"):
         return None
     first, second = item.args[0], (item.args[1] if len(item.args) == 2 and item.args[1] else None)
     if second is None:

@@ -45,7 +45,7 @@ def lookups(ctx: LintContext) -> Lookups:
     return ctx.memo("expr-lookups", lambda: Lookups(ssl=ctx.module_loaded("ssl_module"),
                                                     hcheck=ctx.module_loaded("proxy_hcheck_module"),
                                                     version=ctx.eff.httpd_version,
-                                                    others=ctx.third_party_loaded()))
+                                                    others=ctx.third_party_may_register("expression functions")))
 
 
 def expression_error(ctx: LintContext, text: str, string_result: bool = False, restricted: bool = False) -> str | None:

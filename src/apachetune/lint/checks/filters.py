@@ -33,7 +33,7 @@ def output_filters(ctx: LintContext) -> frozenset[str] | None:
     """The registered output filters' names in lower case, or None when a loaded module apachetune
     has no table for may register more."""
     def compute() -> frozenset[str] | None:
-        if ctx.third_party_loaded():
+        if ctx.third_party_may_register("filters"):
             return None
         names = {n.lower() for n in _CORE}
         for module, registered in _BY_MODULE.items():

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from functools import cache
 
 from apachetune.config.conditions import Version, at_least
-from apachetune.config.directives import ARG_WORDS, DirectiveSpec, lookup, shipped_modules, suggest
+from apachetune.config.directives import ARG_WORDS, DirectiveSpec, lookup, suggest
 from apachetune.config.effective import ResolvedDirective, ResolvedSection
 from apachetune.datafiles import load_yaml
 from apachetune.lint.checks import core_readers
@@ -78,8 +78,18 @@ def cmd_context_error(name: str, forbidden: int, parents: tuple[ResolvedSection,
 
 
 def _third_party_loaded(ctx: LintContext) -> list[str]:
-    """Loaded modules httpd does not ship: they may define directives we have no table for."""
-    return sorted(m for m in ctx.eff.modules if m not in shipped_modules() and not m.endswith(".c"))
+    """Loaded modules httpd does not ship whose command table could not be read from their
+    file: they may define directives we have no table for."""
+    return list(ctx.third_party().unread)
+
+
+def spec_of(ctx: LintContext, name: str) -> DirectiveSpec | None:
+    """The directive `name` as httpd would find it: in the registry, or else (or when its own
+    modules are not loaded) in a loaded third-party module's table."""
+    spec = lookup(name)
+    if spec is not None and (spec.modules[0] == "core_module" or any(ctx.module_loaded(m) for m in spec.modules)):
+        return spec
+    return ctx.third_party().lookup(name) or spec
 
 
 def _name_of(item: ResolvedDirective | ResolvedSection) -> str:
@@ -120,11 +130,11 @@ def _unknown_verdict(ctx: LintContext, name: str, item: ResolvedDirective | Reso
     """(rule, message, severity or None) for directive `name`, or None when httpd knows it."""
     if name.startswith("\ufeff") or canonical(item.name) is not None:
         return None  # the BOM (AT506) and MPM directives (AT403) have their own rules
-    spec = lookup(name)
+    spec = spec_of(ctx, name)
     base = (f"Invalid command '{name}', perhaps misspelled or defined by a module not included "
             "in the server configuration")
     if spec is None:
-        hint = suggest(name.lstrip("<"))
+        hint = suggest(name.lstrip("<"), also=ctx.third_party().specs.values())
         extra = f"; did you mean {' or '.join(hint)}?" if hint else ""
         if third_party:
             # A loaded module we have no table for may define it: still reported, as a
@@ -168,7 +178,7 @@ def _kind(kind: str | None) -> str | None:
 
 def argument_count(ctx: LintContext) -> Iterator[Finding]:
     for lname, items in ctx.by_name().items():  # one spec a name
-        spec = lookup(lname)
+        spec = spec_of(ctx, lname)
         kind = _kind(spec.kind) if spec is not None else None
         if spec is None or kind is None or kind not in _WRONG_COUNT \
                 or not any(ctx.module_loaded(m) for m in spec.modules) \
@@ -203,7 +213,7 @@ def context(ctx: LintContext) -> Iterator[Finding]:
     for lname, items in ctx.by_name().items():  # a directive's allowed contexts: once a name
         global_only = lname in _GLOBAL_ONLY or canonical(lname) is not None
         for is_section in (False, True):
-            spec = lookup("<" + lname if is_section else lname)
+            spec = spec_of(ctx, "<" + lname if is_section else lname)
             if spec is None:
                 continue
             allowed = spec.contexts

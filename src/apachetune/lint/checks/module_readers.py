@@ -590,7 +590,7 @@ def _proxy_set(ctx: LintContext, item: ResolvedDirective) -> str | None:
     if not in_proxy and name[:5].lower() != "unix:" and ("://" not in name or not _named_anywhere(ctx, name)):
         return f"ProxySet can not find '{name}' {'Balancer' if balancer else 'Worker'}."
     lbmethods = None
-    if not ctx.third_party_loaded():
+    if not ctx.third_party_may_register("providers"):
         lbmethods = frozenset(n for module, n in proxy_params.LBMETHODS.items() if ctx.module_loaded(module))
     hcheck = ctx.module_loaded("proxy_hcheck_module")
     for word in rest:
@@ -791,7 +791,7 @@ def log_format_error(fmt: str, handlers: frozenset[str]) -> str | None:
 def _log_handlers(ctx: LintContext) -> frozenset[str] | None:
     """The handlers of the loaded modules, or None when a module apachetune has no table for is
     loaded (it may register more)."""
-    if ctx.from_dump or ctx.third_party_loaded():
+    if ctx.from_dump or ctx.third_party_may_register("log handlers"):
         return None  # a dump shows no LoadModule: mod_logio's and mod_ssl's handlers may be there
     return frozenset(h for module, names in _LOG_HANDLERS.items() if ctx.module_loaded(module) for h in names)
 

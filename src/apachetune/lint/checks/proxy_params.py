@@ -217,7 +217,7 @@ def params_error(ctx: LintContext, item: ResolvedDirective, location: bool) -> s
                             and not w.lower().startswith("mapping=")]
     if url[:11].lower() == "balancer://":
         lbmethods = None
-        if not ctx.third_party_loaded():
+        if not ctx.third_party_may_register("providers"):
             lbmethods = frozenset(name for module, name in LBMETHODS.items() if ctx.module_loaded(module))
         for key, val in table(params):
             if err := balancer_param_error(key, val, lbmethods):

@@ -255,7 +255,7 @@ def _dav(ctx: LintContext, item: ResolvedDirective) -> str | None:
     provider's name (case-sensitive); not judged when a module apachetune has no table for is
     loaded (mod_dav_svn registers "svn")."""
     arg = item.args[0]
-    if arg.lower() == "off" or ctx.third_party_loaded():
+    if arg.lower() == "off" or ctx.third_party_may_register("providers"):
         return None
     provider = "filesystem" if arg.lower() == "on" else arg
     known = {"filesystem"} if ctx.module_loaded("dav_fs_module") else set()
@@ -267,7 +267,7 @@ def _socache(prefix: str, whole: bool) -> Reader:
     registers (the provider's own reading of args is not judged); the message names the whole
     argument (mod_authn_socache) or the name (mod_cache_socache)."""
     def read(ctx: LintContext, item: ResolvedDirective) -> str | None:
-        if ctx.third_party_loaded():
+        if ctx.third_party_may_register("providers"):
             return None
         arg = item.args[0]
         name = arg.partition(":")[0]

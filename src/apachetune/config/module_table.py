@@ -1,0 +1,222 @@
+"""A module's directives, read from its shared object: the command table httpd registers.
+
+httpd learns a module's directives from the `cmds` member of its `module` structure (the
+AP_INIT_* table, http_config.h) when LoadModule links it in. For a module httpd does not ship
+(mod_fcgid, mod_security2, cPanel's mod_ruid2 and mod_lsapi, Passenger...) apachetune has no
+registry entry, so the same table is read from the file LoadModule names: the exported
+`<name>_module` symbol, its `cmds` pointer, then each command_rec (name, argument kind, where
+it is allowed, help text) until the NULL name that ends it. Nothing is loaded or run: the
+pointers are followed through the file's relocations, as the dynamic linker would set them.
+
+Only 64-bit little-endian objects on x86-64 and AArch64 are read (what distributions ship);
+anything else is None, and a module without a table stays "may define any name".
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from dataclasses import dataclass
+from functools import lru_cache
+
+from apachetune.config import observed
+
+MODULE_MAGIC_COOKIE = 0x41503234  # "AP24": every httpd 2.4 module
+MODULE_MAGIC_NUMBER_MAJOR = 20120211  # httpd 2.4's module API
+_CMDS_AT = 88  # offsetof(module, cmds) on LP64
+_COMMAND_REC = 40  # sizeof(command_rec) on LP64: name, func, cmd_data, req_override, args_how, errmsg
+_MAX_COMMANDS = 4096  # a table longer than this is not one (a misread pointer)
+# e_machine -> (R_*_RELATIVE, R_*_64): the two relocations a pointer in data carries
+_RELOCATIONS = {62: (8, 1), 183: (1027, 257)}  # x86-64, AArch64
+_SHT_RELA, _SHT_DYNSYM, _SHT_NOBITS = 4, 11, 8
+
+# What else a module may register at start-up, by kind, and the functions it calls to do so: a
+# module whose file names none of a kind's registers none of that kind, so lint's readers that
+# look such names up (Require's providers, filters, Mutex types, ...) can still judge them while it
+# is loaded. The names are matched as strings in the file: imported symbols, and the optional
+# functions a module retrieves by name (mod_log_config's ap_register_log_handler).
+REGISTRARS: dict[str, tuple[str, ...]] = {
+    "providers": ("ap_register_provider", "ap_register_auth_provider", "dav_register_provider"),
+    "mutex types": ("ap_mutex_register",),
+    "filters": ("ap_register_output_filter", "ap_register_output_filter_protocol", "ap_register_input_filter"),
+    "expression functions": ("ap_hook_expr_lookup",),
+    "error log items": ("ap_register_errorlog_handler",),
+    "log handlers": ("ap_register_log_handler",),
+}
+
+# enum cmd_how, in http_config.h's order
+ARGS_HOW = ("RAW_ARGS", "TAKE1", "TAKE2", "ITERATE", "ITERATE2", "FLAG", "NO_ARGS", "TAKE12",
+            "TAKE3", "TAKE23", "TAKE123", "TAKE13", "TAKE_ARGV")
+# req_override bits (http_config.h)
+OR_LIMIT, OR_OPTIONS, OR_FILEINFO, OR_AUTHCFG, OR_INDEXES = 1, 2, 4, 8, 16
+OR_ALL = OR_LIMIT | OR_OPTIONS | OR_FILEINFO | OR_AUTHCFG | OR_INDEXES
+ACCESS_CONF, RSRC_CONF = 64, 128
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """One command_rec: a directive as its module registers it."""
+
+    name: str
+    kind: str | None  # ARGS_HOW's name (None: a value httpd does not define)
+    req_override: int
+    help: str
+    per_dir_config: bool = True  # its module creates per-directory configurations
+
+    @property
+    def allowed(self) -> str:
+        """Where httpd allows it, worded as `httpd -L` prints it (config.c show_overrides)."""
+        r = self.req_override
+        if r & (OR_OPTIONS | OR_FILEINFO | OR_INDEXES) or (r & RSRC_CONF and r & (ACCESS_CONF | OR_AUTHCFG | OR_LIMIT)):
+            text = "Allowed in *.conf anywhere"
+        elif r & RSRC_CONF:
+            text = "Allowed in *.conf only outside <Directory>, <Files>, <Location>, or <If>"
+        else:
+            text = "Allowed in *.conf only inside <Directory>, <Files>, <Location>, or <If>"
+        if r & (OR_ALL | ACCESS_CONF) and not self.per_dir_config:
+            text += " [no per-dir config]"
+        if r & OR_ALL:
+            text += " and in .htaccess when AllowOverride"
+            if r & OR_ALL == OR_ALL:
+                text += " isn't None"
+            else:
+                words = [w for bit, w in ((OR_AUTHCFG, "AuthConfig"), (OR_LIMIT, "Limit"),
+                                          (OR_OPTIONS, "Options"), (OR_FILEINFO, "FileInfo"),
+                                          (OR_INDEXES, "Indexes")) if r & bit]
+                text += " includes " + " or ".join(words)
+        return text
+
+    @property
+    def contexts(self) -> tuple[str, ...]:
+        """The manual's context names for `allowed`, as the registry words them."""
+        return contexts(self.allowed)
+
+
+def contexts(allowed: str) -> tuple[str, ...]:
+    """`httpd -L`'s "Allowed in ..." wording -> the manual's context names."""
+    found = []
+    if "only outside <Directory>" in allowed or "anywhere" in allowed:
+        found += ["server config", "virtual host"]
+    if "only inside <Directory>" in allowed or "anywhere" in allowed:
+        found.append("directory")
+    if "in .htaccess" in allowed:
+        found.append(".htaccess")
+    return tuple(found)
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleTable:
+    """What a module's structure says: its source file's name (as `httpd -L` prints it) and the
+    directives it registers, in its table's order."""
+
+    source: str
+    commands: tuple[Command, ...]
+    registers: frozenset[str] = frozenset()  # REGISTRARS' kinds it may register
+
+
+def read(path: str, module_id: str) -> ModuleTable | None:
+    """Module `module_id` of shared object `path`, or None when it cannot be read (not a 64-bit
+    ELF object of a known machine, no such symbol, not an httpd 2.4 module, a table that does
+    not read as one)."""
+    observed.file_read(path)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return _read(path, module_id, (st.st_ino, st.st_size, st.st_mtime_ns))
+
+
+@lru_cache(maxsize=256)
+def _read(path: str, module_id: str, signature: tuple[int, ...]) -> ModuleTable | None:
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+        table = _Image(data).module(module_id)
+        if table is None:
+            return None
+        kinds = frozenset(kind for kind, names in REGISTRARS.items()
+                          if any(b"\0" + name.encode() + b"\0" in data for name in names))
+        return ModuleTable(table.source, table.commands, kinds)
+    except (OSError, struct.error, IndexError, ValueError, UnicodeDecodeError):
+        return None
+
+
+class _Image:
+    """A 64-bit little-endian ELF object as the dynamic linker maps it: addresses to file
+    offsets, and the pointer each relocated word holds once loaded."""
+
+    def __init__(self, data: bytes) -> None:
+        if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+            raise ValueError("not a 64-bit little-endian ELF object")
+        machine = struct.unpack_from("<H", data, 0x12)[0]
+        if machine not in _RELOCATIONS:
+            raise ValueError(f"machine {machine}")
+        self.data = data
+        self.relative, self.absolute = _RELOCATIONS[machine]
+        shoff, shentsize, shnum = struct.unpack_from("<Q10xHH", data, 0x28)
+        self.sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+        self.symbols: list[tuple[str, int, int]] = []  # dynsym: (name, value, section index)
+        for sh in self.sections:
+            if sh[1] == _SHT_DYNSYM:
+                strtab = self.sections[sh[6]][4]
+                for at in range(sh[4], sh[4] + sh[5], 24):
+                    name_at, _info, _other, shndx, value, _size = struct.unpack_from("<IBBHQQ", data, at)
+                    self.symbols.append((self._c_string_at(strtab + name_at), value, shndx))
+        self.relocations: dict[int, tuple[int, int, int]] = {}  # address -> (type, symbol, addend)
+        for sh in self.sections:
+            if sh[1] == _SHT_RELA:
+                for at in range(sh[4], sh[4] + sh[5], 24):
+                    where, info, addend = struct.unpack_from("<QQq", data, at)
+                    self.relocations[where] = (info & 0xFFFFFFFF, info >> 32, addend)
+
+    def module(self, module_id: str) -> ModuleTable | None:
+        module = next((value for name, value, shndx in self.symbols if name == module_id and shndx), None)
+        if module is None:
+            return None
+        version, _minor = struct.unpack_from("<ii", self.data, self._offset(module))
+        magic = struct.unpack_from("<Q", self.data, self._offset(module + 40))[0]
+        if magic != MODULE_MAGIC_COOKIE or version != MODULE_MAGIC_NUMBER_MAJOR:
+            return None  # not a 2.4 module: httpd refuses to load it before reading its table
+        source_at = self._pointer(module + 16)
+        per_dir = self._pointer(module + 56) != 0  # create_dir_config
+        table = self._pointer(module + _CMDS_AT)
+        found: list[Command] = []
+        while table:
+            name_at = self._pointer(table)
+            if not name_at:
+                break
+            if len(found) >= _MAX_COMMANDS:
+                return None
+            req_override, how = struct.unpack_from("<iI", self.data, self._offset(table + 24))
+            help_at = self._pointer(table + 32)
+            found.append(Command(self._string(name_at), ARGS_HOW[how] if how < len(ARGS_HOW) else None,
+                                 req_override, self._string(help_at) if help_at else "", per_dir))
+            table += _COMMAND_REC
+        return ModuleTable(os.path.basename(self._string(source_at)) if source_at else "", tuple(found))
+
+    def _offset(self, address: int) -> int:
+        for sh in self.sections:
+            if sh[1] != _SHT_NOBITS and sh[3] and sh[3] <= address < sh[3] + sh[5]:
+                offset: int = sh[4] + address - sh[3]
+                return offset
+        raise ValueError(f"address {address:#x} is not in the file")
+
+    def _pointer(self, address: int) -> int:
+        """The pointer at `address` once relocated: a relative relocation's addend, a symbol's
+        address plus the addend, or (no relocation: a fixed address, or RELR's addend in place)
+        the word in the file."""
+        relocation = self.relocations.get(address)
+        if relocation is not None:
+            kind, symbol, addend = relocation
+            if kind == self.relative:
+                return addend
+            if kind == self.absolute and 0 < symbol < len(self.symbols) and self.symbols[symbol][2]:
+                return self.symbols[symbol][1] + addend
+            raise ValueError(f"relocation {kind} at {address:#x}")  # a pointer into another object
+        return int(struct.unpack_from("<Q", self.data, self._offset(address))[0])
+
+    def _string(self, address: int) -> str:
+        return self._c_string_at(self._offset(address))
+
+    def _c_string_at(self, offset: int) -> str:
+        return self.data[offset:self.data.index(b"\0", offset)].decode("utf-8")
