@@ -239,3 +239,47 @@ def test_a_read_module_that_registers_no_provider_leaves_require_judged(tmp_path
     conf.write_text(conf.read_text() + "LoadModule other_module /nonexistent/dir/mod_other.so\n")
     result = lint_file(conf, LintOptions(ResolveOptions(env={}), Settings()))
     assert not any("Unknown Authz provider" in f.message for f in result.findings)
+
+
+MISSING_C = MODULE_C.replace(
+    "static const char *take(void *cmd, void *cfg, const char *arg) { return NULL; }",
+    "extern const char *apachetune_nowhere(const char *);\n"
+    "extern const char *apachetune_maybe(const char *) __attribute__((weak));\n"
+    "static const char *take(void *cmd, void *cfg, const char *arg)"
+    " { return apachetune_maybe ? apachetune_maybe(arg) : WHAT; }")
+
+
+def _build(folder: Path, name: str, what: str) -> Path:
+    source = folder / f"mod_{name}.c"
+    source.write_text(MISSING_C.replace("WHAT", what))
+    so = folder / f"mod_{name}.so"
+    subprocess.run([CC, "-shared", "-fPIC", "-O1", "-o", str(so), str(source)], check=True, capture_output=True)
+    return so
+
+
+@needs_httpd
+@needs_cc
+def test_a_module_needing_a_symbol_nothing_defines_does_not_load(tmp_path):
+    """httpd dlopens a module with every symbol bound at once: one that neither httpd, its
+    libraries, the modules loaded before nor the module's own libraries define stops it.
+    Judged where this machine's httpd runs the tree (it loads a module from httpd's modules
+    directory); a weak reference that nothing defines is no error."""
+    broken = _build(tmp_path, "broken", "apachetune_nowhere(arg)")
+    fine = _build(tmp_path, "fine", "NULL")
+    for so, says in ((broken, f"Cannot load {broken} into server: {broken}: undefined symbol: apachetune_nowhere"),
+                     (fine, None)):
+        conf = _conf(tmp_path, so, "")
+        result = lint_file(conf, LintOptions(ResolveOptions(env={}), Settings()))
+        found = [f.message for f in result.findings if f.rule == "AT510"]
+        if says is None:
+            assert found == []
+        else:
+            assert found == [f"{says} (defined by nothing httpd or the modules before it load; "
+                             "httpd will not start)"]
+        proc = run_httpd("-t", "-f", str(conf))
+        assert (proc.returncode == 0) is (says is None) and (says or "Syntax OK") in proc.stderr, proc.stderr
+    # a tree that loads nothing from this httpd's modules may be another httpd's: not judged
+    conf = tmp_path / "elsewhere.conf"
+    conf.write_text(f"LoadModule example_module {broken}\nServerName localhost\n")
+    result = lint_file(conf, LintOptions(ResolveOptions(env={}, mpm="event"), Settings()))
+    assert [f for f in result.findings if "undefined symbol" in f.message] == []

@@ -7,14 +7,29 @@ dlopen-ing a module built against httpd into Python) answers the same question s
 
 from __future__ import annotations
 
+import glob
 import os
 import struct
-from functools import lru_cache
+from functools import cache, lru_cache
+from typing import NamedTuple
 
 from apachetune.config import observed
 
 _SHT_RELA = 4
+_SHT_DYNAMIC = 6
 _SHT_DYNSYM = 11
+_STB_WEAK = 2
+_DT_NEEDED, _DT_RPATH, _DT_RUNPATH = 1, 15, 29
+
+
+class Linkage(NamedTuple):
+    """What the dynamic linker reads of a shared object."""
+
+    defined: frozenset[str]  # the names it defines
+    needed: tuple[str, ...]  # the names it needs (not weak ones) in the order they are resolved
+    libraries: tuple[str, ...]  # its DT_NEEDED entries
+    search: tuple[str, ...]  # DT_RUNPATH (or DT_RPATH), $ORIGIN as written
+    runpath: bool  # `search` is a DT_RUNPATH (looked at after LD_LIBRARY_PATH, not before)
 
 
 def exported_symbols(path: str) -> frozenset[str] | None:
@@ -26,7 +41,13 @@ def exported_symbols(path: str) -> frozenset[str] | None:
 
 def symbols(path: str) -> tuple[frozenset[str], tuple[str, ...]] | None:
     """(the names `path` defines, the names it needs from elsewhere in the order the dynamic
-    linker resolves them), or None."""
+    linker resolves them; weak ones left out, as a missing one is no error), or None."""
+    linkage = linkage_of(path)
+    return (linkage.defined, linkage.needed) if linkage is not None else None
+
+
+def linkage_of(path: str) -> Linkage | None:
+    """`path` as the dynamic linker reads it, or None when it is not a readable ELF file."""
     observed.file_read(path)
     try:
         st = os.stat(path)
@@ -50,7 +71,7 @@ def providers(directory: str) -> dict[str, str]:
 
 
 @lru_cache(maxsize=512)
-def _read(path: str, signature: tuple[int, ...]) -> tuple[frozenset[str], tuple[str, ...]] | None:
+def _read(path: str, signature: tuple[int, ...]) -> Linkage | None:
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -62,47 +83,144 @@ def _read(path: str, signature: tuple[int, ...]) -> tuple[frozenset[str], tuple[
         return None
 
 
-def _dynsym(data: bytes) -> tuple[frozenset[str], tuple[str, ...]] | None:
-    """(the defined names, the undefined ones in the order the dynamic linker resolves them:
-    its relocation tables in order, where the first it cannot resolve is the one dlerror names)."""
+def _dynsym(data: bytes) -> Linkage | None:
+    """The defined names, the undefined ones in the order the dynamic linker resolves them (its
+    relocation tables in order, where the first it cannot resolve is the one dlerror names),
+    and the dynamic section's libraries and search path."""
     if data[:4] != b"\x7fELF":
         return None
     is64, order = data[4] == 2, "<" if data[5] == 1 else ">"
     if is64:
         shoff, shentsize, shnum = struct.unpack_from(order + "Q10xHH", data, 0x28)
-        sh_fmt, sym_fmt, sym_size = order + "IIQQQQIIQQ", order + "IBBHQQ", 24
+        sh_fmt, sym_fmt, sym_size = order + "IIQQQQIIQQ", order + "IBxH16x", 24  # name, info, section
         rela_fmt, rela_size, sym_shift = order + "QQq", 24, 32
     else:
         shoff, shentsize, shnum = struct.unpack_from(order + "I10xHH", data, 0x20)
-        sh_fmt, sym_fmt, sym_size = order + "IIIIIIIIII", order + "IIIBBH", 16
+        sh_fmt, sym_fmt, sym_size = order + "IIIIIIIIII", order + "I8xBxH", 16
         rela_fmt, rela_size, sym_shift = order + "IIi", 12, 8
     sections = [struct.unpack_from(sh_fmt, data, shoff + i * shentsize) for i in range(shnum)]
     names: set[str] = set()
-    table: list[str | None] = []  # dynsym index -> the name of an undefined symbol
+    table: list[str | None] = []  # dynsym index -> the name of an undefined, not weak symbol
     for sh in sections:
         if sh[1] != _SHT_DYNSYM:
             continue
         offset, size, link = sh[4], sh[5], sh[6]
-        strtab = sections[link][4]
-        for start in range(offset, offset + size, sym_size):
-            fields = struct.unpack_from(sym_fmt, data, start)
-            name_at, shndx = fields[0], fields[3] if is64 else fields[5]
+        strings = _strings(data, sections[link][4], sections[link][5])
+        for name_at, info, shndx in struct.iter_unpack(sym_fmt, data[offset:offset + size - size % sym_size]):
             name = None
             if name_at:
-                end = data.index(b"\0", strtab + name_at)
-                name = data[strtab + name_at:end].decode("utf-8", "replace")
-                if shndx != 0:
+                name = strings.get(name_at)
+                if name is None:  # a name that is the tail of another (a shared suffix)
+                    start = sections[link][4] + name_at
+                    name = data[start:data.index(b"\0", start)].decode("utf-8", "replace")
+                if shndx:
                     names.add(name)
-            table.append(name if shndx == 0 else None)
+            table.append(name if not shndx and info >> 4 != _STB_WEAK else None)
     needed: dict[str, None] = {}
     for sh in sections:
         if sh[1] != _SHT_RELA:
             continue
-        for start in range(sh[4], sh[4] + sh[5], rela_size):
-            index = struct.unpack_from(rela_fmt, data, start)[1] >> sym_shift
-            if 0 < index < len(table) and table[index]:
+        count = len(table)
+        for _where, info, _addend in struct.iter_unpack(rela_fmt, data[sh[4]:sh[4] + sh[5] - sh[5] % rela_size]):
+            index = info >> sym_shift
+            if 0 < index < count and table[index]:
                 needed.setdefault(table[index], None)
     for name in table:
         if name:
             needed.setdefault(name, None)
-    return frozenset(names), tuple(needed)
+    libraries, search, runpath = _dynamic(data, sections, order, is64)
+    return Linkage(frozenset(names), tuple(needed), libraries, search, runpath)
+
+
+def _strings(data: bytes, offset: int, size: int) -> dict[int, str]:
+    """A string table's strings by their offset in it (split at once: a library's thousands
+    of names decoded together rather than one search each)."""
+    found: dict[int, str] = {}
+    at = 0
+    for raw in data[offset:offset + size].split(b"\0"):
+        found[at] = raw.decode("utf-8", "replace")
+        at += len(raw) + 1
+    return found
+
+
+def _dynamic(data: bytes, sections: list[tuple[int, ...]], order: str,
+             is64: bool) -> tuple[tuple[str, ...], tuple[str, ...], bool]:
+    """The dynamic section's DT_NEEDED libraries, its search path (DT_RUNPATH, else DT_RPATH)
+    and whether that is a DT_RUNPATH."""
+    found: dict[int, list[str]] = {_DT_NEEDED: [], _DT_RPATH: [], _DT_RUNPATH: []}
+    dyn_fmt, dyn_size = (order + "qQ", 16) if is64 else (order + "iI", 8)
+    for sh in sections:
+        if sh[1] != _SHT_DYNAMIC:
+            continue
+        strtab = sections[sh[6]][4]
+        for start in range(sh[4], sh[4] + sh[5], dyn_size):
+            tag, value = struct.unpack_from(dyn_fmt, data, start)
+            if tag in found:
+                found[tag].append(data[strtab + value:data.index(b"\0", strtab + value)].decode("utf-8", "replace"))
+    runpath = found[_DT_RUNPATH]
+    search = tuple(d for entry in (runpath or found[_DT_RPATH]) for d in entry.split(":") if d)
+    return tuple(found[_DT_NEEDED]), search, bool(runpath)
+
+
+def closure(objects: tuple[str, ...], library_path: str = "") -> tuple[str, ...] | None:
+    """`objects` and the libraries they need (DT_NEEDED, transitively), in the dynamic
+    linker's breadth-first order: what a symbol can bind to once they are loaded (each one's
+    `linkage_of(path).defined`); None when one of them is not found or not read (then nothing
+    is judged). `library_path`: LD_LIBRARY_PATH."""
+    found: dict[str, None] = {}
+    queue = list(objects)
+    while queue:
+        path = queue.pop(0)
+        if path in found:
+            continue
+        linkage = linkage_of(path)
+        if linkage is None:
+            return None
+        found[path] = None
+        for library in linkage.libraries:
+            where = find_library(library, linkage, os.path.dirname(path), library_path)
+            if where is None:
+                return None
+            queue.append(where)
+    return tuple(found)
+
+
+def find_library(name: str, by: Linkage, origin: str, library_path: str = "") -> str | None:
+    """Where the dynamic linker finds DT_NEEDED `name` of an object (ld.so(8)): a path as is;
+    else DT_RPATH, LD_LIBRARY_PATH, DT_RUNPATH, the directories of /etc/ld.so.conf, then the
+    default ones."""
+    if "/" in name:
+        return name if os.path.isfile(name) else None
+    own = [d.replace("$ORIGIN", origin).replace("${ORIGIN}", origin) for d in by.search]
+    dirs = [*([] if by.runpath else own), *[d for d in library_path.split(":") if d],
+            *(own if by.runpath else []), *_system_library_dirs()]
+    for d in dirs:
+        candidate = os.path.join(d, name)
+        if os.path.isfile(candidate):
+            return candidate
+    return None
+
+
+@cache
+def _system_library_dirs() -> tuple[str, ...]:
+    """/etc/ld.so.conf's directories (its `include` globs followed), then the default ones."""
+    found: list[str] = []
+
+    def read(conf: str, depth: int = 0) -> None:
+        try:
+            with open(conf, encoding="utf-8", errors="replace") as f:
+                lines = f.read().splitlines()
+        except OSError:
+            return
+        for line in lines:
+            line = line.split("#", 1)[0].strip()
+            if line.startswith("include") and depth < 8:
+                pattern = line.split(None, 1)[1] if len(line.split(None, 1)) > 1 else ""
+                pattern = pattern if os.path.isabs(pattern) else os.path.join(os.path.dirname(conf), pattern)
+                for included in sorted(glob.glob(pattern)):
+                    read(included, depth + 1)
+            elif line:
+                found.append(line)
+
+    read("/etc/ld.so.conf")
+    return tuple(dict.fromkeys([*found, "/lib64", "/usr/lib64", "/lib", "/usr/lib"]))

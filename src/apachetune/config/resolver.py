@@ -17,9 +17,10 @@ import re
 import stat
 import sys
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 
-from apachetune import collector
+from apachetune import collector, httpd
 from apachetune.config import cache, elf, observed
 from apachetune.config.builtin_mpm import compiled_in_mpm
 from apachetune.config.conditions import (
@@ -156,6 +157,10 @@ class _State:
         self.built_in_loads: list[tuple[str, str, Position]] = []  # LoadModule of a module taken as compiled in
         self.unresolved_modules: list[tuple[str, str, Position, str, str]] = []  # needs a module not loaded yet
         self.symbol_providers: dict[str, dict[str, str]] = {}  # modules directory -> symbol -> file
+        # The modules loaded so far and LoadFile's libraries, with the libraries they need
+        # (httpd dlopens each RTLD_GLOBAL): with httpd's own, what a module's symbols can bind
+        # to. None: not judged (a LoadFile or a library not read).
+        self.global_scope: dict[str, None] | None = {}
         self.generated: set[str] = set()  # pseudo-files of macro expansions (not on disk)
         self.stack: list[str] = []  # files being read (cycle detection)
         self.real_dirs: dict[str, str] = {}  # directory -> its realpath, resolved once
@@ -395,24 +400,67 @@ class Resolver:
                 st.wrong_identifiers.append((module_id, so, node.position))  # httpd's dlsym fails
             elif missing := self.unresolved(so, table[1]):
                 st.unresolved_modules.append((module_id, so, node.position, *missing))
+            self.add_to_scope(so)
         if module_id in MPM_MODULES:
             st.mpms.append(module_id)
         return True
 
     def unresolved(self, so: str, needed: tuple[str, ...]) -> tuple[str, str] | None:
-        """(a symbol, the module file defining it) when `so` needs a symbol only another of
-        httpd's modules defines and that module was not loaded before it (httpd loads each
-        module at once, every symbol resolved: "undefined symbol"), else None."""
+        """(the first symbol `so` needs that nothing loaded defines, the module file defining it
+        or "" when none does) or None. httpd dlopens each module RTLD_NOW, every symbol bound
+        at once: "undefined symbol". A symbol only another of httpd's modules defines, that
+        module not loaded before, is always judged; one nothing defines only where this
+        machine's httpd runs the tree (its binary, the libraries both need and the modules
+        loaded before are read: httpd's global scope), as Debian's libapache2-mod-qos on
+        bookworm needing pcre_free from a PCRE httpd no longer links."""
         directory = os.path.dirname(so)
         defined_by = self.st.symbol_providers.get(directory)
         if defined_by is None:  # once a directory a run: every module file of it read once
             defined_by = self.st.symbol_providers[directory] = elf.providers(directory)
         loaded = set(self.st.modules.values())
-        return next(((symbol, defined_by[symbol]) for symbol in needed
-                     if symbol in defined_by and defined_by[symbol] != so and defined_by[symbol] not in loaded), None)
+        scope = self.load_scope(so)
+        tables = [linkage.defined for p in scope or () if (linkage := elf.linkage_of(p)) is not None]
+        for symbol in needed:
+            if symbol in defined_by and defined_by[symbol] != so and defined_by[symbol] not in loaded:
+                return symbol, defined_by[symbol]
+            if scope is not None and not any(symbol in names for names in tables):
+                return symbol, ""
+        return None
+
+    def load_scope(self, so: str) -> tuple[str, ...] | None:
+        """The names a symbol of module `so` can bind to when it loads (httpd's binary and its
+        libraries, what was loaded before, `so`'s own libraries), or None when not judged: the
+        tree must load a module from this machine's httpd's modules directory (then that httpd
+        runs it: a module is built for its httpd), not be read under --root, no LD_PRELOAD."""
+        st = self.st
+        binary = httpd.binary()
+        if binary is None or st.global_scope is None or st.sysroot is not None or "LD_PRELOAD" in st.env:
+            return None
+        home = str(httpd.modules_dir())
+        if os.path.dirname(so) != home and not any(os.path.dirname(p) == home for p in st.modules.values()):
+            return None
+        library_path = st.env.get("LD_LIBRARY_PATH", "")
+        base = _closure((os.path.realpath(binary),), library_path)
+        own = _closure((so,), library_path)
+        return None if base is None or own is None else tuple(dict.fromkeys((*base, *st.global_scope, *own)))
+
+    def add_to_scope(self, path: str) -> None:
+        """A module or LoadFile library loaded: its names (and its libraries') bind later ones."""
+        if self.st.global_scope is not None:
+            objects = _closure((path,), self.st.env.get("LD_LIBRARY_PATH", ""))
+            if objects is None:
+                self.st.global_scope = None
+            else:
+                self.st.global_scope.update(dict.fromkeys(objects))
+
+    def load_file(self, node: Directive, args: list[str]) -> bool:
+        # LoadFile: httpd dlopens each library at once (RTLD_GLOBAL), for the modules after it
+        for arg in args:
+            self.add_to_scope(self.st.root_relative(arg))
+        return True
 
     def ignored(self, node: Directive, args: list[str]) -> bool:
-        return True  # LoadFile, DefaultRuntimeDir: read by httpd at once, nothing for us to model
+        return True  # DefaultRuntimeDir: read by httpd at once, nothing for us to model
 
     def section(self, node: Section, chain: Chain, conds: Conds, top: bool, out: list[Item]) -> None:
         st = self.st
@@ -516,7 +564,7 @@ _CONDITION_NAMES = {"ifmodule": "IfModule", "ifdefine": "IfDefine", "iffile": "I
 
 _READ_TIME = {
     "serverroot": Resolver.server_root, "define": Resolver.define, "undefine": Resolver.undefine,
-    "loadmodule": Resolver.load_module, "loadfile": Resolver.ignored, "defaultruntimedir": Resolver.ignored,
+    "loadmodule": Resolver.load_module, "loadfile": Resolver.load_file, "defaultruntimedir": Resolver.ignored,
 }
 
 
@@ -531,6 +579,12 @@ def _parse_cached(path: str, by: Position | None = None, shared: SharedWords | N
         cf = parse_text(data, path, shared)
         cache.store(path, data, cf)
     return cf
+
+
+@lru_cache(maxsize=1024)
+def _closure(objects: tuple[str, ...], library_path: str) -> tuple[str, ...] | None:
+    """elf.closure, once a process for each object (a tree loads the same modules each time)."""
+    return elf.closure(objects, library_path)
 
 
 def _directive_known(name: str, st: _State) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import random
 import shutil
 import signal
 import socket
@@ -81,9 +82,32 @@ def binary() -> Path:
 
 
 def free_port() -> int:
-    with socket.socket() as s:
+    """A loopback port free to listen on, below the kernel's ephemeral range: a port from that
+    range (what binding port 0 gives) can be handed to some client's connect between this check
+    and the server's bind, and load generators open thousands of connections (a suite beside
+    wrk lost mpmd's start to "Address already in use" so); one below it is never handed out."""
+    low = _ephemeral_low()
+    draw = random.SystemRandom()
+    for _ in range(64):
+        port = draw.randrange(max(1024, low - 12000), low)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue  # in use, or TIME_WAIT of an earlier server's connections
+            return port
+    with socket.socket() as s:  # a range crowded below: the kernel's choice
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        return int(s.getsockname()[1])
+
+
+def _ephemeral_low() -> int:
+    """The first port of net.ipv4.ip_local_port_range (32768 by default)."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            return max(2048, int(f.read().split()[0]))
+    except (OSError, ValueError, IndexError):
+        return 32768
 
 
 class MpmdServer:

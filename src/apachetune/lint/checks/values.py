@@ -89,9 +89,10 @@ def refused_values(ctx: LintContext) -> Iterator[Finding]:
         yield ctx.finding("AT510", f"Can't locate API module structure `{module}' in file {path}: {path}: "
                           f"undefined symbol: {module} (httpd will not start)", position)
     for module, path, position, symbol, provider in ctx.eff.unresolved_modules:
+        why = (f"defined by {os.path.basename(provider)}, which is not loaded before {module}" if provider
+               else "defined by nothing httpd or the modules before it load")
         yield ctx.finding("AT510", f"Cannot load {path} into server: {path}: undefined symbol: {symbol} "
-                          f"(defined by {os.path.basename(provider)}, which is not loaded before {module}; "
-                          "httpd will not start)", position)
+                          f"({why}; httpd will not start)", position)
     for module, path, position in ctx.eff.built_in_loads:
         if not ctx.from_dump and refused_as_built_in(module, ctx.eff.local(path)):
             yield ctx.finding("AT510", f"module {module} is built-in and can't be loaded (httpd will not start)",
