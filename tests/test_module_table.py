@@ -283,3 +283,35 @@ def test_a_module_needing_a_symbol_nothing_defines_does_not_load(tmp_path):
     conf.write_text(f"LoadModule example_module {broken}\nServerName localhost\n")
     result = lint_file(conf, LintOptions(ResolveOptions(env={}, mpm="event"), Settings()))
     assert [f for f in result.findings if "undefined symbol" in f.message] == []
+
+
+FAKE_HTTPD_C = MODULE_C.replace('"mod_example.c"', '"core.c"').replace("example_module", "core_module").replace(
+    '{"ExampleLimit", (cmd_func)take, NULL, 128, 1, "the most widgets a process keeps"},',
+    '{"SymlinkProtect", (cmd_func)take, NULL, 128, 5, "Enable or disable symlink protection"},'
+    '{"ServerName", (cmd_func)take, NULL, 128, 1, "The hostname and port of the server"},') + "int main(void) { return 0; }\n"
+
+
+@needs_cc
+def test_the_running_httpds_own_patched_core_directives_are_known(tmp_path, monkeypatch, example_so):
+    """A vendor's httpd may patch core (cPanel's EasyApache adds SymlinkProtect): when this
+    machine's httpd runs the tree and is the release modelled, the directives its compiled-in
+    modules register beyond the registry are read from the binary and known."""
+    from apachetune import httpd
+
+    source = tmp_path / "httpd.c"
+    source.write_text(FAKE_HTTPD_C)
+    binary = tmp_path / "httpd"
+    subprocess.run([CC, "-rdynamic", "-fPIE", "-pie", "-o", str(binary), str(source)], check=True, capture_output=True)
+    conf = _conf(tmp_path, example_so, "SymlinkProtect On\nSymlinkProtect maybe\n")
+
+    def verdicts() -> list[tuple[str, str]]:
+        result = lint_file(conf, LintOptions(ResolveOptions(env={}), Settings()))
+        return [(f.rule, f.message) for f in result.findings if f.rule in ("AT501", "AT503")]
+
+    assert [r for r, _ in verdicts()] == ["AT501", "AT501"]  # stock httpd knows no SymlinkProtect
+    version = lint_file(conf, LintOptions(ResolveOptions(env={}), Settings())).httpd_version
+    monkeypatch.setattr(httpd, "binary", lambda: str(binary))
+    monkeypatch.setattr(httpd, "version", lambda: version)
+    assert verdicts() == [("AT503", "SymlinkProtect must be On or Off")]
+    monkeypatch.setattr(httpd, "version", lambda: "2.4.1")  # another release than the one modelled
+    assert [r for r, _ in verdicts()] == ["AT501", "AT501"]

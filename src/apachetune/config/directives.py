@@ -120,16 +120,24 @@ class ThirdParty:
         return bool(self.unread) or kind in self.registers
 
 
-def third_party(modules: Mapping[str, str]) -> ThirdParty:
-    """`modules` (identifier -> the file LoadModule names, on this machine) beyond httpd's own."""
+def third_party(modules: Mapping[str, str], binary: str | None = None) -> ThirdParty:
+    """`modules` (identifier -> the file LoadModule names, on this machine) beyond httpd's own;
+    with `binary` (the httpd that runs the tree, of the release modelled) also the directives
+    its compiled-in modules register that the registry lacks (a vendor's patch to core, as
+    cPanel's SymlinkProtect; a newer release's)."""
     key = tuple((m, path) for m, path in modules.items() if m not in shipped_modules() and not m.endswith(".c"))
-    return _third_party(key)
+    return _third_party(key, binary)
 
 
-def _third_party(modules: tuple[tuple[str, str], ...]) -> ThirdParty:
+def _third_party(modules: tuple[tuple[str, str], ...], binary: str | None) -> ThirdParty:
     specs: dict[str, DirectiveSpec] = {}
     unread: list[str] = []
     registers: set[str] = set()
+    for module, built_in in (module_table.compiled_in(binary) if binary else {}).items():
+        for c in built_in.commands:
+            if lookup(c.name) is None:
+                specs.setdefault(c.name.lower(), DirectiveSpec(c.name, (module,), c.kind, c.contexts, c.allowed,
+                                                               c.help))
     for module, path in modules:
         table = module_table.read(path, module)
         if table is None:

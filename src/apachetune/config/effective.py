@@ -153,6 +153,7 @@ class EffectiveConfig:
     # LoadModule of a module the resolver takes as compiled in: (module, file, position)
     built_in_loads: list[tuple[str, str, Position]] = field(default_factory=list)
     httpd_version_source: str = "default"  # where httpd_version came from (--httpd-version, installed)
+    running_binary: str | None = None  # this machine's httpd, when it is the one that runs the tree
     mpm_source: str = ""  # why the MPM is taken as compiled in (no LoadModule); "" when loaded or assumed
     sysroot: str | None = None  # lint --root: where the tree's absolute paths are on this machine
     init_defines: InitDefines | None = None  # the -D names the distribution's start-up script gives

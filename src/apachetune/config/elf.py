@@ -105,7 +105,7 @@ def _dynsym(data: bytes) -> Linkage | None:
         if sh[1] != _SHT_DYNSYM:
             continue
         offset, size, link = sh[4], sh[5], sh[6]
-        strings = _strings(data, sections[link][4], sections[link][5])
+        strings = string_table(data, sections[link][4], sections[link][5])
         for name_at, info, shndx in struct.iter_unpack(sym_fmt, data[offset:offset + size - size % sym_size]):
             name = None
             if name_at:
@@ -132,7 +132,7 @@ def _dynsym(data: bytes) -> Linkage | None:
     return Linkage(frozenset(names), tuple(needed), libraries, search, runpath)
 
 
-def _strings(data: bytes, offset: int, size: int) -> dict[int, str]:
+def string_table(data: bytes, offset: int, size: int) -> dict[int, str]:
     """A string table's strings by their offset in it (split at once: a library's thousands
     of names decoded together rather than one search each)."""
     found: dict[int, str] = {}

@@ -19,7 +19,7 @@ import struct
 from dataclasses import dataclass
 from functools import lru_cache
 
-from apachetune.config import observed
+from apachetune.config import elf, observed
 
 MODULE_MAGIC_COOKIE = 0x41503234  # "AP24": every httpd 2.4 module
 MODULE_MAGIC_NUMBER_MAJOR = 20120211  # httpd 2.4's module API
@@ -126,6 +126,36 @@ def read(path: str, module_id: str) -> ModuleTable | None:
     return _read(path, module_id, (st.st_ino, st.st_size, st.st_mtime_ns))
 
 
+def compiled_in(binary: str) -> dict[str, ModuleTable]:
+    """The modules compiled into httpd's `binary` (every `*_module` structure it exports that
+    reads as one: core, http, so, unixd... as this build has them), by identifier."""
+    observed.file_read(binary)
+    try:
+        st = os.stat(binary)
+    except OSError:
+        return {}
+    return _compiled_in(binary, (st.st_ino, st.st_size, st.st_mtime_ns))
+
+
+@lru_cache(maxsize=4)
+def _compiled_in(binary: str, signature: tuple[int, ...]) -> dict[str, ModuleTable]:
+    try:
+        with open(binary, "rb") as f:
+            image = _Image(f.read())
+    except (OSError, struct.error, IndexError, ValueError):
+        return {}
+    found = {}
+    for name, _value, shndx in image.symbols:
+        if name.endswith("_module") and shndx:
+            try:
+                table = image.module(name)
+            except (struct.error, IndexError, ValueError, UnicodeDecodeError):
+                continue
+            if table is not None:
+                found[name] = table
+    return found
+
+
 @lru_cache(maxsize=256)
 def _read(path: str, module_id: str, signature: tuple[int, ...]) -> ModuleTable | None:
     try:
@@ -158,19 +188,23 @@ class _Image:
         self.symbols: list[tuple[str, int, int]] = []  # dynsym: (name, value, section index)
         for sh in self.sections:
             if sh[1] == _SHT_DYNSYM:
-                strtab = self.sections[sh[6]][4]
-                for at in range(sh[4], sh[4] + sh[5], 24):
-                    name_at, _info, _other, shndx, value, _size = struct.unpack_from("<IBBHQQ", data, at)
-                    self.symbols.append((self._c_string_at(strtab + name_at), value, shndx))
-        self.relocations: dict[int, tuple[int, int, int]] = {}  # address -> (type, symbol, addend)
+                strtab = self.sections[sh[6]]
+                strings = elf.string_table(data, strtab[4], strtab[5])
+                for name_at, shndx, value in struct.iter_unpack("<I2xHQ8x", data[sh[4]:sh[4] + sh[5] - sh[5] % 24]):
+                    name = strings.get(name_at)
+                    self.symbols.append((name if name is not None else self._c_string_at(strtab[4] + name_at),
+                                         value, shndx))
+        self.defined = {name: value for name, value, shndx in self.symbols if shndx}
+        self.mapped: list[tuple[int, int, int]] = sorted((sh[3], sh[3] + sh[5], sh[4]) for sh in self.sections if sh[1] != _SHT_NOBITS and sh[3])
+        # address -> (r_info, addend): a relocation's type is r_info's low half, its symbol the high
+        self.relocations: dict[int, tuple[int, int]] = {}
         for sh in self.sections:
             if sh[1] == _SHT_RELA:
-                for at in range(sh[4], sh[4] + sh[5], 24):
-                    where, info, addend = struct.unpack_from("<QQq", data, at)
-                    self.relocations[where] = (info & 0xFFFFFFFF, info >> 32, addend)
+                self.relocations.update((where, (info, addend)) for where, info, addend
+                                        in struct.iter_unpack("<QQq", data[sh[4]:sh[4] + sh[5] - sh[5] % 24]))
 
     def module(self, module_id: str) -> ModuleTable | None:
-        module = next((value for name, value, shndx in self.symbols if name == module_id and shndx), None)
+        module = self.defined.get(module_id)
         if module is None:
             return None
         version, _minor = struct.unpack_from("<ii", self.data, self._offset(module))
@@ -195,10 +229,9 @@ class _Image:
         return ModuleTable(os.path.basename(self._string(source_at)) if source_at else "", tuple(found))
 
     def _offset(self, address: int) -> int:
-        for sh in self.sections:
-            if sh[1] != _SHT_NOBITS and sh[3] and sh[3] <= address < sh[3] + sh[5]:
-                offset: int = sh[4] + address - sh[3]
-                return offset
+        for start, end, offset in self.mapped:
+            if start <= address < end:
+                return offset + address - start
         raise ValueError(f"address {address:#x} is not in the file")
 
     def _pointer(self, address: int) -> int:
@@ -207,7 +240,8 @@ class _Image:
         the word in the file."""
         relocation = self.relocations.get(address)
         if relocation is not None:
-            kind, symbol, addend = relocation
+            info, addend = relocation
+            kind, symbol = info & 0xFFFFFFFF, info >> 32
             if kind == self.relative:
                 return addend
             if kind == self.absolute and 0 < symbol < len(self.symbols) and self.symbols[symbol][2]:

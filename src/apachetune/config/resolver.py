@@ -258,6 +258,7 @@ class Resolver:
             inclusions=st.inclusions, warnings=st.warnings, httpd_version=st.opts.httpd_version,
             module_positions=st.module_positions, httpd_version_source=st.opts.version_source,
             mpm_source=st.opts.compiled_mpm_reason, sysroot=st.sysroot, init_defines=st.init_defines,
+            running_binary=running_httpd(st.modules, st.sysroot),
         )
 
     def read_file(self, path: str, chain: Chain, by: Position | None) -> list[Item]:
@@ -433,11 +434,8 @@ class Resolver:
         tree must load a module from this machine's httpd's modules directory (then that httpd
         runs it: a module is built for its httpd), not be read under --root, no LD_PRELOAD."""
         st = self.st
-        binary = httpd.binary()
-        if binary is None or st.global_scope is None or st.sysroot is not None or "LD_PRELOAD" in st.env:
-            return None
-        home = str(httpd.modules_dir())
-        if os.path.dirname(so) != home and not any(os.path.dirname(p) == home for p in st.modules.values()):
+        binary = running_httpd(st.modules, st.sysroot, so)
+        if binary is None or st.global_scope is None or "LD_PRELOAD" in st.env:
             return None
         library_path = st.env.get("LD_LIBRARY_PATH", "")
         base = _closure((os.path.realpath(binary),), library_path)
@@ -579,6 +577,19 @@ def _parse_cached(path: str, by: Position | None = None, shared: SharedWords | N
         cf = parse_text(data, path, shared)
         cache.store(path, data, cf)
     return cf
+
+
+def running_httpd(modules: dict[str, str], sysroot: str | None, loading: str = "") -> str | None:
+    """This machine's httpd binary when it is the one that runs the tree: the tree loads a module
+    (or is loading `loading`) from that httpd's modules directory (a module is built for its
+    httpd), and is not read under --root; else None."""
+    binary = httpd.binary()
+    if binary is None or sysroot is not None:
+        return None
+    home = str(httpd.modules_dir())
+    if os.path.dirname(loading) == home or any(os.path.dirname(p) == home for p in modules.values()):
+        return binary
+    return None
 
 
 @lru_cache(maxsize=1024)

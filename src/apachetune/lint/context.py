@@ -72,7 +72,12 @@ class LintContext:
 
     def third_party(self) -> ThirdParty:
         """The loaded third-party modules' directives, read from their files where they can be."""
-        return self.memo("third-party", lambda: third_party(self.eff.modules))
+        def compute() -> ThirdParty:
+            from apachetune import httpd
+            # the running httpd's compiled-in modules too, when it is the release modelled
+            binary = self.eff.running_binary if self.eff.httpd_version == httpd.version() else None
+            return third_party(self.eff.modules, binary)
+        return self.memo("third-party", compute)
 
     def walk(self) -> Iterator[Scoped]:
         """Every resolved item with its enclosing sections, in document order."""
