@@ -315,3 +315,47 @@ def test_the_running_httpds_own_patched_core_directives_are_known(tmp_path, monk
     assert verdicts() == [("AT503", "SymlinkProtect must be On or Off")]
     monkeypatch.setattr(httpd, "version", lambda: "2.4.1")  # another release than the one modelled
     assert [r for r, _ in verdicts()] == ["AT501", "AT501"]
+
+
+@needs_cc
+def test_a_module_that_adds_modules_at_run_time_may_define_any_directive(tmp_path):
+    # mod_perl calls ap_add_loaded_module for PerlLoadModule's packages: their directives are
+    # not in its table, so an unknown name stays a warning naming it
+    source = tmp_path / "mod_adder.c"
+    source.write_text(MODULE_C.replace("static void *dir_config", "extern int ap_add_loaded_module(void *, void *, void *);\n"
+                                       "int (*keep)(void *, void *, void *) = ap_add_loaded_module;\n"
+                                       "static void *dir_config"))
+    so = tmp_path / "mod_adder.so"
+    subprocess.run([CC, "-shared", "-fPIC", "-o", str(so), str(source)], check=True, capture_output=True)
+    table = module_table.read(str(so), "example_module")
+    assert table is not None and "directives" in table.registers and len(table.commands) == 3
+    found = _errors(_conf(tmp_path, so, "ExampleLimit 3\nPerlThing 1\n"))
+    assert [(r, s) for r, _, s, _ in found] == [("AT501", "warning")]
+    assert "unless example_module, which apachetune has no table for, defines it" in found[0][3]
+
+
+@needs_httpd
+@needs_cc
+@pytest.mark.parametrize("rpath", [False, True])
+def test_a_module_needing_a_library_the_linker_does_not_find_does_not_load(tmp_path, rpath):
+    """dlopen maps a module's DT_NEEDED libraries first: one not found (in its RUNPATH, the
+    ld.so cache, the system's directories) stops httpd with "NAME: cannot open shared object
+    file"; found through the module's RUNPATH it loads."""
+    (tmp_path / "dep.c").write_text("const char *apachetune_dep(const char *a) { return 0; }\n")
+    subprocess.run([CC, "-shared", "-fPIC", "-o", str(tmp_path / "libapachetune_dep.so"), str(tmp_path / "dep.c")],
+                   check=True, capture_output=True)
+    (tmp_path / "mod_needs.c").write_text(MISSING_C.replace("apachetune_nowhere", "apachetune_dep")
+                                          .replace("WHAT", "apachetune_dep(arg)"))
+    so = tmp_path / "mod_needs.so"
+    subprocess.run([CC, "-shared", "-fPIC", "-o", str(so), str(tmp_path / "mod_needs.c"), f"-L{tmp_path}",
+                    "-lapachetune_dep", *([f"-Wl,-rpath,{tmp_path}"] if rpath else [])], check=True, capture_output=True)
+    conf = _conf(tmp_path, so, "")
+    result = lint_file(conf, LintOptions(ResolveOptions(env={}), Settings()))
+    found = [f.message for f in result.findings if f.rule == "AT510"]
+    said = f"Cannot load {so} into server: libapachetune_dep.so: cannot open shared object file: No such file or directory"
+    proc = run_httpd("-t", "-f", str(conf))
+    if rpath:
+        assert found == [] and proc.returncode == 0, (found, proc.stderr)
+    else:
+        assert found == [f"{said} (example_module needs it; httpd will not start)"]
+        assert proc.returncode != 0 and said in proc.stderr, proc.stderr

@@ -144,6 +144,8 @@ def _third_party(modules: tuple[tuple[str, str], ...], binary: str | None) -> Th
             unread.append(module)
             continue
         registers |= table.registers
+        if "directives" in table.registers:
+            unread.append(module)  # its table is not all it may define
         for c in table.commands:
             # the first module to define a name keeps it, as the registry keeps core's
             specs.setdefault(c.name.lower(), DirectiveSpec(c.name, (module,), c.kind, c.contexts, c.allowed, c.help))

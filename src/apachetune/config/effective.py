@@ -150,6 +150,8 @@ class EffectiveConfig:
     # LoadModule of a module needing another's symbols before that one is loaded:
     # (module, file, position, a symbol it lacks, the module file defining it)
     unresolved_modules: list[tuple[str, str, Position, str, str]] = field(default_factory=list)
+    # LoadModule of a module needing a shared library the dynamic linker does not find (its name)
+    missing_libraries: list[tuple[str, str, Position, str]] = field(default_factory=list)
     # LoadModule of a module the resolver takes as compiled in: (module, file, position)
     built_in_loads: list[tuple[str, str, Position]] = field(default_factory=list)
     httpd_version_source: str = "default"  # where httpd_version came from (--httpd-version, installed)

@@ -167,6 +167,21 @@ def closure(objects: tuple[str, ...], library_path: str = "") -> tuple[str, ...]
     linker's breadth-first order: what a symbol can bind to once they are loaded (each one's
     `linkage_of(path).defined`); None when one of them is not found or not read (then nothing
     is judged). `library_path`: LD_LIBRARY_PATH."""
+    found, missing = _walk(objects, library_path)
+    return None if missing is not None else found
+
+
+def missing_library(objects: tuple[str, ...], library_path: str = "") -> str | None:
+    """The first DT_NEEDED name of `objects` (or of their libraries, breadth first, as dlopen
+    maps them) that the dynamic linker does not find: dlerror's "NAME: cannot open shared
+    object file"; None when every one is found (or one found could not be read)."""
+    missing = _walk(objects, library_path)[1]
+    return missing or None
+
+
+def _walk(objects: tuple[str, ...], library_path: str) -> tuple[tuple[str, ...], str | None]:
+    """(the objects found, breadth first; the first library not found, "" for one found but not
+    read, or None)."""
     found: dict[str, None] = {}
     queue = list(objects)
     while queue:
@@ -175,14 +190,14 @@ def closure(objects: tuple[str, ...], library_path: str = "") -> tuple[str, ...]
             continue
         linkage = linkage_of(path)
         if linkage is None:
-            return None
+            return tuple(found), ""
         found[path] = None
         for library in linkage.libraries:
             where = find_library(library, linkage, os.path.dirname(path), library_path)
             if where is None:
-                return None
+                return tuple(found), library
             queue.append(where)
-    return tuple(found)
+    return tuple(found), None
 
 
 def find_library(name: str, by: Linkage, origin: str, library_path: str = "") -> str | None:
@@ -192,13 +207,35 @@ def find_library(name: str, by: Linkage, origin: str, library_path: str = "") ->
     if "/" in name:
         return name if os.path.isfile(name) else None
     own = [d.replace("$ORIGIN", origin).replace("${ORIGIN}", origin) for d in by.search]
-    dirs = [*([] if by.runpath else own), *[d for d in library_path.split(":") if d],
-            *(own if by.runpath else []), *_system_library_dirs()]
-    for d in dirs:
-        candidate = os.path.join(d, name)
-        if os.path.isfile(candidate):
-            return candidate
+    for d in [*([] if by.runpath else own), *[d for d in library_path.split(":") if d], *(own if by.runpath else [])]:
+        if os.path.isfile(os.path.join(d, name)):
+            return os.path.join(d, name)
+    cached = _ld_cache().get(name)
+    if cached is not None and os.path.isfile(cached):
+        return cached
+    for d in _system_library_dirs():
+        if os.path.isfile(os.path.join(d, name)):
+            return os.path.join(d, name)
     return None
+
+
+@cache
+def _ld_cache() -> dict[str, str]:
+    """/etc/ld.so.cache (the format glibc writes since 2.32, "glibc-ld.so.cache1.1"): library
+    name -> path, as ldconfig found them; empty when absent or in another format."""
+    try:
+        with open("/etc/ld.so.cache", "rb") as f:
+            data = f.read()
+        if not data.startswith(b"glibc-ld.so.cache1.1"):
+            return {}
+        count = struct.unpack_from("<I", data, 20)[0]
+        found: dict[str, str] = {}
+        for _flags, key, value, _os, _hwcap in struct.iter_unpack("<iIIIQ", data[48:48 + 24 * count]):
+            name = data[key:data.index(b"\0", key)].decode("utf-8", "replace")
+            found.setdefault(name, data[value:data.index(b"\0", value)].decode("utf-8", "replace"))
+        return found
+    except (OSError, struct.error, ValueError):
+        return {}
 
 
 @cache

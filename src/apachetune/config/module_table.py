@@ -42,6 +42,9 @@ REGISTRARS: dict[str, tuple[str, ...]] = {
     "expression functions": ("ap_hook_expr_lookup",),
     "error log items": ("ap_register_errorlog_handler",),
     "log handlers": ("ap_register_log_handler",),
+    # a module that adds modules of its own at run time may define any directive (mod_perl's
+    # PerlLoadModule: a Perl package's directives)
+    "directives": ("ap_add_loaded_module", "ap_add_module"),
 }
 
 # enum cmd_how, in http_config.h's order
@@ -164,8 +167,10 @@ def _read(path: str, module_id: str, signature: tuple[int, ...]) -> ModuleTable 
         table = _Image(data).module(module_id)
         if table is None:
             return None
+        # the name and its terminating NUL, not the NUL before it: a string in .rodata may
+        # follow other data directly (a longer name ending the same way only errs towards silence)
         kinds = frozenset(kind for kind, names in REGISTRARS.items()
-                          if any(b"\0" + name.encode() + b"\0" in data for name in names))
+                          if any(name.encode() + b"\0" in data for name in names))
         return ModuleTable(table.source, table.commands, kinds)
     except (OSError, struct.error, IndexError, ValueError, UnicodeDecodeError):
         return None

@@ -156,6 +156,7 @@ class _State:
         self.wrong_identifiers: list[tuple[str, str, Position]] = []  # LoadModule naming what the file lacks
         self.built_in_loads: list[tuple[str, str, Position]] = []  # LoadModule of a module taken as compiled in
         self.unresolved_modules: list[tuple[str, str, Position, str, str]] = []  # needs a module not loaded yet
+        self.missing_libraries: list[tuple[str, str, Position, str]] = []  # needs a library not here
         self.symbol_providers: dict[str, dict[str, str]] = {}  # modules directory -> symbol -> file
         # The modules loaded so far and LoadFile's libraries, with the libraries they need
         # (httpd dlopens each RTLD_GLOBAL): with httpd's own, what a module's symbols can bind
@@ -254,6 +255,7 @@ class Resolver:
             mpms_loaded=[MPM_MODULES[m] for m in st.mpms], inactive=st.inactive,
             generated_files=set(st.generated), missing_modules=list(st.missing_modules),
             wrong_identifiers=list(st.wrong_identifiers), unresolved_modules=list(st.unresolved_modules),
+            missing_libraries=list(st.missing_libraries),
             built_in_loads=list(st.built_in_loads), modules_elsewhere=list(st.modules_elsewhere),
             inclusions=st.inclusions, warnings=st.warnings, httpd_version=st.opts.httpd_version,
             module_positions=st.module_positions, httpd_version_source=st.opts.version_source,
@@ -397,10 +399,14 @@ class Resolver:
         elif not observed.isdir(os.path.dirname(so)):
             st.modules_elsewhere.append((module_id, so, node.position))
         elif observed.isfile(so) and (table := elf.symbols(so)) is not None:
-            if module_id not in table[0]:
-                st.wrong_identifiers.append((module_id, so, node.position))  # httpd's dlsym fails
+            # httpd's dlopen maps the module's libraries, then binds every symbol; then dlsym
+            # looks its identifier up
+            if library := self.missing_library(so):
+                st.missing_libraries.append((module_id, so, node.position, library))
             elif missing := self.unresolved(so, table[1]):
                 st.unresolved_modules.append((module_id, so, node.position, *missing))
+            elif module_id not in table[0]:
+                st.wrong_identifiers.append((module_id, so, node.position))  # httpd's dlsym fails
             self.add_to_scope(so)
         if module_id in MPM_MODULES:
             st.mpms.append(module_id)
@@ -421,7 +427,13 @@ class Resolver:
         loaded = set(self.st.modules.values())
         scope = self.load_scope(so)
         tables = [linkage.defined for p in scope or () if (linkage := elf.linkage_of(p)) is not None]
+        # the module's own libraries (its DT_NEEDED, found as ld.so finds them) bind its symbols
+        # first, wherever they lie: a library beside the modules is not a module to load before
+        own = [linkage.defined for p in _closure((so,), self.st.env.get("LD_LIBRARY_PATH", "")) or ()
+               if p != so and (linkage := elf.linkage_of(p)) is not None]
         for symbol in needed:
+            if any(symbol in names for names in own):
+                continue
             if symbol in defined_by and defined_by[symbol] != so and defined_by[symbol] not in loaded:
                 return symbol, defined_by[symbol]
             if scope is not None and not any(symbol in names for names in tables):
@@ -441,6 +453,14 @@ class Resolver:
         base = _closure((os.path.realpath(binary),), library_path)
         own = _closure((so,), library_path)
         return None if base is None or own is None else tuple(dict.fromkeys((*base, *st.global_scope, *own)))
+
+    def missing_library(self, so: str) -> str | None:
+        """The library module `so` needs that the dynamic linker does not find, where this
+        machine's httpd runs the tree (elsewhere the library may be on that machine)."""
+        st = self.st
+        if running_httpd(st.modules, st.sysroot, so) is None or "LD_PRELOAD" in st.env:
+            return None
+        return elf.missing_library((so,), st.env.get("LD_LIBRARY_PATH", ""))
 
     def add_to_scope(self, path: str) -> None:
         """A module or LoadFile library loaded: its names (and its libraries') bind later ones."""

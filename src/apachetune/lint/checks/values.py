@@ -85,6 +85,9 @@ def refused_values(ctx: LintContext) -> Iterator[Finding]:
         yield from authz_readers.authn_refused(ctx)
     yield from expressions.refused(ctx)
     yield from simple_readers.refused(ctx)
+    for module, path, position, library in ctx.eff.missing_libraries:
+        yield ctx.finding("AT510", f"Cannot load {path} into server: {library}: cannot open shared object file: "
+                          f"No such file or directory ({module} needs it; httpd will not start)", position)
     for module, path, position in ctx.eff.wrong_identifiers:
         yield ctx.finding("AT510", f"Can't locate API module structure `{module}' in file {path}: {path}: "
                           f"undefined symbol: {module} (httpd will not start)", position)
