@@ -359,3 +359,30 @@ def test_a_module_needing_a_library_the_linker_does_not_find_does_not_load(tmp_p
     else:
         assert found == [f"{said} (example_module needs it; httpd will not start)"]
         assert proc.returncode != 0 and said in proc.stderr, proc.stderr
+
+
+@needs_cc
+def test_mod_perl_adds_directives_and_providers_only_when_asked(tmp_path):
+    # mod_perl calls ap_add_loaded_module for each PerlLoadModule and registers a provider for
+    # each PerlAddAuthzProvider: without those lines a typo is an error and Require is judged
+    source = tmp_path / "mod_perl.c"
+    source.write_text(MODULE_C.replace("example_module", "perl_module").replace('"mod_example.c"', '"mod_perl.c"')
+                      .replace('"ExamplePair"', '"PerlLoadModule"')
+                      .replace("static void *dir_config",
+                               "extern int ap_add_loaded_module(void *, void *, void *);\n"
+                               "extern int ap_register_auth_provider(void *, void *, void *);\n"
+                               "int (*keep)(void *, void *, void *) = ap_add_loaded_module;\n"
+                               "int (*keep2)(void *, void *, void *) = ap_register_auth_provider;\n"
+                               "static void *dir_config"))
+    so = tmp_path / "mod_perl.so"
+    subprocess.run([CC, "-shared", "-fPIC", "-o", str(so), str(source)], check=True, capture_output=True)
+    plain = "ExampleLimt 3\n<Directory /srv>\nRequire locl\n</Directory>\n"
+    conf = _conf(tmp_path, so, plain).read_text().replace("example_module", "perl_module")
+    (tmp_path / "httpd.conf").write_text(conf)
+    result = lint_file(tmp_path / "httpd.conf", LintOptions(ResolveOptions(env={}), Settings()))
+    judged = sorted((f.rule, f.severity) for f in result.findings if f.rule in ("AT501", "AT510"))
+    assert judged == [("AT501", "error"), ("AT510", "error")]  # the typo; Unknown Authz provider: locl
+    (tmp_path / "httpd.conf").write_text(conf + "<Directory /srv>\nPerlLoadModule My::Directives\n</Directory>\n")
+    result = lint_file(tmp_path / "httpd.conf", LintOptions(ResolveOptions(env={}), Settings()))
+    judged = sorted((f.rule, f.severity) for f in result.findings if f.rule in ("AT501", "AT510"))
+    assert judged == [("AT501", "warning")]  # My::Directives may define it, and a provider

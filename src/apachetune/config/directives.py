@@ -120,16 +120,28 @@ class ThirdParty:
         return bool(self.unread) or kind in self.registers
 
 
-def third_party(modules: Mapping[str, str], binary: str | None = None) -> ThirdParty:
+# What a module adds at run time only when a directive of its own asks: mod_perl adds a Perl
+# package's directives for each PerlLoadModule and an authn / authz provider for each
+# PerlAddAuthnProvider / PerlAddAuthzProvider; a tree without those lines gets none from it.
+GATED = {"perl_module": {"directives": ("perlloadmodule",),
+                         "providers": ("perladdauthnprovider", "perladdauthzprovider")}}
+
+
+def third_party(modules: Mapping[str, str], binary: str | None = None,
+                names: Collection[str] | None = None) -> ThirdParty:
     """`modules` (identifier -> the file LoadModule names, on this machine) beyond httpd's own;
     with `binary` (the httpd that runs the tree, of the release modelled) also the directives
     its compiled-in modules register that the registry lacks (a vendor's patch to core, as
-    cPanel's SymlinkProtect; a newer release's)."""
+    cPanel's SymlinkProtect; a newer release's). `names`: the directives the tree says (lower
+    case), for GATED's modules; None: not known (each may add anything)."""
     key = tuple((m, path) for m, path in modules.items() if m not in shipped_modules() and not m.endswith(".c"))
-    return _third_party(key, binary)
+    said = None if names is None else frozenset(n for gates in GATED.values() for lines in gates.values()
+                                                for n in lines if n in names)
+    return _third_party(key, binary, said)
 
 
-def _third_party(modules: tuple[tuple[str, str], ...], binary: str | None) -> ThirdParty:
+def _third_party(modules: tuple[tuple[str, str], ...], binary: str | None,
+                 said: frozenset[str] | None) -> ThirdParty:
     specs: dict[str, DirectiveSpec] = {}
     unread: list[str] = []
     registers: set[str] = set()
@@ -143,8 +155,11 @@ def _third_party(modules: tuple[tuple[str, str], ...], binary: str | None) -> Th
         if table is None:
             unread.append(module)
             continue
-        registers |= table.registers
-        if "directives" in table.registers:
+        gates = GATED.get(module, {})
+        kinds = {kind for kind in table.registers
+                 if said is None or kind not in gates or any(n in said for n in gates[kind])}
+        registers |= kinds - {"directives"}
+        if "directives" in kinds:
             unread.append(module)  # its table is not all it may define
         for c in table.commands:
             # the first module to define a name keeps it, as the registry keeps core's

@@ -76,7 +76,7 @@ class LintContext:
             from apachetune import httpd
             # the running httpd's compiled-in modules too, when it is the release modelled
             binary = self.eff.running_binary if self.eff.httpd_version == httpd.version() else None
-            return third_party(self.eff.modules, binary)
+            return third_party(self.eff.modules, binary, self.by_name().keys())
         return self.memo("third-party", compute)
 
     def walk(self) -> Iterator[Scoped]:
