@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 from apachetune.config import module_table
@@ -110,9 +110,24 @@ class ThirdParty:
     specs: dict[str, DirectiveSpec]  # lower-case name -> its spec, as the registry's
     unread: tuple[str, ...]
     registers: frozenset[str] = frozenset()  # what the read ones may register (module_table.REGISTRARS)
+    binary: str | None = None  # the httpd running the tree, whose compiled-in modules count too
 
     def lookup(self, name: str) -> DirectiveSpec | None:
-        return self.specs.get(name.lower())
+        spec = self.specs.get(name.lower())
+        if spec is None and self.binary is not None and lookup(name) is None:
+            spec = self._compiled_in.get(name.lower())  # read only for a name nothing else knows
+        return spec
+
+    @cached_property
+    def _compiled_in(self) -> dict[str, DirectiveSpec]:
+        """The directives the binary's compiled-in modules register that the registry lacks."""
+        found: dict[str, DirectiveSpec] = {}
+        for module, built_in in module_table.compiled_in(self.binary).items() if self.binary else ():
+            for c in built_in.commands:
+                if lookup(c.name) is None:
+                    found.setdefault(c.name.lower(), DirectiveSpec(c.name, (module,), c.kind, c.contexts,
+                                                                   c.allowed, c.help))
+        return found
 
     def may_register(self, kind: str) -> bool:
         """Whether a loaded third-party module may register names of `kind` (providers,
@@ -145,11 +160,6 @@ def _third_party(modules: tuple[tuple[str, str], ...], binary: str | None,
     specs: dict[str, DirectiveSpec] = {}
     unread: list[str] = []
     registers: set[str] = set()
-    for module, built_in in (module_table.compiled_in(binary) if binary else {}).items():
-        for c in built_in.commands:
-            if lookup(c.name) is None:
-                specs.setdefault(c.name.lower(), DirectiveSpec(c.name, (module,), c.kind, c.contexts, c.allowed,
-                                                               c.help))
     for module, path in modules:
         table = module_table.read(path, module)
         if table is None:
@@ -164,7 +174,7 @@ def _third_party(modules: tuple[tuple[str, str], ...], binary: str | None,
         for c in table.commands:
             # the first module to define a name keeps it, as the registry keeps core's
             specs.setdefault(c.name.lower(), DirectiveSpec(c.name, (module,), c.kind, c.contexts, c.allowed, c.help))
-    return ThirdParty(specs, tuple(sorted(unread)), frozenset(registers))
+    return ThirdParty(specs, tuple(sorted(unread)), frozenset(registers), binary)
 
 
 def directive_modules(name: str) -> tuple[str, ...]:

@@ -178,6 +178,8 @@ def _kind(kind: str | None) -> str | None:
 
 def argument_count(ctx: LintContext) -> Iterator[Finding]:
     for lname, items in ctx.by_name().items():  # one spec a name
+        if isinstance(items[0], ResolvedSection) and not any(isinstance(i, ResolvedDirective) for i in items):
+            continue  # sections only: their arguments are core_readers.section_arguments' matter
         spec = spec_of(ctx, lname)
         kind = _kind(spec.kind) if spec is not None else None
         if spec is None or kind is None or kind not in _WRONG_COUNT \
@@ -212,7 +214,10 @@ def context(ctx: LintContext) -> Iterator[Finding]:
     forbidden_table = _forbidden()
     for lname, items in ctx.by_name().items():  # a directive's allowed contexts: once a name
         global_only = lname in _GLOBAL_ONLY or canonical(lname) is not None
+        said_as = {isinstance(item, ResolvedSection) for item in items}  # directive, section or both
         for is_section in (False, True):
+            if is_section not in said_as:
+                continue  # no line of this kind: nothing to judge (and no name to look up)
             spec = spec_of(ctx, "<" + lname if is_section else lname)
             if spec is None:
                 continue
