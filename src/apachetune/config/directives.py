@@ -125,8 +125,7 @@ class ThirdParty:
         for module, built_in in module_table.compiled_in(self.binary).items() if self.binary else ():
             for c in built_in.commands:
                 if lookup(c.name) is None:
-                    found.setdefault(c.name.lower(), DirectiveSpec(c.name, (module,), c.kind, c.contexts,
-                                                                   c.allowed, c.help))
+                    found.setdefault(c.name.lower(), _spec(c, module))
         return found
 
     def may_register(self, kind: str) -> bool:
@@ -173,8 +172,13 @@ def _third_party(modules: tuple[tuple[str, str], ...], binary: str | None,
             unread.append(module)  # its table is not all it may define
         for c in table.commands:
             # the first module to define a name keeps it, as the registry keeps core's
-            specs.setdefault(c.name.lower(), DirectiveSpec(c.name, (module,), c.kind, c.contexts, c.allowed, c.help))
+            specs.setdefault(c.name.lower(), _spec(c, module))
     return ThirdParty(specs, tuple(sorted(unread)), frozenset(registers), binary)
+
+
+def _spec(command: module_table.Command, module: str) -> DirectiveSpec:
+    """A command read from a module's table, as the registry describes its own."""
+    return DirectiveSpec(command.name, (module,), command.kind, command.contexts, command.allowed, command.help)
 
 
 def directive_modules(name: str) -> tuple[str, ...]:

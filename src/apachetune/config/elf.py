@@ -46,14 +46,33 @@ def symbols(path: str) -> tuple[frozenset[str], tuple[str, ...]] | None:
     return (linkage.defined, linkage.needed) if linkage is not None else None
 
 
-def linkage_of(path: str) -> Linkage | None:
-    """`path` as the dynamic linker reads it, or None when it is not a readable ELF file."""
+class Closure(NamedTuple):
+    """Objects and the libraries they need, as the dynamic linker maps them."""
+
+    found: tuple[str, ...]  # the objects found, breadth first (DT_NEEDED, transitively)
+    missing: str | None  # the first library not found; "" for one found but not read; None
+
+    @property
+    def complete(self) -> bool:
+        """Every object found and read: what a symbol can bind to is known."""
+        return self.missing is None
+
+
+def signature(path: str) -> tuple[int, ...] | None:
+    """A key that changes when file `path` does (inode, size, mtime), the read noted for the
+    result cache; None when it is not there. Readers cache a file's table under it."""
     observed.file_read(path)
     try:
         st = os.stat(path)
     except OSError:
         return None
-    return _read(path, (st.st_ino, st.st_size, st.st_mtime_ns))
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def linkage_of(path: str) -> Linkage | None:
+    """`path` as the dynamic linker reads it, or None when it is not a readable ELF file."""
+    key = signature(path)
+    return _read(path, key) if key is not None else None
 
 
 def providers(directory: str) -> dict[str, str]:
@@ -105,14 +124,11 @@ def _dynsym(data: bytes) -> Linkage | None:
         if sh[1] != _SHT_DYNSYM:
             continue
         offset, size, link = sh[4], sh[5], sh[6]
-        strings = string_table(data, sections[link][4], sections[link][5])
+        strings = StringTable(data, sections[link][4], sections[link][5])
         for name_at, info, shndx in struct.iter_unpack(sym_fmt, data[offset:offset + size - size % sym_size]):
             name = None
             if name_at:
-                name = strings.get(name_at)
-                if name is None:  # a name that is the tail of another (a shared suffix)
-                    start = sections[link][4] + name_at
-                    name = data[start:data.index(b"\0", start)].decode("utf-8", "replace")
+                name = strings.at(name_at)
                 if shndx:
                     names.add(name)
             table.append(name if not shndx and info >> 4 != _STB_WEAK else None)
@@ -132,15 +148,25 @@ def _dynsym(data: bytes) -> Linkage | None:
     return Linkage(frozenset(names), tuple(needed), libraries, search, runpath)
 
 
-def string_table(data: bytes, offset: int, size: int) -> dict[int, str]:
-    """A string table's strings by their offset in it (split at once: a library's thousands
-    of names decoded together rather than one search each)."""
-    found: dict[int, str] = {}
-    at = 0
-    for raw in data[offset:offset + size].split(b"\0"):
-        found[at] = raw.decode("utf-8", "replace")
-        at += len(raw) + 1
-    return found
+class StringTable:
+    """An ELF string table, split at once: a library's thousands of names decoded together
+    rather than one search each."""
+
+    def __init__(self, data: bytes, offset: int, size: int) -> None:
+        self.data, self.offset = data, offset
+        self.strings: dict[int, str] = {}
+        at = 0
+        for raw in data[offset:offset + size].split(b"\0"):
+            self.strings[at] = raw.decode("utf-8", "replace")
+            at += len(raw) + 1
+
+    def at(self, index: int) -> str:
+        """The string at `index`, also one that is the tail of another (a shared suffix)."""
+        found = self.strings.get(index)
+        if found is None:
+            start = self.offset + index
+            found = self.data[start:self.data.index(b"\0", start)].decode("utf-8", "replace")
+        return found
 
 
 def _dynamic(data: bytes, sections: list[tuple[int, ...]], order: str,
@@ -162,26 +188,11 @@ def _dynamic(data: bytes, sections: list[tuple[int, ...]], order: str,
     return tuple(found[_DT_NEEDED]), search, bool(runpath)
 
 
-def closure(objects: tuple[str, ...], library_path: str = "") -> tuple[str, ...] | None:
-    """`objects` and the libraries they need (DT_NEEDED, transitively), in the dynamic
-    linker's breadth-first order: what a symbol can bind to once they are loaded (each one's
-    `linkage_of(path).defined`); None when one of them is not found or not read (then nothing
-    is judged). `library_path`: LD_LIBRARY_PATH."""
-    found, missing = _walk(objects, library_path)
-    return None if missing is not None else found
-
-
-def missing_library(objects: tuple[str, ...], library_path: str = "") -> str | None:
-    """The first DT_NEEDED name of `objects` (or of their libraries, breadth first, as dlopen
-    maps them) that the dynamic linker does not find: dlerror's "NAME: cannot open shared
-    object file"; None when every one is found (or one found could not be read)."""
-    missing = _walk(objects, library_path)[1]
-    return missing or None
-
-
-def _walk(objects: tuple[str, ...], library_path: str) -> tuple[tuple[str, ...], str | None]:
-    """(the objects found, breadth first; the first library not found, "" for one found but not
-    read, or None)."""
+def closure(objects: tuple[str, ...], library_path: str = "") -> Closure:
+    """`objects` and the libraries they need (DT_NEEDED, transitively), in the dynamic linker's
+    breadth-first order: what a symbol can bind to once they are loaded (each one's
+    `linkage_of(path).defined`). Its `missing` is the first library dlopen would not find
+    (dlerror's "NAME: cannot open shared object file"). `library_path`: LD_LIBRARY_PATH."""
     found: dict[str, None] = {}
     queue = list(objects)
     while queue:
@@ -190,14 +201,14 @@ def _walk(objects: tuple[str, ...], library_path: str) -> tuple[tuple[str, ...],
             continue
         linkage = linkage_of(path)
         if linkage is None:
-            return tuple(found), ""
+            return Closure(tuple(found), "")
         found[path] = None
         for library in linkage.libraries:
             where = find_library(library, linkage, os.path.dirname(path), library_path)
             if where is None:
-                return tuple(found), library
+                return Closure(tuple(found), library)
             queue.append(where)
-    return tuple(found), None
+    return Closure(tuple(found), None)
 
 
 def find_library(name: str, by: Linkage, origin: str, library_path: str = "") -> str | None:

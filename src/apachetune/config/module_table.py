@@ -19,7 +19,7 @@ import struct
 from dataclasses import dataclass
 from functools import lru_cache
 
-from apachetune.config import elf, observed
+from apachetune.config import elf
 
 MODULE_MAGIC_COOKIE = 0x41503234  # "AP24": every httpd 2.4 module
 MODULE_MAGIC_NUMBER_MAJOR = 20120211  # httpd 2.4's module API
@@ -121,23 +121,15 @@ def read(path: str, module_id: str) -> ModuleTable | None:
     """Module `module_id` of shared object `path`, or None when it cannot be read (not a 64-bit
     ELF object of a known machine, no such symbol, not an httpd 2.4 module, a table that does
     not read as one)."""
-    observed.file_read(path)
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return _read(path, module_id, (st.st_ino, st.st_size, st.st_mtime_ns))
+    key = elf.signature(path)
+    return _read(path, module_id, key) if key is not None else None
 
 
 def compiled_in(binary: str) -> dict[str, ModuleTable]:
     """The modules compiled into httpd's `binary` (every `*_module` structure it exports that
     reads as one: core, http, so, unixd... as this build has them), by identifier."""
-    observed.file_read(binary)
-    try:
-        st = os.stat(binary)
-    except OSError:
-        return {}
-    return _compiled_in(binary, (st.st_ino, st.st_size, st.st_mtime_ns))
+    key = elf.signature(binary)
+    return _compiled_in(binary, key) if key is not None else {}
 
 
 @lru_cache(maxsize=4)
@@ -194,11 +186,9 @@ class _Image:
         for sh in self.sections:
             if sh[1] == _SHT_DYNSYM:
                 strtab = self.sections[sh[6]]
-                strings = elf.string_table(data, strtab[4], strtab[5])
+                strings = elf.StringTable(data, strtab[4], strtab[5])
                 for name_at, shndx, value in struct.iter_unpack("<I2xHQ8x", data[sh[4]:sh[4] + sh[5] - sh[5] % 24]):
-                    name = strings.get(name_at)
-                    self.symbols.append((name if name is not None else self._c_string_at(strtab[4] + name_at),
-                                         value, shndx))
+                    self.symbols.append((strings.at(name_at), value, shndx))
         self.defined = {name: value for name, value, shndx in self.symbols if shndx}
         self.mapped: list[tuple[int, int, int]] = sorted((sh[3], sh[3] + sh[5], sh[4]) for sh in self.sections if sh[1] != _SHT_NOBITS and sh[3])
         # address -> (r_info, addend): a relocation's type is r_info's low half, its symbol the high

@@ -425,12 +425,12 @@ class Resolver:
         if defined_by is None:  # once a directory a run: every module file of it read once
             defined_by = self.st.symbol_providers[directory] = elf.providers(directory)
         loaded = set(self.st.modules.values())
-        scope = self.load_scope(so)
+        closure = self.closure(so)
+        scope = self.load_scope() if closure.complete else None
         tables = [linkage.defined for p in scope or () if (linkage := elf.linkage_of(p)) is not None]
         # the module's own libraries (its DT_NEEDED, found as ld.so finds them) bind its symbols
         # first, wherever they lie: a library beside the modules is not a module to load before
-        own = [linkage.defined for p in _closure((so,), self.st.env.get("LD_LIBRARY_PATH", "")) or ()
-               if p != so and (linkage := elf.linkage_of(p)) is not None]
+        own = [linkage.defined for p in closure.found if p != so and (linkage := elf.linkage_of(p)) is not None]
         for symbol in needed:
             if any(symbol in names for names in own):
                 continue
@@ -440,36 +440,41 @@ class Resolver:
                 return symbol, ""
         return None
 
-    def load_scope(self, so: str) -> tuple[str, ...] | None:
-        """The names a symbol of module `so` can bind to when it loads (httpd's binary and its
-        libraries, what was loaded before, `so`'s own libraries), or None when not judged: the
-        tree must load a module from this machine's httpd's modules directory (then that httpd
-        runs it: a module is built for its httpd), not be read under --root, no LD_PRELOAD."""
-        st = self.st
-        binary = running_httpd(st.modules, st.sysroot, so)
-        if binary is None or st.global_scope is None or "LD_PRELOAD" in st.env:
+    def load_scope(self) -> tuple[str, ...] | None:
+        """The objects whose names a module's symbols can bind to when it loads, besides its
+        own libraries: httpd's binary and its libraries, and what was loaded before (RTLD_GLOBAL);
+        None when not known (an object not found or not read)."""
+        binary = self.judging_binary
+        if binary is None or self.st.global_scope is None:
             return None
-        library_path = st.env.get("LD_LIBRARY_PATH", "")
-        base = _closure((os.path.realpath(binary),), library_path)
-        own = _closure((so,), library_path)
-        return None if base is None or own is None else tuple(dict.fromkeys((*base, *st.global_scope, *own)))
+        base = self.closure(os.path.realpath(binary))
+        return tuple(dict.fromkeys((*base.found, *self.st.global_scope))) if base.complete else None
 
     def missing_library(self, so: str) -> str | None:
         """The library module `so` needs that the dynamic linker does not find, where this
         machine's httpd runs the tree (elsewhere the library may be on that machine)."""
+        return (self.closure(so).missing or None) if self.judging_binary else None
+
+    @property
+    def judging_binary(self) -> str | None:
+        """This machine's httpd binary when linking is judged: the tree loads a module from that
+        httpd's modules directory (then that httpd runs it: a module is built for its httpd), is
+        not read under --root, and no LD_PRELOAD changes what binds."""
         st = self.st
-        if running_httpd(st.modules, st.sysroot, so) is None or "LD_PRELOAD" in st.env:
-            return None
-        return elf.missing_library((so,), st.env.get("LD_LIBRARY_PATH", ""))
+        return None if "LD_PRELOAD" in st.env else running_httpd(st.modules, st.sysroot)
+
+    def closure(self, path: str) -> elf.Closure:
+        """`path` and the libraries it needs, as the dynamic linker finds them for this tree."""
+        return _closure(path, self.st.env.get("LD_LIBRARY_PATH", ""))
 
     def add_to_scope(self, path: str) -> None:
         """A module or LoadFile library loaded: its names (and its libraries') bind later ones."""
         if self.st.global_scope is not None:
-            objects = _closure((path,), self.st.env.get("LD_LIBRARY_PATH", ""))
-            if objects is None:
-                self.st.global_scope = None
+            closure = self.closure(path)
+            if closure.complete:
+                self.st.global_scope.update(dict.fromkeys(closure.found))
             else:
-                self.st.global_scope.update(dict.fromkeys(objects))
+                self.st.global_scope = None
 
     def load_file(self, node: Directive, args: list[str]) -> bool:
         # LoadFile: httpd dlopens each library at once (RTLD_GLOBAL), for the modules after it
@@ -599,23 +604,22 @@ def _parse_cached(path: str, by: Position | None = None, shared: SharedWords | N
     return cf
 
 
-def running_httpd(modules: dict[str, str], sysroot: str | None, loading: str = "") -> str | None:
+def running_httpd(modules: dict[str, str], sysroot: str | None) -> str | None:
     """This machine's httpd binary when it is the one that runs the tree: the tree loads a module
-    (or is loading `loading`) from that httpd's modules directory (a module is built for its
-    httpd), and is not read under --root; else None."""
+    from that httpd's modules directory (a module is built for its httpd), and is not read under
+    --root; else None."""
     binary = httpd.binary()
     if binary is None or sysroot is not None:
         return None
     home = str(httpd.modules_dir())
-    if os.path.dirname(loading) == home or any(os.path.dirname(p) == home for p in modules.values()):
-        return binary
-    return None
+    return binary if any(os.path.dirname(p) == home for p in modules.values()) else None
 
 
 @lru_cache(maxsize=1024)
-def _closure(objects: tuple[str, ...], library_path: str) -> tuple[str, ...] | None:
-    """elf.closure, once a process for each object (a tree loads the same modules each time)."""
-    return elf.closure(objects, library_path)
+def _closure(path: str, library_path: str) -> elf.Closure:
+    """elf.closure, once a process for each object (a tree loads the same modules each time);
+    four checks a module ask it."""
+    return elf.closure((path,), library_path)
 
 
 def _directive_known(name: str, st: _State) -> bool:

@@ -77,12 +77,6 @@ def cmd_context_error(name: str, forbidden: int, parents: tuple[ResolvedSection,
     return None
 
 
-def _third_party_loaded(ctx: LintContext) -> list[str]:
-    """Loaded modules httpd does not ship whose command table could not be read from their
-    file: they may define directives we have no table for."""
-    return list(ctx.third_party().unread)
-
-
 def spec_of(ctx: LintContext, name: str) -> DirectiveSpec | None:
     """The directive `name` as httpd would find it: in the registry, or else (or when its own
     modules are not loaded) in a loaded third-party module's table."""
@@ -97,7 +91,8 @@ def _name_of(item: ResolvedDirective | ResolvedSection) -> str:
 
 
 def unknown_or_not_loaded(ctx: LintContext) -> Iterator[Finding]:
-    third_party = _third_party_loaded(ctx)
+    # loaded modules httpd does not ship whose table was not read: they may define any name
+    third_party = list(ctx.third_party().unread)
     verdicts: dict[str, tuple[str, str, str | None] | None] = {}  # one verdict per name, not per line
     for items in ctx.by_name().values():
         # Whether httpd knows a name does not depend on its case: a name known and loaded as
