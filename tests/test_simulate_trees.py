@@ -26,6 +26,8 @@ def test_a_rhel_tree_whose_server_root_is_elsewhere_is_read_with_d():
     main = str(RHEL / "conf" / "httpd.conf")
     code, output, _ = _simulate(main)
     assert code == 2 and "ServerRoot must be a valid directory" in output
+    # httpd's words, then the path and how to read a tree copied from another machine
+    assert "(/etc/httpd is not one on this machine; for a tree from another, -d DIR" in output
     code, output, doc = _simulate("-d", str(RHEL), main)
     assert code == 0, output
     # conf.d/zz-mpm-tuning.conf's event block, through conf.modules.d's LoadModule

@@ -357,7 +357,10 @@ class Resolver:
         if self.st.opts.server_root is None:
             path = self.st.local(os.path.abspath(args[0]))
             if not observed.isdir(path):
-                raise ResolveError("ServerRoot must be a valid directory", node.position)
+                # httpd's words, then how to read a tree copied from the machine it runs on
+                raise ResolveError(f"ServerRoot must be a valid directory ({args[0]} is not one on this machine;"
+                                   " for a tree from another, -d DIR says where its ServerRoot is here,"
+                                   " --root DIR reads a copy of that machine's /)", node.position)
             self.st.server_root = path
         return True
 
