@@ -8,8 +8,10 @@ dlopen-ing a module built against httpd into Python) answers the same question s
 from __future__ import annotations
 
 import glob
+import itertools
 import os
 import struct
+from collections.abc import Iterator
 from functools import cache, lru_cache
 from typing import NamedTuple
 
@@ -102,49 +104,97 @@ def _read(path: str, signature: tuple[int, ...]) -> Linkage | None:
         return None
 
 
+class Section(NamedTuple):
+    """A section header (Elf32_Shdr / Elf64_Shdr), the fields in their order."""
+
+    name: int
+    type: int
+    flags: int
+    addr: int
+    offset: int
+    size: int
+    link: int
+    info: int
+    addralign: int
+    entsize: int
+
+
+class Symbol(NamedTuple):
+    """A dynamic symbol: its name ("" for none), value (an address), binding and type
+    (st_info) and section index (0: undefined, needed from another object)."""
+
+    name: str
+    value: int
+    info: int
+    shndx: int
+
+
+class Image:
+    """An ELF object's section headers, dynamic symbols and RELA relocations, read from its
+    bytes (32 or 64 bits, either byte order). Raises struct.error, IndexError or ValueError on
+    what does not read as one."""
+
+    def __init__(self, data: bytes) -> None:
+        if data[:4] != b"\x7fELF":
+            raise ValueError("not an ELF object")
+        self.data = data
+        self.is64, self.order = data[4] == 2, "<" if data[5] == 1 else ">"
+        order = self.order
+        self.machine = struct.unpack_from(order + "H", data, 0x12)[0]
+        if self.is64:
+            shoff, shentsize, shnum = struct.unpack_from(order + "Q10xHH", data, 0x28)
+            sh_fmt, sym_size = order + "IIQQQQIIQQ", 24
+            self._rela_fmt, self._rela_size, self.symbol_shift = order + "QQq", 24, 32
+        else:
+            shoff, shentsize, shnum = struct.unpack_from(order + "I10xHH", data, 0x20)
+            sh_fmt, sym_size = order + "IIIIIIIIII", 16
+            self._rela_fmt, self._rela_size, self.symbol_shift = order + "IIi", 12, 8
+        self.sections = [Section(*struct.unpack_from(sh_fmt, data, shoff + i * shentsize)) for i in range(shnum)]
+        self.symbols: list[Symbol] = []  # the dynamic symbol table, by index
+        for sh in self.sections:
+            if sh.type != _SHT_DYNSYM:
+                continue
+            strings = StringTable(data, self.sections[sh.link].offset, self.sections[sh.link].size)
+            raw = data[sh.offset:sh.offset + sh.size - sh.size % sym_size]
+            # a library's thousands of symbols: each built as a tuple (no Python-level __new__ a
+            # symbol) with its name looked up in the split table first
+            new, get, at = tuple.__new__, strings.strings.get, strings.at
+            if self.is64:  # name, info, other, shndx, value, size
+                self.symbols += [new(Symbol, (get(name_at) or at(name_at), value, info, shndx))
+                                 for name_at, info, shndx, value in struct.iter_unpack(order + "IBxHQ8x", raw)]
+            else:  # name, value, size, info, other, shndx
+                self.symbols += [new(Symbol, (get(name_at) or at(name_at), value, info, shndx))
+                                 for name_at, value, info, shndx in struct.iter_unpack(order + "II4xBxH", raw)]
+
+    def relocations(self) -> Iterator[tuple[int, int, int]]:
+        """(where, r_info, addend) of every RELA entry, section by section in file order: a
+        relocation's symbol is r_info >> symbol_shift, its type the low bits."""
+        size = self._rela_size
+        return itertools.chain.from_iterable(  # C iterators end to end: a library has 10^4 entries
+            struct.iter_unpack(self._rela_fmt, self.data[sh.offset:sh.offset + sh.size - sh.size % size])
+            for sh in self.sections if sh.type == _SHT_RELA)
+
+
 def _dynsym(data: bytes) -> Linkage | None:
     """The defined names, the undefined ones in the order the dynamic linker resolves them (its
     relocation tables in order, where the first it cannot resolve is the one dlerror names),
     and the dynamic section's libraries and search path."""
     if data[:4] != b"\x7fELF":
         return None
-    is64, order = data[4] == 2, "<" if data[5] == 1 else ">"
-    if is64:
-        shoff, shentsize, shnum = struct.unpack_from(order + "Q10xHH", data, 0x28)
-        sh_fmt, sym_fmt, sym_size = order + "IIQQQQIIQQ", order + "IBxH16x", 24  # name, info, section
-        rela_fmt, rela_size, sym_shift = order + "QQq", 24, 32
-    else:
-        shoff, shentsize, shnum = struct.unpack_from(order + "I10xHH", data, 0x20)
-        sh_fmt, sym_fmt, sym_size = order + "IIIIIIIIII", order + "I8xBxH", 16
-        rela_fmt, rela_size, sym_shift = order + "IIi", 12, 8
-    sections = [struct.unpack_from(sh_fmt, data, shoff + i * shentsize) for i in range(shnum)]
-    names: set[str] = set()
-    table: list[str | None] = []  # dynsym index -> the name of an undefined, not weak symbol
-    for sh in sections:
-        if sh[1] != _SHT_DYNSYM:
-            continue
-        offset, size, link = sh[4], sh[5], sh[6]
-        strings = StringTable(data, sections[link][4], sections[link][5])
-        for name_at, info, shndx in struct.iter_unpack(sym_fmt, data[offset:offset + size - size % sym_size]):
-            name = None
-            if name_at:
-                name = strings.at(name_at)
-                if shndx:
-                    names.add(name)
-            table.append(name if not shndx and info >> 4 != _STB_WEAK else None)
+    image = Image(data)
+    names = {sym.name for sym in image.symbols if sym.name and sym.shndx}
+    # dynsym index -> the name of an undefined, not weak symbol ("" for any other)
+    table = [sym.name if not sym.shndx and sym.info >> 4 != _STB_WEAK else "" for sym in image.symbols]
     needed: dict[str, None] = {}
-    for sh in sections:
-        if sh[1] != _SHT_RELA:
-            continue
-        count = len(table)
-        for _where, info, _addend in struct.iter_unpack(rela_fmt, data[sh[4]:sh[4] + sh[5] - sh[5] % rela_size]):
-            index = info >> sym_shift
-            if 0 < index < count and table[index]:
-                needed.setdefault(table[index], None)
+    count = len(table)
+    for _where, info, _addend in image.relocations():
+        index = info >> image.symbol_shift
+        if 0 < index < count and table[index]:
+            needed.setdefault(table[index], None)
     for name in table:
         if name:
             needed.setdefault(name, None)
-    libraries, search, runpath = _dynamic(data, sections, order, is64)
+    libraries, search, runpath = _dynamic(image)
     return Linkage(frozenset(names), tuple(needed), libraries, search, runpath)
 
 
@@ -169,17 +219,17 @@ class StringTable:
         return found
 
 
-def _dynamic(data: bytes, sections: list[tuple[int, ...]], order: str,
-             is64: bool) -> tuple[tuple[str, ...], tuple[str, ...], bool]:
+def _dynamic(image: Image) -> tuple[tuple[str, ...], tuple[str, ...], bool]:
     """The dynamic section's DT_NEEDED libraries, its search path (DT_RUNPATH, else DT_RPATH)
     and whether that is a DT_RUNPATH."""
     found: dict[int, list[str]] = {_DT_NEEDED: [], _DT_RPATH: [], _DT_RUNPATH: []}
-    dyn_fmt, dyn_size = (order + "qQ", 16) if is64 else (order + "iI", 8)
-    for sh in sections:
-        if sh[1] != _SHT_DYNAMIC:
+    data = image.data
+    dyn_fmt, dyn_size = (image.order + "qQ", 16) if image.is64 else (image.order + "iI", 8)
+    for sh in image.sections:
+        if sh.type != _SHT_DYNAMIC:
             continue
-        strtab = sections[sh[6]][4]
-        for start in range(sh[4], sh[4] + sh[5], dyn_size):
+        strtab = image.sections[sh.link].offset
+        for start in range(sh.offset, sh.offset + sh.size, dyn_size):
             tag, value = struct.unpack_from(dyn_fmt, data, start)
             if tag in found:
                 found[tag].append(data[strtab + value:data.index(b"\0", strtab + value)].decode("utf-8", "replace"))

@@ -28,7 +28,7 @@ _COMMAND_REC = 40  # sizeof(command_rec) on LP64: name, func, cmd_data, req_over
 _MAX_COMMANDS = 4096  # a table longer than this is not one (a misread pointer)
 # e_machine -> (R_*_RELATIVE, R_*_64): the two relocations a pointer in data carries
 _RELOCATIONS = {62: (8, 1), 183: (1027, 257)}  # x86-64, AArch64
-_SHT_RELA, _SHT_DYNSYM, _SHT_NOBITS = 4, 11, 8
+_SHT_NOBITS = 8  # a section with no bytes in the file (.bss)
 
 # What else a module may register at start-up, by kind, and the functions it calls to do so: a
 # module whose file names none of a kind's registers none of that kind, so lint's readers that
@@ -140,14 +140,14 @@ def _compiled_in(binary: str, signature: tuple[int, ...]) -> dict[str, ModuleTab
     except (OSError, struct.error, IndexError, ValueError):
         return {}
     found = {}
-    for name, _value, shndx in image.symbols:
-        if name.endswith("_module") and shndx:
+    for sym in image.symbols:
+        if sym.name.endswith("_module") and sym.shndx:
             try:
-                table = image.module(name)
+                table = image.module(sym.name)
             except (struct.error, IndexError, ValueError, UnicodeDecodeError):
                 continue
             if table is not None:
-                found[name] = table
+                found[sym.name] = table
     return found
 
 
@@ -173,30 +173,20 @@ class _Image:
     offsets, and the pointer each relocated word holds once loaded."""
 
     def __init__(self, data: bytes) -> None:
-        if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        image = elf.Image(data)
+        if not image.is64 or image.order != "<":
             raise ValueError("not a 64-bit little-endian ELF object")
-        machine = struct.unpack_from("<H", data, 0x12)[0]
-        if machine not in _RELOCATIONS:
-            raise ValueError(f"machine {machine}")
+        if image.machine not in _RELOCATIONS:
+            raise ValueError(f"machine {image.machine}")
         self.data = data
-        self.relative, self.absolute = _RELOCATIONS[machine]
-        shoff, shentsize, shnum = struct.unpack_from("<Q10xHH", data, 0x28)
-        self.sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
-        self.symbols: list[tuple[str, int, int]] = []  # dynsym: (name, value, section index)
-        for sh in self.sections:
-            if sh[1] == _SHT_DYNSYM:
-                strtab = self.sections[sh[6]]
-                strings = elf.StringTable(data, strtab[4], strtab[5])
-                for name_at, shndx, value in struct.iter_unpack("<I2xHQ8x", data[sh[4]:sh[4] + sh[5] - sh[5] % 24]):
-                    self.symbols.append((strings.at(name_at), value, shndx))
-        self.defined = {name: value for name, value, shndx in self.symbols if shndx}
-        self.mapped: list[tuple[int, int, int]] = sorted((sh[3], sh[3] + sh[5], sh[4]) for sh in self.sections if sh[1] != _SHT_NOBITS and sh[3])
+        self.relative, self.absolute = _RELOCATIONS[image.machine]
+        self.symbols = image.symbols
+        self.defined = {sym.name: sym.value for sym in self.symbols if sym.shndx}
+        # (start address, end address, file offset) of each section the loader maps from the file
+        self.mapped = sorted((sh.addr, sh.addr + sh.size, sh.offset) for sh in image.sections
+                             if sh.type != _SHT_NOBITS and sh.addr)
         # address -> (r_info, addend): a relocation's type is r_info's low half, its symbol the high
-        self.relocations: dict[int, tuple[int, int]] = {}
-        for sh in self.sections:
-            if sh[1] == _SHT_RELA:
-                self.relocations.update((where, (info, addend)) for where, info, addend
-                                        in struct.iter_unpack("<QQq", data[sh[4]:sh[4] + sh[5] - sh[5] % 24]))
+        self.relocations = {where: (info, addend) for where, info, addend in image.relocations()}
 
     def module(self, module_id: str) -> ModuleTable | None:
         module = self.defined.get(module_id)
@@ -239,8 +229,8 @@ class _Image:
             kind, symbol = info & 0xFFFFFFFF, info >> 32
             if kind == self.relative:
                 return addend
-            if kind == self.absolute and 0 < symbol < len(self.symbols) and self.symbols[symbol][2]:
-                return self.symbols[symbol][1] + addend
+            if kind == self.absolute and 0 < symbol < len(self.symbols) and self.symbols[symbol].shndx:
+                return self.symbols[symbol].value + addend
             raise ValueError(f"relocation {kind} at {address:#x}")  # a pointer into another object
         return int(struct.unpack_from("<Q", self.data, self._offset(address))[0])
 
