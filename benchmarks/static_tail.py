@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import re
 import subprocess
@@ -273,7 +274,25 @@ def read_by_core(trace: str) -> str:
             f"ms; {moves} migrations of httpd's threads") if busy else "no httpd thread ran"
 
 
-def mmap_lock(mpm: str, off: bool, mmap: bool, client: str) -> None:
+def simulated(mpm: str, section: dict[str, object], off: bool) -> str:
+    """`apachetune simulate` of the same section and load (100 keep-alive clients, 80,000
+    requests of a file, the lab's CPU figures), with the case's autogroup: p50 / p99 / max."""
+    with tempfile.TemporaryDirectory() as tmp:
+        conf = Path(tmp) / "mpm.conf"
+        conf.write_text(f"LoadModule mpm_{mpm}_module /usr/lib/apache2/modules/mod_mpm_{mpm}.so\n"
+                        + "".join(f"{k} {v}\n" for k, v in section.items()))
+        out = subprocess.run([sys.executable, "-m", "apachetune", "simulate", str(conf), "--clients", "100",
+                              "--requests", "80000", "--service", "1us", "--format", "json",
+                              "--no-autogroup" if off else "--autogroup"], capture_output=True, text=True)
+    if out.returncode != 0:
+        return f"simulate failed: {out.stderr.strip()[-200:]}"
+    doc = json.loads(out.stdout)
+    lat = doc["latency_ms"]
+    return (f"simulated ({doc['cpu_scheduler']}) {doc['throughput_rps']:,.0f} req/s, p50 / p99 / max "
+            f"{lat['p50']:.1f} / {lat['p99']:.1f} / {lat['max']:.1f} ms")
+
+
+def mmap_lock(mpm: str, off: bool, mmap: bool, client: str, simulate: bool = False) -> None:
     """The full pool under stamp_client.c (100 keep-alive connections, 80,000 requests of the 17-byte
     file), EnableMMAP On or Off, autogroup on or off: req/s, p50 / p99 / max, and, traced 1 s in the
     middle with perf's call chains, httpd's switches off a core blocked on the mm's lock (mmap_lock,
@@ -301,7 +320,8 @@ def mmap_lock(mpm: str, off: bool, mmap: bool, client: str) -> None:
     span = (max(b for *_, b in rows) - min(a for _, a, _ in rows)) / 1e6
     print(f"{mpm}, autogroup {'off' if off else 'on'}, EnableMMAP {'On' if mmap else 'Off'}: "
           f"{len(rows) / span:,.0f} req/s, p50 / p99 / max {lat[len(lat) // 2] / 1e3:.1f} / "
-          f"{lat[int(len(lat) * 0.99)] / 1e3:.1f} / {lat[-1] / 1e3:.1f} ms; {read_lock_waits(script)}", flush=True)
+          f"{lat[int(len(lat) * 0.99)] / 1e3:.1f} / {lat[-1] / 1e3:.1f} ms; {read_lock_waits(script)}"
+          + (f"; {simulated(mpm, section, off)}" if simulate else ""), flush=True)
 
 
 def read_lock_waits(script: str) -> str:
@@ -372,6 +392,8 @@ def main() -> None:
                         help="the full pool under stamp_client.c, autogroup on and off, EnableMMAP On and Off: what "
                              "the mapping of each response's file costs")
     parser.add_argument("--rounds", type=int, default=1, help="with --mmap: rounds of the four cases")
+    parser.add_argument("--simulated", action="store_true",
+                        help="with --mmap: also `apachetune simulate` each case (--autogroup as the case)")
     args = parser.parse_args()
     if args.mpm == "prefork" and not args.mmap:
         parser.error("prefork only with --mmap")
@@ -383,7 +405,7 @@ def main() -> None:
             for _ in range(args.rounds):
                 for off in (False, True):
                     for mmap in (True, False):
-                        mmap_lock(args.mpm, off, mmap, client)
+                        mmap_lock(args.mpm, off, mmap, client, args.simulated)
         return
     if args.by_core:
         for off in (False, True, False, True):

@@ -36,7 +36,7 @@ from parse_bench import write_section  # noqa: E402
 
 from apachetune import httpd  # noqa: E402
 from apachetune.simulate import simulate  # noqa: E402
-from apachetune.simulate.cpu import CLIENT_CPU  # noqa: E402
+from apachetune.simulate.cpu import CLIENT_CPU, autogroup_enabled  # noqa: E402
 from apachetune.simulate.workload import ServiceTime, Workload  # noqa: E402
 from apachetune.validate import calibration  # noqa: E402
 from apachetune.validate.section import load_directives  # noqa: E402
@@ -108,11 +108,11 @@ def measured(mpm: str, keepalive: bool) -> dict[str, object]:
             "p95": number(r"(?m)^\s*95%\s+(\d+)"), "p99": number(r"(?m)^\s*99%\s+(\d+)")}
 
 
-def simulated(mpm: str, keepalive: bool) -> dict[str, object]:
+def simulated(mpm: str, keepalive: bool, autogroup: bool | None = None) -> dict[str, object]:
     costs = calibration.machine_costs(mpm, *(x / 1e6 for x in CLIENT_CPU["ab"]), client_threads=1)
     w = Workload(ServiceTime.parse("1us"), clients=CLIENTS, keepalive=keepalive, requests=REQUESTS[keepalive],
                  turnaround=30e-6)
-    r = simulate(mpm, section(mpm), w, 600, cores=2, costs=costs)
+    r = simulate(mpm, section(mpm), w, 600, cores=2, costs=costs, autogroup=autogroup)
     assert r.ab is not None
     return {"rps": r.ab["requests_per_second"], "length": r.ab["failed_length"], "taken": r.ab["time_taken_s"],
             "children": [int(row["processes"]) for row in r.timeline],
@@ -138,7 +138,8 @@ def main() -> int:
     for mpm in ("prefork", "worker", "event"):
         for keepalive in (False, True):
             real = [measured(mpm, keepalive) for _ in range(rounds)]
-            sim = simulated(mpm, keepalive)
+            sim = simulated(mpm, keepalive)  # as this machine's kernel shares the cores (autogroup: a run queue)
+            shared = simulated(mpm, keepalive, autogroup=False)  # processor sharing, side by side
             load = f"-k -n {REQUESTS[True]}" if keepalive else f"-n {REQUESTS[False]}"
             rows.append(
                 f"| {mpm} | {load} | " + " / ".join(f"{r['rps']:,.0f}" for r in real) + f" | {sim['rps']:,.0f} | "
@@ -146,7 +147,8 @@ def main() -> int:
                 + " / ".join(str(r["length"]) for r in real) + f" | {sim['length']} | "
                 + " / ".join(pool(r["children"]) for r in real) + f" | {pool(sim['children'])} | "  # type: ignore[arg-type]
                 + " / ".join(f"{r['busy']:g}" for r in real) + f" | {sim['busy']:g} | "
-                + " / ".join(f"{r['p95']:.0f}, {r['p99']:.0f}" for r in real) + f" | {sim['p95']:.1f}, {sim['p99']:.1f} |")
+                + " / ".join(f"{r['p95']:.0f}, {r['p99']:.0f}" for r in real) + f" | {sim['p95']:.1f}, {sim['p99']:.1f} | "
+                + f"{shared['length']}; {shared['busy']:g}; {shared['p95']:.1f}, {shared['p99']:.1f} |")
             print(rows[-1], flush=True)
     body = "\n".join([
         HEADING, "",
@@ -156,16 +158,20 @@ def main() -> int:
         "(ab's CPU in its one thread). Children: the pool's steps during the run; busy workers: the median "
         "of server-status's BusyWorkers (about 20 samples a second; simulated: once a second).", "",
         "| MPM | ab | httpd req/s | simulated | sim / real | httpd Length | simulated | httpd children | simulated | "
-        "httpd busy workers | simulated | httpd p95, p99 ms | simulated |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|", *rows, "",
+        "httpd busy workers | simulated | httpd p95, p99 ms | simulated | processor sharing: Length; busy; p95, p99 |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|", *rows, "",
         "sim / real: the simulated req/s over the median of httpd's runs. p95, p99: ab's percentiles (whole "
-        "ms) and the simulation's.", "",
-        "What the simulation misses is where the requests wait (docs/simulate.md, \"The client's threads\"): "
-        "on event httpd keeps about half of them in its workers and grows its pool, while losing few. "
-        "httpd's own runs with a connection a request spread by 20-40% (the keep-alive ones within 1%): read "
-        "those cells' sim / real against that spread. The tail is the simulation's other gap: its CPUs are "
-        "shared evenly, where the kernel's scheduler leaves some of httpd's threads (and ab's) waiting whole "
-        "time slices, so a CPU-bound run on loopback has a longer p95 and p99 than simulated "
+        "ms) and the simulation's. The simulation shares the cores as this machine's kernel does (autogroup "
+        f"{'on: httpd threads in a run queue, cpu.RunQueue' if autogroup_enabled() else 'off: processor sharing'}); "
+        "the last column is processor sharing's, side by side.", "",
+        "Processor sharing kept ab's thread waiting for its share beside httpd's and so the requests in ab: "
+        "few busy workers, no growth of event's pool, few closes, every request as long as the next. Under "
+        "autogroup ab's thread runs at once and httpd's queue, served in what is for the requests random "
+        "order: the busy workers, closes and p99 of keep-alive runs move to httpd's; event without keep-alive "
+        "keeps its connections in workers where httpd's listener, waiting for a core itself, leaves them in "
+        "the accept queue (the listener's CPU is not modelled). httpd's own runs with a connection a request "
+        "spread by 20-40% (the keep-alive ones within 1%): read those cells' sim / real against that spread. "
+        "On worker and event with keep-alive the memory-map lock (EnableMMAP On) adds to the tail "
         "(docs/simulate.md, \"httpd's own CPU\").",
     ])
     write_section(ROOT / "docs" / "benchmarks.md", HEADING, body)

@@ -27,6 +27,18 @@ def _mpmd_uncalibrated(monkeypatch):
     monkeypatch.setenv("APACHETUNE_CALIBRATION", "off")
 
 
+@pytest.fixture(autouse=True)
+def _scheduler_pinned(request, monkeypatch):
+    """A simulation's local client shares the cores by processor sharing in tests that only
+    simulate, whatever this machine's kernel.sched_autogroup_enabled (the run-queue model's tests
+    ask for it); tests that measure a real server here (httpd's, or validate's and mpmd's) simulate
+    this machine, whose servers run in sessions of their own."""
+    measures = request.node.get_closest_marker("httpd") is not None or \
+        request.node.module.__name__.startswith(("test_validate", "test_mpmd"))
+    if not measures:
+        monkeypatch.setattr("apachetune.simulate.run.autogroup_enabled", lambda: False)
+
+
 # Tests that judge a server under load (validate's verdicts, mpmd's and the simulator's against
 # a real run) and tests that take every CPU for tens of seconds (httpd's validate defaults: 8,000
 # mod_lua requests a second wanted, 400 threads) must not run side by side: with the suite's

@@ -96,6 +96,14 @@ class Draw(click.ParamType):
                    "at 8), fading to 0 as the keep-alive responses near 12,000 a second (fitted to ab and wrk on a "
                    "2-core VM); else 0, for clients on other machines or cores (docs/simulate.md; "
                    "benchmarks/event_race_trace.py).")
+@click.option("--autogroup/--no-autogroup", default=None,
+              help="A local load generator (ab, wrk) runs in a session of its own and the kernel's autogroup "
+                   "gives it a core's share at once: httpd's threads queue for the rest and are served in what "
+                   "is, for the requests, random order, which makes the tail (100 keep-alive clients of a small "
+                   "file on 2 cores: p99 about 4.6x the mean, measured 9.5-18 ms at a p50 of 2.5-3). "
+                   "--no-autogroup: the client shares the cores alike (processor sharing), as with "
+                   "kernel.sched_autogroup_enabled=0 or a client in httpd's session. Default: as this machine's "
+                   "kernel.sched_autogroup_enabled says.")
 @click.option("--listener-wake", type=Seconds(), default="150us", show_default=True,
               help="event: a listener that disabled its listen sockets (every worker busy) acts this long after "
                    "a worker goes idle and wakes it, on what it finds then: a parked request that came "
@@ -215,7 +223,7 @@ class Draw(click.ParamType):
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @tree_options
 def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout, clients, rate, keepalive, think,
-            naive_reuse, ramp_up, turnaround, worker_return, client_first, listener_wake, accept_spacing, fin_after, ab_requests, requests_per_connection, gap, hold_open, crowd, silent, service, documents, per_kib, access_log, log_format, speed, cpu_fraction, cores, cpu_quota, cpu_period_ms, httpd_cpu,
+            naive_reuse, ramp_up, turnaround, worker_return, client_first, autogroup, listener_wake, accept_spacing, fin_after, ab_requests, requests_per_connection, gap, hold_open, crowd, silent, service, documents, per_kib, access_log, log_format, speed, cpu_fraction, cores, cpu_quota, cpu_period_ms, httpd_cpu,
             client_cpu, client_threads, timeout, syn_schedule, seconds, warmup, seed, first_pass, per_worker_mib, facts_path,
             wrk_timeout,
             per_process_mib, httpd_version, versus, compare, curve, plot_dir, graceful_at, drain, fmt,
@@ -289,7 +297,8 @@ def command(file, mpm, max_request_workers, threads_per_child, keepalive_timeout
                             accept_defer=defer, read_timeout=read_timeout, worker_return=worker_return,
                             client_first=share, client_first_fade=fade,
                             listener_wake=listener_wake, accept_spacing=accept_spacing,
-                            cpu_quota=cpu_quota, cpu_period=period, drain=drain, first_pass=first_pass)
+                            cpu_quota=cpu_quota, cpu_period=period, drain=drain, first_pass=first_pass,
+                            autogroup=autogroup)
 
         results.append(run())
         results[-1].wrk_timeout = wrk_timeout or None
@@ -566,7 +575,7 @@ def _curves(results, workload, seconds, seed, cores, cpu_quota, cpu_period, by_v
                        cores=cores, costs=r.costs, accept_defer=r.accept_defer, read_timeout=r.read_timeout,
                        worker_return=r.worker_return, client_first=r.client_first,
                        client_first_fade=r.client_first_fade, listener_wake=r.listener_wake, accept_spacing=r.accept_spacing, cpu_quota=cpu_quota,
-                       cpu_period=cpu_period)
+                       cpu_period=cpu_period, autogroup=r.cpu_scheduler == "run queue")
         curves.append((f"{r.mpm} {r.httpd_version}" if by_version else r.mpm, r, k, points))
     return curves
 

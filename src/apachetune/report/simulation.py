@@ -72,7 +72,9 @@ def rows(r: SimResult) -> list[tuple[str, str]]:
         out_rows.append(("crowd's requests", f"p50 {r.crowd_latency_ms['p50']:,.1f} ms, "
                                              f"p99 {r.crowd_latency_ms['p99']:,.1f} ms"))
     if r.cpu_utilisation is not None:
-        out_rows.append(("CPU", f"{r.cpu_utilisation:.0%} of {cpus_of(r)} busy"))
+        queued = ("; httpd's threads queue for what the local client, in a session of its own (autogroup), "
+                  "leaves them" if r.cpu_scheduler == "run queue" else "")
+        out_rows.append(("CPU", f"{r.cpu_utilisation:.0%} of {cpus_of(r)} busy{queued}"))
     if r.costs:
         out_rows.append(("CPU a request", cost_line(r.costs)))
     if r.worker_return and r.mpm == "event":
@@ -164,21 +166,27 @@ def print_simulation(r: SimResult) -> None:
     out.print(table)
     cpu = "" if r.cpu_utilisation is not None else "CPU contention (--cpu-fraction, --httpd-cpu), "
     app = "the application's CPU (--cpu-fraction), " if r.costs and not r.workload_cpu else ""
-    # a local client's thread shares the cores by processor sharing; the kernel's time slices keep
-    # about half the requests waiting in httpd's workers, which grows its pool (stock_sections_bench);
+    # a local client's thread shares the cores by processor sharing (or, under autogroup, takes a
+    # core at once while httpd's threads queue: cpu.RunQueue); the kernel's time slices keep about
+    # half the requests waiting in httpd's workers, which grows its pool (stock_sections_bench);
     # and on a static file worker's and event's threads block on their process's memory-map lock
     # (EnableMMAP), which the kernel's autogroup makes slow to pass on (docs/simulate.md, "What
     # most of it is"): a longer tail
-    local = ("the kernel's time slices beside a local client (httpd may keep more requests in its workers "
-             "and grow its pool further, and its tail is longer: ab on loopback against Debian's stock "
-             "sections had p95 1.1-6x and p99 1.3-14x the simulated, throughput within 15%, 35% on a noisier VM. "
-             "On a static file most of it is EnableMMAP On, httpd's default: worker's and event's threads block "
-             "on their process's memory-map lock to map and unmap each file, and where the kernel's autogroup "
-             "has queued httpd's threads on one core apart from the client's the lock passes on at that "
-             "queue's pace (a blocked thread slept 41 ms at the median): 100 keep-alive clients of a 17-byte "
-             "file had p99 39-54 ms, 9.5-19 with EnableMMAP Off, 6-7 with kernel.sched_autogroup_enabled=0 "
-             "as well), "
-             if r.costs and r.costs.client_threads and r.costs.has_client else "")
+    lock = ("on a static file with EnableMMAP On, httpd's default, worker's and event's threads block on their "
+            "process's memory-map lock to map and unmap each file, and where the kernel's autogroup has queued "
+            "httpd's threads on one core apart from the client's the lock passes on at that queue's pace (a "
+            "blocked thread slept 41 ms at the median): 100 keep-alive clients of a 17-byte file had p99 39-54 ms, "
+            "9.5-19 with EnableMMAP Off, 6-7 with kernel.sched_autogroup_enabled=0 as well")
+    if r.cpu_scheduler == "run queue":
+        local = (f"beside a local client, the memory-map lock ({lock}; the run queue gives the tail with "
+                 "EnableMMAP Off, p99 about 4.6x the mean), ")
+    else:
+        local = ("the kernel's time slices beside a local client (httpd may keep more requests in its workers "
+                 "and grow its pool further, and its tail is longer: ab on loopback against Debian's stock "
+                 "sections had p95 1.1-6x and p99 1.3-14x the simulated, throughput within 15%, 35% on a noisier "
+                 f"VM; {lock}; --autogroup models the kernel's queue), ")
+    if not (r.costs and r.costs.client_threads and r.costs.has_client):
+        local = ""
     out.print(f"Not modelled: {cpu}{app}{local}the network (docs/simulate.md).")
     if r.assumed_cpu_binds:
         out.print(ASSUMED_CPU_NOTE.format(busy=r.cpu_utilisation))

@@ -72,7 +72,7 @@ class ClientThread:
             return
         self.busy = True
         work, fn, args = self.queue.popleft()
-        self.cpu.run(work, self._ran, fn, args)
+        self.cpu.run_first(work, self._ran, fn, args)
 
     def _ran(self, fn: Callable[..., None], args: tuple[object, ...]) -> None:
         fn(*args)

@@ -138,7 +138,8 @@ def curve(mpm: str, section: dict[str, object], workload: Workload, the_knee: Kn
           costs: CpuCosts | None = None, accept_defer: float = DEFER_ACCEPT,
           read_timeout: float | None = None, worker_return: float = 0.0,
           client_first: float = 0.0, listener_wake: float = LISTENER_WAKE, accept_spacing: float = ACCEPT_SPACING,
-          client_first_fade: float = 0.0, cpu_quota: float | None = None, cpu_period: float | None = None) -> list[CurvePoint]:
+          client_first_fade: float = 0.0, cpu_quota: float | None = None, cpu_period: float | None = None,
+          autogroup: bool | None = None) -> list[CurvePoint]:
     """The workload at each load around the knee (the crowd, silent connections, think time and
     service as given; `accept_defer`, `read_timeout`, `worker_return`, `client_first`,
     `client_first_fade`, `listener_wake` and `accept_spacing` as simulate takes them)."""
@@ -150,7 +151,8 @@ def curve(mpm: str, section: dict[str, object], workload: Workload, the_knee: Kn
     return points_at(mpm, section, workload, the_knee.axis, loads, seconds=seconds, seed=seed, version=version,
                      cores=cores, costs=costs, accept_defer=accept_defer, read_timeout=read_timeout,
                      worker_return=worker_return, client_first=client_first, listener_wake=listener_wake,
-                     accept_spacing=accept_spacing, client_first_fade=client_first_fade, cpu_quota=cpu_quota, cpu_period=cpu_period)
+                     accept_spacing=accept_spacing, client_first_fade=client_first_fade, cpu_quota=cpu_quota, cpu_period=cpu_period,
+                     autogroup=autogroup)
 
 
 def points_at(mpm: str, section: dict[str, object], workload: Workload, axis: str, loads: list[float], *,
@@ -158,7 +160,8 @@ def points_at(mpm: str, section: dict[str, object], workload: Workload, axis: st
               costs: CpuCosts | None = None, accept_defer: float = DEFER_ACCEPT,
               read_timeout: float | None = None, worker_return: float = 0.0,
               client_first: float = 0.0, listener_wake: float = LISTENER_WAKE, accept_spacing: float = ACCEPT_SPACING,
-              client_first_fade: float = 0.0, cpu_quota: float | None = None, cpu_period: float | None = None) -> list[CurvePoint]:
+              client_first_fade: float = 0.0, cpu_quota: float | None = None, cpu_period: float | None = None,
+              autogroup: bool | None = None) -> list[CurvePoint]:
     """The workload with its clients (axis "clients") or rate set to each load in turn, each
     measured for up to POINT_SECONDS after the spawn ramp."""
     span = min(seconds, POINT_SECONDS)
@@ -172,7 +175,8 @@ def points_at(mpm: str, section: dict[str, object], workload: Workload, axis: st
         r = simulate(mpm, section, w, warmup + span, warmup=warmup, seed=seed, version=version, cores=cores,
                      costs=costs, accept_defer=accept_defer, read_timeout=read_timeout, worker_return=worker_return,
                      client_first=client_first, listener_wake=listener_wake, accept_spacing=accept_spacing,
-                     client_first_fade=client_first_fade, cpu_quota=cpu_quota, cpu_period=cpu_period)
+                     client_first_fade=client_first_fade, cpu_quota=cpu_quota, cpu_period=cpu_period,
+                     autogroup=autogroup)
         points.append(_point(load, r, span))
     return points
 

@@ -26,7 +26,7 @@ from apachetune.simulate.clients import (
     SilentClient,
 )
 from apachetune.simulate.clock import Clock
-from apachetune.simulate.cpu import CFS_PERIOD_S, CpuCosts, Processors
+from apachetune.simulate.cpu import CFS_PERIOD_S, CpuCosts, Processors, RunQueue, autogroup_enabled
 from apachetune.simulate.parent import RESTART_SECONDS, Parent
 from apachetune.simulate.server import ACCEPT_SPACING, DEFER_ACCEPT, LISTENER_WAKE, Server
 from apachetune.simulate.stats import Stats, as_wrk_reports, percentile
@@ -72,6 +72,8 @@ class SimResult:
     cpu_quota: float | None = None  # the CPU time a second a cgroup's quota leaves them, when less
     cpu_period: float | None = None  # that quota's CFS period, seconds
     cpu_utilisation: float | None = None  # share of those cores busy over the run
+    # how the cores are shared: "processor sharing", or "run queue" (a local client under autogroup)
+    cpu_scheduler: str | None = None
     ab: dict[str, float] | None = None  # workload.requests: what `ab -n` would print
     costs: CpuCosts | None = None  # httpd's own CPU a request (and the client's), when modelled
     workload_cpu: float = 0.0  # the share of the service time on CPU (--cpu-fraction)
@@ -161,7 +163,8 @@ class SimResult:
             "accept_queue": self.accept_queue, "load_start_s": self.load_start, "timeline": self.timeline,
             "wall_seconds": round(self.wall_seconds, 3), "stopped_at": self.stopped_at,
             "cores": self.cores, "cpu_quota": self.cpu_quota,
-            "cpu_period_ms": None if self.cpu_period is None else round(self.cpu_period * 1000, 3), "cpu_utilisation": self.cpu_utilisation, "ab": self.ab,
+            "cpu_period_ms": None if self.cpu_period is None else round(self.cpu_period * 1000, 3), "cpu_utilisation": self.cpu_utilisation,
+            "cpu_scheduler": self.cpu_scheduler, "ab": self.ab,
             "cpu_costs": self.costs.to_json() if self.costs else None,
             "assumed_cpu_binds": self.assumed_cpu_binds,
             "worker_return_us": round(self.worker_return * 1e6, 3) if self.mpm == "event" else None,
@@ -180,16 +183,22 @@ class SimResult:
         }
 
 
-def _processors(clock: Clock, cores: int | None, quota: float | None, period: float | None) -> Processors:
+def _processors(clock: Clock, cores: int | None, quota: float | None, period: float | None,
+                apart: bool, as_here: bool, seed: int) -> Processors:
     """The CPUs the server's work shares: `cores` under `quota` (throttled a `period` at a time,
     the kernel's default 100 ms when none is given), or this machine's (the CPUs its affinity
-    and cgroup's cpuset leave it, under its cgroup's quota and period) when no cores are given."""
+    and cgroup's cpuset leave it, under its cgroup's quota and period) when no cores are given.
+    `apart`: a local client scheduled apart from httpd (autogroup; `as_here`: if this machine's
+    kernel does so), so httpd's threads queue for what it leaves them (RunQueue)."""
     if cores is None:
         allowance = cpu_allowance()
         if quota is None:
             quota, period = allowance.quota, period or allowance.period
         cores = allowance.runs_on
-    return Processors(clock, cores, quota, period or CFS_PERIOD_S)
+    cpu = Processors(clock, cores, quota, period or CFS_PERIOD_S)
+    if apart and cpu.quota is None and (autogroup_enabled() or not as_here):
+        return RunQueue(clock, cpu.cores, random.Random(seed * 7919 + 17))  # its own draws: the workload's stay
+    return cpu
 
 
 def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: float = 30.0, *,
@@ -202,7 +211,7 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
              worker_return: float = 0.0, client_first: float = 0.0, client_first_fade: float = 0.0,
              listener_wake: float = LISTENER_WAKE, accept_spacing: float = ACCEPT_SPACING,
              cpu_quota: float | None = None, cpu_period: float | None = None,
-             restart_seconds: float = RESTART_SECONDS) -> SimResult:
+             restart_seconds: float = RESTART_SECONDS, autogroup: bool | None = None) -> SimResult:
     """Run `workload` against httpd's `mpm` with `section` (the effective directives, as
     validate.section.load_directives gives them) for `seconds` of simulated time.
 
@@ -238,7 +247,9 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     field; default the machine's with its quota, else the kernel's 100 ms): a throttled cgroup
     waits for the rest of its period, so the period sets the length of a throttled request's wait;
     `restart_seconds`: what a graceful restart's re-read of the configuration takes: children
-    that exit meanwhile are replaced at once, one for one."""
+    that exit meanwhile are replaced at once, one for one. `autogroup`: the kernel schedules a
+    local closed loop's client apart from httpd (its own session's group: cpu.RunQueue) rather than
+    sharing the cores alike (None: as this machine's kernel.sched_autogroup_enabled says)."""
     if not 0 <= client_first <= 1:
         raise ValueError("client_first is a share, from 0 to 1")
     if seconds <= 0 or not 0 <= warmup < seconds:
@@ -252,7 +263,9 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     if costs and not workload.clients:  # only a closed loop's client has threads (an open loop's CPU is the request's)
         costs = replace(costs, client_threads=0)
     # this machine's CPUs by default: what its cgroup's quota or cpuset and the affinity allow
-    cpu = _processors(clock, cores, cpu_quota, cpu_period) if workload.cpu_fraction or costs else None
+    local_client = bool(costs and costs.has_client and costs.client_threads)  # a closed loop's, on this machine
+    cpu = _processors(clock, cores, cpu_quota, cpu_period, local_client and autogroup is not False,
+                      autogroup is None, seed) if workload.cpu_fraction or costs else None
     ratio = section.get("ListenCoresBucketsRatio")
     # httpd's buckets count the CPUs online (sysconf), whatever a quota allows
     buckets = listen_buckets(ratio, cores) if rules_for(version).buckets and isinstance(ratio, int) else 1
@@ -317,6 +330,7 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
         latencies=stats.latencies, cores=cpu.cores if cpu else None, cpu_quota=cpu.quota if cpu else None,
         cpu_period=cpu.period if cpu and cpu.quota is not None else None,
         cpu_utilisation=round(cpu.utilisation(lead + end), 3) if cpu else None,
+        cpu_scheduler=None if cpu is None else "run queue" if isinstance(cpu, RunQueue) else "processor sharing",
         ab=ab_report(count, end, lead) if count else None, costs=costs or None,
         workload_cpu=workload.cpu_fraction, recycled=stats.recycled, accept_defer=accept_defer,
         read_timeout=read_timeout, worker_return=worker_return, client_first=client_first,
