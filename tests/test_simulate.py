@@ -965,6 +965,15 @@ def test_a_run_queue_runs_the_clients_job_at_once_and_httpds_whole_in_random_ord
         clock.run(20, 1000)
         orders.add("".join(done))
     assert len(orders) > 4
+    clock = Clock()  # two client threads on one core: a core between them, none left for httpd
+    cpu = RunQueue(clock, cores=1, rng=random.Random(1))
+    finished.clear()
+    clock.at(0.0, cpu.run, 1.0, lambda: finished.setdefault("httpd", clock.now))
+    for name in ("wrk 1", "wrk 2"):
+        clock.at(0.0, cpu.run_first, 0.5, lambda name=name: finished.setdefault(name, clock.now))
+    clock.run(20, 1000)
+    assert finished == pytest.approx({"wrk 1": 1.0, "wrk 2": 1.0, "httpd": 2.0})
+    assert cpu.utilisation(2.0) == pytest.approx(1.0)
 
 
 def test_autogroup_makes_a_local_clients_static_tail_the_run_queues():

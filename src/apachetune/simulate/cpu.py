@@ -276,22 +276,23 @@ class RunQueue(Processors):
         self.serving: list[list[Any]] = []  # httpd's jobs on a core: [work left, fn, args]
         self.firsts: list[list[Any]] = []  # the client's jobs, each on a core at once
 
-    def _httpd_rate(self) -> float:
-        """The share of a core each of httpd's jobs on a core gets: the cores the client's jobs
-        leave, split between them."""
-        free = max(0, self.cores - len(self.firsts))
-        return min(1.0, free / len(self.serving)) if self.serving else 0.0
+    def _rates(self) -> tuple[float, float]:
+        """(the share of a core each of the client's jobs gets: a core each, as far as the cores
+        go; each of httpd's jobs on a core: what the client's leave, split between them)."""
+        first = min(1.0, self.cores / len(self.firsts)) if self.firsts else 0.0
+        free = self.cores - first * len(self.firsts)
+        return first, (min(1.0, free / len(self.serving)) if self.serving else 0.0)
 
     def _advance(self) -> None:
         now = self.clock.now
         elapsed = now - self._since
         if elapsed > 0:
-            rate = self._httpd_rate()
+            first, rate = self._rates()
             for job in self.serving:
                 job[0] -= elapsed * rate
             for job in self.firsts:
-                job[0] -= elapsed
-            self.busy += elapsed * (rate * len(self.serving) + len(self.firsts))
+                job[0] -= elapsed * first
+            self.busy += elapsed * (rate * len(self.serving) + first * len(self.firsts))
         self._since = now
 
     def run(self, work: float, fn: Callable[..., Any], *args: Any) -> None:
@@ -313,8 +314,9 @@ class RunQueue(Processors):
             self.serving.append(self.waiting.pop())
 
     def _schedule(self) -> None:
-        rate = self._httpd_rate()
-        delays = [job[0] for job in self.firsts] + ([job[0] / rate for job in self.serving] if rate > 0 else [])
+        first, rate = self._rates()
+        delays = ([job[0] / first for job in self.firsts] if first > 0 else []) + \
+            ([job[0] / rate for job in self.serving] if rate > 0 else [])
         if delays:
             self.clock.set_timer(max(0.0, min(delays)), self._on_timer)
         else:
