@@ -184,19 +184,19 @@ class SimResult:
 
 
 def _processors(clock: Clock, cores: int | None, quota: float | None, period: float | None,
-                apart: bool, as_here: bool, seed: int) -> Processors:
+                local_client: bool, autogroup: bool | None, seed: int) -> Processors:
     """The CPUs the server's work shares: `cores` under `quota` (throttled a `period` at a time,
     the kernel's default 100 ms when none is given), or this machine's (the CPUs its affinity
     and cgroup's cpuset leave it, under its cgroup's quota and period) when no cores are given.
-    `apart`: a local client scheduled apart from httpd (autogroup; `as_here`: if this machine's
-    kernel does so), so httpd's threads queue for what it leaves them (RunQueue)."""
+    A `local_client` (a closed loop's, on this machine) that the kernel schedules apart from httpd
+    (`autogroup`; None: as this machine's kernel does) leaves httpd's threads a queue (RunQueue)."""
     if cores is None:
         allowance = cpu_allowance()
         if quota is None:
             quota, period = allowance.quota, period or allowance.period
         cores = allowance.runs_on
     cpu = Processors(clock, cores, quota, period or CFS_PERIOD_S)
-    if apart and cpu.quota is None and (autogroup_enabled() or not as_here):
+    if local_client and cpu.quota is None and (autogroup_enabled() if autogroup is None else autogroup):
         return RunQueue(clock, cpu.cores, random.Random(seed * 7919 + 17))  # its own draws: the workload's stay
     return cpu
 
@@ -264,8 +264,8 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
         costs = replace(costs, client_threads=0)
     # this machine's CPUs by default: what its cgroup's quota or cpuset and the affinity allow
     local_client = bool(costs and costs.has_client and costs.client_threads)  # a closed loop's, on this machine
-    cpu = _processors(clock, cores, cpu_quota, cpu_period, local_client and autogroup is not False,
-                      autogroup is None, seed) if workload.cpu_fraction or costs else None
+    cpu = _processors(clock, cores, cpu_quota, cpu_period, local_client, autogroup, seed) \
+        if workload.cpu_fraction or costs else None
     ratio = section.get("ListenCoresBucketsRatio")
     # httpd's buckets count the CPUs online (sysconf), whatever a quota allows
     buckets = listen_buckets(ratio, cores) if rules_for(version).buckets and isinstance(ratio, int) else 1
