@@ -185,7 +185,7 @@ def print_simulation(r: SimResult) -> None:
                  "and grow its pool further, and its tail is longer: ab on loopback against Debian's stock "
                  "sections had p95 1.1-6x and p99 1.3-14x the simulated, throughput within 15%, 35% on a noisier "
                  f"VM; {lock}; --autogroup models the kernel's queue), ")
-    if not (r.costs and r.costs.client_threads and r.costs.has_client):
+    if not (r.costs and r.costs.has_client_threads):
         local = ""
     out.print(f"Not modelled: {cpu}{app}{local}the network (docs/simulate.md).")
     if r.assumed_cpu_binds:

@@ -106,6 +106,11 @@ class CpuCosts:
         """A local client's CPU is part of the run (ab or wrk on the server's machine)."""
         return bool(self.client_request or self.client_connection)
 
+    @property
+    def has_client_threads(self) -> bool:
+        """A closed loop's local client, whose threads spend its CPU (clients.ClientThread)."""
+        return bool(self.client_threads and self.has_client)
+
     def __bool__(self) -> bool:
         return bool(self.request or self.connection or self.has_client)
 
@@ -119,7 +124,7 @@ class CpuCosts:
                "httpd_connection_us": round(self.connection * 1e6, 1),
                "client_request_us": round(self.client_request * 1e6, 1),
                "client_connection_us": round(self.client_connection * 1e6, 1), "source": self.source}
-        if self.client_threads and self.has_client:
+        if self.has_client_threads:
             out["client_threads"] = self.client_threads
         if self.client_source and self.has_client:
             out["client_source"] = self.client_source
@@ -275,6 +280,7 @@ class RunQueue(Processors):
         self.waiting: list[list[Any]] = []  # httpd's jobs not on a core: [work, fn, args]
         self.serving: list[list[Any]] = []  # httpd's jobs on a core: [work left, fn, args]
         self.firsts: list[list[Any]] = []  # the client's jobs, each on a core at once
+        self._now_rates = (0.0, 0.0)  # _rates() as of the last change to the jobs (_schedule)
 
     def _rates(self) -> tuple[float, float]:
         """(the share of a core each of the client's jobs gets: a core each, as far as the cores
@@ -287,7 +293,7 @@ class RunQueue(Processors):
         now = self.clock.now
         elapsed = now - self._since
         if elapsed > 0:
-            first, rate = self._rates()
+            first, rate = self._now_rates  # no job started or ended since they were worked out
             for job in self.serving:
                 job[0] -= elapsed * rate
             for job in self.firsts:
@@ -314,7 +320,7 @@ class RunQueue(Processors):
             self.serving.append(self.waiting.pop())
 
     def _schedule(self) -> None:
-        first, rate = self._rates()
+        first, rate = self._now_rates = self._rates()
         delays = ([job[0] / first for job in self.firsts] if first > 0 else []) + \
             ([job[0] / rate for job in self.serving] if rate > 0 else [])
         if delays:

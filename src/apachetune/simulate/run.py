@@ -263,7 +263,7 @@ def simulate(mpm: str, section: dict[str, object], workload: Workload, seconds: 
     if costs and not workload.clients:  # only a closed loop's client has threads (an open loop's CPU is the request's)
         costs = replace(costs, client_threads=0)
     # this machine's CPUs by default: what its cgroup's quota or cpuset and the affinity allow
-    local_client = bool(costs and costs.has_client and costs.client_threads)  # a closed loop's, on this machine
+    local_client = bool(costs and costs.has_client_threads)
     cpu = _processors(clock, cores, cpu_quota, cpu_period, local_client, autogroup, seed) \
         if workload.cpu_fraction or costs else None
     ratio = section.get("ListenCoresBucketsRatio")
